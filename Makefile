@@ -1,0 +1,47 @@
+# Set-up is self-contained: `make test` and `make run` create .venv and install what they need.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export KRAFT_CACHE ?= $(CURDIR)/.cache
+
+.PHONY: venv test test-slow fuzz bench codegen check-codegen kafka-dist run clean
+
+$(STAMP): setup.cfg pyproject.toml
+	@command -v java >/dev/null || (apt-get update && apt-get install -y openjdk-17-jdk-headless)
+	@command -v mvn >/dev/null || (apt-get update && apt-get install -y maven)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+kafka-dist: $(STAMP)
+	$(PY) -m tools.kafka_dist
+
+codegen: $(STAMP)
+	$(PY) -m codegen
+
+check-codegen: $(STAMP)
+	$(PY) -m codegen --check
+
+test: $(STAMP) kafka-dist
+	$(PY) -m codegen --check
+	$(PY) -m pytest -m 'not slow' -p no:cacheprovider
+
+test-slow: $(STAMP) kafka-dist
+	$(PY) -m pytest -m slow -p no:cacheprovider
+
+fuzz: $(STAMP)
+	FUZZ_INPUTS=$${FUZZ_INPUTS:-2000000} $(PY) -m pytest tests/test_fuzz.py -p no:cacheprovider
+
+bench: $(STAMP)
+	$(PY) bench/codec.py
+
+run: $(STAMP)
+	@echo "kraft-server: the node arrives with the KRaft node issue; nothing to run yet." >&2
+	@exit 1
+
+clean:
+	rm -rf $(VENV) .cache

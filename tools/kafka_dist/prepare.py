@@ -1,0 +1,167 @@
+"""Materialise the local Apache Kafka distribution from Maven Central.
+
+Layout of ``<cache>/kafka-<version>/`` once prepared::
+
+    libs/              every runtime jar (copied by maven-dependency-plugin)
+    bin/               bash wrappers (kafka-run-class, kafka-storage, ...)
+    config/            log4j2.yaml (server, INFO) and tools-log4j2.yaml (WARN)
+    logs/              default kafka.logs.dir (our configs log to stderr only)
+    .maven/pom.xml     the generated pom that pinned the jars
+    .prepared.json     marker, written last; holds the recipe fingerprint
+
+The distribution is built in a staging directory next to the home and
+renamed into place only once complete, under an exclusive file lock, so a
+crash or a concurrent caller never sees a half-done home.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import TextIO
+
+from . import recipe
+
+MARKER = ".prepared.json"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+class DistError(RuntimeError):
+    """The distribution could not be prepared."""
+
+
+def cache_root() -> Path:
+    env = os.environ.get("KRAFT_CACHE")
+    return Path(env).expanduser().resolve() if env else REPO_ROOT / ".cache"
+
+
+def home_dir() -> Path:
+    return cache_root() / f"kafka-{recipe.KAFKA_VERSION}"
+
+
+def read_marker(home: Path) -> dict | None:
+    try:
+        return json.loads((home / MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def is_prepared(home: Path) -> bool:
+    marker = read_marker(home)
+    if not marker or marker.get("fingerprint") != recipe.fingerprint():
+        return False
+    libs = home / "libs"
+    return all((libs / jar).is_file() for jar in recipe.REQUIRED_JARS)
+
+
+def _mvn() -> str:
+    mvn = os.environ.get("MVN") or shutil.which("mvn")
+    if not mvn:
+        raise DistError("Maven (mvn) is not on PATH; install maven (e.g. `apt-get install maven`)")
+    return mvn
+
+
+def _run_maven(pom: Path, libs: Path, log: TextIO) -> None:
+    base = [
+        _mvn(),
+        "-B",
+        "--no-transfer-progress",
+        "-f",
+        str(pom),
+        f"{recipe.MAVEN_DEPENDENCY_PLUGIN}:copy-dependencies",
+        f"-DoutputDirectory={libs}",
+        "-DincludeScope=runtime",
+        "-DoverWriteReleases=true",
+    ]
+    # Offline first: machines whose ~/.m2 already holds everything never
+    # touch the network. Fall back to Maven Central on any failure.
+    offline = subprocess.run(base + ["-o", "-q"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if offline.returncode == 0:
+        return
+    print("kafka_dist: resolving from Maven Central (not all in ~/.m2 yet)...", file=log, flush=True)
+    online = subprocess.run(base, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if online.returncode != 0:
+        log.write(online.stdout[-8000:])
+        raise DistError(f"mvn dependency:copy-dependencies failed (exit {online.returncode}); see output above")
+
+
+def _check_classes(libs: Path) -> None:
+    for tool, (cls, jar) in recipe.TOOLS.items():
+        entry = cls.replace(".", "/") + ".class"
+        with zipfile.ZipFile(libs / jar) as zf:
+            try:
+                zf.getinfo(entry)
+            except KeyError:
+                raise DistError(f"{tool}: class {cls} not found in {jar}") from None
+
+
+def _write(path: Path, text: str, mode: int = 0o644) -> None:
+    path.write_text(text)
+    path.chmod(mode)
+
+
+def _build(staging: Path, log: TextIO) -> dict:
+    started = time.monotonic()
+    maven_dir = staging / ".maven"
+    libs = staging / "libs"
+    for d in (maven_dir, libs, staging / "bin", staging / "config", staging / "logs"):
+        d.mkdir(parents=True)
+    pom = maven_dir / "pom.xml"
+    _write(pom, recipe.pom_xml())
+    _run_maven(pom, libs, log)
+
+    missing = [jar for jar in recipe.REQUIRED_JARS if not (libs / jar).is_file()]
+    if missing:
+        raise DistError(f"Maven finished but these jars are missing from libs/: {missing}")
+    _check_classes(libs)
+
+    for name, text in recipe.CONFIGS.items():
+        _write(staging / "config" / name, text)
+    for name, text in recipe.scripts().items():
+        _write(staging / "bin" / name, text, 0o755)
+
+    jars = sorted(p.name for p in libs.glob("*.jar"))
+    return {
+        "kafka_version": recipe.KAFKA_VERSION,
+        "fingerprint": recipe.fingerprint(),
+        "jars": jars,
+        "prepared_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "prepare_seconds": round(time.monotonic() - started, 2),
+    }
+
+
+def prepare(log: TextIO | None = None) -> Path:
+    """Prepare the distribution if needed and return its home directory."""
+    home = home_dir()
+    if is_prepared(home):
+        return home
+    log = log or sys.stderr
+    root = cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / f"kafka-{recipe.KAFKA_VERSION}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if is_prepared(home):  # somebody else finished while we waited
+            return home
+        print(f"kafka_dist: preparing Apache Kafka {recipe.KAFKA_VERSION} in {home}", file=log, flush=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".kafka-{recipe.KAFKA_VERSION}.staging-", dir=root))
+        try:
+            marker = _build(staging, log)
+            # Marker last: only a complete build carries it.
+            (staging / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
+            staging.chmod(0o755)  # mkdtemp made it 0700
+            if home.exists():
+                shutil.rmtree(home)
+            staging.rename(home)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+        print(f"kafka_dist: prepared in {marker['prepare_seconds']} s ({len(marker['jars'])} jars)", file=log, flush=True)
+    return home

@@ -1,0 +1,169 @@
+"""What generated codecs share: base classes, tagged-field sections, array packing.
+
+Generated modules (``wire/messages``) hold the per-version straight-line code; this
+module holds the few pieces that are the same for every message. Decoders raise
+only ``DecodeError``; encoders raise ``EncodeError``/``UnsupportedVersionError``.
+"""
+from __future__ import annotations
+
+import struct
+from uuid import UUID
+
+from .exceptions import DecodeError, EncodeError, UnsupportedVersionError
+from .varint import read_uvarint, write_uvarint
+
+__all__ = [
+    "DEFAULT", "Message", "Struct", "StructCodec", "UUID", "ZERO_UUID", "DecodeError",
+    "EncodeError", "UnsupportedVersionError", "add_tag", "new", "pack_array",
+    "read_uvarint", "same_tags", "unpack_array", "uuid_from_bytes", "write_tags",
+    "write_uvarint",
+]
+
+StructCodec = struct.Struct
+new = object.__new__
+ZERO_UUID = UUID(int=0)
+_ZERO16 = bytes(16)
+
+
+class _Default:
+    """Marks an omitted keyword argument whose default is a fresh list or struct."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "DEFAULT"
+
+
+DEFAULT = _Default()
+
+# Errors a malformed input can provoke inside straight-line decode code.
+_DECODE_FAILURES = (struct.error, IndexError, ValueError, TypeError, OverflowError,
+                    MemoryError, RecursionError)
+_ENCODE_FAILURES = (struct.error, TypeError, AttributeError, OverflowError, ValueError)
+
+
+def uuid_from_bytes(raw) -> UUID:
+    if raw == _ZERO16:
+        return ZERO_UUID
+    return UUID(bytes=bytes(raw))
+
+
+_array_structs: dict[tuple[str, int], struct.Struct] = {}
+
+
+def pack_array(code: str, values) -> bytes:
+    n = len(values)
+    s = _array_structs.get((code, n))
+    if s is None:
+        s = struct.Struct(f">{n}{code}")
+        if n < 4096:
+            _array_structs[(code, n)] = s
+    return s.pack(*values)
+
+
+def unpack_array(code: str, n: int, buf, pos: int) -> list:
+    s = _array_structs.get((code, n))
+    if s is None:
+        s = struct.Struct(f">{n}{code}")
+        if n < 4096:
+            _array_structs[(code, n)] = s
+    return list(s.unpack_from(buf, pos))
+
+
+def add_tag(unknown, tag: int, raw) -> list:
+    """Keep an unknown tagged field (tag, bytes), so encoding writes it back."""
+    out = list(unknown)
+    out.append((tag, bytes(raw)))
+    return out
+
+
+def same_tags(a, b) -> bool:
+    return list(a) == list(b)
+
+
+def write_tags(w: bytearray, known: list, unknown) -> None:
+    """Write a tagged-field section: known and unknown fields merged in tag order."""
+    fields = list(known)
+    if unknown:
+        fields.extend((t, bytes(d)) for t, d in unknown)
+        fields.sort(key=lambda item: item[0])
+        tags = [t for t, _ in fields]
+        if len(set(tags)) != len(tags):
+            raise EncodeError(f"duplicate tag in tagged fields: {tags}")
+    w += write_uvarint(len(fields))
+    for tag, data in fields:
+        w += write_uvarint(tag)
+        w += write_uvarint(len(data))
+        w += data
+
+
+def _repr(obj) -> str:
+    parts = [f"{n}={getattr(obj, n)!r}" for n in obj.__slots__ if n != "unknown_tagged_fields"]
+    if obj.unknown_tagged_fields:
+        parts.append(f"unknown_tagged_fields={obj.unknown_tagged_fields!r}")
+    return f"{type(obj).__name__}({', '.join(parts)})"
+
+
+class Struct:
+    """Base of generated structs: slots, keyword construction, equality, repr."""
+
+    __slots__ = ()
+    __hash__ = None  # mutable
+    __repr__ = _repr
+
+
+class Message(Struct):
+    """Base of generated top-level messages: version dispatch and error mapping."""
+
+    __slots__ = ()
+    API_KEY: int | None = None
+    MESSAGE_TYPE = ""
+    MIN_VERSION = 0
+    MAX_VERSION = 0
+    FLEXIBLE_MIN: int | None = None
+    LISTENERS: tuple = ()
+    _ENC: tuple = ()
+    _DEC: tuple = ()
+
+    @classmethod
+    def is_flexible(cls, version: int) -> bool:
+        return cls.FLEXIBLE_MIN is not None and version >= cls.FLEXIBLE_MIN
+
+    @classmethod
+    def _check_version(cls, version: int, exc):
+        if not (cls.MIN_VERSION <= version <= cls.MAX_VERSION):
+            raise exc(f"{cls.__name__} has no version {version} "
+                      f"(valid {cls.MIN_VERSION}-{cls.MAX_VERSION})")
+
+    def write(self, w: bytearray, version: int) -> None:
+        """Append this message's encoding at ``version`` to ``w``."""
+        cls = type(self)
+        if not (cls.MIN_VERSION <= version <= cls.MAX_VERSION):
+            cls._check_version(version, UnsupportedVersionError)
+        try:
+            cls._ENC[version - cls.MIN_VERSION](w, self)
+        except EncodeError:
+            raise
+        except _ENCODE_FAILURES as e:
+            raise EncodeError(f"cannot encode {cls.__name__} v{version}: {e}") from e
+
+    def encode(self, version: int) -> bytes:
+        w = bytearray()
+        self.write(w, version)
+        return bytes(w)
+
+    @classmethod
+    def read(cls, buf, pos: int, version: int):
+        """Decode one message at ``pos``; returns ``(message, end_position)``."""
+        if not (cls.MIN_VERSION <= version <= cls.MAX_VERSION):
+            cls._check_version(version, DecodeError)
+        try:
+            return cls._DEC[version - cls.MIN_VERSION](buf, pos)
+        except DecodeError:
+            raise
+        except _DECODE_FAILURES as e:
+            raise DecodeError(f"malformed {cls.__name__} v{version}: {e}") from None
+
+    @classmethod
+    def decode(cls, buf, version: int):
+        return cls.read(buf, 0, version)[0]
