@@ -13,7 +13,7 @@ from .exceptions import DecodeError, EncodeError, UnsupportedVersionError
 from .varint import read_uvarint, write_uvarint
 
 __all__ = [
-    "DEFAULT", "Message", "Struct", "StructCodec", "UUID", "ZERO_UUID", "DecodeError",
+    "ARRAYS", "DEFAULT", "Message", "Struct", "StructCodec", "UUID", "ZERO_UUID", "DecodeError",
     "EncodeError", "UnsupportedVersionError", "add_tag", "new", "pack_array",
     "read_uvarint", "same_tags", "unpack_array", "uuid_from_bytes", "write_tags",
     "write_uvarint",
@@ -49,6 +49,12 @@ def uuid_from_bytes(raw) -> UUID:
 
 
 _array_structs: dict[tuple[str, int], struct.Struct] = {}
+
+# Arrays of up to SMALL_ARRAY-1 fixed-width elements: generated code indexes these
+# precompiled Structs directly (replica lists, ISR lists...), skipping a call.
+SMALL_ARRAY = 32
+ARRAYS = {code: tuple(struct.Struct(f">{n}{code}") for n in range(SMALL_ARRAY))
+          for code in "?bhHiIqd"}
 
 
 def pack_array(code: str, values) -> bytes:
