@@ -381,6 +381,7 @@ class ModuleEmitter:
         fn.add(1, "else:")
         fn.add(2, "_k, p = _ruv(b, p)")
         fn.add(2, "if _k > len(b) - p: raise _DecodeError('too many tagged fields')")
+        fn.add(2, "_u = []")
         fn.add(2, "for _ in range(_k):")
         fn.add(3, "_tag, p = _ruv(b, p)")
         fn.add(3, "_size, p = _ruv(b, p)")
@@ -393,10 +394,11 @@ class ModuleEmitter:
             self.dec_value(fn, 4, f.type, f"o.{f.py}", v, True, f.nullable_at(v), f.name)
         if tagged:
             fn.add(3, "else:")
-            fn.add(4, "o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])")
+            fn.add(4, "_u.append((_tag, bytes(b[p:_end])))")
         else:
-            fn.add(3, "o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])")
+            fn.add(3, "_u.append((_tag, bytes(b[p:_end])))")
         fn.add(3, "p = _end")
+        fn.add(2, "if _u: o.unknown_tagged_fields = _u")
 
     def dec_fn(self, s: StructModel, v: int) -> str:
         key = (s.name, v)
@@ -465,7 +467,7 @@ class ModuleEmitter:
                    "    ARRAYS as _ARRAYS, DEFAULT as _D, Message as _Message, Struct as _Struct,\n"
                    "    StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,\n"
                    "    EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,\n"
-                   "    add_tag as _add_tag, new as _new, pack_array as _pack_array,\n"
+                   "    new as _new, pack_array as _pack_array,\n"
                    "    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,\n"
                    "    uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,\n"
                    ")\n")

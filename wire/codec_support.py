@@ -14,7 +14,7 @@ from .varint import read_uvarint, write_uvarint
 
 __all__ = [
     "ARRAYS", "DEFAULT", "Message", "Struct", "StructCodec", "UUID", "ZERO_UUID", "DecodeError",
-    "EncodeError", "UnsupportedVersionError", "add_tag", "new", "pack_array",
+    "EncodeError", "UnsupportedVersionError", "new", "pack_array",
     "read_uvarint", "same_tags", "unpack_array", "uuid_from_bytes", "write_tags",
     "write_uvarint",
 ]
@@ -74,13 +74,6 @@ def unpack_array(code: str, n: int, buf, pos: int) -> list:
         if n < 4096:
             _array_structs[(code, n)] = s
     return list(s.unpack_from(buf, pos))
-
-
-def add_tag(unknown, tag: int, raw) -> list:
-    """Keep an unknown tagged field (tag, bytes), so encoding writes it back."""
-    out = list(unknown)
-    out.append((tag, bytes(raw)))
-    return out
 
 
 def same_tags(a, b) -> bool:

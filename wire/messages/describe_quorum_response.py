@@ -4,7 +4,7 @@ from wire.codec_support import (
     ARRAYS as _ARRAYS, DEFAULT as _D, Message as _Message, Struct as _Struct,
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
-    add_tag as _add_tag, new as _new, pack_array as _pack_array,
+    new as _new, pack_array as _pack_array,
     read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -544,13 +544,15 @@ def _d_ReplicaState_v0(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -592,13 +594,15 @@ def _d_PartitionData_v0(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -634,13 +638,15 @@ def _d_TopicData_v0(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -669,13 +675,15 @@ def _d_DescribeQuorumResponse_v0(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -690,13 +698,15 @@ def _d_ReplicaState_v1(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -738,13 +748,15 @@ def _d_PartitionData_v1(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -780,13 +792,15 @@ def _d_TopicData_v1(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -815,13 +829,15 @@ def _d_DescribeQuorumResponse_v1(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -836,13 +852,15 @@ def _d_ReplicaState_v2(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -896,13 +914,15 @@ def _d_PartitionData_v2(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -938,13 +958,15 @@ def _d_TopicData_v2(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -980,13 +1002,15 @@ def _d_Listener_v2(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1013,13 +1037,15 @@ def _d_Node_v2(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1070,13 +1096,15 @@ def _d_DescribeQuorumResponse_v2(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1142,13 +1170,15 @@ def _d_PartitionData_v3(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1184,13 +1214,15 @@ def _d_TopicData_v3(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1241,13 +1273,15 @@ def _d_DescribeQuorumResponse_v3(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 

@@ -4,7 +4,7 @@ from wire.codec_support import (
     ARRAYS as _ARRAYS, DEFAULT as _D, Message as _Message, Struct as _Struct,
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
-    add_tag as _add_tag, new as _new, pack_array as _pack_array,
+    new as _new, pack_array as _pack_array,
     read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -1405,13 +1405,15 @@ def _d_FetchPartition_v12(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1448,13 +1450,15 @@ def _d_FetchTopic_v12(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1489,13 +1493,15 @@ def _d_ForgottenTopic_v12(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1548,6 +1554,7 @@ def _d_FetchRequest_v12(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
@@ -1566,8 +1573,9 @@ def _d_FetchRequest_v12(b, p):
                     o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
                     p = _end10
             else:
-                o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+                _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1596,13 +1604,15 @@ def _d_FetchTopic_v13(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1629,13 +1639,15 @@ def _d_ForgottenTopic_v13(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1688,6 +1700,7 @@ def _d_FetchRequest_v13(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
@@ -1706,8 +1719,9 @@ def _d_FetchRequest_v13(b, p):
                     o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
                     p = _end10
             else:
-                o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+                _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1721,13 +1735,15 @@ def _d_ReplicaState_v15(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1781,6 +1797,7 @@ def _d_FetchRequest_v15(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
@@ -1801,8 +1818,9 @@ def _d_FetchRequest_v15(b, p):
             elif _tag == 1:
                 o.replica_state, p = _d_ReplicaState_v15(b, p)
             else:
-                o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+                _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1818,6 +1836,7 @@ def _d_FetchPartition_v17(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
@@ -1827,8 +1846,9 @@ def _d_FetchPartition_v17(b, p):
                 o.replica_directory_id = _uuid(_S_U.unpack_from(b, p)[0])
                 p += 16
             else:
-                o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+                _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1857,13 +1877,15 @@ def _d_FetchTopic_v17(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1917,6 +1939,7 @@ def _d_FetchRequest_v17(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
@@ -1937,8 +1960,9 @@ def _d_FetchRequest_v17(b, p):
             elif _tag == 1:
                 o.replica_state, p = _d_ReplicaState_v15(b, p)
             else:
-                o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+                _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1954,6 +1978,7 @@ def _d_FetchPartition_v18(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
@@ -1966,8 +1991,9 @@ def _d_FetchPartition_v18(b, p):
                 o.high_watermark, = _S_q.unpack_from(b, p)
                 p += 8
             else:
-                o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+                _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1996,13 +2022,15 @@ def _d_FetchTopic_v18(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -2056,6 +2084,7 @@ def _d_FetchRequest_v18(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
@@ -2076,8 +2105,9 @@ def _d_FetchRequest_v18(b, p):
             elif _tag == 1:
                 o.replica_state, p = _d_ReplicaState_v15(b, p)
             else:
-                o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+                _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 

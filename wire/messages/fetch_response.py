@@ -4,7 +4,7 @@ from wire.codec_support import (
     ARRAYS as _ARRAYS, DEFAULT as _D, Message as _Message, Struct as _Struct,
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
-    add_tag as _add_tag, new as _new, pack_array as _pack_array,
+    new as _new, pack_array as _pack_array,
     read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -1227,13 +1227,15 @@ def _d_AbortedTransaction_v12(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1247,13 +1249,15 @@ def _d_EpochEndOffset_v12(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1267,13 +1271,15 @@ def _d_LeaderIdAndEpoch_v12(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1287,13 +1293,15 @@ def _d_SnapshotId_v12(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1336,6 +1344,7 @@ def _d_PartitionData_v12(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
@@ -1348,8 +1357,9 @@ def _d_PartitionData_v12(b, p):
             elif _tag == 2:
                 o.snapshot_id, p = _d_SnapshotId_v12(b, p)
             else:
-                o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+                _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1386,13 +1396,15 @@ def _d_FetchableTopicResponse_v12(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1420,13 +1432,15 @@ def _d_FetchResponse_v12(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1455,13 +1469,15 @@ def _d_FetchableTopicResponse_v13(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1489,13 +1505,15 @@ def _d_FetchResponse_v13(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1533,13 +1551,15 @@ def _d_NodeEndpoint_v16(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -1567,6 +1587,7 @@ def _d_FetchResponse_v16(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
@@ -1587,8 +1608,9 @@ def _d_FetchResponse_v16(b, p):
                         _a5.append(_e6)
                     o.node_endpoints = _a5
             else:
-                o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+                _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 

@@ -4,7 +4,7 @@ from wire.codec_support import (
     ARRAYS as _ARRAYS, DEFAULT as _D, Message as _Message, Struct as _Struct,
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
-    add_tag as _add_tag, new as _new, pack_array as _pack_array,
+    new as _new, pack_array as _pack_array,
     read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -274,13 +274,15 @@ def _d_SnapshotId_v0(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -294,13 +296,15 @@ def _d_LeaderIdAndEpoch_v0(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -329,6 +333,7 @@ def _d_PartitionSnapshot_v0(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
@@ -337,8 +342,9 @@ def _d_PartitionSnapshot_v0(b, p):
             if _tag == 0:
                 o.current_leader, p = _d_LeaderIdAndEpoch_v0(b, p)
             else:
-                o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+                _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -374,13 +380,15 @@ def _d_TopicSnapshot_v0(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -408,13 +416,15 @@ def _d_FetchSnapshotResponse_v0(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -441,13 +451,15 @@ def _d_NodeEndpoint_v1(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
             if _end > len(b): raise _DecodeError('tagged field past the end')
-            o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
@@ -475,6 +487,7 @@ def _d_FetchSnapshotResponse_v1(b, p):
     else:
         _k, p = _ruv(b, p)
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
@@ -495,8 +508,9 @@ def _d_FetchSnapshotResponse_v1(b, p):
                         _a5.append(_e6)
                     o.node_endpoints = _a5
             else:
-                o.unknown_tagged_fields = _add_tag(o.unknown_tagged_fields, _tag, b[p:_end])
+                _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
     return o, p
 
 

@@ -1,0 +1,46 @@
+"""Start-up recovery of a segment: keep the longest valid prefix.
+
+A batch is valid when its header parses (magic 2, sane length), it is entirely
+present, its CRC-32C matches, and its offsets continue the previous batch's. The
+first invalid batch marks a torn or corrupt tail: the segment is cut there and
+every later segment is deleted, as Kafka's ``LogLoader`` does after an unclean
+shutdown (it recovers the metadata log from its start). Each batch is read once,
+in chunks of one batch, so a large segment never sits in memory whole.
+"""
+from __future__ import annotations
+
+import logging
+import os
+
+import crc32c
+
+from wire.exceptions import DecodeError
+from wire.records.header import CRC_START, HEADER_SIZE, BatchHeader, read_header
+
+log = logging.getLogger(__name__)
+
+
+def scan_segment(fd: int, size: int, expected_offset: int | None) -> tuple[list[tuple[int, BatchHeader]], int, str | None]:
+    """Return ``(headers, valid_bytes, problem)``: the valid batches with their
+    positions, where the valid prefix ends, and why it stopped early (or None)."""
+    headers: list[tuple[int, BatchHeader]] = []
+    pos = 0
+    next_offset = expected_offset
+    while pos < size:
+        raw_header = os.pread(fd, HEADER_SIZE, pos)
+        try:
+            header = read_header(raw_header)
+        except DecodeError as exc:
+            return headers, pos, f"bad batch header at position {pos}: {exc}"
+        total = header.size
+        if pos + total > size:
+            return headers, pos, f"truncated batch at position {pos} ({size - pos} of {total} bytes)"
+        body = os.pread(fd, total - CRC_START, pos + CRC_START)
+        if crc32c.crc32c(body) != header.crc:
+            return headers, pos, f"CRC mismatch in batch at offset {header.base_offset} (position {pos})"
+        if header.last_offset_delta < 0 or (next_offset is not None and header.base_offset != next_offset):
+            return headers, pos, f"batch at position {pos} has base offset {header.base_offset}, expected {next_offset}"
+        headers.append((pos, header))
+        next_offset = header.next_offset
+        pos += total
+    return headers, pos, None

@@ -1,0 +1,32 @@
+"""The KRaft consensus core, sans-I/O (KIP-595 Raft, KIP-996 pre-vote, KIP-630 snapshots,
+KIP-853 voter sets).
+
+The core is one object, ``RaftNode``, fed with time and messages; it never opens a
+file or socket, never reads a clock and never draws a random number of its own
+(``now_ms`` comes in as an argument, randomness from an injected ``random.Random``).
+Its log and its quorum-state store are injected objects (``log_api.ReplicatedLog``,
+``log_api.QuorumStateStore``): files in production, memory in simulations.
+
+The loop the shell (``kraft_server/node.py``) runs, and the simulation runs too::
+
+    node = RaftNode(config, log, store, rng, now_ms)
+    while running:
+        for inbound in arrived_messages():       # requests and responses
+            node.step(inbound, now_ms)
+        node.tick(now_ms)                        # timers: elections, fetches, linger
+        ready = node.ready()                     # what to do now
+        if ready.flush:
+            log.flush()                          # fsync BEFORE anything leaves the node
+        node.advance(ready, now_ms)              # tell the core what is durable
+        send(ready.requests); reply(ready.responses)
+        sleep_until(ready.next_deadline_ms or an arrival)
+
+Persisting before sending is what makes a granted vote, a reported fetch offset
+or a committed record safe across kill -9: the quorum-state store writes durably
+(tmp, fsync, rename) inside the transition that changes it, and log appends become
+visible to others only after ``flush`` and ``advance``.
+
+Map: ``io.py`` (the message and Ready types), ``log_api.py`` (what the core needs
+from a log), ``quorum_state.py`` (the state table), ``roles/`` (one module per
+state), ``rpc/`` (one module per RPC), ``voters.py`` (immutable voter sets).
+"""

@@ -1,0 +1,78 @@
+"""The ``kraft-storage`` command line (Kafka's ``kafka-storage`` flags).
+
+Console script: ``kraft-storage = tools.storage.__main__:main``.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from kraft_server.config import ConfigError, KafkaConfig
+from kraft_server.log.uuids import random_uuid, uuid_to_str
+
+from .formatter import FormatRequest, FormatterError, format_storage, storage_info
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kraft-storage", description="The Kafka storage tool.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    info = sub.add_parser("info", help="Get information about the Kafka log directories on this node.")
+    info.add_argument("--config", "-c", required=True, help="The Kafka configuration file to use.")
+
+    fmt = sub.add_parser("format", help="Format the Kafka log directories on this node.")
+    fmt.add_argument("--config", "-c", required=True, help="The Kafka configuration file to use.")
+    fmt.add_argument("--cluster-id", "-t", required=True, help="The cluster ID to use.")
+    fmt.add_argument("--ignore-formatted", "-g", action="store_true",
+                     help="When this option is passed, the format command will skip over already formatted directories rather than failing.")
+    fmt.add_argument("--release-version", "-r", help="The release version to use for the initial feature settings.")
+    group = fmt.add_mutually_exclusive_group()
+    group.add_argument("--standalone", "-s", action="store_true",
+                       help="Used to initialize a controller as a single-node dynamic quorum.")
+    group.add_argument("--no-initial-controllers", "-N", action="store_true",
+                       help="Used to initialize a server without a dynamic quorum topology.")
+    group.add_argument("--initial-controllers", "-I",
+                       help="Used to initialize a server with a specific dynamic quorum topology. The argument is a "
+                            "comma-separated list of id@hostname:port:directory. The same values must be used to "
+                            "format all nodes.")
+
+    sub.add_parser("random-uuid", help="Print a random UUID.")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "random-uuid":
+        print(uuid_to_str(random_uuid()))
+        return 0
+    try:
+        config = KafkaConfig.from_file(args.config)
+    except FileNotFoundError:
+        print(f"Error: config file {args.config} does not exist", file=sys.stderr)
+        return 1
+    except ConfigError as exc:
+        print(f"ConfigError: {exc}", file=sys.stderr)
+        return 1
+    if args.command == "info":
+        lines, code = storage_info(config)
+        print("\n".join(lines))
+        return code
+    request = FormatRequest(
+        config=config,
+        cluster_id=args.cluster_id,
+        standalone=args.standalone,
+        initial_controllers=args.initial_controllers,
+        no_initial_controllers=args.no_initial_controllers,
+        ignore_formatted=args.ignore_formatted,
+        release_version=args.release_version,
+    )
+    try:
+        format_storage(request)
+    except FormatterError as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""Record batch v2, byte-exact with Apache Kafka 4.3.1.
+
+- :mod:`.header`: the 61-byte batch header, read without the records (``read_header``, ``iter_headers``).
+- :mod:`.record`: one record and the records section.
+- :mod:`.batch`: ``RecordBatch``, ``decode_batch``, ``iter_batches``.
+- :mod:`.compression`: gzip, snappy (xerial), lz4 (Kafka's frame), zstd; bounded decompression.
+- :mod:`.control`: control record keys and KRaft control batches.
+- :mod:`.metadata`: the metadata-record value framing and KRaft data batches.
+- :mod:`.reference`: a second, declarative description of the layout (``construct``), for tools and tests.
+"""
+from .batch import RecordBatch, decode_batch, iter_batches
+from .compression import DEFAULT_MAX_BYTES, CompressionType, compress, decompress
+from .control import (
+    ControlRecordType,
+    control_batch,
+    control_record_type,
+    decode_control_key,
+    encode_control_key,
+)
+from .header import BatchHeader, TimestampType, crc_matches, iter_headers, read_header
+from .metadata import data_batch, frame_metadata_record, unframe_metadata_record
+from .record import Record
+
+__all__ = [
+    "BatchHeader",
+    "CompressionType",
+    "ControlRecordType",
+    "DEFAULT_MAX_BYTES",
+    "Record",
+    "RecordBatch",
+    "TimestampType",
+    "compress",
+    "control_batch",
+    "control_record_type",
+    "crc_matches",
+    "data_batch",
+    "decode_batch",
+    "decode_control_key",
+    "decompress",
+    "encode_control_key",
+    "frame_metadata_record",
+    "iter_batches",
+    "iter_headers",
+    "read_header",
+    "unframe_metadata_record",
+]
