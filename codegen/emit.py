@@ -296,6 +296,9 @@ class ModuleEmitter:
         fn.add(ind, "else:")
         ind += 1
         if k in ("string", "bytes", "records"):
+            if k == "string" and flex:  # Kafka's reader refuses what its writer never produces
+                fn.add(ind, f"if {n} > 32767: raise _DecodeError('string field {name} had invalid "
+                            f"length {{}}'.format({n}))")
             e = fn.tmp("end")
             fn.add(ind, f"{e} = p + {n}")
             fn.add(ind, f"if {e} > len(b): raise _DecodeError('{name}: length {{}} past the end'.format({n}))")

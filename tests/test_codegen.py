@@ -187,6 +187,16 @@ def test_huge_counts_are_refused_before_allocating(ev):
         E.decode(bytes(data), 0)
 
 
+def test_strings_longer_than_kafka_allows_are_refused(ev):
+    # a compact length of 40,000: Kafka's reader throws "had invalid length"
+    from wire.varint import write_uvarint
+    data = ev.EverythingRequest().encode(2)
+    start = data.index(b"\x06hello")  # Text, the first compact string after LegacyId's int16
+    bad = data[:start] + write_uvarint(40001) + b"x" * 40000 + data[start + 6:]
+    with pytest.raises(DecodeError, match="invalid length"):
+        ev.EverythingRequest.decode(bad, 2)
+
+
 def test_generation_is_deterministic():
     first = generate_all(DATA, ROOT)
     assert first == generate_all(DATA, ROOT)

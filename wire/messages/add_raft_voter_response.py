@@ -68,6 +68,7 @@ def _d_AddRaftVoterResponse_v0(b, p):
     if _n1 < 0:
         o.error_message = None
     else:
+        if _n1 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         o.error_message = str(b[p:_end2], 'utf-8', 'replace')

@@ -91,6 +91,7 @@ def _d_ApiVersionsRequest_v3(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field ClientSoftwareName was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field ClientSoftwareName had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ClientSoftwareName: length {} past the end'.format(_n1))
         o.client_software_name = str(b[p:_end2], 'utf-8', 'replace')
@@ -102,6 +103,7 @@ def _d_ApiVersionsRequest_v3(b, p):
     if _n3 < 0:
         raise _DecodeError('non-nullable field ClientSoftwareVersion was serialized as null')
     else:
+        if _n3 > 32767: raise _DecodeError('string field ClientSoftwareVersion had invalid length {}'.format(_n3))
         _end4 = p + _n3
         if _end4 > len(b): raise _DecodeError('ClientSoftwareVersion: length {} past the end'.format(_n3))
         o.client_software_version = str(b[p:_end4], 'utf-8', 'replace')

@@ -280,6 +280,7 @@ def _d_DescribeClusterBroker_v0(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Host had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n1))
         o.host = str(b[p:_end2], 'utf-8', 'replace')
@@ -293,6 +294,7 @@ def _d_DescribeClusterBroker_v0(b, p):
     if _n3 < 0:
         o.rack = None
     else:
+        if _n3 > 32767: raise _DecodeError('string field Rack had invalid length {}'.format(_n3))
         _end4 = p + _n3
         if _end4 > len(b): raise _DecodeError('Rack: length {} past the end'.format(_n3))
         o.rack = str(b[p:_end4], 'utf-8', 'replace')
@@ -327,6 +329,7 @@ def _d_DescribeClusterResponse_v0(b, p):
     if _n1 < 0:
         o.error_message = None
     else:
+        if _n1 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         o.error_message = str(b[p:_end2], 'utf-8', 'replace')
@@ -338,6 +341,7 @@ def _d_DescribeClusterResponse_v0(b, p):
     if _n3 < 0:
         raise _DecodeError('non-nullable field ClusterId was serialized as null')
     else:
+        if _n3 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n3))
         _end4 = p + _n3
         if _end4 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n3))
         o.cluster_id = str(b[p:_end4], 'utf-8', 'replace')
@@ -389,6 +393,7 @@ def _d_DescribeClusterResponse_v1(b, p):
     if _n1 < 0:
         o.error_message = None
     else:
+        if _n1 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         o.error_message = str(b[p:_end2], 'utf-8', 'replace')
@@ -402,6 +407,7 @@ def _d_DescribeClusterResponse_v1(b, p):
     if _n3 < 0:
         raise _DecodeError('non-nullable field ClusterId was serialized as null')
     else:
+        if _n3 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n3))
         _end4 = p + _n3
         if _end4 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n3))
         o.cluster_id = str(b[p:_end4], 'utf-8', 'replace')
@@ -452,6 +458,7 @@ def _d_DescribeClusterBroker_v2(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Host had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n1))
         o.host = str(b[p:_end2], 'utf-8', 'replace')
@@ -465,6 +472,7 @@ def _d_DescribeClusterBroker_v2(b, p):
     if _n3 < 0:
         o.rack = None
     else:
+        if _n3 > 32767: raise _DecodeError('string field Rack had invalid length {}'.format(_n3))
         _end4 = p + _n3
         if _end4 > len(b): raise _DecodeError('Rack: length {} past the end'.format(_n3))
         o.rack = str(b[p:_end4], 'utf-8', 'replace')
@@ -500,6 +508,7 @@ def _d_DescribeClusterResponse_v2(b, p):
     if _n1 < 0:
         o.error_message = None
     else:
+        if _n1 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         o.error_message = str(b[p:_end2], 'utf-8', 'replace')
@@ -513,6 +522,7 @@ def _d_DescribeClusterResponse_v2(b, p):
     if _n3 < 0:
         raise _DecodeError('non-nullable field ClusterId was serialized as null')
     else:
+        if _n3 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n3))
         _end4 = p + _n3
         if _end4 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n3))
         o.cluster_id = str(b[p:_end4], 'utf-8', 'replace')

@@ -615,6 +615,7 @@ def _d_TopicData_v0(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field TopicName was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
@@ -769,6 +770,7 @@ def _d_TopicData_v1(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field TopicName was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
@@ -875,6 +877,7 @@ def _d_PartitionData_v2(b, p):
     if _n1 < 0:
         o.error_message = None
     else:
+        if _n1 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         o.error_message = str(b[p:_end2], 'utf-8', 'replace')
@@ -935,6 +938,7 @@ def _d_TopicData_v2(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field TopicName was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
@@ -979,6 +983,7 @@ def _d_Listener_v2(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         o.name = str(b[p:_end2], 'utf-8', 'replace')
@@ -990,6 +995,7 @@ def _d_Listener_v2(b, p):
     if _n3 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
+        if _n3 > 32767: raise _DecodeError('string field Host had invalid length {}'.format(_n3))
         _end4 = p + _n3
         if _end4 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n3))
         o.host = str(b[p:_end4], 'utf-8', 'replace')
@@ -1060,6 +1066,7 @@ def _d_DescribeQuorumResponse_v2(b, p):
     if _n1 < 0:
         o.error_message = None
     else:
+        if _n1 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         o.error_message = str(b[p:_end2], 'utf-8', 'replace')
@@ -1119,6 +1126,7 @@ def _d_PartitionData_v3(b, p):
     if _n1 < 0:
         o.error_message = None
     else:
+        if _n1 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         o.error_message = str(b[p:_end2], 'utf-8', 'replace')
@@ -1191,6 +1199,7 @@ def _d_TopicData_v3(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field TopicName was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
@@ -1237,6 +1246,7 @@ def _d_DescribeQuorumResponse_v3(b, p):
     if _n1 < 0:
         o.error_message = None
     else:
+        if _n1 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         o.error_message = str(b[p:_end2], 'utf-8', 'replace')

@@ -293,6 +293,7 @@ def _d_TopicData_v1(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field TopicName was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
@@ -339,6 +340,7 @@ def _d_NodeEndpoint_v1(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Host had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n1))
         o.host = str(b[p:_end2], 'utf-8', 'replace')

@@ -1426,6 +1426,7 @@ def _d_FetchTopic_v12(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topic was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Topic had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
         o.topic = str(b[p:_end2], 'utf-8', 'replace')
@@ -1471,6 +1472,7 @@ def _d_ForgottenTopic_v12(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topic was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Topic had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
         o.topic = str(b[p:_end2], 'utf-8', 'replace')
@@ -1542,6 +1544,7 @@ def _d_FetchRequest_v12(b, p):
     if _n7 < 0:
         raise _DecodeError('non-nullable field RackId was serialized as null')
     else:
+        if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
         _end8 = p + _n7
         if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
         o.rack_id = str(b[p:_end8], 'utf-8', 'replace')
@@ -1568,6 +1571,7 @@ def _d_FetchRequest_v12(b, p):
                 if _n9 < 0:
                     o.cluster_id = None
                 else:
+                    if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
                     _end10 = p + _n9
                     if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
                     o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
@@ -1688,6 +1692,7 @@ def _d_FetchRequest_v13(b, p):
     if _n7 < 0:
         raise _DecodeError('non-nullable field RackId was serialized as null')
     else:
+        if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
         _end8 = p + _n7
         if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
         o.rack_id = str(b[p:_end8], 'utf-8', 'replace')
@@ -1714,6 +1719,7 @@ def _d_FetchRequest_v13(b, p):
                 if _n9 < 0:
                     o.cluster_id = None
                 else:
+                    if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
                     _end10 = p + _n9
                     if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
                     o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
@@ -1784,6 +1790,7 @@ def _d_FetchRequest_v15(b, p):
     if _n7 < 0:
         raise _DecodeError('non-nullable field RackId was serialized as null')
     else:
+        if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
         _end8 = p + _n7
         if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
         o.rack_id = str(b[p:_end8], 'utf-8', 'replace')
@@ -1811,6 +1818,7 @@ def _d_FetchRequest_v15(b, p):
                 if _n9 < 0:
                     o.cluster_id = None
                 else:
+                    if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
                     _end10 = p + _n9
                     if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
                     o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
@@ -1926,6 +1934,7 @@ def _d_FetchRequest_v17(b, p):
     if _n7 < 0:
         raise _DecodeError('non-nullable field RackId was serialized as null')
     else:
+        if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
         _end8 = p + _n7
         if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
         o.rack_id = str(b[p:_end8], 'utf-8', 'replace')
@@ -1953,6 +1962,7 @@ def _d_FetchRequest_v17(b, p):
                 if _n9 < 0:
                     o.cluster_id = None
                 else:
+                    if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
                     _end10 = p + _n9
                     if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
                     o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
@@ -2071,6 +2081,7 @@ def _d_FetchRequest_v18(b, p):
     if _n7 < 0:
         raise _DecodeError('non-nullable field RackId was serialized as null')
     else:
+        if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
         _end8 = p + _n7
         if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
         o.rack_id = str(b[p:_end8], 'utf-8', 'replace')
@@ -2098,6 +2109,7 @@ def _d_FetchRequest_v18(b, p):
                 if _n9 < 0:
                     o.cluster_id = None
                 else:
+                    if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
                     _end10 = p + _n9
                     if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
                     o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')

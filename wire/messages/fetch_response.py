@@ -1372,6 +1372,7 @@ def _d_FetchableTopicResponse_v12(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topic was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Topic had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
         o.topic = str(b[p:_end2], 'utf-8', 'replace')
@@ -1528,6 +1529,7 @@ def _d_NodeEndpoint_v16(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Host had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n1))
         o.host = str(b[p:_end2], 'utf-8', 'replace')
@@ -1541,6 +1543,7 @@ def _d_NodeEndpoint_v16(b, p):
     if _n3 < 0:
         o.rack = None
     else:
+        if _n3 > 32767: raise _DecodeError('string field Rack had invalid length {}'.format(_n3))
         _end4 = p + _n3
         if _end4 > len(b): raise _DecodeError('Rack: length {} past the end'.format(_n3))
         o.rack = str(b[p:_end4], 'utf-8', 'replace')

@@ -293,6 +293,7 @@ def _d_TopicSnapshot_v0(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         o.name = str(b[p:_end2], 'utf-8', 'replace')
@@ -366,6 +367,7 @@ def _d_FetchSnapshotRequest_v0(b, p):
                 if _n4 < 0:
                     o.cluster_id = None
                 else:
+                    if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
                     _end5 = p + _n4
                     if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
                     o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')
@@ -416,6 +418,7 @@ def _d_TopicSnapshot_v1(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         o.name = str(b[p:_end2], 'utf-8', 'replace')
@@ -489,6 +492,7 @@ def _d_FetchSnapshotRequest_v1(b, p):
                 if _n4 < 0:
                     o.cluster_id = None
                 else:
+                    if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
                     _end5 = p + _n4
                     if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
                     o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')

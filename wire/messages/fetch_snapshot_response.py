@@ -357,6 +357,7 @@ def _d_TopicSnapshot_v0(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         o.name = str(b[p:_end2], 'utf-8', 'replace')
@@ -439,6 +440,7 @@ def _d_NodeEndpoint_v1(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Host had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n1))
         o.host = str(b[p:_end2], 'utf-8', 'replace')

@@ -211,6 +211,7 @@ def _d_FindCoordinatorRequest_v3(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Key was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Key had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Key: length {} past the end'.format(_n1))
         o.key = str(b[p:_end2], 'utf-8', 'replace')
@@ -257,6 +258,7 @@ def _d_FindCoordinatorRequest_v4(b, p):
             if _n4 < 0:
                 raise _DecodeError('non-nullable field CoordinatorKeys element was serialized as null')
             else:
+                if _n4 > 32767: raise _DecodeError('string field CoordinatorKeys element had invalid length {}'.format(_n4))
                 _end5 = p + _n4
                 if _end5 > len(b): raise _DecodeError('CoordinatorKeys element: length {} past the end'.format(_n4))
                 _e3 = str(b[p:_end5], 'utf-8', 'replace')

@@ -336,6 +336,7 @@ def _d_FindCoordinatorResponse_v3(b, p):
     if _n1 < 0:
         o.error_message = None
     else:
+        if _n1 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         o.error_message = str(b[p:_end2], 'utf-8', 'replace')
@@ -349,6 +350,7 @@ def _d_FindCoordinatorResponse_v3(b, p):
     if _n3 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
+        if _n3 > 32767: raise _DecodeError('string field Host had invalid length {}'.format(_n3))
         _end4 = p + _n3
         if _end4 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n3))
         o.host = str(b[p:_end4], 'utf-8', 'replace')
@@ -383,6 +385,7 @@ def _d_Coordinator_v4(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Key was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Key had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Key: length {} past the end'.format(_n1))
         o.key = str(b[p:_end2], 'utf-8', 'replace')
@@ -396,6 +399,7 @@ def _d_Coordinator_v4(b, p):
     if _n3 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
+        if _n3 > 32767: raise _DecodeError('string field Host had invalid length {}'.format(_n3))
         _end4 = p + _n3
         if _end4 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n3))
         o.host = str(b[p:_end4], 'utf-8', 'replace')
@@ -409,6 +413,7 @@ def _d_Coordinator_v4(b, p):
     if _n5 < 0:
         o.error_message = None
     else:
+        if _n5 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n5))
         _end6 = p + _n5
         if _end6 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n5))
         o.error_message = str(b[p:_end6], 'utf-8', 'replace')

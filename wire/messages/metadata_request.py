@@ -553,6 +553,7 @@ def _d_MetadataRequestTopic_v9(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         o.name = str(b[p:_end2], 'utf-8', 'replace')
@@ -623,6 +624,7 @@ def _d_MetadataRequestTopic_v10(b, p):
     if _n2 < 0:
         o.name = None
     else:
+        if _n2 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n2))
         _end3 = p + _n2
         if _end3 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n2))
         o.name = str(b[p:_end3], 'utf-8', 'replace')

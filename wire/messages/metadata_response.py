@@ -1800,6 +1800,7 @@ def _d_MetadataResponseBroker_v9(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Host had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n1))
         o.host = str(b[p:_end2], 'utf-8', 'replace')
@@ -1813,6 +1814,7 @@ def _d_MetadataResponseBroker_v9(b, p):
     if _n3 < 0:
         o.rack = None
     else:
+        if _n3 > 32767: raise _DecodeError('string field Rack had invalid length {}'.format(_n3))
         _end4 = p + _n3
         if _end4 > len(b): raise _DecodeError('Rack: length {} past the end'.format(_n3))
         o.rack = str(b[p:_end4], 'utf-8', 'replace')
@@ -1901,6 +1903,7 @@ def _d_MetadataResponseTopic_v9(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         o.name = str(b[p:_end2], 'utf-8', 'replace')
@@ -1965,6 +1968,7 @@ def _d_MetadataResponse_v9(b, p):
     if _n4 < 0:
         o.cluster_id = None
     else:
+        if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
         _end5 = p + _n4
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')
@@ -2016,6 +2020,7 @@ def _d_MetadataResponseTopic_v10(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         o.name = str(b[p:_end2], 'utf-8', 'replace')
@@ -2080,6 +2085,7 @@ def _d_MetadataResponse_v10(b, p):
     if _n4 < 0:
         o.cluster_id = None
     else:
+        if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
         _end5 = p + _n4
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')
@@ -2144,6 +2150,7 @@ def _d_MetadataResponse_v11(b, p):
     if _n4 < 0:
         o.cluster_id = None
     else:
+        if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
         _end5 = p + _n4
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')
@@ -2194,6 +2201,7 @@ def _d_MetadataResponseTopic_v12(b, p):
     if _n1 < 0:
         o.name = None
     else:
+        if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         o.name = str(b[p:_end2], 'utf-8', 'replace')
@@ -2258,6 +2266,7 @@ def _d_MetadataResponse_v12(b, p):
     if _n4 < 0:
         o.cluster_id = None
     else:
+        if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
         _end5 = p + _n4
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')
@@ -2321,6 +2330,7 @@ def _d_MetadataResponse_v13(b, p):
     if _n4 < 0:
         o.cluster_id = None
     else:
+        if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
         _end5 = p + _n4
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')

@@ -271,6 +271,7 @@ def _d_OffsetForLeaderTopicResult_v4(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topic was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Topic had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
         o.topic = str(b[p:_end2], 'utf-8', 'replace')

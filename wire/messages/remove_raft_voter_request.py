@@ -67,6 +67,7 @@ def _d_RemoveRaftVoterRequest_v0(b, p):
     if _n1 < 0:
         o.cluster_id = None
     else:
+        if _n1 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
         o.cluster_id = str(b[p:_end2], 'utf-8', 'replace')

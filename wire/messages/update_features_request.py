@@ -173,6 +173,7 @@ def _d_FeatureUpdateKey_v0(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Feature was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Feature had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Feature: length {} past the end'.format(_n1))
         o.feature = str(b[p:_end2], 'utf-8', 'replace')
@@ -243,6 +244,7 @@ def _d_FeatureUpdateKey_v1(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Feature was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Feature had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Feature: length {} past the end'.format(_n1))
         o.feature = str(b[p:_end2], 'utf-8', 'replace')

@@ -139,6 +139,7 @@ def _d_UpdatableFeatureResult_v0(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field Feature was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field Feature had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Feature: length {} past the end'.format(_n1))
         o.feature = str(b[p:_end2], 'utf-8', 'replace')
@@ -152,6 +153,7 @@ def _d_UpdatableFeatureResult_v0(b, p):
     if _n3 < 0:
         o.error_message = None
     else:
+        if _n3 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n3))
         _end4 = p + _n3
         if _end4 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n3))
         o.error_message = str(b[p:_end4], 'utf-8', 'replace')
@@ -185,6 +187,7 @@ def _d_UpdateFeaturesResponse_v0(b, p):
     if _n1 < 0:
         o.error_message = None
     else:
+        if _n1 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         o.error_message = str(b[p:_end2], 'utf-8', 'replace')
@@ -231,6 +234,7 @@ def _d_UpdateFeaturesResponse_v2(b, p):
     if _n1 < 0:
         o.error_message = None
     else:
+        if _n1 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         o.error_message = str(b[p:_end2], 'utf-8', 'replace')

@@ -288,6 +288,7 @@ def _d_TopicData_v0(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field TopicName was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
@@ -332,6 +333,7 @@ def _d_VoteRequest_v0(b, p):
     if _n1 < 0:
         o.cluster_id = None
     else:
+        if _n1 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
         o.cluster_id = str(b[p:_end2], 'utf-8', 'replace')
@@ -402,6 +404,7 @@ def _d_TopicData_v1(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field TopicName was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
@@ -446,6 +449,7 @@ def _d_VoteRequest_v1(b, p):
     if _n1 < 0:
         o.cluster_id = None
     else:
+        if _n1 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
         o.cluster_id = str(b[p:_end2], 'utf-8', 'replace')
@@ -516,6 +520,7 @@ def _d_TopicData_v2(b, p):
     if _n1 < 0:
         raise _DecodeError('non-nullable field TopicName was serialized as null')
     else:
+        if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
@@ -560,6 +565,7 @@ def _d_VoteRequest_v2(b, p):
     if _n1 < 0:
         o.cluster_id = None
     else:
+        if _n1 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
         o.cluster_id = str(b[p:_end2], 'utf-8', 'replace')
