@@ -40,8 +40,7 @@ bench: $(STAMP)
 	$(PY) bench/codec.py
 
 run: $(STAMP)
-	@echo "kraft-server: the node arrives with the KRaft node issue; nothing to run yet." >&2
-	@exit 1
+	$(PY) -m tools.run_local --config config/server.properties
 
 clean:
 	rm -rf $(VENV) .cache

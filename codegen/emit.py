@@ -263,7 +263,7 @@ class ModuleEmitter:
             fn.add(ind, f"p += {2 if string else 4}")
 
     def dec_value(self, fn, ind, t: TypeRef, target: str, v: int, flex: bool, nullable: bool,
-                  name: str):
+                  name: str, tagged: bool = False):
         """Append code reading one value into target (an attribute or a local)."""
         k = t.kind
         if t.fixed:
@@ -277,7 +277,14 @@ class ModuleEmitter:
             return
         if k == "struct":
             dec = self.dec_fn(self.m.structs[t.struct], v)
-            if nullable:
+            if nullable and tagged:  # inside a tagged field the marker is a uvarint: 0 is null
+                m = fn.tmp("m")
+                fn.add(ind, f"{m}, p = _ruv(b, p)")
+                fn.add(ind, f"if {m} == 0:")
+                fn.add(ind + 1, f"{target} = None")
+                fn.add(ind, "else:")
+                fn.add(ind + 1, f"{target}, p = {dec}(b, p)")
+            elif nullable:
                 fn.add(ind, "if b[p] >= 128:")
                 fn.add(ind + 1, "p += 1")
                 fn.add(ind + 1, f"{target} = None")
@@ -394,7 +401,7 @@ class ModuleEmitter:
         for f in tagged:
             fn.add(3, f"{kw} _tag == {f.tag}:")
             kw = "elif"
-            self.dec_value(fn, 4, f.type, f"o.{f.py}", v, True, f.nullable_at(v), f.name)
+            self.dec_value(fn, 4, f.type, f"o.{f.py}", v, True, f.nullable_at(v), f.name, True)
         if tagged:
             fn.add(3, "else:")
             fn.add(4, "_u.append((_tag, bytes(b[p:_end])))")

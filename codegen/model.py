@@ -227,7 +227,7 @@ def build_model(spec: MessageSpec, module: str) -> MessageModel:
             sm.fields.append(fm)
             child = _struct_name(fm.type)
             if child is not None:
-                if f.fields:
+                if f.fields is not None:
                     add_struct(child, f.fields, fm.versions)
                 elif child in common:
                     if child not in m.structs:

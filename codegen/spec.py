@@ -110,7 +110,7 @@ class FieldSpec:
     ignorable: bool = False
     map_key: bool = False
     flexible_versions: Versions | None = None  # field-level override
-    fields: list["FieldSpec"] = field(default_factory=list)
+    fields: list["FieldSpec"] | None = None  # None: no inline definition; []: an empty one
     struct_versions: Versions | None = None  # for nested structs: the field's versions
 
     @classmethod
@@ -131,7 +131,8 @@ class FieldSpec:
         )
         if (fs.tag is None) != fs.tagged_versions.empty:
             raise ValueError(f"field {fs.name}: tag and taggedVersions go together")
-        fs.fields = [FieldSpec.from_json(f, versions) for f in d.get("fields", [])]
+        if "fields" in d:
+            fs.fields = [FieldSpec.from_json(f, versions) for f in d["fields"]]
         return fs
 
 

@@ -7,18 +7,20 @@ file or socket, never reads a clock and never draws a random number of its own
 Its log and its quorum-state store are injected objects (``log_api.ReplicatedLog``,
 ``log_api.QuorumStateStore``): files in production, memory in simulations.
 
-The loop the shell (``kraft_server/node.py``) runs, and the simulation runs too::
+The loop the shell (``kraft_server/net/driver.py``) runs, and the simulation runs too::
 
     node = RaftNode(config, log, store, rng, now_ms)
     while running:
         for inbound in arrived_messages():       # requests and responses
             node.step(inbound, now_ms)
         node.tick(now_ms)                        # timers: elections, fetches, linger
-        ready = node.ready()                     # what to do now
-        if ready.flush:
-            log.flush()                          # fsync BEFORE anything leaves the node
-        node.advance(ready, now_ms)              # tell the core what is durable
-        send(ready.requests); reply(ready.responses)
+        more = True
+        while more:
+            ready = node.ready()                 # what to do now
+            if ready.flush:
+                log.flush()                      # fsync BEFORE anything leaves the node
+            send(ready.requests); reply(ready.responses)
+            more = node.advance(ready, now_ms)   # what is durable now; True: call ready() again
         sleep_until(ready.next_deadline_ms or an arrival)
 
 Persisting before sending is what makes a granted vote, a reported fetch offset
@@ -26,7 +28,12 @@ or a committed record safe across kill -9: the quorum-state store writes durably
 (tmp, fsync, rename) inside the transition that changes it, and log appends become
 visible to others only after ``flush`` and ``advance``.
 
-Map: ``io.py`` (the message and Ready types), ``log_api.py`` (what the core needs
-from a log), ``quorum_state.py`` (the state table), ``roles/`` (one module per
-state), ``rpc/`` (one module per RPC), ``voters.py`` (immutable voter sets).
+Map: ``node.py`` (``RaftNode``: the hub), ``io.py`` (the message and Ready types),
+``log_api.py`` (what the core needs from a log), ``config.py`` (``QuorumConfig``),
+``quorum_state.py`` (the state table), ``roles/`` (one module per state, plus
+``poll.py`` for their timers), ``rpc/`` (one module per RPC; Fetch is
+``rpc/fetch.py``), ``voters.py`` (immutable voter sets and the quorum arithmetic),
+``voter_history.py`` (voter sets by offset), ``batches.py`` (record batch v2 for
+the core). Scenario files: ``tests/scenarios/*.txt``; simulation:
+``python -m tests.simulation``.
 """

@@ -1,0 +1,11 @@
+"""Request handlers: wire messages in, core inputs or answers out; one module per
+API family.
+
+- ``registry.py``: which APIs (and versions) each listener serves.
+- ``dispatch.py``: routes a decoded request to its handler.
+- ``api_versions.py``, ``describe_cluster.py``, ``describe_quorum.py``: answered
+  here, from the node's views (``views.py``).
+- ``raft_rpcs.py``: Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch, FetchSnapshot,
+  UpdateRaftVoter (and Add/RemoveRaftVoter): handed to the Raft core as
+  ``InboundRequest`` and answered when the core says so.
+"""

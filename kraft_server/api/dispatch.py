@@ -1,0 +1,52 @@
+"""Routes each decoded request to its handler (one module per API family).
+
+The pipeline (``kraft_server/net/pipeline.py``) has already checked that the API and
+version are served on the listener, so every call here has a handler.
+"""
+from __future__ import annotations
+
+import logging
+
+from . import registry
+from .api_versions import handle_api_versions_request
+from .describe_cluster import handle_describe_cluster_request
+from .describe_quorum import handle_describe_quorum_request
+from .metadata import handle_metadata_request
+from .raft_rpcs import to_core
+
+log = logging.getLogger(__name__)
+
+
+class Dispatcher:
+    """``dispatcher(call)``: answer locally or hand the call to the Raft core.
+
+    ``submit(inbound_request)`` queues a request for the core (the Ready loop
+    steps it in); ``tables`` maps each listener name to its API table;
+    ``advertised`` maps listener names to the (host, port) we advertise."""
+
+    def __init__(self, view, submit, *, tables: dict[str, dict[int, tuple[int, int]]],
+                 controller_listeners: set[str], advertised: dict[str, tuple[str, int]]):
+        self.view = view
+        self.submit = submit
+        self.tables = tables
+        self.controller_listeners = controller_listeners
+        self.advertised = advertised
+
+    def __call__(self, call) -> None:
+        key = call.api_key
+        if key == registry.API_VERSIONS:
+            handle_api_versions_request(call, self.tables[call.listener], self.view.features())
+        elif key == registry.DESCRIBE_CLUSTER:
+            handle_describe_cluster_request(
+                call, self.view, controller_listener=call.listener in self.controller_listeners,
+                advertised=self.advertised)
+        elif key == registry.DESCRIBE_QUORUM:
+            handle_describe_quorum_request(call, self.view)
+        elif key == registry.METADATA:
+            handle_metadata_request(call, self.view, self.advertised)
+        elif key in registry.CORE_APIS:
+            if key != registry.FETCH and log.isEnabledFor(logging.DEBUG):
+                log.debug("received %s on %s", type(call.body).__name__, call.listener)
+            self.submit(to_core(call))
+        else:  # the listener table let through a key with no handler: our bug
+            raise LookupError(f"no handler for API key {key}")

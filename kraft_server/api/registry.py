@@ -1,0 +1,73 @@
+"""Which APIs each listener serves, with our version ranges.
+
+A controller listener serves the KRaft RPCs, DescribeQuorum, DescribeCluster and
+ApiVersions; Kafka's other controller APIs (CreateTopics, BrokerRegistration, ...)
+belong to the QuorumController, which this node does not run, so they are not
+advertised: an ApiVersions answer lists exactly what we implement (a client that
+sends anything else gets its connection closed, as from Kafka for an unknown key).
+
+Differences from Kafka 4.3.1's ranges, on purpose:
+
+- DescribeQuorum goes to v3 (``CommittedVoters``, our extension; Kafka stops at 2,
+  so Kafka clients negotiate 2).
+- AddRaftVoter/RemoveRaftVoter appear only when the core implements them
+  (``reconfiguration=True``).
+
+The client listener (any listener not in ``controller.listener.names``) is the
+future home of broker-facing APIs (Fetch for consumers...); today it serves
+ApiVersions, Metadata (ourselves as the only broker, no topics), DescribeCluster
+and DescribeQuorum: enough for ``kafka-metadata-quorum --bootstrap-server``.
+"""
+from __future__ import annotations
+
+API_VERSIONS = 18
+FETCH = 1
+METADATA = 3
+VOTE = 52
+BEGIN_QUORUM_EPOCH = 53
+END_QUORUM_EPOCH = 54
+DESCRIBE_QUORUM = 55
+FETCH_SNAPSHOT = 59
+DESCRIBE_CLUSTER = 60
+ADD_RAFT_VOTER = 80
+REMOVE_RAFT_VOTER = 81
+UPDATE_RAFT_VOTER = 82
+
+CONTROLLER_APIS: dict[int, tuple[int, int]] = {
+    FETCH: (4, 18),
+    API_VERSIONS: (0, 4),
+    VOTE: (0, 2),
+    BEGIN_QUORUM_EPOCH: (0, 1),
+    END_QUORUM_EPOCH: (0, 1),
+    DESCRIBE_QUORUM: (0, 3),
+    FETCH_SNAPSHOT: (0, 1),
+    DESCRIBE_CLUSTER: (0, 2),
+    UPDATE_RAFT_VOTER: (0, 0),
+}
+RECONFIGURATION_APIS: dict[int, tuple[int, int]] = {
+    ADD_RAFT_VOTER: (0, 1),
+    REMOVE_RAFT_VOTER: (0, 0),
+}
+CLIENT_APIS: dict[int, tuple[int, int]] = {
+    METADATA: (0, 13),
+    API_VERSIONS: (0, 4),
+    DESCRIBE_QUORUM: (0, 3),
+    DESCRIBE_CLUSTER: (0, 2),
+}
+
+# The RPCs the Raft core answers (through InboundRequest / OutboundResponse).
+CORE_APIS = frozenset({FETCH, VOTE, BEGIN_QUORUM_EPOCH, END_QUORUM_EPOCH, FETCH_SNAPSHOT,
+                       UPDATE_RAFT_VOTER, ADD_RAFT_VOTER, REMOVE_RAFT_VOTER})
+
+
+def listener_apis(is_controller_listener: bool, *, reconfiguration: bool = False) -> dict[int, tuple[int, int]]:
+    """The ``{api_key: (min, max)}`` table of one listener, sorted by key."""
+    if not is_controller_listener:
+        apis = dict(CLIENT_APIS)
+        if reconfiguration:
+            apis.update(RECONFIGURATION_APIS)  # Kafka serves these on broker listeners too
+    else:
+        apis = dict(CONTROLLER_APIS)
+        if reconfiguration:
+            apis.update(RECONFIGURATION_APIS)
+    return dict(sorted(apis.items()))

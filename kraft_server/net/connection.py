@@ -1,0 +1,138 @@
+"""The asyncio adapter around one server-side ``Pipeline`` (uvicorn's shape: the
+protocol object only moves bytes and events; ``pipeline.py`` decides).
+
+``dispatch(call)`` is the API layer's entry point (``kraft_server.api.dispatch``). It
+may answer at once (``call.respond``) or later, from the Ready loop, when the Raft
+core completes the request; either way ``_on_output`` writes whatever is now at the
+head of the line.
+
+Reading is paused while the pipeline has too many requests in flight or a backlog of
+complete frames, and while the transport's write buffer is above its high-water mark
+(``pause_writing``): a client that pipelines without reading its answers cannot make
+us buffer without bound.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from .pipeline import DEFAULT_MAX_IN_FLIGHT, InboundCall, Pipeline, ProtocolViolation
+
+log = logging.getLogger(__name__)
+
+
+class ServerConnection(asyncio.Protocol):
+    __slots__ = ("pipeline", "transport", "peer", "_dispatch", "_pumping",
+                 "_reading_paused", "_write_paused", "_registry")
+
+    def __init__(self, listener: str, apis: dict[int, tuple[int, int]], dispatch, *,
+                 max_bytes: int, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+                 registry: set | None = None):
+        self.pipeline = Pipeline(listener, apis, max_bytes=max_bytes,
+                                 max_in_flight=max_in_flight, on_output=self._on_output)
+        self.transport: asyncio.Transport | None = None
+        self.peer = None
+        self._dispatch = dispatch
+        self._pumping = False
+        self._reading_paused = False
+        self._write_paused = False
+        self._registry = registry
+
+    # -- asyncio.Protocol ------------------------------------------------------------
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        self.peer = transport.get_extra_info("peername")
+        if self._registry is not None:
+            self._registry.add(self)
+
+    def connection_lost(self, exc) -> None:
+        dropped = self.pipeline.close()
+        if dropped:
+            log.debug("%s closed with %d unanswered requests", self.peer, len(dropped))
+        if self._registry is not None:
+            self._registry.discard(self)
+        self.transport = None
+
+    def data_received(self, data) -> None:
+        try:
+            self.pipeline.receive_data(data)
+        except ProtocolViolation as exc:
+            self.abort(exc)
+            return
+        self._pump()
+
+    def eof_received(self):
+        return False  # close our side too
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+        self._update_reading()
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        self._pump()
+
+    # -- internals -------------------------------------------------------------------
+    def _pump(self) -> None:
+        """Dispatch what is buffered, as far as flow control allows."""
+        if self._pumping or self.transport is None:
+            return
+        self._pumping = True
+        try:
+            while not self._write_paused:
+                try:
+                    call = self.pipeline.next_call()
+                except ProtocolViolation as exc:
+                    self.abort(exc)
+                    return
+                if call is None:
+                    break
+                self._dispatch_one(call)
+                if self.transport is None:
+                    return
+        finally:
+            self._pumping = False
+        self._write_out()
+        self._update_reading()
+
+    def _dispatch_one(self, call: InboundCall) -> None:
+        try:
+            self._dispatch(call)
+        except Exception:  # a handler bug must not take the listener down
+            log.exception("handler failed for %r from %s", call, self.peer)
+            self.abort("handler error")
+
+    def _on_output(self) -> None:
+        if self._pumping:
+            return  # _pump writes when it is done
+        self._write_out()
+        self._pump()
+
+    def _write_out(self) -> None:
+        if self.transport is None:
+            return
+        data = self.pipeline.output()
+        if data:
+            self.transport.write(data)
+        if self.pipeline.failed:
+            self.abort(self.pipeline.failed)
+
+    def _update_reading(self) -> None:
+        if self.transport is None or self.transport.is_closing():
+            return
+        want_pause = self._write_paused or self.pipeline.wants_pause
+        if want_pause and not self._reading_paused:
+            self._reading_paused = True
+            self.transport.pause_reading()
+        elif not want_pause and self._reading_paused:
+            self._reading_paused = False
+            self.transport.resume_reading()
+
+    def abort(self, why) -> None:
+        """Close this connection (others are unaffected), as Kafka's SocketServer does."""
+        if self.transport is None:
+            return
+        log.info("closing connection from %s on %s: %s", self.peer, self.pipeline.listener, why)
+        transport = self.transport
+        self.pipeline.close()
+        transport.close()

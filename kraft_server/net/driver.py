@@ -1,0 +1,212 @@
+"""The Ready loop on an event loop: the one place that performs socket I/O and calls
+``log.flush`` for the Raft core.
+
+    while running:
+        step every arrived request/response into the core; tick it
+        ready = core.ready()
+        flush the log if ready.flush          # durable BEFORE anything leaves
+        send ready.requests; write ready.responses
+        core.advance(ready, now_ms)
+        sleep until ready.next_deadline_ms or the next arrival
+
+Arrivals (requests decoded by the listeners' pipelines and handed over by the API
+dispatcher; responses and send failures from ``peers.Peers``) are queued with
+``submit`` and wake the loop. Time is wall-clock milliseconds, like Kafka's
+``Time.SYSTEM``: DescribeQuorum reports fetch timestamps in it.
+
+Shutdown (``request_stop``, wired to SIGINT/SIGTERM by ``run_forever``): the core is
+asked to resign (``RaftNode.shutdown``: a leader sends EndQuorumEpoch to the other
+voters, as ``KafkaRaftClient.shutdown`` does) and the loop keeps running until those
+requests are answered or have failed, or ``shutdown_timeout_ms`` passes; then the
+listeners and peer channels close.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+
+from .peers import Peers
+from .server import Listeners, ListenerSpec
+
+log = logging.getLogger(__name__)
+
+END_QUORUM_EPOCH = 54
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Driver:
+    def __init__(self, core, raft_log, *, make_dispatcher, deliver, listeners: list[ListenerSpec],
+                 request_timeout_ms: int = 2000, retry_backoff_ms: int = 20,
+                 max_bytes: int = 104857600, shutdown_timeout_ms: int = 5000,
+                 clock=wall_clock_ms, after_cycle=None):
+        """``make_dispatcher(submit)`` builds the API dispatcher around our ``submit``;
+        ``deliver(outbound_response)`` writes a core answer on its connection."""
+        self.core = core
+        self.log = raft_log
+        self.clock = clock
+        self.deliver = deliver
+        self.listener_specs = listeners
+        self.shutdown_timeout_ms = shutdown_timeout_ms
+        self.after_cycle = after_cycle  # e.g. log the core's state transitions
+        self._inbox: list = []
+        self._wake: asyncio.Event | None = None
+        self._stop_requested = False
+        self._stopped: asyncio.Event | None = None
+        self._resignations: set[int] = set()  # EndQuorumEpochs sent while stopping
+        self.dispatcher = make_dispatcher(self.submit)
+        self.listeners = Listeners(self.dispatcher, max_bytes=max_bytes)
+        self.peers = Peers(self.submit, request_timeout_ms=request_timeout_ms,
+                           retry_backoff_ms=retry_backoff_ms)
+        self.bound: dict[str, tuple[str, int]] = {}
+
+    # -- called from protocol callbacks ------------------------------------------------
+    def submit(self, item) -> None:
+        """Queue an ``InboundRequest`` or ``InboundResponse`` for the core."""
+        self._inbox.append(item)
+        if getattr(item, "api_key", None) == END_QUORUM_EPOCH and hasattr(item, "correlation"):
+            self._resignations.discard(item.correlation)
+        if self._wake is not None:
+            self._wake.set()
+
+    def request_stop(self) -> None:
+        if not self._stop_requested:
+            log.info("shutdown requested")
+        self._stop_requested = True
+        if self._wake is not None:
+            self._wake.set()
+
+    # -- the loop ---------------------------------------------------------------------------
+    async def start(self) -> dict[str, tuple[str, int]]:
+        """Bind every listener; returns ``{name: (host, port)}`` as bound."""
+        self._wake = asyncio.Event()
+        self._stopped = asyncio.Event()
+        for spec in self.listener_specs:
+            self.bound[spec.name] = await self.listeners.start(spec)
+        return self.bound
+
+    async def run(self) -> None:
+        try:
+            await self._loop()
+        except Exception:
+            # A core or disk failure: stop serving rather than run on in an unknown
+            # state (Kafka's fault handler exits the process too).
+            log.critical("fatal error in the Ready loop; shutting down", exc_info=True)
+            raise
+        finally:
+            self.peers.close()
+            await self.listeners.close()
+            self._stopped.set()
+
+    async def wait_stopped(self) -> None:
+        await self._stopped.wait()
+
+    def _cycle(self) -> tuple[bool, int | None]:
+        """One turn of the Ready loop; returns (did work, next deadline)."""
+        core = self.core
+        now = self.clock()
+        inbox, self._inbox = self._inbox, []
+        for item in inbox:
+            core.step(item, now)
+        core.tick(now)
+        ready = core.ready()
+        if ready.flush:
+            self.log.flush()
+        for request in ready.requests:
+            if self._stop_requested and request.api_key == END_QUORUM_EPOCH:
+                self._resignations.add(request.correlation)
+            self.peers.send(request)
+        for response in ready.responses:
+            self.deliver(response)
+        more = core.advance(ready, now)
+        if self.after_cycle is not None:
+            self.after_cycle(now)
+        busy = bool(inbox or ready.flush or ready.requests or ready.responses or more is True)
+        return busy, ready.next_deadline_ms
+
+    def _begin_shutdown(self) -> None:
+        """Ask the core to resign (``begin_shutdown``, else ``shutdown``/``resign``)."""
+        for name in ("begin_shutdown", "shutdown", "resign"):
+            method = getattr(self.core, name, None)
+            if method is not None:
+                method(self.clock())
+                return
+
+    def _shutdown_done(self) -> bool:
+        """The core says so (``shutdown_complete``), or else every EndQuorumEpoch sent
+        since the stop was requested has been answered or has failed. A follower or
+        observer sends none, so it stops at once, as in Kafka."""
+        done = getattr(self.core, "shutdown_complete", None)
+        if done is not None:
+            return bool(done())
+        return not self._resignations
+
+    async def _loop(self) -> None:
+        shutdown_deadline = None
+        while True:
+            if self._stop_requested and shutdown_deadline is None:
+                shutdown_deadline = self.clock() + self.shutdown_timeout_ms
+                self._begin_shutdown()
+            busy, deadline = self._cycle()
+            if shutdown_deadline is not None:
+                if self._shutdown_done() or self.clock() >= shutdown_deadline:
+                    await asyncio.sleep(0)  # let the transports write what is queued
+                    return
+                # Poll often while waiting for the peers' answers.
+                soon = self.clock() + 20
+                deadline = min(d for d in (deadline, shutdown_deadline, soon) if d is not None)
+            if busy:
+                await asyncio.sleep(0)  # let the transports run, then go again
+                continue
+            timeout = None
+            if deadline is not None:
+                timeout = max(0.0, (deadline - self.clock()) / 1000.0)
+            self._wake.clear()
+            if self._inbox or (self._stop_requested and shutdown_deadline is None):
+                continue
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout)
+            except asyncio.TimeoutError:
+                pass
+
+
+def install_signal_handlers(driver: Driver) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, driver.request_stop)
+        except (NotImplementedError, RuntimeError):  # not the main thread
+            pass
+
+
+def new_event_loop():
+    """uvloop when available (it is a dependency), asyncio's loop otherwise."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop is in install_requires
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
+
+
+def run_forever(driver: Driver, on_started=None) -> None:
+    """Start the listeners, run the Ready loop until SIGINT/SIGTERM, shut down."""
+    loop = new_event_loop()
+    asyncio.set_event_loop(loop)
+
+    async def main():
+        bound = await driver.start()
+        install_signal_handlers(driver)
+        if on_started is not None:
+            on_started(bound)
+        await driver.run()
+
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+        asyncio.set_event_loop(None)

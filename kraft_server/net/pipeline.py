@@ -1,0 +1,208 @@
+"""One server-side connection's request pipeline, sans-I/O.
+
+The asyncio adapter (``connection.py``) feeds bytes in and writes out whatever
+``output()`` returns; everything else is decided here, so the rules can be tested
+without sockets:
+
+- **Framing.** ``wire.framing.FrameReader`` checks the announced size before
+  buffering toward it; a size above ``socket.request.max.bytes`` (or negative) is a
+  ``ProtocolViolation`` and the adapter closes *that* connection, as Kafka's
+  ``InvalidReceiveException`` does.
+- **Which requests we accept.** Each listener exposes a table ``{api_key: (min, max)}``
+  (``kraft_server.api.registry``). An API key outside the table (unknown to Kafka, or
+  not served on this listener, e.g. Metadata on a controller listener) or a header we
+  cannot decode closes the connection: Kafka 4.3.1 does exactly that (checked against
+  a real controller, see ``tests/test_net_pipeline.py``).
+- **Unsupported versions.** ApiVersions at a version we do not know is answered with
+  a v0 body carrying UNSUPPORTED_VERSION and our ApiVersions range, so the client can
+  retry lower (KIP-511; ``NetworkClient`` retries with the listed max). Any other API
+  at an unsupported version closes the connection (what the real controller does).
+- **Ordering.** Requests may be answered in any order (some go to the Raft core and
+  come back many ticks later) but responses leave in request order, as Kafka clients
+  require (they match by correlation id *and* expect FIFO per connection).
+- **Flow control.** At most ``max_in_flight`` requests are dispatched and not yet
+  answered; further complete frames wait in a backlog and the adapter pauses
+  reading while ``wants_pause`` is true. Kafka itself mutes a channel until its one
+  in-flight request is answered; we allow bounded pipelining instead.
+"""
+from __future__ import annotations
+
+import logging
+from collections import deque
+
+from wire.exceptions import DecodeError, EncodeError
+from wire.framing import DEFAULT_MAX_BYTES, FrameReader, FrameTooLarge
+from wire.headers import decode_request_header, encode_response, peek_key_version
+from wire.messages import REQUESTS, ApiVersionsResponse
+from wire.messages.api_versions_response import ApiVersion
+
+log = logging.getLogger(__name__)
+
+API_VERSIONS = 18
+UNSUPPORTED_VERSION = 35
+DEFAULT_MAX_IN_FLIGHT = 64
+
+
+class ProtocolViolation(Exception):
+    """The peer broke the protocol: close the connection (nothing is answered)."""
+
+
+class InboundCall:
+    """One request read from a connection. It is the ``handle`` the Raft core sees
+    in ``InboundRequest`` and hands back in ``OutboundResponse``."""
+
+    __slots__ = ("pipeline", "header", "api_key", "api_version", "body", "listener",
+                 "_encoded", "_done")
+
+    def __init__(self, pipeline, header, api_key, api_version, body, listener):
+        self.pipeline = pipeline
+        self.header = header
+        self.api_key = api_key
+        self.api_version = api_version
+        self.body = body
+        self.listener = listener
+        self._encoded: bytes | None = None
+        self._done = False
+
+    @property
+    def correlation_id(self) -> int:
+        return self.header.correlation_id
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    def respond(self, body, api_version: int | None = None) -> None:
+        """Answer with ``body`` (encoded at the request's version unless told)."""
+        self.pipeline.complete(self, body, self.api_version if api_version is None else api_version)
+
+    def __repr__(self) -> str:
+        return (f"InboundCall({self.listener} key={self.api_key} v{self.api_version} "
+                f"corr={self.correlation_id})")
+
+
+class Pipeline:
+    """Frames in, ``InboundCall`` objects out, responses out in request order."""
+
+    def __init__(self, listener: str, apis: dict[int, tuple[int, int]], *,
+                 max_bytes: int = DEFAULT_MAX_BYTES,
+                 max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+                 on_output=None):
+        self.listener = listener
+        self.apis = apis
+        self.max_in_flight = max_in_flight
+        self._reader = FrameReader(max_bytes)
+        self._backlog: deque[bytes] = deque()  # complete frames not yet dispatched
+        self._calls: deque[InboundCall] = deque()  # dispatched, in request order
+        self._out: list[bytes] = []
+        self._on_output = on_output  # called when output() has something new
+        self.closed = False
+        self.failed: str | None = None  # set when the connection must be closed
+
+    # -- input ---------------------------------------------------------------------
+    def receive_data(self, data) -> None:
+        """Buffer bytes; raises ``ProtocolViolation`` on an oversized frame."""
+        try:
+            self._backlog.extend(self._reader.feed(data))
+        except FrameTooLarge as exc:
+            raise ProtocolViolation(str(exc)) from exc
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._calls)
+
+    @property
+    def wants_pause(self) -> bool:
+        """True while the adapter should stop reading from the socket."""
+        return bool(self._backlog) or len(self._calls) >= self.max_in_flight
+
+    def next_call(self) -> InboundCall | None:
+        """The next request to dispatch, or None (nothing buffered, or too many in
+        flight). Requests answered here (ApiVersions at an unknown version) are not
+        returned. Raises ``ProtocolViolation`` for frames that close the connection."""
+        while self._backlog and len(self._calls) < self.max_in_flight:
+            call = self._parse(self._backlog.popleft())
+            if call is not None:
+                return call
+        return None
+
+    def _parse(self, frame) -> InboundCall | None:
+        try:
+            api_key, api_version = peek_key_version(frame)
+        except DecodeError as exc:
+            raise ProtocolViolation(f"request too short for a header: {exc}") from None
+        supported = self.apis.get(api_key)
+        if supported is None or api_key not in REQUESTS:
+            raise ProtocolViolation(f"API key {api_key} is not served on listener {self.listener}")
+        try:
+            header, pos = decode_request_header(frame)
+        except DecodeError as exc:
+            raise ProtocolViolation(f"undecodable request header (key {api_key}): {exc}") from None
+        lo, hi = supported
+        if not lo <= api_version <= hi:
+            if api_key != API_VERSIONS:
+                raise ProtocolViolation(
+                    f"unsupported version {api_version} of API key {api_key} (we serve {lo}-{hi})")
+            call = InboundCall(self, header, api_key, api_version, None, self.listener)
+            self._calls.append(call)
+            # KIP-511: a v0 body the oldest client can parse, listing our range.
+            self.complete(call, ApiVersionsResponse(
+                error_code=UNSUPPORTED_VERSION,
+                api_keys=[ApiVersion(api_key=API_VERSIONS, min_version=lo, max_version=hi)]), 0)
+            return None
+        try:
+            body, _ = REQUESTS[api_key].read(frame, pos, api_version)
+        except DecodeError as exc:
+            raise ProtocolViolation(
+                f"undecodable body of API key {api_key} v{api_version}: {exc}") from None
+        call = InboundCall(self, header, api_key, api_version, body, self.listener)
+        self._calls.append(call)
+        return call
+
+    # -- output --------------------------------------------------------------------
+    def complete(self, call: InboundCall, body, api_version: int) -> None:
+        if call.pipeline is not self or call._done:
+            raise ValueError(f"{call!r} is not pending on this connection")
+        if self.closed:
+            call._done = True
+            return
+        try:
+            call._encoded = encode_response(call.api_key, api_version, call.correlation_id, body)
+        except EncodeError as exc:
+            # A response the request's version cannot carry is our bug; the client would
+            # wait forever for it, so the connection is closed rather than skipped.
+            log.error("cannot encode the response to %r: %s", call, exc)
+            call._done = True
+            self.failed = f"cannot encode the response to {call!r}: {exc}"
+            if self._on_output is not None:
+                self._on_output()
+            return
+        call._done = True
+        calls, out = self._calls, self._out
+        grew = False
+        while calls and calls[0]._done:
+            head = calls.popleft()
+            if head._encoded is not None:
+                out.append(head._encoded)
+                head._encoded = None
+                grew = True
+        if grew and self._on_output is not None:
+            self._on_output()
+
+    def output(self) -> bytes:
+        """Responses ready to be written, in request order."""
+        if not self._out:
+            return b""
+        data = b"".join(self._out)
+        self._out.clear()
+        return data
+
+    def close(self) -> list[InboundCall]:
+        """Forget the connection; returns the calls that will never be answered."""
+        self.closed = True
+        pending = [c for c in self._calls if not c._done]
+        self._calls.clear()
+        self._backlog.clear()
+        self._out.clear()
+        return pending
+

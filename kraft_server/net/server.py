@@ -1,0 +1,63 @@
+"""Listeners: one asyncio server per configured listener.
+
+A listener has a name (``CONTROLLER``, ``CLIENT``...), an address, and the table of
+APIs it serves (``kraft_server.api.registry``). Connections share nothing but the
+``dispatch`` callable, so a misbehaving client (garbage, a 2 GB length prefix, an
+unknown API key) loses only its own connection.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+
+from .connection import ServerConnection
+from .pipeline import DEFAULT_MAX_IN_FLIGHT
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ListenerSpec:
+    name: str  # upper-case listener name
+    host: str  # bind host ("" or 0.0.0.0 for all interfaces)
+    port: int  # 0: let the OS choose (tests); the bound port is reported back
+    apis: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+
+class Listeners:
+    """The running servers and their open connections."""
+
+    def __init__(self, dispatch, *, max_bytes: int, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT):
+        self._dispatch = dispatch
+        self._max_bytes = max_bytes
+        self._max_in_flight = max_in_flight
+        self._servers: dict[str, asyncio.AbstractServer] = {}
+        self.connections: set[ServerConnection] = set()
+        self.bound: dict[str, tuple[str, int]] = {}
+
+    async def start(self, spec: ListenerSpec) -> tuple[str, int]:
+        loop = asyncio.get_running_loop()
+
+        def factory():
+            return ServerConnection(spec.name, spec.apis, self._dispatch,
+                                    max_bytes=self._max_bytes,
+                                    max_in_flight=self._max_in_flight,
+                                    registry=self.connections)
+
+        host = spec.host or None  # Kafka: an empty host binds every interface
+        server = await loop.create_server(factory, host, spec.port, reuse_address=True)
+        sockname = server.sockets[0].getsockname()
+        self._servers[spec.name] = server
+        self.bound[spec.name] = (sockname[0], sockname[1])
+        log.info("listening on %s://%s:%d", spec.name, sockname[0], sockname[1])
+        return self.bound[spec.name]
+
+    async def close(self) -> None:
+        for server in self._servers.values():
+            server.close()
+        for conn in list(self.connections):
+            conn.abort("shutting down")
+        for server in self._servers.values():
+            await server.wait_closed()
+        self._servers.clear()

@@ -1,0 +1,284 @@
+"""Wiring: ``server.properties`` → storage check → log and quorum-state store →
+``RaftNode`` → the Ready loop on uvloop (``kraft_server/net/driver.py``).
+
+Start-up, as Kafka's ``KafkaRaftServer`` does it:
+
+1. Read and validate the properties (``kraft_server.config``).
+2. Check the metadata log directory was formatted: ``meta.properties`` must exist,
+   name this ``node.id`` and carry a ``directory.id``. An unformatted directory is
+   refused with a message that says how to format it (Kafka refuses too).
+3. Open ``__cluster_metadata-0`` (recovering a torn tail) and ``quorum-state``.
+4. Build the core and the listeners: the controller listener(s) named by
+   ``controller.listener.names``, and every other listener as a client listener.
+5. Run until SIGINT/SIGTERM; then the core resigns (EndQuorumEpoch to the other
+   voters) and the listeners close.
+
+The only module here that knows the core's internals is ``CoreView`` (below),
+which turns them into the plain values the API handlers read
+(``kraft_server/api/views.py``).
+"""
+from __future__ import annotations
+
+import logging
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from kraft_server.api import registry
+from kraft_server.api.api_versions import SUPPORTED_FEATURES
+from kraft_server.api.dispatch import Dispatcher
+from kraft_server.api.raft_rpcs import deliver
+from kraft_server.api.views import (
+    ZERO_UUID, Features, ListenerAddress, QuorumView, ReplicaView, VoterView)
+from kraft_server.config import KafkaConfig
+from kraft_server.log.meta_properties import read_meta_properties
+from kraft_server.raft.config import QuorumConfig, StaticVoter
+from kraft_server.raft.io import Endpoint
+
+log = logging.getLogger("kraft_server")
+
+FEATURE_LEVEL_RECORD = 12  # metadata record api key of FeatureLevelRecord
+
+
+class StorageError(RuntimeError):
+    """The metadata log directory cannot be used as it is (a user-facing message)."""
+
+
+def format_hint(config_path: str | None) -> str:
+    cfg = config_path or "<server.properties>"
+    return ("format it first, e.g.\n"
+            f"    python -m tools.storage format --cluster-id $(python -m tools.storage random-uuid) "
+            f"--standalone --config {cfg}\n"
+            "(or Apache Kafka's: bin/kafka-storage.sh format -t <cluster id> --standalone -c "
+            f"{cfg}; `make run` does this for ./data)")
+
+
+def check_storage(config: KafkaConfig, config_path: str | None = None):
+    """The directory's ``MetaProperties``, or ``StorageError`` saying what to do."""
+    directory = Path(config.metadata_log_dir)
+    try:
+        meta = read_meta_properties(directory)
+    except ValueError as exc:
+        raise StorageError(f"{directory}/meta.properties is unreadable: {exc}") from None
+    if meta is None:
+        raise StorageError(
+            f"No `meta.properties` found in {directory} (have you formatted the directory?); "
+            + format_hint(config_path))
+    if meta.node_id != config.node_id:
+        raise StorageError(
+            f"Stored node id {meta.node_id} in {directory}/meta.properties doesn't match "
+            f"node.id {config.node_id} in the configuration")
+    if meta.directory_id is None:
+        raise StorageError(f"{directory}/meta.properties has no directory.id; " + format_hint(config_path))
+    return meta
+
+
+def quorum_config(config: KafkaConfig, meta) -> QuorumConfig:
+    return QuorumConfig(
+        node_id=config.node_id,
+        cluster_id=meta.cluster_id,
+        directory_id=meta.directory_id or ZERO_UUID,
+        static_voters=tuple(StaticVoter(v.node_id, v.host, v.port) for v in config.quorum_voters),
+        bootstrap_servers=tuple((e.host, e.port) for e in config.quorum_bootstrap_servers),
+        listeners=tuple(Endpoint(e.name, e.host, e.port) for e in config.controller_endpoints()),
+        election_timeout_ms=config.quorum_election_timeout_ms,
+        fetch_timeout_ms=config.quorum_fetch_timeout_ms,
+        election_backoff_max_ms=config.quorum_election_backoff_max_ms,
+        request_timeout_ms=config.quorum_request_timeout_ms,
+        retry_backoff_ms=config.quorum_retry_backoff_ms,
+        append_linger_ms=config.quorum_append_linger_ms,
+    )
+
+
+def bootstrap_feature_levels(metadata_log_dir: Path) -> dict[str, int]:
+    """Feature levels ``kafka-storage format`` wrote to ``bootstrap.checkpoint``."""
+    path = Path(metadata_log_dir) / "bootstrap.checkpoint"
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    from wire.messages import FeatureLevelRecord
+    from wire.records import iter_batches, unframe_metadata_record
+    levels: dict[str, int] = {}
+    try:
+        for batch in iter_batches(data):
+            if batch.is_control:
+                continue
+            for record in batch.records:
+                api_key, version, payload = unframe_metadata_record(record.value)
+                if api_key == FEATURE_LEVEL_RECORD:
+                    rec = FeatureLevelRecord.decode(bytes(payload), version)
+                    levels[rec.name] = rec.feature_level
+    except ValueError as exc:
+        log.warning("cannot read %s: %s", path, exc)
+    return levels
+
+
+# -- the view the API handlers read ------------------------------------------------------
+
+def _endpoints(node) -> tuple[ListenerAddress, ...]:
+    return tuple(ListenerAddress(e.name, e.host, e.port) for e in node.endpoints)
+
+
+class CoreView:
+    """Adapts ``RaftNode``'s views to ``kraft_server.api.views.NodeView``."""
+
+    def __init__(self, core, node_id: int, cluster_id: str, bootstrap_levels: dict[str, int], clock):
+        self.core = core
+        self.node_id = node_id
+        self.cluster_id = cluster_id
+        self._levels = bootstrap_levels
+        self._clock = clock
+
+    def now_ms(self) -> int:
+        return self._clock()
+
+    def leader_id(self) -> int:
+        leader = self.core.leader_id
+        return -1 if leader is None else leader
+
+    def voters(self) -> tuple[VoterView, ...]:
+        return tuple(VoterView(n.key.node_id, n.key.directory_id, _endpoints(n))
+                     for n in self.core.voter_set().nodes)
+
+    def features(self) -> Features:
+        finalized = {}
+        kraft_version = getattr(self.core, "kraft_version", None)
+        if callable(kraft_version):
+            kraft_version = kraft_version()
+        if kraft_version is not None:
+            finalized["kraft.version"] = kraft_version
+        if "metadata.version" in self._levels:
+            finalized["metadata.version"] = self._levels["metadata.version"]
+        hwm = self.core.high_watermark
+        epoch = hwm - 1 if hwm is not None and hwm > 0 else -1
+        return Features(supported=dict(SUPPORTED_FEATURES), finalized=finalized, epoch=epoch)
+
+    def quorum(self, now_ms: int) -> QuorumView:
+        core = self.core
+        leader = self.leader_id()
+        states = core.replica_states(now_ms) if leader == self.node_id else None
+        if states is None:  # not the leader (KafkaRaftClient answers NOT_LEADER_OR_FOLLOWER)
+            return QuorumView(is_leader=False, leader_id=leader, epoch=core.epoch)
+        voter_states, observer_states = states
+        voters = tuple(sorted((_replica(r) for r in voter_states), key=lambda r: r.replica_id))
+        observers = tuple(sorted((_replica(r) for r in observer_states), key=lambda r: r.replica_id))
+        hwm = core.high_watermark
+        committed = None
+        if hwm is not None:
+            committed_ids = {n.key.node_id for n in core.committed_voter_set().nodes}
+            committed = tuple(r for r in voters if r.replica_id in committed_ids)
+        return QuorumView(is_leader=True, leader_id=leader, epoch=core.epoch,
+                          high_watermark=-1 if hwm is None else hwm,
+                          voters=voters, observers=observers, voter_nodes=self.voters(),
+                          committed_voters=committed)
+
+
+def _replica(r) -> ReplicaView:
+    """A core ``roles.leader.ReplicaState`` as a DescribeQuorum row."""
+    return ReplicaView(
+        replica_id=r.key.node_id,
+        directory_id=r.key.directory_id or ZERO_UUID,
+        log_end_offset=r.end_offset,
+        last_fetch_timestamp=r.last_fetch_ms,
+        last_caught_up_timestamp=r.last_caught_up_ms,
+    )
+
+
+class TransitionLogger:
+    """Logs the core's role, epoch and leader when they change (Kafka logs its
+    ``QuorumState`` transitions at INFO too)."""
+
+    def __init__(self, core, node_id: int):
+        self.core = core
+        self.node_id = node_id
+        self.last = None
+
+    def __call__(self, now_ms: int) -> None:
+        core = self.core
+        role = getattr(core.role, "name", str(core.role))
+        state = (role, core.epoch, core.leader_id)
+        if state != self.last:
+            log.info("[RaftNode id=%d] %s in epoch %d, leader %s, high watermark %s",
+                     self.node_id, role, core.epoch,
+                     core.leader_id if core.leader_id >= 0 else "unknown", core.high_watermark)
+            self.last = state
+
+
+# -- assembly -----------------------------------------------------------------------------
+
+@dataclass
+class Node:
+    config: KafkaConfig
+    driver: object
+    core: object
+    raft_log: object
+    cluster_id: str
+
+
+def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=None, rng=None,
+               core_factory=None) -> Node:
+    """Everything but the event loop. ``core_factory(qconfig, log, store, rng, now_ms)``
+    defaults to ``RaftNode`` (tests pass a fake)."""
+    from kraft_server.log.file_log import FileReplicatedLog
+    from kraft_server.log.quorum_state_file import FileQuorumStateStore
+    from kraft_server.net.driver import Driver, wall_clock_ms
+    from kraft_server.net.server import ListenerSpec
+
+    if not config.is_controller:
+        raise StorageError("process.roles must include controller: this node is a KRaft controller")
+    clock = clock or wall_clock_ms
+    meta = check_storage(config, config_path)
+    raft_log = FileReplicatedLog.open(config.metadata_log_dir,
+                                      segment_bytes=config.metadata_log_segment_bytes)
+    store = FileQuorumStateStore(raft_log.directory,
+                                 static_voter_ids=[v.node_id for v in config.quorum_voters])
+    qconfig = quorum_config(config, meta)
+    if core_factory is None:
+        from kraft_server.raft.node import RaftNode as core_factory
+    core = core_factory(qconfig, raft_log, store, rng or random.Random(), clock())
+    view = CoreView(core, config.node_id, meta.cluster_id,
+                    bootstrap_feature_levels(config.metadata_log_dir), clock)
+
+    controller_names = set(config.controller_listener_names)
+    advertised = {e.name: (e.host, e.port) for e in config.effective_advertised_listeners()}
+    specs, tables = [], {}
+    for ep in config.listeners:
+        apis = registry.listener_apis(ep.name in controller_names,
+                                      reconfiguration=getattr(core, "SUPPORTS_RECONFIGURATION", False))
+        tables[ep.name] = apis
+        specs.append(ListenerSpec(ep.name, ep.host, ep.port, apis))
+
+    def make_dispatcher(submit):
+        return Dispatcher(view, submit, tables=tables, controller_listeners=controller_names,
+                          advertised=advertised)
+
+    driver = Driver(core, raft_log, make_dispatcher=make_dispatcher, deliver=deliver,
+                    listeners=specs, request_timeout_ms=config.quorum_request_timeout_ms,
+                    retry_backoff_ms=config.quorum_retry_backoff_ms,
+                    max_bytes=config.socket_request_max_bytes, clock=clock,
+                    after_cycle=TransitionLogger(core, config.node_id))
+    return Node(config, driver, core, raft_log, meta.cluster_id)
+
+
+def run(config_path: str) -> int:
+    from kraft_server.net.driver import run_forever
+
+    config = KafkaConfig.from_file(config_path)
+    node = build_node(config, config_path)
+    log.info("node %d of cluster %s starting (metadata log %s)", config.node_id,
+             node.cluster_id, config.metadata_log_dir)
+
+    def started(bound):
+        for name, (host, port) in bound.items():
+            log.info("[KRaftServer id=%d] listener %s on %s:%d", config.node_id, name, host, port)
+        log.info("[KRaftServer id=%d] Kafka Server started", config.node_id)
+
+    try:
+        run_forever(node.driver, on_started=started)
+    finally:
+        close = getattr(node.raft_log, "close", None)
+        if close is not None:
+            close()
+        log.info("[KRaftServer id=%d] shut down completed", config.node_id)
+    return 0

@@ -1,0 +1,510 @@
+"""``RaftNode``: the sans-I/O KRaft core (see the package docstring for the loop).
+
+This module is the hub: it owns the log, the quorum state and the voter history,
+dispatches inbound messages to ``rpc/`` and timer work to ``roles/*``, keeps the
+outbox the shell drains through ``ready()``, and holds the few operations the RPC
+modules share (transitions with their side effects, leader appends, truncation,
+snapshot installation, high watermark updates).
+
+Requests to peers go out one at a time per destination, with
+``quorum.retry.backoff.ms`` after a failure, like Kafka's ``RequestManager``; every
+transition forgets what was in flight (answers still arrive and are matched by
+correlation id, and each handler ignores answers from an older epoch).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, replace
+
+from kraft_server.raft import batches
+from kraft_server.raft.config import MAX_BATCH_BYTES
+from kraft_server.raft.io import (
+    Destination, Endpoint, InboundRequest, InboundResponse, OutboundRequest, OutboundResponse, Ready,
+)
+from kraft_server.raft.log_api import OffsetAndEpoch
+from kraft_server.raft.quorum_state import QuorumState
+from kraft_server.raft.roles import LeaderState
+from kraft_server.raft.roles import poll as role_poll
+from kraft_server.raft.roles.base import Role
+from kraft_server.raft.rpc import begin_epoch, end_epoch, fetch, fetch_snapshot, update_voter, vote
+from kraft_server.raft.voter_history import VoterHistory
+from kraft_server.raft.voters import (
+    ZERO_UUID, ElectionResult, VoterKey, VoterSet, election_result, next_high_watermark,
+)
+
+from wire.messages import leader_change_message as lcm
+from wire.messages import KRaftVersionRecord
+
+_REQUEST_HANDLERS = {
+    fetch.API_KEY: fetch.handle_fetch_request,
+    vote.API_KEY: vote.handle_vote_request,
+    begin_epoch.API_KEY: begin_epoch.handle_begin_epoch_request,
+    end_epoch.API_KEY: end_epoch.handle_end_epoch_request,
+    fetch_snapshot.API_KEY: fetch_snapshot.handle_fetch_snapshot_request,
+    update_voter.API_KEY: update_voter.handle_update_voter_request,
+}
+_RESPONSE_HANDLERS = {
+    fetch.API_KEY: fetch.handle_fetch_response,
+    vote.API_KEY: vote.handle_vote_response,
+    begin_epoch.API_KEY: begin_epoch.handle_begin_epoch_response,
+    end_epoch.API_KEY: end_epoch.handle_end_epoch_response,
+    fetch_snapshot.API_KEY: fetch_snapshot.handle_fetch_snapshot_response,
+    update_voter.API_KEY: update_voter.handle_update_voter_response,
+}
+RAFT_API_KEYS = frozenset(_REQUEST_HANDLERS)
+# First version of each response that has NodeEndpoints (KIP-853).
+_NODE_ENDPOINTS_SINCE = {fetch.API_KEY: 16, vote.API_KEY: 1, begin_epoch.API_KEY: 1,
+                         end_epoch.API_KEY: 1, fetch_snapshot.API_KEY: 1}
+
+
+class NotLeader(Exception):
+    """``propose`` on a node that is not an active leader."""
+
+
+@dataclass
+class Inflight:
+    """A request we sent and have not heard back about."""
+
+    correlation: int
+    destination: Destination
+    api_key: int
+    epoch: int  # our epoch when it was sent
+    sent_ms: int
+    pre_vote: bool = False
+    fetch_offset: int = -1
+
+
+class RaftNode:
+    def __init__(self, config, log, store, rng, now_ms: int):
+        self.config, self.log, self.store, self.rng = config, log, store, rng
+        self.local_key = VoterKey(config.node_id, config.directory_id)
+        self.history = self._load_history()
+        self.high_watermark: int | None = None
+        self.stats: Counter = Counter()
+        self._now = now_ms
+        self._next_correlation = 1
+        self._inflight: dict[int, Inflight] = {}
+        self._busy: dict = {}
+        self._backoff: dict = {}
+        self._requests: list[OutboundRequest] = []
+        self._responses: list[OutboundResponse] = []
+        self._endpoints: dict[int, tuple[Endpoint, ...]] = {}
+        self._bootstrap_next = 0
+        data_version = 1 if self.history.kraft_version() >= 1 else 0
+        self.quorum = QuorumState(config, store, rng, self.local_key, data_version)
+        self.quorum.initialize(store.read(), log.last_fetched_epoch(), self.voter_set(), now_ms,
+                               self._endpoints_for)
+        if self.voter_set().is_only_voter(self.local_key) and self.role is not Role.LEADER:
+            # The only voter needs nobody's vote: campaign at once, as Kafka's
+            # KafkaRaftClient.initialize does, instead of waiting out a timeout.
+            self.transition_to_candidate(now_ms)
+
+    # -- views for handlers (DescribeQuorum, DescribeCluster, the controller) ----------------
+    @property
+    def role(self) -> Role:
+        return self.quorum.role
+
+    @property
+    def epoch(self) -> int:
+        return self.quorum.epoch
+
+    @property
+    def leader_id(self) -> int:
+        return self.quorum.leader_id
+
+    def voter_set(self) -> VoterSet:
+        return self.history.latest()
+
+    def committed_voter_set(self) -> VoterSet:
+        return self.history.committed(self.high_watermark)
+
+    def kraft_version(self) -> int:
+        return self.history.kraft_version()
+
+    def is_voter(self) -> bool:
+        return self.voter_set().is_voter(self.local_key)
+
+    def replica_states(self, now_ms: int):
+        """(voters, observers) as the leader sees them, or None when not the leader. The
+        leader reports itself as caught up "now" (``RaftUtil.singletonDescribeQuorumResponse``)."""
+        if self.role is not Role.LEADER:
+            return None
+        leader: LeaderState = self.quorum.state
+        leader.expire_observers(now_ms)
+        voters = [replace(s) for s in leader.voters.values()]  # copies: the caller may keep them
+        for s in voters:
+            if s.key.node_id == self.local_key.node_id:
+                s.end_offset = self.log.end_offset()
+                s.last_fetch_ms = s.last_caught_up_ms = now_ms
+        return voters, [replace(s) for s in leader.observers.values()]
+
+    def leader_endpoints(self, listener: str) -> tuple[Endpoint, ...]:
+        leader_id = self.quorum.leader_id
+        if leader_id < 0:
+            return ()
+        if leader_id == self.local_key.node_id:
+            eps = self.config.listeners
+        else:
+            eps = self._endpoints_for(leader_id)
+        return tuple(e for e in eps if e.name == listener)[:1] or tuple(eps[:1])
+
+    def is_addressed_to_us(self, voter_id: int, directory_id) -> bool:
+        """The VoterId/VoterDirectoryId check behind INVALID_VOTER_KEY (KIP-853)."""
+        if voter_id >= 0 and voter_id != self.local_key.node_id:
+            return False
+        mine = self.local_key.directory_id
+        return directory_id == ZERO_UUID or mine == ZERO_UUID or directory_id == mine
+
+    # -- the contract ------------------------------------------------------------------------
+    def step(self, inbound, now_ms: int) -> None:
+        self._now = max(self._now, now_ms)
+        if isinstance(inbound, InboundRequest):
+            handler = _REQUEST_HANDLERS.get(inbound.api_key)
+            if handler is None:
+                raise ValueError(f"API {inbound.api_key} is not a KRaft RPC")
+            body = handler(self, inbound, self._now)
+            if body is not None:
+                self.respond(inbound, body)
+        elif isinstance(inbound, InboundResponse):
+            inflight = self._inflight.pop(inbound.correlation, None)
+            if inflight is None:
+                return  # not ours, or already given up on
+            dkey = _dest_key(inflight.destination)
+            if self._busy.get(dkey) == inflight.correlation:
+                del self._busy[dkey]
+            ok = _RESPONSE_HANDLERS[inflight.api_key](self, inflight, inbound.body, inbound.failure,
+                                                      self._now)
+            if not ok:
+                self._backoff[dkey] = self._now + self.config.retry_backoff_ms
+        else:
+            raise TypeError(f"cannot step {type(inbound).__name__}")
+
+    def tick(self, now_ms: int) -> None:
+        self._now = max(self._now, now_ms)
+        role_poll.poll(self, self._now)
+
+    def propose(self, records: list[bytes], now_ms: int) -> tuple[int, int]:
+        """Queue records for the leader's next batch; returns (first, last) offsets.
+        They are committed once ``high_watermark > last``."""
+        self._now = max(self._now, now_ms)
+        if self.role is not Role.LEADER or self.quorum.state.resign_requested:
+            raise NotLeader(f"node {self.local_key.node_id} is {self.role.value} in epoch {self.epoch}")
+        if not records:
+            raise ValueError("nothing to propose")
+        leader = self.quorum.state
+        first = self.log.end_offset() + len(leader.pending_records)
+        leader.pending_records.extend(records)
+        leader.pending_bytes += sum(len(r) for r in records)
+        if leader.linger_deadline_ms is None:
+            leader.linger_deadline_ms = self._now + self.config.append_linger_ms
+        if leader.pending_bytes >= MAX_BATCH_BYTES:
+            self.drain_proposals()
+        return first, first + len(records) - 1
+
+    def ready(self) -> Ready:
+        role_poll.poll(self, self._now)
+        if self.role is Role.LEADER:
+            self._complete_parked(self._now)
+        ready = Ready(flush=self.log.end_offset() > self.log.flushed_offset(),
+                      requests=self._requests, responses=self._responses,
+                      next_deadline_ms=role_poll.next_deadline(self, self._now))
+        self._requests, self._responses = [], []
+        return ready
+
+    def advance(self, ready: Ready, now_ms: int) -> bool:
+        """The shell flushed (if asked) and sent everything in ``ready``. Returns True
+        when calling ``ready()`` again now would yield more work (e.g. the HWM moved
+        and parked fetches can be answered)."""
+        self._now = max(self._now, now_ms)
+        if self.role is Role.LEADER:
+            before = self.high_watermark
+            self.maybe_update_leader_high_watermark()
+            return self.high_watermark != before and bool(self.quorum.state.parked)
+        return False
+
+    def resign(self, now_ms: int, shutting_down: bool = True) -> None:
+        """Graceful resignation (shutdown): EndQuorumEpoch to the voters, naming the most
+        caught-up ones as preferred candidates."""
+        self._now = max(self._now, now_ms)
+        if self.role is Role.LEADER:
+            self.transition_to_resigned(self._now, shutting_down)
+
+    shutdown = resign
+
+    # -- outbox ----------------------------------------------------------------------------
+    def respond(self, inbound: InboundRequest, body) -> None:
+        if inbound.api_version < _NODE_ENDPOINTS_SINCE.get(inbound.api_key, 0):
+            body.node_endpoints = []  # a tagged field the asker's version cannot carry
+        self._responses.append(OutboundResponse(inbound.handle, inbound.api_key, inbound.api_version, body))
+
+    def send(self, destination: Destination, api_key: int, body, now_ms: int, min_version: int = 0,
+             **extra) -> bool:
+        dkey = _dest_key(destination)
+        if dkey in self._busy or self._backoff.get(dkey, -1) > now_ms:
+            return False
+        corr = self._next_correlation
+        self._next_correlation += 1
+        self._inflight[corr] = Inflight(corr, destination, api_key, self.quorum.epoch, now_ms, **extra)
+        self._busy[dkey] = corr
+        self._requests.append(OutboundRequest(corr, destination, api_key, body, min_version))
+        return True
+
+    def can_send(self, destination: Destination, now_ms: int) -> bool:
+        dkey = _dest_key(destination)
+        return dkey not in self._busy and self._backoff.get(dkey, -1) <= now_ms
+
+    def backoff_deadlines(self) -> list[int]:
+        return list(self._backoff.values())
+
+    def voter_destination(self, node_id: int) -> Destination | None:
+        eps = self._endpoints_for(node_id)
+        if not eps:
+            return None
+        listener = self.config.default_listener
+        ep = next((e for e in eps if e.name == listener), eps[0])
+        return Destination(node_id, ep)
+
+    def bootstrap_destination(self) -> Destination | None:
+        """Next ``controller.quorum.bootstrap.servers`` entry; with a static quorum the
+        voters' addresses serve as bootstrap servers (Kafka does the same)."""
+        servers = self.config.bootstrap_servers or tuple(
+            (v.host, v.port) for v in self.config.static_voters)
+        if not servers:
+            return None
+        host, port = servers[self._bootstrap_next % len(servers)]
+        self._bootstrap_next += 1
+        return Destination(-1, Endpoint(self.config.default_listener, host, port))
+
+    def bootstrap_destination_if_free(self, now_ms: int) -> Destination | None:
+        for _ in range(len(self.config.bootstrap_servers) or len(self.config.static_voters)):
+            dest = self.bootstrap_destination()
+            if dest is not None and self.can_send(dest, now_ms):
+                return dest
+        return None
+
+    def remember_endpoints(self, node_id: int, endpoints: tuple[Endpoint, ...]) -> None:
+        if node_id >= 0 and node_id != self.local_key.node_id and endpoints:
+            self._endpoints[node_id] = endpoints
+
+    def _endpoints_for(self, node_id: int) -> tuple[Endpoint, ...]:
+        node = self.voter_set().node(node_id)
+        if node is not None and node.endpoints:
+            return node.endpoints
+        return self._endpoints.get(node_id, ())
+
+    # -- transitions with their side effects --------------------------------------------------
+    def _after_transition(self, old_state) -> None:
+        self._busy.clear()
+        self._backoff.clear()
+        if isinstance(old_state, LeaderState) and old_state is not self.quorum.state:
+            for p in old_state.parked:
+                inbound, _, part, _ = p.inbound
+                self.respond(inbound, fetch._response(self, inbound.listener,
+                                                      fetch.leader_only_error(self, part.current_leader_epoch)))
+            self.stats["proposals_dropped"] += len(old_state.pending_records)
+
+    def transition_to_epoch(self, epoch: int, leader_id: int, now_ms: int) -> None:
+        """A newer epoch: follow its leader if known, else wait Unattached."""
+        if leader_id >= 0 and leader_id != self.local_key.node_id:
+            self.transition_to_follower(epoch, leader_id, now_ms)
+        else:
+            old = self.quorum.state
+            self.quorum.to_unattached(epoch, now_ms)
+            self._after_transition(old)
+
+    def transition_to_follower(self, epoch: int, leader_id: int, now_ms: int) -> None:
+        old = self.quorum.state
+        self.quorum.to_follower(epoch, leader_id, self._endpoints_for(leader_id), now_ms)
+        self._after_transition(old)
+
+    def maybe_follow(self, epoch: int, leader_id: int, now_ms: int) -> None:
+        """Follow ``leader_id`` in ``epoch`` (>= ours) unless we already do."""
+        q = self.quorum
+        if epoch > q.epoch:
+            self.transition_to_epoch(epoch, leader_id, now_ms)
+        elif q.role in (Role.UNATTACHED, Role.PROSPECTIVE, Role.CANDIDATE) and leader_id >= 0:
+            self.transition_to_follower(epoch, leader_id, now_ms)
+        elif q.role is Role.FOLLOWER and q.state.leader_id != leader_id:
+            self.stats["conflicting_leader"] += 1  # cannot happen in a correct quorum
+
+    def observer_lost_leader(self, now_ms: int) -> None:
+        """An observer whose leader went quiet looks for it again via the bootstrap
+        servers, in the same epoch."""
+        old = self.quorum.state
+        self.quorum.to_unattached(self.quorum.epoch, now_ms, observer=True)
+        self._after_transition(old)
+
+    def transition_to_prospective(self, now_ms: int) -> None:
+        old = self.quorum.state
+        self.quorum.to_prospective(self.voter_set().ids(), now_ms)
+        self._after_transition(old)
+        self._check_election(now_ms)
+
+    def transition_to_candidate(self, now_ms: int) -> None:
+        old = self.quorum.state
+        self.quorum.to_candidate(self.voter_set().ids(), now_ms)
+        self._after_transition(old)
+        self._check_election(now_ms)
+
+    def _check_election(self, now_ms: int) -> None:
+        s = self.quorum.state
+        if election_result(set(s.voter_ids), s.granted, s.rejected) is ElectionResult.WON:
+            if self.role is Role.PROSPECTIVE:
+                self.transition_to_candidate(now_ms)
+            else:
+                self.transition_to_leader(now_ms)
+
+    def transition_to_leader(self, now_ms: int) -> None:
+        old = self.quorum.state
+        leader = self.quorum.to_leader(self.log.end_offset(), self.voter_set(), now_ms)
+        self._after_transition(old)
+        self.high_watermark = None  # unknown until this epoch commits (LeaderState)
+        self._append_start_of_epoch(leader, now_ms)
+        self.stats["elections_won"] += 1
+
+    def transition_to_resigned(self, now_ms: int, shutting_down: bool = False) -> None:
+        leader = self.quorum.state
+        self.drain_proposals()
+        self.quorum.to_resigned(leader.preferred_candidates(), self.voter_set().ids(), now_ms,
+                                shutting_down)
+        self._after_transition(leader)
+
+    def election_lost(self, now_ms: int) -> None:
+        """Back off: Candidate waits, then goes Prospective; Prospective returns to the
+        leader it knew or to Unattached (KIP-996)."""
+        q = self.quorum
+        deadline = q.election_backoff_deadline(now_ms)
+        if q.role is Role.CANDIDATE:
+            q.state.backing_off = True
+            q.state.election_deadline_ms = deadline
+        elif q.role is Role.PROSPECTIVE:
+            old = q.state
+            if old.leader_id >= 0:
+                q.to_follower(q.epoch, old.leader_id, old.leader_endpoints or
+                              self._endpoints_for(old.leader_id), now_ms)
+            else:
+                q.to_unattached(q.epoch, now_ms)
+                q.state.election_deadline_ms = deadline
+            self._after_transition(old)
+
+    # -- leader log writes -------------------------------------------------------------------
+    def _append_start_of_epoch(self, leader: LeaderState, now_ms: int) -> None:
+        voters = self.voter_set()
+        records = [(batches.ControlRecordType.LEADER_CHANGE, lcm.LeaderChangeMessage(
+            version=0, leader_id=self.local_key.node_id,
+            voters=[lcm.Voter(voter_id=i) for i in voters.ids()],
+            granting_voters=[lcm.Voter(voter_id=i) for i in leader.granting_voters]))]
+        if self.history.only_from_bootstrap():
+            # KIP-853: the voter set came only from the bootstrap checkpoint; write it
+            # (and kraft.version) into the log in the same control batch.
+            records.append((batches.ControlRecordType.KRAFT_VERSION,
+                            KRaftVersionRecord(version=0, kraft_version=self.history.kraft_version())))
+            records.append((batches.ControlRecordType.KRAFT_VOTERS, voters.to_voters_record()))
+        self.leader_append(batches.build_control_batch(self.log.end_offset(), leader.epoch, now_ms, records))
+
+    def leader_append(self, data: bytes) -> None:
+        before = self.history.latest()
+        self.log.append(data)
+        self.history.observe(data)
+        if self.history.latest() is not before:
+            self.quorum.state.set_voters(self.history.latest())
+
+    def drain_proposals(self) -> None:
+        leader = self.quorum.state
+        if not leader.pending_records:
+            return
+        data = batches.build_batch(self.log.end_offset(), leader.epoch, self._now,
+                                   [(None, r) for r in leader.pending_records])
+        leader.pending_records, leader.pending_bytes, leader.linger_deadline_ms = [], 0, None
+        self.leader_append(data)
+
+    def record_replica_fetch(self, key: VoterKey, fetch_offset: int, now_ms: int) -> None:
+        leader: LeaderState = self.quorum.state
+        leader.replica(key).record_fetch(fetch_offset, self.log.end_offset(), now_ms)
+        if key.node_id in leader.voters:
+            leader.record_voter_fetch(key.node_id, now_ms, self.config.check_quorum_timeout_ms)
+            leader.unacked_voters.discard(key.node_id)
+        self.maybe_update_leader_high_watermark()
+
+    def maybe_update_leader_high_watermark(self) -> None:
+        leader: LeaderState = self.quorum.state
+        me = leader.voters.get(self.local_key.node_id)
+        if me is not None:
+            me.end_offset = self.log.flushed_offset()  # our own data counts once durable
+        new = next_high_watermark(self.high_watermark, leader.voter_end_offsets(),
+                                  leader.epoch_start_offset, self.log.end_offset())
+        if new is not None:
+            self.high_watermark = new
+
+    def _complete_parked(self, now_ms: int) -> None:
+        leader: LeaderState = self.quorum.state
+        if not leader.parked:
+            return
+        keep = []
+        end = self.log.end_offset()
+        for p in leader.parked:
+            if now_ms >= p.deadline_ms or end > p.fetch_offset or self.high_watermark != p.high_watermark:
+                inbound, key, part, follower_hwm = p.inbound
+                body = fetch.complete_fetch(self, inbound, key, part, follower_hwm, 0, now_ms, may_park=False)
+                self.respond(inbound, body)
+            else:
+                keep.append(p)
+        leader.parked = keep
+
+    # -- follower log writes -----------------------------------------------------------------
+    def append_as_follower(self, data: bytes) -> None:
+        fetch.append_checked(self.log, self.history, data)
+
+    def update_follower_high_watermark(self, offset: int) -> None:
+        if self.high_watermark is None or offset > self.high_watermark:
+            self.high_watermark = offset
+        elif offset < self.high_watermark:
+            self.stats["hwm_regression_ignored"] += 1
+
+    def truncate_diverging(self, diverging: OffsetAndEpoch) -> None:
+        local = self.log.end_offset_for_epoch(diverging.epoch)
+        if local.epoch == diverging.epoch:
+            offset = min(local.offset, diverging.offset)
+        else:
+            offset = local.offset
+        offset = max(offset, self.log.start_offset())
+        if self.high_watermark is not None and offset < self.high_watermark:
+            self.stats["truncated_below_hwm"] += 1  # would lose committed data: a bug
+        self.log.truncate_to(offset)
+        self.history.truncate_to(self.log.end_offset())
+        self.stats["truncations"] += 1
+
+    def install_snapshot(self, snapshot_id: OffsetAndEpoch) -> None:
+        self.log.reset_to_snapshot(snapshot_id)
+        self.history.reset(0)
+        size = self.log.snapshot_size(snapshot_id)
+        self.history.observe_snapshot(self.log.read_snapshot(snapshot_id, 0, size), snapshot_id.offset)
+        self.stats["snapshots_installed"] += 1
+
+    def _load_history(self) -> VoterHistory:
+        cfg = self.config
+        if cfg.static_voters:
+            history = VoterHistory(VoterSet.from_static(cfg.static_voters, cfg.default_listener), 0)
+        else:
+            base, version = VoterSet(()), 1
+            checkpoint = self.log.bootstrap_checkpoint()
+            if checkpoint:
+                probe = VoterHistory(base, 1)
+                probe.observe(checkpoint)
+                base, version = probe.latest(), probe.kraft_version()
+            history = VoterHistory(base, version)
+        snap = self.log.latest_snapshot()
+        if snap is not None:
+            history.observe_snapshot(self.log.read_snapshot(snap, 0, self.log.snapshot_size(snap)), snap.offset)
+        offset = max(self.log.start_offset(), history.next_offset)
+        while offset < self.log.end_offset():
+            data = self.log.read(offset, MAX_BATCH_BYTES)
+            history.observe(data)
+            offset = history.next_offset
+        return history
+
+
+def _dest_key(destination: Destination):
+    if destination.node_id >= 0:
+        return destination.node_id
+    return (destination.endpoint.host, destination.endpoint.port)

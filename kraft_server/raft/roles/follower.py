@@ -1,0 +1,52 @@
+"""Follower: an epoch with a known leader that we fetch from.
+
+``has_fetched`` records a successful fetch from the leader in this epoch: after it,
+pre-votes are refused (KIP-996 ``FollowerState.canGrantVote``), so a partitioned
+node cannot unseat a leader that the rest of the quorum still hears from.
+Observers (nodes not in the voter set) are followers that never vote.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kraft_server.raft.io import Endpoint
+from kraft_server.raft.log_api import ElectionState, OffsetAndEpoch
+from kraft_server.raft.roles.base import Role
+from kraft_server.raft.voters import VoterKey
+
+ROLE = Role.FOLLOWER
+
+
+@dataclass
+class SnapshotDownload:
+    """A FetchSnapshot in progress (KIP-630): the snapshot id and how far we got."""
+
+    snapshot_id: OffsetAndEpoch
+    writer: object
+    position: int = 0
+
+
+@dataclass
+class FollowerState:
+    epoch: int
+    leader_id: int
+    leader_endpoints: tuple[Endpoint, ...]
+    fetch_deadline_ms: int
+    voted_key: VoterKey | None = None
+    has_fetched: bool = False
+    snapshot: SnapshotDownload | None = None
+    # UpdateRaftVoter: when the endpoints check may run next, and whether the
+    # leader already has our current endpoints (KIP-853).
+    update_voter_due_ms: int = 0
+    update_voter_done: bool = False
+    role = ROLE
+
+    def election(self, data_version: int) -> ElectionState:
+        v = self.voted_key
+        return ElectionState(self.epoch, self.leader_id, v.node_id if v else -1,
+                             v.directory_id if v else None, data_version)
+
+    def can_grant_vote(self, key: VoterKey, log_up_to_date: bool, pre_vote: bool) -> bool:
+        if not pre_vote:
+            return False  # this epoch has a leader already
+        return not self.has_fetched and log_up_to_date

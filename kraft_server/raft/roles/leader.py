@@ -1,0 +1,136 @@
+"""Leader: replicates through Fetch, decides the high watermark, checks its quorum.
+
+What it tracks (``LeaderState.java``):
+- a ``ReplicaState`` per voter of the *latest* voter set (uncommitted VotersRecords
+  included, as Kafka does) and per observer that fetched in the last 300 s;
+- voters that have not acknowledged the epoch yet (BeginQuorumEpoch is re-sent to
+  them until they fetch or answer);
+- check-quorum: if no majority fetched within 1.5 x fetch timeout, resign;
+- the append linger: proposals wait ``append.linger.ms`` and go out as one batch.
+
+Its own end offset counts only once flushed, so the HWM never covers data that a
+majority has not made durable.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kraft_server.raft.config import OBSERVER_SESSION_TIMEOUT_MS
+from kraft_server.raft.log_api import ElectionState
+from kraft_server.raft.roles.base import Role
+from kraft_server.raft.voters import VoterKey, VoterSet, majority
+
+ROLE = Role.LEADER
+
+
+@dataclass
+class ReplicaState:
+    """What the leader knows of one replica (DescribeQuorum's ReplicaState)."""
+
+    key: VoterKey
+    end_offset: int = -1  # -1 until it fetched in this epoch
+    last_fetch_ms: int = -1
+    last_caught_up_ms: int = -1
+    last_fetch_leader_leo: int = -1  # leader LEO at the previous fetch
+
+    def record_fetch(self, fetch_offset: int, leader_leo: int, now_ms: int) -> None:
+        # LeaderState.ReplicaState.updateFollowerState: caught up now if it reached our
+        # LEO; caught up as of its previous fetch if it reached the LEO we had then.
+        if fetch_offset >= leader_leo:
+            self.last_caught_up_ms = max(self.last_caught_up_ms, now_ms)
+        elif fetch_offset >= self.last_fetch_leader_leo > 0:
+            self.last_caught_up_ms = max(self.last_caught_up_ms, self.last_fetch_ms)
+        self.last_fetch_leader_leo = leader_leo
+        self.last_fetch_ms = now_ms
+        self.end_offset = fetch_offset
+
+
+@dataclass
+class PendingFetch:
+    """A parked Fetch (long poll): answered on new data, a HWM change or MaxWaitMs."""
+
+    inbound: object
+    fetch_offset: int
+    high_watermark: int | None
+    deadline_ms: int
+
+
+@dataclass
+class LeaderState:
+    epoch: int
+    local_key: VoterKey
+    epoch_start_offset: int
+    check_quorum_deadline_ms: int
+    voters: dict = field(default_factory=dict)  # node id -> ReplicaState
+    observers: dict = field(default_factory=dict)  # node id -> ReplicaState
+    unacked_voters: set = field(default_factory=set)  # BeginQuorumEpoch not yet acked
+    fetched_voters: set = field(default_factory=set)  # check-quorum window
+    granting_voters: tuple = ()
+    pending_records: list = field(default_factory=list)  # linger buffer
+    pending_bytes: int = 0
+    linger_deadline_ms: int | None = None
+    parked: list = field(default_factory=list)  # PendingFetch
+    resign_requested: bool = False
+    role = ROLE
+
+    @property
+    def leader_id(self) -> int:
+        return self.local_key.node_id
+
+    def election(self, data_version: int) -> ElectionState:
+        k = self.local_key
+        return ElectionState(self.epoch, k.node_id, k.node_id, k.directory_id, data_version)
+
+    def can_grant_vote(self, key: VoterKey, log_up_to_date: bool, pre_vote: bool) -> bool:
+        return False
+
+    # -- replicas -----------------------------------------------------------------------
+    def set_voters(self, voters: VoterSet) -> None:
+        """Follow the latest voter set: keep known states, move observers that became
+        voters (and voters that were removed) across."""
+        new = {}
+        for key in voters.keys():
+            old = self.voters.get(key.node_id) or self.observers.pop(key.node_id, None)
+            new[key.node_id] = old if old is not None else ReplicaState(key)
+        for node_id, state in self.voters.items():
+            if node_id not in new and node_id != self.local_key.node_id:
+                self.observers[node_id] = state
+        self.voters = new
+
+    def replica(self, key: VoterKey) -> ReplicaState:
+        state = self.voters.get(key.node_id)
+        if state is not None:
+            return state
+        state = self.observers.get(key.node_id)
+        if state is None or state.key != key:
+            state = self.observers[key.node_id] = ReplicaState(key)
+        return state
+
+    def expire_observers(self, now_ms: int) -> None:
+        for node_id in [i for i, s in self.observers.items()
+                        if now_ms - s.last_fetch_ms >= OBSERVER_SESSION_TIMEOUT_MS]:
+            del self.observers[node_id]
+
+    def voter_end_offsets(self) -> list[int]:
+        return [max(s.end_offset, 0) for s in self.voters.values()]
+
+    # -- check-quorum (KIP-996 era LeaderState.updateCheckQuorumForFollowingVoter) ------
+    def record_voter_fetch(self, node_id: int, now_ms: int, timeout_ms: int) -> None:
+        if node_id not in self.voters or node_id == self.local_key.node_id:
+            return
+        self.fetched_voters.add(node_id)
+        if len(self.fetched_voters) >= self.check_quorum_needed():
+            self.fetched_voters.clear()
+            self.check_quorum_deadline_ms = now_ms + timeout_ms
+
+    def check_quorum_needed(self) -> int:
+        need = majority(len(self.voters))
+        if self.local_key.node_id in self.voters:
+            need -= 1  # the leader counts itself
+        return need
+
+    def preferred_candidates(self) -> list[VoterKey]:
+        """Other voters, most caught-up first (``nonLeaderVotersByDescendingFetchOffset``)."""
+        others = [s for i, s in self.voters.items() if i != self.local_key.node_id]
+        others.sort(key=lambda s: (-s.end_offset, s.key.node_id))
+        return [s.key for s in others]

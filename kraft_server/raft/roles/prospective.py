@@ -1,0 +1,41 @@
+"""Prospective (KIP-996): asking for pre-votes at the unchanged epoch.
+
+A voter whose fetch or election timer expired lands here. With a majority of
+pre-votes it becomes Candidate (and only then bumps the epoch); if the election is
+lost or times out it goes back to following the leader it knew, or to Unattached.
+A peer that cannot take Vote v2 counts as a grant (Kafka goes straight to Candidate
+on UNSUPPORTED_VERSION, ``KafkaRaftClient.handleVoteResponse``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kraft_server.raft.io import Endpoint
+from kraft_server.raft.log_api import ElectionState
+from kraft_server.raft.roles.base import Role, same_candidate
+from kraft_server.raft.voters import VoterKey
+
+ROLE = Role.PROSPECTIVE
+
+
+@dataclass
+class ProspectiveState:
+    epoch: int
+    election_deadline_ms: int
+    voter_ids: frozenset
+    leader_id: int = -1  # the leader we followed before, if any
+    leader_endpoints: tuple[Endpoint, ...] = ()
+    voted_key: VoterKey | None = None
+    granted: set = field(default_factory=set)
+    rejected: set = field(default_factory=set)
+    role = ROLE
+
+    def election(self, data_version: int) -> ElectionState:
+        v = self.voted_key
+        return ElectionState(self.epoch, self.leader_id, v.node_id if v else -1,
+                             v.directory_id if v else None, data_version)
+
+    def can_grant_vote(self, key: VoterKey, log_up_to_date: bool, pre_vote: bool) -> bool:
+        if self.voted_key is not None and not pre_vote:
+            return same_candidate(self.voted_key, key)
+        return log_up_to_date

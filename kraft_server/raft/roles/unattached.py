@@ -1,0 +1,40 @@
+"""Unattached: an epoch with no known leader, possibly with a vote cast in it.
+
+Voters wait here for the election timeout, then go Prospective. Observers stay here
+and look for the leader through ``controller.quorum.bootstrap.servers``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kraft_server.raft.log_api import ElectionState
+from kraft_server.raft.roles.base import Role, same_candidate
+from kraft_server.raft.voters import VoterKey
+
+ROLE = Role.UNATTACHED
+
+
+@dataclass
+class UnattachedState:
+    epoch: int
+    election_deadline_ms: int
+    voted_key: VoterKey | None = None
+    role = ROLE
+
+    @property
+    def leader_id(self) -> int:
+        return -1
+
+    def election(self, data_version: int) -> ElectionState:
+        v = self.voted_key
+        return ElectionState(self.epoch, -1, v.node_id if v else -1, v.directory_id if v else None,
+                             data_version)
+
+    def can_grant_vote(self, key: VoterKey, log_up_to_date: bool, pre_vote: bool) -> bool:
+        if self.voted_key is not None:
+            if same_candidate(self.voted_key, key):
+                return True
+            # Another candidate already has our vote in this epoch; a pre-vote does not
+            # commit us to anything, so it only needs the log check (KIP-996).
+            return pre_vote and log_up_to_date
+        return log_up_to_date

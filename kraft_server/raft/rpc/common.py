@@ -1,0 +1,70 @@
+"""Checks and helpers every KRaft RPC shares.
+
+``handle_common_response`` is Kafka's ``maybeHandleCommonResponse``: any response
+that names a leader or epoch newer than ours moves us to it before the
+RPC-specific handling runs.
+"""
+from __future__ import annotations
+
+from wire.errors import ErrorCode
+
+from kraft_server.raft.config import METADATA_PARTITION, METADATA_TOPIC
+from kraft_server.raft.io import Endpoint
+from kraft_server.raft.roles.base import Role
+
+
+def cluster_id_ok(node, cluster_id) -> bool:
+    """Requests may omit the cluster id (null); a different one is rejected with
+    INCONSISTENT_CLUSTER_ID (``KafkaRaftClient.hasValidClusterId``)."""
+    return cluster_id is None or cluster_id == node.config.cluster_id
+
+
+def single_partition(topics, name_attr: str = "topic_name", parts_attr: str = "partitions",
+                     index_attr: str = "partition_index"):
+    """The one ``__cluster_metadata``/0 partition of a request, or None (the caller
+    answers INVALID_REQUEST, as Kafka does for anything else)."""
+    if len(topics) != 1:
+        return None
+    topic = topics[0]
+    if name_attr and getattr(topic, name_attr) != METADATA_TOPIC:
+        return None
+    parts = getattr(topic, parts_attr)
+    if len(parts) != 1 or getattr(parts[0], index_attr) != METADATA_PARTITION:
+        return None
+    return parts[0]
+
+
+def endpoints_from(entries, listener: str) -> tuple[Endpoint, ...]:
+    """Wire endpoint lists (LeaderEndpoints with names, or NodeEndpoints without)."""
+    out = []
+    for e in entries:
+        out.append(Endpoint(getattr(e, "name", None) or listener, e.host, e.port))
+    return tuple(out)
+
+
+def node_endpoints_for(entries, node_id: int, listener: str) -> tuple[Endpoint, ...]:
+    return tuple(Endpoint(listener, e.host, e.port) for e in entries if e.node_id == node_id)
+
+
+def handle_common_response(node, error: int, leader_id: int, epoch: int,
+                           endpoints: tuple[Endpoint, ...], now_ms: int) -> bool:
+    """Move to a newer epoch or a newly learned leader. Returns True when the response
+    is stale or was fully handled here (the caller should stop)."""
+    q = node.quorum
+    if epoch < q.epoch:
+        return True  # an answer from an older epoch: nothing in it applies to us now
+    if endpoints:
+        node.remember_endpoints(leader_id, endpoints)
+    if epoch > q.epoch:
+        node.transition_to_epoch(epoch, leader_id, now_ms)
+        return True
+    # Only a leader we did not know: a Prospective whose fetch timed out still knows
+    # its old leader, and a resigned leader keeps naming itself; going back to it would
+    # stall the election (Kafka checks ``!quorum.hasLeader()``).
+    if leader_id >= 0 and leader_id != node.local_key.node_id and q.leader_id < 0 and q.role in (
+            Role.UNATTACHED, Role.PROSPECTIVE, Role.CANDIDATE):
+        node.transition_to_follower(epoch, leader_id, now_ms)
+        return True
+    return error in (ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                     ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.BROKER_NOT_AVAILABLE,
+                     ErrorCode.INCONSISTENT_CLUSTER_ID, ErrorCode.INVALID_REQUEST)

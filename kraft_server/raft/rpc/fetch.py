@@ -1,0 +1,201 @@
+"""Fetch (API 1): how followers and observers replicate, and how the leader learns
+their progress (KIP-595: pull-based Raft).
+
+Leader side (``handle_fetch_request``), in Kafka's order:
+1. cluster id (INCONSISTENT_CLUSTER_ID, top level); exactly ``__cluster_metadata``/0
+   and a replica id (INVALID_REQUEST);
+2. FetchOffset >= 0, LastFetchedEpoch >= 0 and not above CurrentLeaderEpoch
+   (INVALID_REQUEST);
+3. CurrentLeaderEpoch: older FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH, not
+   the leader NOT_LEADER_OR_FOLLOWER — each with CurrentLeader so the fetcher can
+   find the leader (this is how observers bootstrap);
+4. the fetch position against our log (``validate_position``): below the log start
+   -> SnapshotId; a LastFetchedEpoch whose end offset is below FetchOffset, or that
+   we do not have -> DivergingEpoch (the fetcher truncates and retries);
+5. otherwise record the replica's progress (HWM, check-quorum, epoch ack) and answer
+   with records, or park the request until data arrives, the HWM moves or MaxWaitMs
+   passes (KIP-1166: not parked when the fetcher's HighWatermark is behind ours).
+
+Follower side (``handle_fetch_response``): adopt a newer leader/epoch, truncate on
+DivergingEpoch, switch to FetchSnapshot on SnapshotId, else append and move the HWM
+to min(leader HWM, our log end).
+"""
+from __future__ import annotations
+
+from wire.errors import ErrorCode
+from wire.messages import fetch_request as freq
+from wire.messages import fetch_response as fresp
+
+from kraft_server.raft import batches
+from kraft_server.raft.config import (
+    MAX_FETCH_BYTES, METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID,
+)
+from kraft_server.raft.log_api import OffsetAndEpoch
+from kraft_server.raft.roles.base import Role
+from kraft_server.raft.roles.follower import SnapshotDownload
+from kraft_server.raft.roles.leader import PendingFetch
+from kraft_server.raft.rpc.common import cluster_id_ok, handle_common_response, node_endpoints_for
+from kraft_server.raft.voters import ZERO_UUID, VoterKey
+
+API_KEY = 1
+MIN_VERSION = 15  # ReplicaState (KIP-903); every KIP-853-era peer has it
+NO_HWM = 2**63 - 1
+
+
+def build_fetch_request(node):
+    log, q = node.log, node.quorum
+    part = freq.FetchPartition(
+        partition=METADATA_PARTITION, current_leader_epoch=q.epoch, fetch_offset=log.end_offset(),
+        last_fetched_epoch=log.last_fetched_epoch(), log_start_offset=log.start_offset(),
+        partition_max_bytes=MAX_FETCH_BYTES, replica_directory_id=node.local_key.directory_id,
+        high_watermark=node.high_watermark if node.high_watermark is not None else -1)
+    return freq.FetchRequest(
+        cluster_id=node.config.cluster_id,
+        replica_state=freq.ReplicaState(replica_id=node.local_key.node_id, replica_epoch=-1),
+        max_wait_ms=node.config.fetch_max_wait_ms, min_bytes=0, max_bytes=MAX_FETCH_BYTES,
+        topics=[freq.FetchTopic(topic=METADATA_TOPIC, topic_id=METADATA_TOPIC_ID, partitions=[part])])
+
+
+def _response(node, listener: str, error=ErrorCode.NONE, top_error=ErrorCode.NONE, records=b"",
+              diverging: OffsetAndEpoch | None = None, snapshot: OffsetAndEpoch | None = None):
+    if top_error:
+        return fresp.FetchResponse(error_code=top_error)
+    q = node.quorum
+    part = fresp.PartitionData(
+        partition_index=METADATA_PARTITION, error_code=error,
+        high_watermark=node.high_watermark if node.high_watermark is not None else -1,
+        log_start_offset=node.log.start_offset(),
+        current_leader=fresp.LeaderIdAndEpoch(leader_id=q.leader_id, leader_epoch=q.epoch),
+        records=records)
+    if diverging is not None:
+        part.diverging_epoch = fresp.EpochEndOffset(epoch=diverging.epoch, end_offset=diverging.offset)
+    if snapshot is not None:
+        part.snapshot_id = fresp.SnapshotId(end_offset=snapshot.offset, epoch=snapshot.epoch)
+    return fresp.FetchResponse(
+        responses=[fresp.FetchableTopicResponse(topic=METADATA_TOPIC, topic_id=METADATA_TOPIC_ID,
+                                                partitions=[part])],
+        node_endpoints=[fresp.NodeEndpoint(node_id=q.leader_id, host=e.host, port=e.port)
+                        for e in node.leader_endpoints(listener)])
+
+
+def validate_position(log, offset: int, epoch: int):
+    """``ReplicatedLog.validateOffsetAndEpoch``: ("valid"|"diverging"|"snapshot", id)."""
+    start = log.start_offset()
+    if start == 0 and offset == 0:
+        return "valid", OffsetAndEpoch(0, 0)
+    snap = log.latest_snapshot()
+    if snap is not None and (offset < start or epoch < snap.epoch
+                             or (offset == start == snap.offset and epoch != snap.epoch)):
+        return "snapshot", snap
+    end = log.end_offset_for_epoch(epoch)
+    if end.epoch != epoch or end.offset < offset:
+        return "diverging", end
+    return "valid", OffsetAndEpoch(offset, epoch)
+
+
+def _the_partition(req, version: int):
+    if len(req.topics) != 1:
+        return None
+    topic = req.topics[0]
+    if (topic.topic_id != METADATA_TOPIC_ID) if version >= 13 else (topic.topic != METADATA_TOPIC):
+        return None
+    if len(topic.partitions) != 1 or topic.partitions[0].partition != METADATA_PARTITION:
+        return None
+    return topic.partitions[0]
+
+
+def leader_only_error(node, epoch: int) -> int:
+    q = node.quorum
+    if epoch < q.epoch:
+        return ErrorCode.FENCED_LEADER_EPOCH
+    if epoch > q.epoch:
+        return ErrorCode.UNKNOWN_LEADER_EPOCH
+    if q.role is not Role.LEADER:
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+    return ErrorCode.NONE
+
+
+def handle_fetch_request(node, inbound, now_ms: int):
+    req, version = inbound.body, inbound.api_version
+    if not cluster_id_ok(node, req.cluster_id):
+        return _response(node, inbound.listener, top_error=ErrorCode.INCONSISTENT_CLUSTER_ID)
+    replica_id = req.replica_state.replica_id if version >= 15 else req.replica_id
+    part = _the_partition(req, version)
+    if part is None or replica_id < 0:
+        return _response(node, inbound.listener, top_error=ErrorCode.INVALID_REQUEST)
+    if part.fetch_offset < 0 or part.last_fetched_epoch < 0 \
+            or part.last_fetched_epoch > part.current_leader_epoch:
+        return _response(node, inbound.listener, ErrorCode.INVALID_REQUEST)
+    error = leader_only_error(node, part.current_leader_epoch)
+    if error:
+        return _response(node, inbound.listener, error)
+    key = VoterKey(replica_id, part.replica_directory_id if version >= 17 else ZERO_UUID)
+    follower_hwm = part.high_watermark if version >= 18 else NO_HWM
+    return complete_fetch(node, inbound, key, part, follower_hwm, req.max_wait_ms, now_ms)
+
+
+def complete_fetch(node, inbound, key: VoterKey, part, follower_hwm: int, max_wait_ms: int,
+                   now_ms: int, may_park: bool = True):
+    """Answer (or park) a validated Fetch while we are the leader of its epoch."""
+    log, leader = node.log, node.quorum.state
+    kind, position = validate_position(log, part.fetch_offset, part.last_fetched_epoch)
+    if kind == "diverging":
+        return _response(node, inbound.listener, diverging=position)
+    if kind == "snapshot":
+        return _response(node, inbound.listener, snapshot=position)
+    node.record_replica_fetch(key, part.fetch_offset, now_ms)
+    records = b""
+    if part.fetch_offset < log.end_offset():
+        records = log.read(part.fetch_offset, min(part.partition_max_bytes or MAX_FETCH_BYTES,
+                                                  MAX_FETCH_BYTES))
+    hwm = node.high_watermark
+    behind = hwm is not None and follower_hwm < hwm
+    if not records and may_park and max_wait_ms > 0 and not behind:
+        leader.parked.append(PendingFetch((inbound, key, part, follower_hwm), part.fetch_offset,
+                                          hwm, now_ms + max_wait_ms))
+        return None
+    return _response(node, inbound.listener, records=records)
+
+
+def handle_fetch_response(node, inflight, body, failure, now_ms: int) -> bool:
+    if failure is not None or body.error_code:
+        return False
+    if len(body.responses) != 1 or len(body.responses[0].partitions) != 1:
+        return False
+    part = body.responses[0].partitions[0]
+    leader = part.current_leader
+    endpoints = node_endpoints_for(body.node_endpoints, leader.leader_id, node.config.default_listener)
+    if handle_common_response(node, part.error_code, leader.leader_id, leader.leader_epoch,
+                              endpoints, now_ms):
+        return part.error_code == ErrorCode.NONE
+    q = node.quorum
+    if part.error_code or q.role is not Role.FOLLOWER or inflight.epoch != q.epoch:
+        return not part.error_code
+    state = q.state
+    if inflight.fetch_offset != node.log.end_offset():
+        return True  # our log moved since we asked (truncation, snapshot): ask again
+    state.has_fetched = True
+    state.fetch_deadline_ms = now_ms + node.config.fetch_timeout_ms
+    if part.diverging_epoch.epoch >= 0 and part.diverging_epoch.end_offset >= 0:
+        node.truncate_diverging(OffsetAndEpoch(part.diverging_epoch.end_offset, part.diverging_epoch.epoch))
+        return True
+    if part.snapshot_id.epoch >= 0 and part.snapshot_id.end_offset >= 0:
+        snap = OffsetAndEpoch(part.snapshot_id.end_offset, part.snapshot_id.epoch)
+        state.snapshot = SnapshotDownload(snap, node.log.create_snapshot(snap))
+        return True
+    records = part.records or b""
+    if records:
+        node.append_as_follower(bytes(records))
+    if part.high_watermark >= 0:
+        node.update_follower_high_watermark(min(part.high_watermark, node.log.end_offset()))
+    return True
+
+
+def append_checked(log, history, data: bytes) -> int:
+    """Append fetched batches that continue our log; returns how many were taken."""
+    infos = batches.walk(data, verify=True)
+    if not infos or infos[0].base_offset != log.end_offset():
+        return 0
+    log.append(data)
+    history.observe(data)
+    return len(infos)

@@ -1,0 +1,110 @@
+"""UpdateRaftVoter (API 82, KIP-853): a voter tells the leader its current endpoints
+and kraft.version range.
+
+Follower side: under kraft.version 1, once it has fetched in the epoch, a voter
+compares what the log says about it with its own listeners and supported range; if
+they differ it sends UpdateRaftVoter (re-checked every fetch timeout until the
+leader accepts).
+
+Leader side, in Kafka's order (``handleUpdateVoterRequest`` + ``UpdateVoterHandler``):
+cluster id; CurrentLeaderEpoch (FENCED / UNKNOWN_LEADER_EPOCH / NOT_LEADER); a voter
+id >= 0 and a directory id (INVALID_REQUEST); the default listener present and a
+sane version range covering the finalized kraft.version (INVALID_REQUEST); no
+uncommitted voter change and a known HWM (REQUEST_TIMED_OUT); the voter known
+(VOTER_NOT_FOUND); then a VotersRecord is appended and NONE returned at once.
+Not yet: the kraft.version 0 path (Kafka updates in-memory voters for the upgrade;
+we answer NONE and change nothing) and AddRaftVoter/RemoveRaftVoter, which arrive
+with the reconfiguration issue (``rpc/add_voter.py``/``remove_voter.py``).
+"""
+from __future__ import annotations
+
+from wire.errors import ErrorCode
+from wire.messages import update_raft_voter_request as ureq
+from wire.messages import update_raft_voter_response as uresp
+
+from kraft_server.raft import batches
+from kraft_server.raft.io import Endpoint
+from kraft_server.raft.roles.base import Role
+from kraft_server.raft.rpc.common import cluster_id_ok, handle_common_response
+from kraft_server.raft.rpc.fetch import leader_only_error
+from kraft_server.raft.voters import ZERO_UUID, VoterKey, VoterNode
+
+API_KEY = 82
+
+
+def _local_node(node) -> VoterNode:
+    cfg = node.config
+    return VoterNode(node.local_key, tuple(cfg.listeners), cfg.kraft_version_min, cfg.kraft_version_max)
+
+
+def maybe_send(node, state, dest, now_ms: int) -> bool:
+    if node.kraft_version() < 1 or state.update_voter_done or not state.has_fetched \
+            or now_ms < state.update_voter_due_ms or not node.is_voter() or not node.config.listeners:
+        return False
+    logged = node.voter_set().node(node.local_key.node_id)
+    mine = _local_node(node)
+    if logged is None or (set(logged.endpoints) == set(mine.endpoints)
+                          and (logged.kraft_version_min, logged.kraft_version_max)
+                          == (mine.kraft_version_min, mine.kraft_version_max)):
+        state.update_voter_done = True
+        return False
+    state.update_voter_due_ms = now_ms + node.config.fetch_timeout_ms
+    body = ureq.UpdateRaftVoterRequest(
+        cluster_id=node.config.cluster_id, current_leader_epoch=node.epoch,
+        voter_id=node.local_key.node_id, voter_directory_id=node.local_key.directory_id,
+        listeners=[ureq.Listener(name=e.name, host=e.host, port=e.port) for e in mine.endpoints],
+        kraft_version_feature=ureq.KRaftVersionFeature(min_supported_version=mine.kraft_version_min,
+                                                       max_supported_version=mine.kraft_version_max))
+    return node.send(dest, API_KEY, body, now_ms)
+
+
+def _response(node, error=ErrorCode.NONE):
+    q = node.quorum
+    eps = node.leader_endpoints(node.config.default_listener)
+    leader = uresp.CurrentLeader(leader_id=q.leader_id, leader_epoch=q.epoch,
+                                 host=eps[0].host if eps else "", port=eps[0].port if eps else -1)
+    return uresp.UpdateRaftVoterResponse(error_code=error, current_leader=leader)
+
+
+def handle_update_voter_request(node, inbound, now_ms: int):
+    req = inbound.body
+    if not cluster_id_ok(node, req.cluster_id):
+        return _response(node, ErrorCode.INCONSISTENT_CLUSTER_ID)
+    error = leader_only_error(node, req.current_leader_epoch)
+    if error:
+        return _response(node, error)
+    if req.voter_id < 0 or req.voter_directory_id == ZERO_UUID:
+        return _response(node, ErrorCode.INVALID_REQUEST)
+    endpoints = tuple(Endpoint(e.name, e.host, e.port) for e in req.listeners)
+    if node.config.default_listener not in {e.name for e in endpoints}:
+        return _response(node, ErrorCode.INVALID_REQUEST)
+    lo, hi = req.kraft_version_feature.min_supported_version, req.kraft_version_feature.max_supported_version
+    if lo < 0 or hi < lo or not lo <= node.kraft_version() <= hi:
+        return _response(node, ErrorCode.INVALID_REQUEST)
+    hwm = node.high_watermark
+    if hwm is None or node.history.latest_offset() >= hwm:
+        return _response(node, ErrorCode.REQUEST_TIMED_OUT)
+    if node.kraft_version() < 1:
+        return _response(node)
+    updated = node.voter_set().update(VoterNode(VoterKey(req.voter_id, req.voter_directory_id),
+                                                endpoints, lo, hi))
+    if updated is None:
+        return _response(node, ErrorCode.VOTER_NOT_FOUND)
+    node.drain_proposals()
+    node.leader_append(batches.build_control_batch(
+        node.log.end_offset(), node.epoch, now_ms,
+        [(batches.ControlRecordType.KRAFT_VOTERS, updated.to_voters_record())]))
+    return _response(node)
+
+
+def handle_update_voter_response(node, inflight, body, failure, now_ms: int) -> bool:
+    if failure is not None:
+        return False
+    leader = body.current_leader
+    eps = (Endpoint(node.config.default_listener, leader.host, leader.port),) if leader.host else ()
+    if handle_common_response(node, body.error_code, leader.leader_id, leader.leader_epoch, eps, now_ms):
+        return body.error_code == ErrorCode.NONE
+    q = node.quorum
+    if body.error_code == ErrorCode.NONE and q.role is Role.FOLLOWER and inflight.epoch == q.epoch:
+        q.state.update_voter_done = True
+    return body.error_code == ErrorCode.NONE

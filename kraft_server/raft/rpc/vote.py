@@ -1,0 +1,123 @@
+"""Vote (API 52): elections and KIP-996 pre-votes.
+
+Receiver, in Kafka's order (``KafkaRaftClient.handleVoteRequest``):
+1. cluster id (INCONSISTENT_CLUSTER_ID, top level), one ``__cluster_metadata``/0
+   partition (INVALID_REQUEST);
+2. a sane position: last offset and epoch >= 0, and the last epoch below the
+   candidate's epoch (a pre-vote may equal it) — else INVALID_REQUEST;
+3. the request must be addressed to us (VoterId / VoterDirectoryId, v1+), else
+   INVALID_VOTER_KEY;
+4. an older epoch is FENCED_LEADER_EPOCH; a newer one moves us to Unattached in it;
+5. the role decides (``roles/*.can_grant_vote``) given whether the candidate's log
+   is at least as up to date as ours; a granted real vote is persisted before the
+   response leaves (``quorum_state.to_unattached_voted``). Pre-votes persist nothing.
+"""
+from __future__ import annotations
+
+from wire.errors import ErrorCode
+from wire.messages import vote_request as vreq
+from wire.messages import vote_response as vresp
+
+from kraft_server.raft.config import METADATA_TOPIC
+from kraft_server.raft.io import SendFailure
+from kraft_server.raft.roles.base import Role
+from kraft_server.raft.rpc.common import (
+    cluster_id_ok, handle_common_response, node_endpoints_for, single_partition,
+)
+from kraft_server.raft.voters import ZERO_UUID, ElectionResult, VoterKey, election_result
+
+API_KEY = 52
+
+
+def build_vote_request(node, voter: VoterKey, pre_vote: bool):
+    log = node.log
+    part = vreq.PartitionData(
+        partition_index=0, replica_epoch=node.quorum.epoch, replica_id=node.local_key.node_id,
+        replica_directory_id=node.local_key.directory_id, voter_directory_id=voter.directory_id,
+        last_offset_epoch=log.last_fetched_epoch(), last_offset=log.end_offset(), pre_vote=pre_vote)
+    return vreq.VoteRequest(cluster_id=node.config.cluster_id, voter_id=voter.node_id,
+                            topics=[vreq.TopicData(topic_name=METADATA_TOPIC, partitions=[part])])
+
+
+def _response(node, error=ErrorCode.NONE, granted=False, top_error=ErrorCode.NONE):
+    if top_error:
+        return vresp.VoteResponse(error_code=top_error)
+    q = node.quorum
+    part = vresp.PartitionData(partition_index=0, error_code=error, leader_id=q.leader_id,
+                               leader_epoch=q.epoch, vote_granted=granted)
+    return vresp.VoteResponse(
+        topics=[vresp.TopicData(topic_name=METADATA_TOPIC, partitions=[part])],
+        node_endpoints=[vresp.NodeEndpoint(node_id=q.leader_id, host=e.host, port=e.port)
+                        for e in node.leader_endpoints(node.config.default_listener)])
+
+
+def handle_vote_request(node, inbound, now_ms: int):
+    req = inbound.body
+    if not cluster_id_ok(node, req.cluster_id):
+        return _response(node, top_error=ErrorCode.INCONSISTENT_CLUSTER_ID)
+    part = single_partition(req.topics)
+    if part is None:
+        return _response(node, top_error=ErrorCode.INVALID_REQUEST)
+    pre_vote = inbound.api_version >= 2 and part.pre_vote
+    epoch, last_epoch, last_offset = part.replica_epoch, part.last_offset_epoch, part.last_offset
+    if last_offset < 0 or last_epoch < 0 or (last_epoch > epoch if pre_vote else last_epoch >= epoch):
+        return _response(node, ErrorCode.INVALID_REQUEST)
+    if inbound.api_version >= 1 and not node.is_addressed_to_us(req.voter_id, part.voter_directory_id):
+        return _response(node, ErrorCode.INVALID_VOTER_KEY)
+    if part.replica_id < 0:
+        return _response(node, ErrorCode.INVALID_REQUEST)
+    if epoch < node.quorum.epoch:
+        return _response(node, ErrorCode.FENCED_LEADER_EPOCH)
+    if epoch > node.quorum.epoch:
+        node.transition_to_epoch(epoch, -1, now_ms)
+    candidate = VoterKey(part.replica_id,
+                         part.replica_directory_id if inbound.api_version >= 1 else ZERO_UUID)
+    log = node.log
+    up_to_date = (last_epoch, last_offset) >= (log.last_fetched_epoch(), log.end_offset())
+    granted = node.quorum.state.can_grant_vote(candidate, up_to_date, pre_vote)
+    if granted and not pre_vote and node.quorum.role in (Role.UNATTACHED, Role.PROSPECTIVE) \
+            and node.quorum.state.voted_key is None:
+        node.quorum.to_unattached_voted(epoch, candidate, now_ms)
+    node.stats["votes_granted" if granted else "votes_rejected"] += 1
+    return _response(node, granted=granted)
+
+
+def handle_vote_response(node, inflight, body, failure, now_ms: int) -> bool:
+    """Returns False when the destination should be backed off."""
+    q = node.quorum
+    voter_id = inflight.destination.node_id
+    if failure is not None:
+        if failure is SendFailure.UNSUPPORTED_VERSION and inflight.pre_vote \
+                and q.role is Role.PROSPECTIVE and q.epoch == inflight.epoch:
+            # The peer predates KIP-996: skip pre-voting (Kafka does the same).
+            node.transition_to_candidate(now_ms)
+            return True
+        return False
+    if body.error_code:
+        return False
+    part = single_partition(body.topics)
+    if part is None:
+        return False
+    endpoints = node_endpoints_for(body.node_endpoints, part.leader_id, node.config.default_listener)
+    if handle_common_response(node, part.error_code, part.leader_id, part.leader_epoch,
+                              endpoints, now_ms):
+        return part.error_code == ErrorCode.NONE
+    if part.error_code or inflight.epoch != q.epoch:
+        return part.error_code == ErrorCode.NONE
+    if inflight.pre_vote and q.role is Role.PROSPECTIVE:
+        _count(node, q.state, voter_id, part.vote_granted, now_ms, pre_vote=True)
+    elif not inflight.pre_vote and q.role is Role.CANDIDATE:
+        _count(node, q.state, voter_id, part.vote_granted, now_ms, pre_vote=False)
+    return True
+
+
+def _count(node, state, voter_id: int, granted: bool, now_ms: int, pre_vote: bool) -> None:
+    (state.granted if granted else state.rejected).add(voter_id)
+    result = election_result(set(state.voter_ids), state.granted, state.rejected)
+    if result is ElectionResult.WON:
+        if pre_vote:
+            node.transition_to_candidate(now_ms)
+        else:
+            node.transition_to_leader(now_ms)
+    elif result is ElectionResult.LOST:
+        node.election_lost(now_ms)

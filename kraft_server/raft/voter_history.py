@@ -1,0 +1,108 @@
+"""Which voter set and kraft.version were in force at each offset (KIP-853).
+
+Kafka's ``KRaftControlRecordStateMachine`` keeps the same history: it reads
+KRaftVersionRecord and VotersRecord control records from the snapshot and the log,
+and records at which offset each took effect. The base comes from the bootstrap
+checkpoint (offset -1, kraft.version 1) or from ``controller.quorum.voters``
+(kraft.version 0, which has no records at all).
+
+- ``latest()`` is what the leader replicates to and counts votes in: Kafka acts on a
+  VotersRecord as soon as it is in the log, committed or not.
+- ``committed(high_watermark)`` is the set as of the high watermark.
+- ``truncate_to(offset)`` forgets entries the log dropped (follower divergence).
+"""
+from __future__ import annotations
+
+import bisect
+
+from kraft_server.raft import batches
+from kraft_server.raft.voters import VoterSet
+
+
+class VoterHistory:
+    def __init__(self, base: VoterSet, base_kraft_version: int, base_offset: int = -1):
+        self._base = base
+        self._base_kraft_version = base_kraft_version
+        self._base_offset = base_offset
+        self._voter_offsets: list[int] = []
+        self._voter_sets: list[VoterSet] = []
+        self._version_offsets: list[int] = []
+        self._versions: list[int] = []
+        self.next_offset = 0  # how far the log has been read
+
+    # -- feeding ------------------------------------------------------------------------
+    def add_voters(self, offset: int, voters: VoterSet) -> None:
+        if self._voter_offsets and offset <= self._voter_offsets[-1]:
+            raise ValueError(f"voter set at {offset} is not after {self._voter_offsets[-1]}")
+        self._voter_offsets.append(offset)
+        self._voter_sets.append(voters)
+
+    def add_kraft_version(self, offset: int, version: int) -> None:
+        self._version_offsets.append(offset)
+        self._versions.append(version)
+
+    def observe(self, buf) -> None:
+        """Read control records from whole log batches appended at ``next_offset``."""
+        for info in batches.walk(buf):
+            if info.base_offset < self.next_offset:
+                continue  # already read (a snapshot overlapping the log)
+            if info.is_control:
+                for i, (kind, msg) in enumerate(batches.control_records(buf, info)):
+                    self._apply(info.base_offset + i, kind, msg)
+            self.next_offset = info.next_offset
+
+    def observe_snapshot(self, buf, snapshot_end: int) -> None:
+        """A snapshot's control records take effect at ``snapshot_end - 1`` whatever
+        offsets its batches carry (``KRaftControlRecordStateMachine``)."""
+        found = {}
+        for info in batches.walk(buf):
+            if info.is_control:
+                for kind, msg in batches.control_records(buf, info):
+                    found[kind] = msg
+        for kind, msg in found.items():
+            self._apply(snapshot_end - 1, kind, msg)
+        self.next_offset = snapshot_end
+
+    def _apply(self, offset: int, kind, msg) -> None:
+        if kind is batches.ControlRecordType.KRAFT_VOTERS:
+            self.add_voters(offset, VoterSet.from_voters_record(msg))
+        elif kind is batches.ControlRecordType.KRAFT_VERSION:
+            self.add_kraft_version(offset, msg.kraft_version)
+
+    def truncate_to(self, offset: int) -> None:
+        """Forget entries at or after ``offset``."""
+        i = bisect.bisect_left(self._voter_offsets, offset)
+        del self._voter_offsets[i:], self._voter_sets[i:]
+        j = bisect.bisect_left(self._version_offsets, offset)
+        del self._version_offsets[j:], self._versions[j:]
+        self.next_offset = min(self.next_offset, offset)
+
+    def reset(self, next_offset: int) -> None:
+        """Forget everything read from the log (before re-reading a snapshot)."""
+        self._voter_offsets.clear(), self._voter_sets.clear()
+        self._version_offsets.clear(), self._versions.clear()
+        self.next_offset = next_offset
+
+    # -- views --------------------------------------------------------------------------
+    def latest(self) -> VoterSet:
+        return self._voter_sets[-1] if self._voter_sets else self._base
+
+    def latest_offset(self) -> int:
+        """Offset of the newest VotersRecord; -1 when the set is the base one."""
+        return self._voter_offsets[-1] if self._voter_offsets else self._base_offset
+
+    def committed(self, high_watermark: int | None) -> VoterSet:
+        """The voter set whose record is below the high watermark."""
+        if high_watermark is None:
+            return self._base if not self._voter_offsets or self._voter_offsets[0] >= 0 else self._voter_sets[0]
+        i = bisect.bisect_left(self._voter_offsets, high_watermark)
+        return self._voter_sets[i - 1] if i > 0 else self._base
+
+    def kraft_version(self) -> int:
+        return self._versions[-1] if self._versions else self._base_kraft_version
+
+    def only_from_bootstrap(self) -> bool:
+        """True when kraft.version is 1 but no VotersRecord reached the log yet: the
+        first leader must write KRaftVersion and Voters records at the start of its
+        epoch (``LeaderState.appendStartOfEpochControlRecords``)."""
+        return self._base_kraft_version >= 1 and not self._voter_offsets

@@ -1,0 +1,402 @@
+"""The simulated cluster: nodes, clock, network and faults, driven by one seeded RNG.
+
+Everything that happens is an event on one priority queue ordered by simulated time
+(ties by insertion order), so a seed replays exactly. Event kinds: message delivery,
+request timeout, node wake-up (at the core's ``next_deadline_ms``), proposal,
+crash, restart, partition, heal, clock jump and snapshot.
+
+Messages cross the generated codec: the sender's body is encoded at the version the
+two nodes negotiate (the lower of their maxima, as ApiVersions would give) and the
+receiver gets the decoded object. A version below the request's ``min_version``
+fails locally with UNSUPPORTED_VERSION, as the shell reports it.
+"""
+from __future__ import annotations
+
+import heapq
+import random
+import uuid
+from dataclasses import dataclass, field
+
+from wire.messages import REQUESTS, RESPONSES
+
+from kraft_server.log.memory import MemoryLog, MemoryQuorumStateStore
+from kraft_server.raft import batches
+from kraft_server.raft.config import QuorumConfig, StaticVoter
+from kraft_server.raft.io import Endpoint, InboundRequest, InboundResponse, SendFailure
+from kraft_server.raft.node import NotLeader, RaftNode
+from kraft_server.raft.roles.base import Role
+from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
+from wire.messages import KRaftVersionRecord, SnapshotFooterRecord, SnapshotHeaderRecord
+
+from tests.simulation.invariants import Checker
+
+CLUSTER_ID = "sim-cluster-AAAAAAAAAA"
+PORT_BASE = 9090
+# Highest version per API each simulated node may support; each node draws its own.
+VERSION_CHOICES = {1: (15, 16, 17, 18), 52: (2, 2, 2, 1), 53: (0, 1, 1), 54: (0, 1, 1), 59: (0, 1),
+                   82: (0,)}
+
+
+@dataclass
+class Faults:
+    loss: float = 0.02  # probability a message is dropped
+    duplicate: float = 0.01  # probability a delivered message arrives twice
+    slow_fsync: float = 0.2  # probability a flush takes a while (a crash meanwhile loses it)
+    fsync_ms: tuple = (1, 40)
+    delay_ms: tuple = (1, 30)  # uniform one-way delay (so messages reorder)
+    crash_every_ms: int = 4000  # mean time between crashes (0: never)
+    partition_every_ms: int = 5000  # mean time between partitions (0: never)
+    jump_every_ms: int = 15000  # mean time between clock jumps (0: never)
+    shutdown_every_ms: int = 8000  # mean time between graceful leader shutdowns (0: never)
+    snapshot_every_ms: int = 3000  # mean time between snapshots (0: never)
+    propose_every_ms: int = 60
+
+
+HEALTHY = Faults(loss=0.0, duplicate=0.0, slow_fsync=0.0, crash_every_ms=0, partition_every_ms=0, jump_every_ms=0, snapshot_every_ms=0,
+                 shutdown_every_ms=0)
+
+
+@dataclass
+class SimNode:
+    node_id: int
+    config: QuorumConfig
+    log: MemoryLog
+    store: MemoryQuorumStateStore
+    max_versions: dict
+    raft: RaftNode | None = None
+    incarnation: int = 0
+    wake_at: int | None = None
+    io_pending: object = None  # a Ready waiting for its fsync
+    pending: dict = field(default_factory=dict)  # correlation -> (api_key, destination)
+
+
+class Simulation:
+    def __init__(self, seed: int, nodes: int = 3, faults: Faults | None = None,
+                 kraft_version: int | None = None, observers: int | None = None):
+        self.seed, self.n = seed, nodes
+        self.observers = observers if observers is not None else (seed // 2) % 2
+        self.rng = random.Random(seed)
+        self.faults = faults if faults is not None else Faults()
+        self.kraft_version = kraft_version if kraft_version is not None else seed % 2
+        self.now = 0
+        self.events_run = 0
+        self._queue: list = []
+        self._seq = 0
+        self.partition: dict[int, int] = {}  # node id -> side (no entry: all connected)
+        self.checker = Checker()
+        self.proposed = self.committed_proposals = 0
+        self.nodes = {i: self._make_node(i) for i in range(1, nodes + 1 + self.observers)}
+        for node in self.nodes.values():
+            self._start(node)
+        self._schedule_faults()
+
+    # -- set-up ------------------------------------------------------------------------------
+    def _make_node(self, node_id: int) -> SimNode:
+        listener = Endpoint("CONTROLLER", f"node{node_id}", PORT_BASE + node_id)
+        directory_id = uuid.UUID(int=self.rng.getrandbits(128)) if self.kraft_version else uuid.UUID(int=0)
+        kwargs = dict(node_id=node_id, cluster_id=CLUSTER_ID, directory_id=directory_id,
+                      listeners=(listener,))
+        checkpoint = None
+        kwargs["bootstrap_servers"] = tuple((f"node{i}", PORT_BASE + i) for i in range(1, self.n + 1))
+        if self.kraft_version == 0:
+            kwargs["static_voters"] = tuple(StaticVoter(i, f"node{i}", PORT_BASE + i)
+                                            for i in range(1, self.n + 1))
+        config = QuorumConfig(**kwargs)
+        max_versions = {api: self.rng.choice(choices) for api, choices in VERSION_CHOICES.items()}
+        node = SimNode(node_id, config, MemoryLog(checkpoint), MemoryQuorumStateStore(), max_versions)
+        return node
+
+    def _bootstrap_checkpoints(self) -> None:
+        """kraft.version 1: every node's log gets the same bootstrap checkpoint
+        (``kafka-storage format --initial-controllers``)."""
+        voters = VoterSet(tuple(
+            VoterNode(VoterKey(n.node_id, n.config.directory_id), n.config.listeners, 0, 1)
+            for n in self.nodes.values() if n.node_id <= self.n))
+        data = batches.build_control_batch(0, 0, 0, [
+            (batches.ControlRecordType.SNAPSHOT_HEADER, SnapshotHeaderRecord(version=0)),
+            (batches.ControlRecordType.KRAFT_VERSION, KRaftVersionRecord(version=0, kraft_version=1)),
+            (batches.ControlRecordType.KRAFT_VOTERS, voters.to_voters_record())])
+        data += batches.build_control_batch(3, 0, 0, [
+            (batches.ControlRecordType.SNAPSHOT_FOOTER, SnapshotFooterRecord(version=0))])
+        for n in self.nodes.values():
+            n.log._bootstrap = data
+
+    def _start(self, node: SimNode) -> None:
+        if self.kraft_version and node.log.bootstrap_checkpoint() is None:
+            self._bootstrap_checkpoints()
+        node.incarnation += 1
+        node.io_pending = None
+        node.pending.clear()
+        node.wake_at = None
+        node.raft = RaftNode(node.config, node.log, node.store,
+                             random.Random(self.rng.getrandbits(64)), self.now)
+        self.checker.restarted(node.node_id)
+        self._drive(node)
+
+    # -- the event queue -----------------------------------------------------------------------
+    def _push(self, at: int, kind: str, *data) -> None:
+        self._seq += 1
+        heapq.heappush(self._queue, (at, self._seq, kind, data))
+
+    def _schedule_faults(self) -> None:
+        f = self.faults
+        self._push(self.now + f.propose_every_ms, "propose")
+        for kind, mean in (("crash", f.crash_every_ms), ("partition", f.partition_every_ms),
+                           ("jump", f.jump_every_ms), ("snapshot", f.snapshot_every_ms),
+                           ("shutdown", f.shutdown_every_ms)):
+            if mean:
+                self._push(self.now + int(self.rng.expovariate(1 / mean)) + 1, kind)
+
+    def run(self, events: int) -> None:
+        while self.events_run < events and self._queue:
+            at, _, kind, data = heapq.heappop(self._queue)
+            self.now = max(self.now, at)
+            self.events_run += 1
+            getattr(self, "_on_" + kind)(*data)
+
+    def calm(self) -> None:
+        """Stop injecting faults: heal, restart everyone, no loss (for liveness checks)."""
+        self.faults = Faults(loss=0.0, duplicate=0.0, slow_fsync=0.0, delay_ms=self.faults.delay_ms, crash_every_ms=0,
+                             partition_every_ms=0, jump_every_ms=0, snapshot_every_ms=0,
+                             shutdown_every_ms=0)
+        self.partition.clear()
+        self._queue = [e for e in self._queue if e[2] in ("deliver", "timeout", "wake", "propose", "io")]
+        heapq.heapify(self._queue)
+        for node in self.nodes.values():
+            if node.raft is not None and node.raft.role is Role.RESIGNED and node.raft.quorum.state.shutting_down:
+                node.raft = None  # the stop this shutdown was heading for
+                node.log.flush()
+            if node.raft is None:
+                self._start(node)
+
+    # -- driving one node ----------------------------------------------------------------------
+    def _drive(self, node: SimNode) -> None:
+        """Ready loop for one node: flush, send, advance, until it has nothing more.
+        A slow fsync parks the Ready (nothing is sent) until an ``io`` event; a crash
+        before it loses the unflushed appends and the unsent messages together."""
+        raft = node.raft
+        if node.io_pending is not None:
+            return
+        for _ in range(8):
+            ready = raft.ready()
+            if ready.flush and self.rng.random() < self.faults.slow_fsync:
+                node.io_pending = ready
+                lo, hi = self.faults.fsync_ms
+                self._push(self.now + self.rng.randint(lo, hi), "io", node.node_id, node.incarnation)
+                return
+            if not self._complete(node, ready):
+                break
+        self._schedule_wake(node, ready)
+
+    def _on_io(self, node_id, incarnation) -> None:
+        node = self.nodes[node_id]
+        if node.raft is None or node.incarnation != incarnation or node.io_pending is None:
+            return
+        ready, node.io_pending = node.io_pending, None
+        self._complete(node, ready)
+        self._drive(node)
+
+    def _complete(self, node: SimNode, ready) -> bool:
+        """Flush, send, advance one Ready; True if the node may have more to do."""
+        if ready.flush:
+            node.log.flush()
+        for req in ready.requests:
+            self._send_request(node, req)
+        for resp in ready.responses:
+            self._send_response(node, resp)
+        again = node.raft.advance(ready, self.now)
+        self.checker.check(node.node_id, node.raft, node.log)
+        return again or bool(ready.requests) or bool(ready.responses)
+
+    def _schedule_wake(self, node: SimNode, ready) -> None:
+        deadline = ready.next_deadline_ms
+        if deadline is not None:
+            deadline = max(deadline, self.now + 1)
+            if node.wake_at is None or deadline < node.wake_at or node.wake_at <= self.now:
+                node.wake_at = deadline
+                self._push(deadline, "wake", node.node_id, node.incarnation)
+
+    def _connected(self, a: int, b: int) -> bool:
+        return self.partition.get(a, 0) == self.partition.get(b, 0)
+
+    def _deliverable(self, src: int, dst: int) -> bool:
+        return self._connected(src, dst) and self.rng.random() >= self.faults.loss
+
+    def _delay(self) -> int:
+        lo, hi = self.faults.delay_ms
+        return self.rng.randint(lo, hi)
+
+    def _send_request(self, node: SimNode, req) -> None:
+        dst = req.destination.node_id
+        if dst < 0:  # a bootstrap address: find the node listening there
+            dst = req.destination.endpoint.port - PORT_BASE
+        node.pending[req.correlation] = (req.api_key, req.destination)
+        self._push(self.now + node.config.request_timeout_ms, "timeout", node.node_id,
+                   node.incarnation, req.correlation)
+        peer = self.nodes.get(dst)
+        version = min(node.max_versions[req.api_key], peer.max_versions[req.api_key]) if peer else 0
+        if version < req.min_version:
+            self._push(self.now + 1, "fail", node.node_id, node.incarnation, req.correlation,
+                       SendFailure.UNSUPPORTED_VERSION)
+            return
+        payload = req.body.encode(version)  # UnsupportedVersionError here is a core bug
+        if peer is None or not self._deliverable(node.node_id, dst):
+            return
+        for _ in range(2 if self.rng.random() < self.faults.duplicate else 1):
+            self._push(self.now + self._delay(), "deliver", "req", dst, node.node_id, node.incarnation,
+                       req.correlation, req.api_key, version, payload)
+
+    def _send_response(self, node: SimNode, resp) -> None:
+        src, src_inc, corr = resp.handle
+        payload = resp.body.encode(resp.api_version)
+        if not self._deliverable(node.node_id, src):
+            return
+        for _ in range(2 if self.rng.random() < self.faults.duplicate else 1):
+            self._push(self.now + self._delay(), "deliver", "resp", src, src_inc, node.node_id, corr,
+                       resp.api_key, resp.api_version, payload)
+
+    # -- event handlers --------------------------------------------------------------------------
+    def _on_deliver(self, kind, dst, a, b, corr, api_key, version, payload) -> None:
+        if kind == "req":
+            node = self.nodes[dst]
+            if node.raft is None or not self._connected(a, dst):
+                return
+            body = REQUESTS[api_key].decode(payload, version)
+            node.raft.step(InboundRequest((a, b, corr), api_key, version, body), self.now)
+            self._drive(node)
+        else:
+            node = self.nodes[dst]
+            if node.raft is None or node.incarnation != a or corr not in node.pending:
+                return
+            _, destination = node.pending.pop(corr)
+            body = RESPONSES[api_key].decode(payload, version)
+            node.raft.step(InboundResponse(corr, destination, api_key, body=body), self.now)
+            self._drive(node)
+
+    def _on_timeout(self, node_id, incarnation, corr) -> None:
+        self._on_fail(node_id, incarnation, corr, SendFailure.TIMEOUT)
+
+    def _on_fail(self, node_id, incarnation, corr, failure) -> None:
+        node = self.nodes[node_id]
+        if node.raft is None or node.incarnation != incarnation or corr not in node.pending:
+            return
+        api_key, destination = node.pending.pop(corr)
+        node.raft.step(InboundResponse(corr, destination, api_key, failure=failure), self.now)
+        self._drive(node)
+
+    def _on_wake(self, node_id, incarnation) -> None:
+        node = self.nodes[node_id]
+        if node.raft is None or node.incarnation != incarnation:
+            return
+        if node.wake_at is not None and node.wake_at <= self.now:
+            node.wake_at = None
+        node.raft.tick(self.now)
+        self._drive(node)
+
+    def _on_propose(self) -> None:
+        self._push(self.now + self.rng.randint(1, 2 * self.faults.propose_every_ms), "propose")
+        leaders = [n for n in self.nodes.values() if n.raft is not None and n.raft.role is Role.LEADER]
+        if not leaders:
+            return
+        node = self.rng.choice(leaders)
+        count = self.rng.randint(1, 4)
+        records = [f"s{self.seed}-p{self.proposed + i}".encode() for i in range(count)]
+        try:
+            node.raft.propose(records, self.now)
+        except NotLeader:
+            return
+        self.proposed += count
+        self._drive(node)
+
+    def _on_crash(self) -> None:
+        self._push(self.now + int(self.rng.expovariate(1 / self.faults.crash_every_ms)) + 1, "crash")
+        alive = [n for n in self.nodes.values() if n.raft is not None]
+        if not alive:
+            return
+        node = self.rng.choice(alive)
+        node.raft = None
+        node.log.crash()
+        self._push(self.now + self.rng.randint(10, 3000), "restart", node.node_id)
+
+    def _on_shutdown(self) -> None:
+        """Graceful shutdown of the leader: it resigns (EndQuorumEpoch), then stops."""
+        self._push(self.now + int(self.rng.expovariate(1 / self.faults.shutdown_every_ms)) + 1, "shutdown")
+        node = self.leader()
+        if node is None:
+            return
+        node.raft.resign(self.now)
+        self._drive(node)
+        self._push(self.now + self.rng.randint(0, 500), "stop", node.node_id, node.incarnation)
+
+    def _on_stop(self, node_id, incarnation) -> None:
+        node = self.nodes[node_id]
+        if node.raft is None or node.incarnation != incarnation:
+            return
+        node.raft = None
+        node.log.flush()  # a clean stop flushes
+        self._push(self.now + self.rng.randint(10, 2000), "restart", node.node_id)
+
+    def _on_restart(self, node_id) -> None:
+        node = self.nodes[node_id]
+        if node.raft is None:
+            self._start(node)
+
+    def _on_partition(self) -> None:
+        self._push(self.now + int(self.rng.expovariate(1 / self.faults.partition_every_ms)) + 1, "partition")
+        ids = list(self.nodes)
+        self.rng.shuffle(ids)
+        cut = self.rng.randint(1, len(ids) - 1)
+        self.partition = {i: (0 if k < cut else 1) for k, i in enumerate(ids)}
+        self._push(self.now + self.rng.randint(100, 4000), "heal")
+
+    def _on_heal(self) -> None:
+        self.partition.clear()
+
+    def _on_jump(self) -> None:
+        self._push(self.now + int(self.rng.expovariate(1 / self.faults.jump_every_ms)) + 1, "jump")
+        self.now += self.rng.randint(500, 5000)  # a GC pause / VM freeze: every timer is late
+
+    def _on_snapshot(self) -> None:
+        self._push(self.now + int(self.rng.expovariate(1 / self.faults.snapshot_every_ms)) + 1, "snapshot")
+        candidates = [n for n in self.nodes.values() if n.raft is not None and n.raft.high_watermark]
+        if not candidates:
+            return
+        node = self.rng.choice(candidates)
+        take_snapshot(node.log, node.raft.high_watermark, delete=self.rng.random() < 0.7)
+
+    # -- results -----------------------------------------------------------------------------------
+    def leader(self):
+        for n in self.nodes.values():
+            if n.raft is not None and n.raft.role is Role.LEADER:
+                return n
+        return None
+
+    def summary(self) -> dict:
+        roles = {i: (n.raft.role.value, n.raft.epoch) if n.raft else ("down", None) for i, n in self.nodes.items()}
+        return {"seed": self.seed, "events": self.events_run, "sim_ms": self.now,
+                "committed_end": self.checker.committed_end, "proposed": self.proposed,
+                "leaders": len(self.checker.leaders), "roles": roles}
+
+
+def take_snapshot(log: MemoryLog, hwm: int, delete: bool) -> None:
+    """What a state machine would do: snapshot everything below the HWM (here a copy of
+    the committed batches), then maybe drop the log below it."""
+    parts, end, epoch = [], log.start_offset(), None
+    snap = log.latest_snapshot()
+    if snap is not None and snap.offset == log.start_offset():
+        parts.append(log.read_snapshot(snap, 0, log.snapshot_size(snap)))
+        epoch = snap.epoch
+    for base, last, batch_epoch, data in log.batches_from(log.start_offset()):
+        if last >= hwm:
+            break
+        parts.append(data)
+        end, epoch = last + 1, batch_epoch
+    if epoch is None or end <= log.start_offset() or (snap is not None and end <= snap.offset):
+        return
+    from kraft_server.raft.log_api import OffsetAndEpoch
+    sid = OffsetAndEpoch(end, epoch)
+    writer = log.create_snapshot(sid)
+    writer.append(b"".join(parts))
+    writer.freeze()
+    if delete:
+        log.delete_before_snapshot(sid)

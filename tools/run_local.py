@@ -1,0 +1,61 @@
+"""``make run``: a standalone one-voter quorum on loopback, formatted on first use.
+
+    python -m tools.run_local [--config config/server.properties]
+
+1. Reads the properties (default ``config/server.properties``: controller listener
+   127.0.0.1:9093, client listener 127.0.0.1:9092, data in ``./data``).
+2. If the metadata log directory has no ``meta.properties``, formats it as a
+   standalone dynamic quorum (``tools.storage format --standalone`` with a fresh
+   cluster id) and prints the cluster id; otherwise prints the existing one.
+3. Replaces itself with ``python -m kraft_server <config>`` (``exec``), so Ctrl-C
+   reaches the server directly and it shuts down cleanly.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CONFIG = REPO / "config" / "server.properties"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="run_local", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", default=str(DEFAULT_CONFIG))
+    args = parser.parse_args(argv)
+
+    from kraft_server.config import ConfigError, KafkaConfig
+    from kraft_server.log.meta_properties import read_meta_properties
+    from kraft_server.log.uuids import random_uuid, uuid_to_str
+
+    try:
+        config = KafkaConfig.from_file(args.config)
+    except (ConfigError, OSError) as exc:
+        print(f"run_local: {args.config}: {exc}", file=sys.stderr)
+        return 1
+    data = Path(config.metadata_log_dir)
+    meta = read_meta_properties(data)
+    if meta is None:
+        cluster_id = uuid_to_str(random_uuid())
+        cmd = [sys.executable, "-m", "tools.storage", "format", "--cluster-id", cluster_id,
+               "--standalone", "--config", args.config]
+        print(f"Formatting {data} as a standalone quorum: {' '.join(cmd[1:])}", flush=True)
+        done = subprocess.run(cmd, cwd=os.getcwd())
+        if done.returncode != 0:
+            print("run_local: formatting failed", file=sys.stderr)
+            return done.returncode
+        print(f"Cluster id: {cluster_id}", flush=True)
+    else:
+        print(f"Using {data} (cluster id {meta.cluster_id}, node {meta.node_id})", flush=True)
+    for ep in config.listeners:
+        print(f"  {ep.name}://{ep.host_port()}", flush=True)
+    print("Ctrl-C stops the node.", flush=True)
+    os.execv(sys.executable, [sys.executable, "-m", "kraft_server", args.config])
+    return 0  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main())
