@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export KRAFT_CACHE ?= $(CURDIR)/.cache
 
-.PHONY: venv test test-slow fuzz bench codegen check-codegen kafka-dist run clean
+.PHONY: venv test test-slow fuzz simulate bench codegen check-codegen kafka-dist run clean
 
 $(STAMP): setup.cfg pyproject.toml
 	@command -v java >/dev/null || (apt-get update && apt-get install -y openjdk-17-jdk-headless)
@@ -35,6 +35,11 @@ test-slow: $(STAMP) kafka-dist
 
 fuzz: $(STAMP)
 	FUZZ_INPUTS=$${FUZZ_INPUTS:-2000000} $(PY) -m pytest tests/test_fuzz.py -p no:cacheprovider
+
+SEEDS ?= 200
+EVENTS ?= 5000
+simulate: $(STAMP)
+	$(PY) -m tests.simulation --seeds $(SEEDS) --events $(EVENTS) $(if $(NODES),--nodes $(NODES)) $(if $(PROFILE),--profile $(PROFILE))
 
 bench: $(STAMP)
 	$(PY) bench/codec.py

@@ -88,54 +88,65 @@ def _rebuild(fields):
 
 # --- encoding -----------------------------------------------------------------------
 
-# Position i holds the one-byte zig-zag varint of i (i < 64) or i - 128, so that
-# indexing with any n in [-64, 64) finds n's encoding (negative indexes wrap).
-_SMALL = tuple(write_varint(i if i < 64 else i - 128) for i in range(128))
-# The same trick for the int8 attributes: n in [-128, 128) finds its byte.
+# The int8 attributes: n in [-128, 128) finds its byte (negative indexes wrap).
 _INT8 = tuple(bytes((i,)) for i in range(256))
 
 
-def _nullable(data) -> bytes:
-    if data is None:
-        return _NULL
-    n = len(data)
-    return (_SMALL[n] if n < 64 else write_varint(n)) + bytes(data)
-
-
-def _encode_record(record: Record) -> bytes:
-    attributes, timestamp_delta, offset_delta, key, value, headers = record
-    if not -128 <= attributes <= 127:
-        raise EncodeError(f"record attributes {attributes} out of int8 range")
-    small = _SMALL
-    parts = [
-        _INT8[attributes],
-        small[timestamp_delta] if -64 <= timestamp_delta < 64 else write_varlong(timestamp_delta),
-        small[offset_delta] if -64 <= offset_delta < 64 else write_varint(offset_delta),
-        _nullable(key),
-        _nullable(value),
-    ]
-    if headers:
-        parts.append(write_varint(len(headers)))
-        for h_key, h_value in headers:
-            if not isinstance(h_key, str):
-                raise EncodeError(f"header key must be str, not {type(h_key).__name__}")
-            parts.append(_nullable(h_key.encode("utf-8", "surrogateescape")))
-            parts.append(_nullable(h_value))
-    else:
-        parts.append(small[0])
-    body = b"".join(parts)
-    n = len(body)
-    return (small[n] if n < 64 else write_varint(n)) + body
+# The zig-zag varint of every n in [0, 8192): all one- and two-byte encodings of
+# non-negative values, which covers almost every length and delta.
+_VARINT = tuple(write_varint(i) for i in range(8192))
+_TABLE_SIZE = len(_VARINT)
 
 
 def encode_records(records) -> bytes:
     """The records section (uncompressed) for ``records``."""
     try:
-        return b"".join([_encode_record(r) for r in records])
+        return _encode_records(records)
     except EncodeError:
         raise
-    except (ValueError, TypeError, OverflowError, UnicodeError) as exc:
+    except (ValueError, TypeError, OverflowError, UnicodeError, IndexError) as exc:
         raise EncodeError(f"cannot encode record: {exc}") from None
+
+
+def _encode_records(records) -> bytes:
+    out = bytearray()
+    table, size, int8, null = _VARINT, _TABLE_SIZE, _INT8, _NULL
+    for attributes, timestamp_delta, offset_delta, key, value, headers in records:
+        if not -128 <= attributes <= 127:
+            raise EncodeError(f"record attributes {attributes} out of int8 range")
+        body = bytearray(int8[attributes])
+        body += (table[timestamp_delta] if 0 <= timestamp_delta < size
+                 else write_varlong(timestamp_delta))
+        body += table[offset_delta] if 0 <= offset_delta < size else write_varint(offset_delta)
+        for data in (key, value):
+            if data is None:
+                body += null
+            else:
+                n = len(data)
+                body += table[n] if n < size else write_varint(n)
+                body += data
+        if headers:
+            n = len(headers)
+            body += table[n] if n < size else write_varint(n)
+            for h_key, h_value in headers:
+                if not isinstance(h_key, str):
+                    raise EncodeError(f"header key must be str, not {type(h_key).__name__}")
+                h_key = h_key.encode("utf-8", "surrogateescape")
+                n = len(h_key)
+                body += table[n] if n < size else write_varint(n)
+                body += h_key
+                if h_value is None:
+                    body += null
+                else:
+                    n = len(h_value)
+                    body += table[n] if n < size else write_varint(n)
+                    body += h_value
+        else:
+            body += table[0]
+        n = len(body)
+        out += table[n] if n < size else write_varint(n)
+        out += body
+    return bytes(out)
 
 
 # --- decoding -----------------------------------------------------------------------
