@@ -146,7 +146,11 @@ class ModuleEmitter:
         elif k in ("bytes", "records"):
             fn.add(ind, f"{n} = len({x})")
             self.enc_length(fn, ind, n, flex, False, w)
-            fn.add(ind, f"{w} += {x}")
+            if k == "records":  # large record sets are joined once, by encode(), not copied here
+                fn.add(ind, f"if {n} >= _SPILL: _spill({w}, {x})")
+                fn.add(ind, f"else: {w} += {x}")
+            else:
+                fn.add(ind, f"{w} += {x}")
         elif k == "array":
             fn.add(ind, f"{n} = len({x})")
             self.enc_length(fn, ind, n, flex, False, w)
@@ -477,7 +481,7 @@ class ModuleEmitter:
                    "    ARRAYS as _ARRAYS, DEFAULT as _D, Message as _Message, Struct as _Struct,\n"
                    "    StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,\n"
                    "    EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,\n"
-                   "    new as _new, pack_array as _pack_array,\n"
+                   "    SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,\n"
                    "    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,\n"
                    "    uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,\n"
                    ")\n")

@@ -235,3 +235,27 @@ def test_check_fails_on_drift(tmp_path):
     target.unlink()
     r = subprocess.run(run + ["--check"], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 1 and "orphan.py has no schema" in r.stderr
+
+
+def test_large_records_fields_are_joined_once_and_decoded_as_views():
+    """Records fields of 64 KiB+ bypass encode()'s buffer; inputs of 1 MiB+ decode to views."""
+    from wire.codec_support import SPILL_BYTES, ZERO_COPY_BYTES
+    from wire.messages import FetchResponse
+    from wire.messages.fetch_response import FetchableTopicResponse, PartitionData
+
+    big = bytes(range(256)) * (ZERO_COPY_BYTES // 256)
+    parts = [PartitionData(partition_index=i, records=r)
+             for i, r in enumerate([b"small", big, None, b"x" * SPILL_BYTES, b""])]
+    msg = FetchResponse(responses=[FetchableTopicResponse(topic="t", partitions=parts)])
+    for version in (4, 12, 16):
+        plain = bytearray()
+        msg.write(plain, version)  # a plain buffer: everything copied in place
+        data = msg.encode(version)
+        assert type(data) is bytes and data == bytes(plain)
+        back = FetchResponse.decode(data, version)
+        got = back.responses[0].partitions
+        assert [p.records for p in got] == [p.records for p in parts]
+        assert isinstance(got[1].records, memoryview) and got[1].records.obj is data
+        small = FetchResponse(responses=[FetchableTopicResponse(topic="t", partitions=parts[:1])])
+        assert type(FetchResponse.decode(small.encode(version), version).responses[0]
+                    .partitions[0].records) is bytes

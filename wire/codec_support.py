@@ -37,6 +37,31 @@ class _Default:
 DEFAULT = _Default()
 
 # Errors a malformed input can provoke inside straight-line decode code.
+SPILL_BYTES = 1 << 16  # records fields this large are not copied into encode()'s buffer
+
+
+class _Output(bytearray):
+    """``encode()``'s buffer: ``parts`` holds what came before each large records
+    field, and the field itself, so that ``encode()`` copies those bytes once."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self):
+        super().__init__()
+        self.parts = []
+
+
+def spill(w: bytearray, data) -> None:
+    """Append a large records field to ``w``, by reference when ``w`` is ``encode()``'s."""
+    if type(w) is _Output:
+        w.parts.append(bytes(w))
+        w.parts.append(data)
+        del w[:]
+    else:
+        w += data
+
+
+ZERO_COPY_BYTES = 1 << 20  # from this input size on, records fields are views
 _DECODE_FAILURES = (struct.error, IndexError, ValueError, TypeError, OverflowError,
                     MemoryError, RecursionError)
 _ENCODE_FAILURES = (struct.error, TypeError, AttributeError, OverflowError, ValueError)
@@ -147,13 +172,22 @@ class Message(Struct):
             raise EncodeError(f"cannot encode {cls.__name__} v{version}: {e}") from e
 
     def encode(self, version: int) -> bytes:
-        w = bytearray()
+        w = _Output()
         self.write(w, version)
+        if w.parts:  # large records fields were set aside: one join copies everything once
+            w.parts.append(w)
+            return b"".join(w.parts)
         return bytes(w)
 
     @classmethod
     def read(cls, buf, pos: int, version: int):
-        """Decode one message at ``pos``; returns ``(message, end_position)``."""
+        """Decode one message at ``pos``; returns ``(message, end_position)``.
+
+        ``records`` fields are slices of ``buf``: views, not copies, when ``buf`` is a
+        memoryview, which a large ``bytes`` input (1 MiB or more) is turned into here,
+        as Kafka's MemoryRecords wraps a slice of the response buffer."""
+        if type(buf) is bytes and len(buf) >= ZERO_COPY_BYTES:
+            buf = memoryview(buf)
         if not (cls.MIN_VERSION <= version <= cls.MAX_VERSION):
             cls._check_version(version, DecodeError)
         try:

@@ -4,7 +4,7 @@ from wire.codec_support import (
     ARRAYS as _ARRAYS, DEFAULT as _D, Message as _Message, Struct as _Struct,
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
-    new as _new, pack_array as _pack_array,
+    SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
     read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -233,7 +233,8 @@ def _e_PartitionData_v4(w, o):
     else:
         _n5 = len(_x4)
         w += _S_i.pack(_n5)
-        w += _x4
+        if _n5 >= _SPILL: _spill(w, _x4)
+        else: w += _x4
     if o.unknown_tagged_fields:
         raise _UnsupportedVersionError('Tagged fields were set, but version 4 of PartitionData does not support them')
 
@@ -299,7 +300,8 @@ def _e_PartitionData_v5(w, o):
     else:
         _n5 = len(_x4)
         w += _S_i.pack(_n5)
-        w += _x4
+        if _n5 >= _SPILL: _spill(w, _x4)
+        else: w += _x4
     if o.unknown_tagged_fields:
         raise _UnsupportedVersionError('Tagged fields were set, but version 5 of PartitionData does not support them')
 
@@ -365,7 +367,8 @@ def _e_PartitionData_v6(w, o):
     else:
         _n5 = len(_x4)
         w += _S_i.pack(_n5)
-        w += _x4
+        if _n5 >= _SPILL: _spill(w, _x4)
+        else: w += _x4
     if o.unknown_tagged_fields:
         raise _UnsupportedVersionError('Tagged fields were set, but version 6 of PartitionData does not support them')
 
@@ -431,7 +434,8 @@ def _e_PartitionData_v7(w, o):
     else:
         _n5 = len(_x4)
         w += _S_i.pack(_n5)
-        w += _x4
+        if _n5 >= _SPILL: _spill(w, _x4)
+        else: w += _x4
     if o.unknown_tagged_fields:
         raise _UnsupportedVersionError('Tagged fields were set, but version 7 of PartitionData does not support them')
 
@@ -495,7 +499,8 @@ def _e_PartitionData_v8(w, o):
     else:
         _n5 = len(_x4)
         w += _S_i.pack(_n5)
-        w += _x4
+        if _n5 >= _SPILL: _spill(w, _x4)
+        else: w += _x4
     if o.unknown_tagged_fields:
         raise _UnsupportedVersionError('Tagged fields were set, but version 8 of PartitionData does not support them')
 
@@ -559,7 +564,8 @@ def _e_PartitionData_v9(w, o):
     else:
         _n5 = len(_x4)
         w += _S_i.pack(_n5)
-        w += _x4
+        if _n5 >= _SPILL: _spill(w, _x4)
+        else: w += _x4
     if o.unknown_tagged_fields:
         raise _UnsupportedVersionError('Tagged fields were set, but version 9 of PartitionData does not support them')
 
@@ -623,7 +629,8 @@ def _e_PartitionData_v10(w, o):
     else:
         _n5 = len(_x4)
         w += _S_i.pack(_n5)
-        w += _x4
+        if _n5 >= _SPILL: _spill(w, _x4)
+        else: w += _x4
     if o.unknown_tagged_fields:
         raise _UnsupportedVersionError('Tagged fields were set, but version 10 of PartitionData does not support them')
 
@@ -686,7 +693,8 @@ def _e_PartitionData_v11(w, o):
     else:
         _n5 = len(_x4)
         w += _S_i.pack(_n5)
-        w += _x4
+        if _n5 >= _SPILL: _spill(w, _x4)
+        else: w += _x4
     if o.unknown_tagged_fields:
         raise _UnsupportedVersionError('Tagged fields were set, but version 11 of PartitionData does not support them')
 
@@ -766,7 +774,8 @@ def _e_PartitionData_v12(w, o):
         _n5 += 1
         if _n5 < 128: w.append(_n5)
         else: w += _wuv(_n5)
-        w += _x4
+        if _n5 >= _SPILL: _spill(w, _x4)
+        else: w += _x4
     _tg = []
     _x6 = o.diverging_epoch
     if _x6 is None:

@@ -4,7 +4,7 @@ from wire.codec_support import (
     ARRAYS as _ARRAYS, DEFAULT as _D, Message as _Message, Struct as _Struct,
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
-    new as _new, pack_array as _pack_array,
+    SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
     read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -171,7 +171,8 @@ def _e_PartitionSnapshot_v0(w, o):
     _n3 += 1
     if _n3 < 128: w.append(_n3)
     else: w += _wuv(_n3)
-    w += _x2
+    if _n3 >= _SPILL: _spill(w, _x2)
+    else: w += _x2
     _tg = []
     _x4 = o.current_leader
     if _x4 is None:
