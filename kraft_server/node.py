@@ -141,7 +141,21 @@ class CoreView:
         return tuple(VoterView(n.key.node_id, n.key.directory_id, _endpoints(n))
                      for n in self.core.voter_set().nodes)
 
+    def controller_registrations(self):
+        """The committed image's RegisterControllerRecords by id, or None while the image
+        knows no metadata.version (nothing bootstrapped yet): DescribeCluster's source."""
+        controller = getattr(self, "controller", None)
+        if controller is None or not controller.image.has_metadata:
+            return None
+        return controller.image.controllers, controller.image.metadata_version()
+
     def features(self) -> Features:
+        controller = getattr(self, "controller", None)
+        if controller is not None:
+            # Committed FeatureLevelRecords; the epoch is the image's offset
+            # (KRaftMetadataCache.features), -1 before the first record.
+            finalized, epoch = controller.finalized_features()
+            return Features(supported=dict(SUPPORTED_FEATURES), finalized=finalized, epoch=epoch)
         finalized = {}
         kraft_version = getattr(self.core, "kraft_version", None)
         if callable(kraft_version):
@@ -166,8 +180,14 @@ class CoreView:
         hwm = core.high_watermark
         committed = None
         if hwm is not None:
-            committed_ids = {n.key.node_id for n in core.committed_voter_set().nodes}
-            committed = tuple(r for r in voters if r.replica_id in committed_ids)
+            # The set as of the HWM (seed 002): a voter whose removal is not committed
+            # yet is an observer in the leader's states, and one being added has no
+            # committed entry yet.
+            known = {(r.replica_id, r.directory_id): r for r in observers + voters}
+            committed = tuple(
+                known.get((n.key.node_id, n.key.directory_id or ZERO_UUID))
+                or ReplicaView(n.key.node_id, n.key.directory_id or ZERO_UUID)
+                for n in core.committed_voter_set().nodes)
         return QuorumView(is_leader=True, leader_id=leader, epoch=core.epoch,
                           high_watermark=-1 if hwm is None else hwm,
                           voters=voters, observers=observers, voter_nodes=self.voters(),
@@ -237,8 +257,13 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     if core_factory is None:
         from kraft_server.raft.node import RaftNode as core_factory
     core = core_factory(qconfig, raft_log, store, rng or random.Random(), clock())
-    view = CoreView(core, config.node_id, meta.cluster_id,
-                    bootstrap_feature_levels(config.metadata_log_dir), clock)
+    levels = bootstrap_feature_levels(config.metadata_log_dir)
+    view = CoreView(core, config.node_id, meta.cluster_id, levels, clock)
+    controller = None
+    if hasattr(core, "propose") and hasattr(core, "history"):  # a real core, not a test fake
+        from kraft_server.controller import Controller, ControllerSettings
+        controller = Controller(core, raft_log, ControllerSettings.from_config(config, levels), clock())
+        view.controller = controller
 
     controller_names = set(config.controller_listener_names)
     advertised = {e.name: (e.host, e.port) for e in config.effective_advertised_listeners()}
@@ -253,12 +278,48 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
         return Dispatcher(view, submit, tables=tables, controller_listeners=controller_names,
                           advertised=advertised)
 
+    after_cycle, extra_servers = TransitionLogger(core, config.node_id), []
+    prometheus = config["kraft.metrics.prometheus.listener"]
+    if prometheus:  # off by default; see kraft_server/metrics
+        after_cycle, extra_servers = _with_prometheus(config, core, raft_log, clock, after_cycle, prometheus)
     driver = Driver(core, raft_log, make_dispatcher=make_dispatcher, deliver=deliver,
                     listeners=specs, request_timeout_ms=config.quorum_request_timeout_ms,
                     retry_backoff_ms=config.quorum_retry_backoff_ms,
                     max_bytes=config.socket_request_max_bytes, clock=clock,
-                    after_cycle=TransitionLogger(core, config.node_id))
+                    after_cycle=after_cycle, extra_servers=extra_servers, controller=controller)
+    if controller is not None:
+        _wire_controller_channel(config, controller, driver)
     return Node(config, driver, core, raft_log, meta.cluster_id)
+
+
+def _wire_controller_channel(config: KafkaConfig, controller, driver) -> None:
+    """The controller's own outbound channel (ControllerRegistration to the active
+    controller; Kafka's NodeToControllerChannelManager), apart from the Raft core's
+    peers. Answers come back through ``controller.deliver_response`` and wake the loop."""
+    from kraft_server.net.peers import Peers
+
+    channel = Peers(controller.deliver_response, request_timeout_ms=config.quorum_request_timeout_ms,
+                    retry_backoff_ms=config.quorum_retry_backoff_ms,
+                    client_id=f"controller-{config.node_id}-registration-channel")
+    controller.outbound = channel.send
+    controller.wake = driver.wake
+    driver.extra_channels.append(channel)  # closed with the core's when the loop ends
+
+
+def _with_prometheus(config: KafkaConfig, core, raft_log, clock, after_cycle, address: str):
+    """The raft-metrics observer chained after ``after_cycle``, and the scrape server."""
+    from kraft_server.config import parse_host_port
+    from kraft_server.metrics import RaftMetrics, ScrapeProtocol, render
+
+    metrics = RaftMetrics(core, raft_log, fetch_timeout_ms=config.quorum_fetch_timeout_ms)
+
+    def both(now_ms: int) -> None:
+        after_cycle(now_ms)
+        metrics.observe(now_ms)
+
+    ep = parse_host_port(address, "kraft.metrics.prometheus.listener")
+    factory = lambda: ScrapeProtocol(lambda: render(metrics.collect(clock())))  # noqa: E731
+    return both, [("PROMETHEUS", ep.host, ep.port, factory)]
 
 
 def run(config_path: str) -> int:

@@ -9,24 +9,38 @@ A file is a list of stanzas::
 
 Commands: ``add-nodes N [kraft-version=0]``, ``time MS`` (set the clock),
 ``tick ID...``, ``process-ready ID...``, ``deliver-msgs ID... [drop=true]``,
-``stabilize [rounds=N]``, ``propose ID record...``, ``state``. Every message crosses
+``stabilize [rounds=N]``, ``propose ID record...``, ``state``; membership (KIP-853):
+``add-nodes N kraft-version=1 observers=K [auto-join=true]``, ``add-voter LEADER ID
+[ack=false] [dir=N] [listener=NAME]``, ``remove-voter LEADER ID [dir=N]``,
+``update-features LEADER kraft.version=L [type=T]``, ``voters ID``, ``describe ID``
+(requests from an admin client answer to ``admin``; ApiVersions probes are answered
+by the engine, as the shell's dispatcher does). Every message crosses
 the generated codec at the latest version. ``KRAFT_REWRITE=1 pytest
 tests/test_scenarios.py`` rewrites the expected outputs for review.
 """
 from __future__ import annotations
 
 import random
+import uuid
 
 from wire.messages import REQUESTS, RESPONSES
 
 from kraft_server.log.memory import MemoryLog, MemoryQuorumStateStore
 from kraft_server.raft.config import QuorumConfig, StaticVoter
 from kraft_server.raft.io import Endpoint, InboundRequest, InboundResponse
+from kraft_server.raft import batches
 from kraft_server.raft.node import RaftNode
+from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
+from wire.messages import KRaftVersionRecord, SnapshotHeaderRecord
+
+
+def _endpoint(i: int) -> Endpoint:
+    return Endpoint("CONTROLLER", f"n{i}", 9000 + i)
 
 NAMES = {1: "Fetch", 52: "Vote", 53: "BeginQuorumEpoch", 54: "EndQuorumEpoch", 59: "FetchSnapshot",
-         82: "UpdateRaftVoter"}
-LATEST = {1: 18, 52: 2, 53: 1, 54: 1, 59: 1, 82: 0}
+         82: "UpdateRaftVoter", 18: "ApiVersions", 57: "UpdateFeatures", 80: "AddRaftVoter",
+         81: "RemoveRaftVoter"}
+LATEST = {1: 18, 52: 2, 53: 1, 54: 1, 59: 1, 82: 0, 18: 4, 57: 2, 80: 1, 81: 0}
 
 
 def parse(text: str):
@@ -81,6 +95,8 @@ def _summary(api_key, body, is_request) -> str:
         records = len(p.records or b"")
         return (f"error={p.error_code} leader={p.current_leader.leader_id}@{p.current_leader.leader_epoch} "
                 f"hwm={p.high_watermark} bytes={records}{extra}")
+    if api_key in (18, 57, 80, 81, 82):
+        return _membership_summary(api_key, body, is_request)
     if getattr(body, "error_code", 0):
         return f"error={body.error_code}"
     p = body.topics[0].partitions[0]
@@ -91,6 +107,16 @@ def _summary(api_key, body, is_request) -> str:
     if is_request and api_key in (53, 54):
         return f"leader={p.leader_id}@{p.leader_epoch}"
     return f"error={p.error_code} leader={p.leader_id}@{p.leader_epoch}"
+
+
+def _membership_summary(api_key, body, is_request) -> str:
+    if is_request:
+        if api_key in (80, 81, 82):
+            return f"voter={body.voter_id} dir={body.voter_directory_id.int}"
+        return ""
+    if api_key == 82:
+        return f"error={body.error_code} leader={body.current_leader.leader_id}@{body.current_leader.leader_epoch}"
+    return f"error={body.error_code}"
 
 
 class Scenario:
@@ -107,12 +133,124 @@ class Scenario:
 
     def cmd_add_nodes(self, args, kwargs):
         n = int(args[0])
+        if kwargs.get("kraft-version") == "1":
+            return self._add_dynamic(n, int(kwargs.get("observers", "0")), kwargs.get("auto-join") == "true")
         for i in range(1, n + 1):
             cfg = QuorumConfig(node_id=i, cluster_id="scenario-cluster-AAAAAA",
+                               directory_id=uuid.UUID(int=i) if kwargs.get("dirs") == "true" else uuid.UUID(int=0),
                                static_voters=tuple(StaticVoter(j, f"n{j}", 9000 + j) for j in range(1, n + 1)),
                                listeners=(Endpoint("CONTROLLER", f"n{i}", 9000 + i),))
             self.nodes[i] = RaftNode(cfg, MemoryLog(), MemoryQuorumStateStore(), random.Random(i), self.now)
         return self.cmd_state([], {})
+
+    def _add_dynamic(self, n: int, observers: int, auto: bool):
+        """kraft.version 1: voters 1..n from a bootstrap checkpoint (directory id = node id),
+        observers n+1..n+observers that find the leader through the bootstrap servers."""
+        voters = VoterSet(tuple(VoterNode(VoterKey(i, uuid.UUID(int=i)), (_endpoint(i),), 0, 1)
+                                for i in range(1, n + 1)))
+        checkpoint = batches.build_control_batch(0, 0, 0, [
+            (batches.ControlRecordType.SNAPSHOT_HEADER, SnapshotHeaderRecord(version=0)),
+            (batches.ControlRecordType.KRAFT_VERSION, KRaftVersionRecord(version=0, kraft_version=1)),
+            (batches.ControlRecordType.KRAFT_VOTERS, voters.to_voters_record())])
+        for i in range(1, n + observers + 1):
+            self._start_dynamic(i, uuid.UUID(int=i), checkpoint, n, auto)
+        return self.cmd_state([], {})
+
+    def _start_dynamic(self, i, directory_id, checkpoint, n, auto):
+        cfg = QuorumConfig(node_id=i, cluster_id="scenario-cluster-AAAAAA", directory_id=directory_id,
+                           bootstrap_servers=tuple((f"n{j}", 9000 + j) for j in range(1, n + 1)),
+                           listeners=(_endpoint(i),), auto_join=auto)
+        self.nodes[i] = RaftNode(cfg, MemoryLog(checkpoint), MemoryQuorumStateStore(), random.Random(i),
+                                 self.now)
+        self.checkpoint, self.voter_count = checkpoint, n
+
+    def cmd_replace_disk(self, args, kwargs):
+        """Restart node ID with an empty log and a new directory id (a lost disk)."""
+        i = int(args[0])
+        self._start_dynamic(i, uuid.UUID(int=int(kwargs.get("dir", 100 + i))), self.checkpoint,
+                            self.voter_count, kwargs.get("auto-join") == "true")
+        return self.cmd_state([], {})
+
+    def _admin(self, leader: int, body, version: int):
+        body = REQUESTS[body.API_KEY].decode(body.encode(version), version)
+        self.nodes[leader].step(InboundRequest(("admin", None), body.API_KEY, version, body), self.now)
+        return f"admin->{leader} {NAMES[body.API_KEY]} delivered"
+
+    def cmd_add_voter(self, args, kwargs):
+        from wire.messages import add_raft_voter_request as areq
+        leader, voter = int(args[0]), int(args[1])
+        listener = kwargs.get("listener", "CONTROLLER")
+        body = areq.AddRaftVoterRequest(
+            cluster_id="scenario-cluster-AAAAAA", timeout_ms=30000, voter_id=voter,
+            voter_directory_id=uuid.UUID(int=int(kwargs.get("dir", voter))),
+            ack_when_committed=kwargs.get("ack", "true") == "true",
+            listeners=[areq.Listener(name=listener, host=f"n{voter}", port=9000 + voter)])
+        return self._admin(leader, body, int(kwargs.get("version", "1")))
+
+    def cmd_remove_voter(self, args, kwargs):
+        from wire.messages import remove_raft_voter_request as rreq
+        leader, voter = int(args[0]), int(args[1])
+        body = rreq.RemoveRaftVoterRequest(cluster_id=kwargs.get("cluster", "scenario-cluster-AAAAAA"),
+                                           voter_id=voter,
+                                           voter_directory_id=uuid.UUID(int=int(kwargs.get("dir", voter))))
+        return self._admin(leader, body, 0)
+
+    def cmd_update_features(self, args, kwargs):
+        from wire.messages import update_features_request as ureq
+        leader = int(args[0])
+        updates = [ureq.FeatureUpdateKey(feature=k, max_version_level=int(v),
+                                         upgrade_type=int(kwargs.get("type", "1")))
+                   for k, v in kwargs.items() if "." in k]
+        body = ureq.UpdateFeaturesRequest(timeout_ms=5000, feature_updates=updates)
+        return self._admin(leader, body, int(kwargs.get("version", "2")))
+
+    def cmd_elect(self, args, kwargs):
+        """Quietly make node ID the leader (its election timer fires first) and let
+        everyone catch up; prints the state."""
+        self.now += 3000
+        self.nodes[int(args[0])].tick(self.now)
+        self.cmd_stabilize([], {"rounds": "40"})
+        for _ in range(3):  # a little time passes: backoffs end, retries go out
+            self.now += 50
+            for n in self.nodes.values():
+                n.tick(self.now)
+            self.cmd_stabilize([], {"rounds": "40"})
+        return self.cmd_state([], {})
+
+    def cmd_run_for(self, args, kwargs):
+        """Quietly let MS milliseconds pass in 50 ms steps (every node ticks, every
+        message is delivered); prints the state."""
+        end = self.now + int(args[0])
+        while self.now < end:
+            self.now = min(end, self.now + 50)
+            for n in self.nodes.values():
+                n.tick(self.now)
+            self.cmd_stabilize([], {"rounds": "40"})
+        return self.cmd_state([], {})
+
+    def cmd_describe(self, args, kwargs):
+        """The leader's replica states (DescribeQuorum's CurrentVoters / Observers)."""
+        states = self.nodes[int(args[0])].replica_states(self.now)
+        if states is None:
+            return "not the leader"
+        voters, observers = states
+        fmt = lambda rs: " ".join(f"{r.key.node_id}:{r.end_offset}" for r in sorted(rs, key=lambda r: r.key.node_id))
+        return f"voters={fmt(voters)} observers={fmt(observers)}"
+
+    def cmd_voters(self, args, kwargs):
+        lines = []
+        for i in self._ids(args):
+            n = self.nodes[i]
+            lines.append(f"{i}: kraft.version={n.kraft_version()} latest={n.voter_set().ids()} "
+                         f"committed={n.committed_voter_set().ids()}")
+        return "\n".join(lines)
+
+    def _api_versions_answer(self, dst: int, req):
+        """What the shell's ApiVersions handler answers for node ``dst``."""
+        from wire.messages import api_versions_response as avr
+        cfg = self.nodes[dst].config
+        return avr.ApiVersionsResponse(supported_features=[avr.SupportedFeatureKey(
+            name="kraft.version", min_version=cfg.kraft_version_min, max_version=cfg.kraft_version_max)])
 
     def cmd_time(self, args, kwargs):
         self.now = int(args[0])
@@ -136,10 +274,16 @@ class Scenario:
             node.advance(ready, self.now)
             for r in ready.requests:
                 version = max(LATEST[r.api_key], r.min_version)
-                self.mailbox.append((r.destination.node_id, "req", i, r, version))
-                out.append(f"{i}->{r.destination.node_id} {NAMES[r.api_key]} {_summary(r.api_key, r.body, True)}")
+                dst = r.destination.node_id
+                if dst < 0:  # a bootstrap address: the node listening on that port
+                    dst = r.destination.endpoint.port - 9000
+                self.mailbox.append((dst, "req", i, r, version))
+                out.append(f"{i}->{dst} {NAMES[r.api_key]} {_summary(r.api_key, r.body, True)}")
             for r in ready.responses:
                 src, corr_req = r.handle
+                if src == "admin":
+                    out.append(f"{i}->admin {NAMES[r.api_key]}Response {_summary(r.api_key, r.body, False)}")
+                    continue
                 self.mailbox.append((src, "resp", i, (corr_req, r), r.api_version))
                 out.append(f"{i}->{src} {NAMES[r.api_key]}Response {_summary(r.api_key, r.body, False)}")
             if ready.flush:
@@ -155,10 +299,18 @@ class Scenario:
                 keep.append(item)
                 continue
             _, kind, src, payload, version = item
-            if drop:
+            if drop or dst not in self.nodes:
                 out.append(f"dropped {src}->{dst}")
                 continue
             node = self.nodes[dst]
+            if kind == "req" and payload.api_key == 18:  # the shell answers ApiVersions itself
+                req = payload
+                body = self._api_versions_answer(dst, req)
+                self.nodes[src].step(InboundResponse(req.correlation, req.destination, 18,
+                                                     body=RESPONSES[18].decode(body.encode(version), version)),
+                                     self.now)
+                out.append(f"{src}->{dst} ApiVersions answered")
+                continue
             if kind == "req":
                 req = payload
                 body = REQUESTS[req.api_key].decode(req.body.encode(version), version)

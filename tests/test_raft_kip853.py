@@ -98,7 +98,11 @@ def test_leader_applies_update_raft_voter_once_its_epoch_committed():
     drain(n, 10_000)
     [resp] = ask(n, update_request(epoch), 10_001)
     assert resp.error_code == ErrorCode.REQUEST_TIMED_OUT      # no HWM yet
-    ask(n, fetch_request(replica=2, epoch=epoch, offset=3, last_epoch=epoch, max_wait=0), 10_002)
+    fetch = fetch_request(replica=2, epoch=epoch, offset=3, last_epoch=epoch, max_wait=0)
+    # Voter 2 is known with a directory id: only a fetch carrying it counts (Kafka's
+    # ReplicaState.matchesKey).
+    fetch.topics[0].partitions[0].replica_directory_id = DIRS[2]
+    ask(n, fetch, 10_002)
     assert n.high_watermark == 3
     [resp] = ask(n, update_request(epoch - 1), 10_003)
     assert resp.error_code == ErrorCode.FENCED_LEADER_EPOCH

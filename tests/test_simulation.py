@@ -45,6 +45,48 @@ def test_five_nodes(seeds):
     _run_group(range(seeds.start + 1000, seeds.stop + 1000), 5)
 
 
+MEMBERSHIP_SEEDS = int(os.environ.get("SIM_MEMBERSHIP_SEEDS", "20"))
+
+
+@pytest.mark.parametrize("seeds", _groups(MEMBERSHIP_SEEDS), ids=lambda r: f"seeds{r.start}-{r.stop - 1}")
+def test_membership_changes(seeds):
+    """Random voter adds/removes (the leader too) and disk replacements with auto-join,
+    under the default faults (tests/simulation/membership.py)."""
+    from tests.simulation.membership import run_membership_seed
+    failures, changes = [], 0
+    for seed in seeds:
+        try:
+            changes += run_membership_seed(seed, EVENTS)["voter_changes_committed"]
+        except Exception as exc:  # noqa: BLE001
+            failures.append(f"seed {seed}: {type(exc).__name__}: {exc}\n    replay: "
+                            f"{replay_command(seed, EVENTS, 3)} --membership")
+    assert not failures, "\n".join(failures)
+    assert changes >= len(seeds)  # the seeds really changed voter sets
+
+
+# Membership seeds that once failed, beyond the range above (1 and 18 are inside it):
+# stale candidates in the ElectionSetsOverlap check (22, 48, 53, 105, 153, 186) and a
+# disk lost during an uncommitted voter change (220), and a voter change while a lost
+# disk still votes (359 at 15,000 events). Seeds 144, 159 and 170 of the
+# first sweep replay other runs since kraft.version-1 nodes negotiate KIP-853 RPC
+# versions (cluster.VERSION_CHOICES_KRAFT_V1); tests/test_raft_sim_regressions.py
+# keeps their root causes.
+MEMBERSHIP_REGRESSION_SEEDS = ((22, EVENTS), (48, EVENTS), (53, EVENTS), (105, EVENTS), (153, EVENTS),
+                               (186, EVENTS), (220, EVENTS), (359, 15000))
+
+
+def test_membership_regression_seeds():
+    from tests.simulation.membership import run_membership_seed
+    failures = []
+    for seed, events in MEMBERSHIP_REGRESSION_SEEDS:
+        try:
+            run_membership_seed(seed, events)
+        except Exception as exc:  # noqa: BLE001
+            failures.append(f"seed {seed}: {type(exc).__name__}: {exc}\n    replay: "
+                            f"{replay_command(seed, events, 3)} --membership")
+    assert not failures, "\n".join(failures)
+
+
 @pytest.mark.parametrize("nodes", [1, 3, 5])
 @pytest.mark.parametrize("kraft_version", [0, 1])
 def test_healthy_cluster_elects_once_and_commits(nodes, kraft_version):

@@ -8,10 +8,22 @@ sends DescribeQuorum to the active one. What a real controller does, and we do:
 - ``EndpointType`` is echoed. Asking a controller listener for brokers (v1+, type 1)
   gives MISMATCHED_ENDPOINT_TYPE; v0 cannot carry the type, so v0 gets
   INVALID_REQUEST. Both with Kafka's message.
-- ``Brokers`` lists the controllers' endpoints on the listener the request came in
-  on (Kafka reads them from controller registrations; we use the voter set's
-  endpoints), ``ControllerId`` is the Raft leader (-1 when unknown), ``ClusterId``
-  ours.
+- ``Brokers`` lists, from the controller registrations (RegisterControllerRecord,
+  KIP-919) of the committed metadata image, each registered controller that has an
+  endpoint named like the listener the request came in on, with ``Rack`` null
+  (``ControllerRegistrationsPublisher.describeClusterControllers``). A controller
+  with no registration, or none for that listener, is left out.
+- ``ControllerId`` is the Raft leader only if it is in that list, else -1
+  (``AuthHelper.computeDescribeClusterResponse``): a leader whose registration is
+  not committed yet is not named, and the admin client keeps retrying.
+- A metadata.version older than 3.7-IV0 (15) knows no registrations: Kafka answers
+  UNSUPPORTED_VERSION ("Direct-to-controller communication is not supported with
+  the current MetadataVersion."), and so do we.
+- Before the image holds any metadata.version (a new log before its bootstrap
+  records commit) we fall back to the voter set's endpoints on that listener; this
+  window is ours alone (Kafka's controller has loaded its bootstrap metadata
+  before it serves requests).
+- ``ClusterId`` ours.
 - ``ClusterAuthorizedOperations`` stays at INT32_MIN unless asked for; asked, a
   controller with no authorizer reports every cluster operation (8096).
 
@@ -59,17 +71,52 @@ def describe_cluster_response(version: int, body, *, served: int, cluster_id: st
     )
 
 
+CONTROLLER_REGISTRATION_MIN_MV = 15  # MetadataVersion.IBP_3_7_IV0
+NO_DIRECT_TO_CONTROLLER = ("Direct-to-controller communication is not supported with the current "
+                           "MetadataVersion.")
+
+
+def registered_controllers(registrations, listener: str) -> list[tuple[int, str, int]]:
+    """``(id, host, port)`` of each registration with an endpoint named ``listener``."""
+    nodes = []
+    for controller_id, record in sorted(registrations.items()):
+        for ep in record.end_points:
+            if ep.name == listener:
+                nodes.append((controller_id, ep.host, ep.port))
+                break
+    return nodes
+
+
+def voter_controllers(voters, listener: str) -> list[tuple[int, str, int]]:
+    nodes = []
+    for voter in voters:
+        for ep in voter.endpoints:
+            if ep.name == listener:
+                nodes.append((voter.node_id, ep.host, ep.port))
+                break
+    return nodes
+
+
 def handle_describe_cluster_request(call, view, *, controller_listener: bool,
                                     advertised: dict[str, tuple[str, int]]) -> None:
     leader = view.leader_id()
     if controller_listener:
-        nodes = []
-        for voter in view.voters():
-            for ep in voter.endpoints:
-                if ep.name == call.listener:
-                    nodes.append((voter.node_id, ep.host, ep.port))
-                    break
         served = CONTROLLER_ENDPOINT
+        lookup = getattr(view, "controller_registrations", None)
+        known = lookup() if lookup is not None else None
+        if known is None:
+            nodes = voter_controllers(view.voters(), call.listener)
+        else:
+            registrations, metadata_version = known
+            if (metadata_version or 0) < CONTROLLER_REGISTRATION_MIN_MV:
+                # DescribeClusterRequest.getErrorResponse: code and message, the
+                # other fields at their defaults (EndpointType 1, not echoed).
+                call.respond(DescribeClusterResponse(error_code=ErrorCode.UNSUPPORTED_VERSION,
+                                                     error_message=NO_DIRECT_TO_CONTROLLER))
+                return
+            nodes = registered_controllers(registrations, call.listener)
+            if leader not in {n for n, _, _ in nodes}:
+                leader = -1
     else:
         host, port = advertised[call.listener]
         nodes = [(view.node_id, host, port)]

@@ -9,6 +9,7 @@ import logging
 
 from . import registry
 from .api_versions import handle_api_versions_request
+from .controller_registration import handle_controller_registration_request
 from .describe_cluster import handle_describe_cluster_request
 from .describe_quorum import handle_describe_quorum_request
 from .metadata import handle_metadata_request
@@ -42,6 +43,8 @@ class Dispatcher:
                 advertised=self.advertised)
         elif key == registry.DESCRIBE_QUORUM:
             handle_describe_quorum_request(call, self.view)
+        elif key == registry.CONTROLLER_REGISTRATION:
+            handle_controller_registration_request(call, self.view)
         elif key == registry.METADATA:
             handle_metadata_request(call, self.view, self.advertised)
         elif key in registry.CORE_APIS:

@@ -1,7 +1,7 @@
 """The KRaft RPCs the Raft core answers: Vote (52), BeginQuorumEpoch (53),
 EndQuorumEpoch (54), Fetch (1, replica fetches of ``__cluster_metadata``),
-FetchSnapshot (59), UpdateRaftVoter (82) and, once the core implements them,
-AddRaftVoter (80) / RemoveRaftVoter (81).
+FetchSnapshot (59), UpdateRaftVoter (82), AddRaftVoter (80), RemoveRaftVoter (81)
+and UpdateFeatures (57: only kraft.version, which the core writes as control records).
 
 Nothing is decided here: the decoded body goes to the core as an
 ``InboundRequest`` whose ``handle`` is the connection's ``InboundCall``; the core's

@@ -1,6 +1,7 @@
 """Which APIs each listener serves, with our version ranges.
 
-A controller listener serves the KRaft RPCs, DescribeQuorum, DescribeCluster and
+A controller listener serves the KRaft RPCs, DescribeQuorum, DescribeCluster,
+ControllerRegistration (KIP-919, controller listeners only, as Kafka lists it) and
 ApiVersions; Kafka's other controller APIs (CreateTopics, BrokerRegistration, ...)
 belong to the QuorumController, which this node does not run, so they are not
 advertised: an ApiVersions answer lists exactly what we implement (a client that
@@ -11,7 +12,9 @@ Differences from Kafka 4.3.1's ranges, on purpose:
 - DescribeQuorum goes to v3 (``CommittedVoters``, our extension; Kafka stops at 2,
   so Kafka clients negotiate 2).
 - AddRaftVoter/RemoveRaftVoter appear only when the core implements them
-  (``reconfiguration=True``).
+  (``reconfiguration=True``; ``RaftNode.SUPPORTS_RECONFIGURATION``).
+- UpdateFeatures (57) on the controller listener is answered by the core and only
+  moves kraft.version (0 -> 1, ``raft/kraft_upgrade.py``).
 
 The client listener (any listener not in ``controller.listener.names``) is the
 future home of broker-facing APIs (Fetch for consumers...); today it serves
@@ -27,8 +30,10 @@ VOTE = 52
 BEGIN_QUORUM_EPOCH = 53
 END_QUORUM_EPOCH = 54
 DESCRIBE_QUORUM = 55
+UPDATE_FEATURES = 57
 FETCH_SNAPSHOT = 59
 DESCRIBE_CLUSTER = 60
+CONTROLLER_REGISTRATION = 70  # KIP-919; controller listener only, as in Kafka
 ADD_RAFT_VOTER = 80
 REMOVE_RAFT_VOTER = 81
 UPDATE_RAFT_VOTER = 82
@@ -42,7 +47,9 @@ CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     DESCRIBE_QUORUM: (0, 3),
     FETCH_SNAPSHOT: (0, 1),
     DESCRIBE_CLUSTER: (0, 2),
+    CONTROLLER_REGISTRATION: (0, 0),  # answered by kraft_server/controller (registration.py)
     UPDATE_RAFT_VOTER: (0, 0),
+    UPDATE_FEATURES: (0, 2),  # kraft.version 0 -> 1 only (raft/kraft_upgrade.py)
 }
 RECONFIGURATION_APIS: dict[int, tuple[int, int]] = {
     ADD_RAFT_VOTER: (0, 1),
@@ -57,7 +64,7 @@ CLIENT_APIS: dict[int, tuple[int, int]] = {
 
 # The RPCs the Raft core answers (through InboundRequest / OutboundResponse).
 CORE_APIS = frozenset({FETCH, VOTE, BEGIN_QUORUM_EPOCH, END_QUORUM_EPOCH, FETCH_SNAPSHOT,
-                       UPDATE_RAFT_VOTER, ADD_RAFT_VOTER, REMOVE_RAFT_VOTER})
+                       UPDATE_RAFT_VOTER, ADD_RAFT_VOTER, REMOVE_RAFT_VOTER, UPDATE_FEATURES})
 
 
 def listener_apis(is_controller_listener: bool, *, reconfiguration: bool = False) -> dict[int, tuple[int, int]]:

@@ -11,14 +11,17 @@ were created or deleted since, the directory; only then does ``flushed_offset``
 move. Truncation is applied at once and made durable by the next ``flush``.
 
 Start-up (:meth:`FileReplicatedLog.open`): leftover ``.part``/``.deleted``
-snapshots are removed; every segment is scanned (``recovery.scan_segment``) and
-the log is cut at the first torn or corrupt batch; the epoch cache is rebuilt
-from the batches; if the newest snapshot lies beyond the log end (a follower
+snapshots are removed; every segment is scanned (``Segment.recover``: the checks of
+``recovery.scan_segment``, read in 4 MiB chunks, keeping no per-batch objects) and
+the log is cut at the first torn or corrupt batch; the epoch cache is rebuilt from
+the batches; if the newest snapshot lies beyond the log end (a follower
 died between installing a snapshot and truncating), the log restarts at it.
 The log start offset is the first segment's base offset after a restart (the
 metadata log keeps no ``log-start-offset-checkpoint``; Kafka does the same) and
 moves up to a snapshot's end offset with ``delete_before_snapshot``; snapshots
 below it are deleted on start-up, as in ``KafkaMetadataLog.recoverSnapshots``.
+When the log start moves is decided by ``kraft_server/controller/retention.py``
+(Kafka's ``maybeClean``: size and age retention over the snapshots).
 """
 from __future__ import annotations
 
@@ -33,7 +36,6 @@ from wire.records.header import crc_matches, iter_headers
 from .epoch_cache import LeaderEpochCache
 from .files import fsync_dir
 from .partition_metadata import write_partition_metadata, PARTITION_METADATA
-from .recovery import scan_segment
 from .segments import Segment, parse_segment_name
 from .snapshots import (
     BOOTSTRAP_SNAPSHOT_ID,
@@ -92,14 +94,11 @@ class FileReplicatedLog:
                 self._dir_dirty = True
                 broken = True
                 continue
-            headers, valid, problem = scan_segment(segment.fd, segment.size, base)
+            problem = segment.recover(base, self.epochs.assign)
             if problem:
-                log.warning("recovering %s: %s; truncating to %d bytes", segment.path.name, problem, valid)
+                log.warning("recovering %s: %s; truncated to %d bytes", segment.path.name, problem, segment.size)
                 self.recovery_problems.append(f"{segment.path.name}: {problem}")
                 broken = True
-            segment.recovered(headers, valid)
-            for _, header in headers:
-                self.epochs.assign(header.partition_leader_epoch, header.base_offset)
             self.segments.append(segment)
             expected = segment.next_offset
         if not self.segments:
@@ -244,6 +243,12 @@ class FileReplicatedLog:
     def snapshots(self) -> list[OffsetAndEpoch]:
         """Every frozen snapshot, oldest first (the bootstrap checkpoint included)."""
         return list(self._snapshots)
+
+    snapshot_ids = snapshots  # the name the controller's retention uses
+
+    def size_bytes(self) -> int:
+        """Bytes in the segments (Kafka's ``UnifiedLog.size``, used by snapshot retention)."""
+        return sum(segment.size for segment in self.segments)
 
     def read_snapshot(self, snapshot_id: OffsetAndEpoch, position: int, max_bytes: int) -> bytes:
         with open(snapshot_path(self.directory, snapshot_id), "rb") as f:

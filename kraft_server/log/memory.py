@@ -167,6 +167,13 @@ class MemoryLog:
     def has_snapshot(self, snapshot_id: OffsetAndEpoch) -> bool:
         return snapshot_id in self._snapshots
 
+    def snapshot_ids(self) -> list[OffsetAndEpoch]:
+        """Every snapshot, oldest first (the bootstrap checkpoint is kept apart)."""
+        return sorted(self._snapshots)
+
+    def size_bytes(self) -> int:
+        return sum(len(batch[3]) for batch in self._batches)
+
     def create_snapshot(self, snapshot_id: OffsetAndEpoch) -> MemorySnapshotWriter:
         return MemorySnapshotWriter(self, snapshot_id)
 

@@ -1,8 +1,10 @@
 """One log segment: ``%020d.log`` (the batches, byte for byte as Kafka writes them)
 with its ``.index`` and ``.timeindex`` companions.
 
-A segment keeps, in memory, where each batch starts (``positions``) and its base
-and next offsets, so reads and truncation need no on-disk offset index. The
+A segment keeps, in memory, where each batch starts (``positions``) and the offset
+after it (``next_offsets``), so reads and truncation need no on-disk offset index.
+Both are ``array('q')`` (8 bytes a batch, not a list of int objects: a leader with
+a million one-record batches holds 16 MB of index, not ~120 MB). The
 ``.index``/``.timeindex`` files are created empty: a Kafka controller opening
 this directory recovers the metadata log from offset 0 and rebuilds them, and an
 empty offset index only makes its lookups start at the segment's first byte, which
@@ -12,13 +14,18 @@ from __future__ import annotations
 
 import bisect
 import os
+from array import array
 from pathlib import Path
 
-from wire.records.header import LOG_OVERHEAD, BatchHeader
+import crc32c
+
+from wire.exceptions import DecodeError
+from wire.records.header import CRC_START, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, read_header
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
+SCAN_CHUNK = 4 * 1024 * 1024  # bytes read at a time by recovery
 
 
 def segment_name(base_offset: int, suffix: str = LOG_SUFFIX) -> str:
@@ -40,9 +47,8 @@ class Segment:
         flags = os.O_RDWR | (os.O_CREAT if create else 0)
         self.fd = os.open(self.path, flags, 0o644)
         self.size = os.fstat(self.fd).st_size
-        self.positions: list[int] = []
-        self.base_offsets: list[int] = []
-        self.next_offsets: list[int] = []
+        self.positions = array("q")  # where each batch starts
+        self.next_offsets = array("q")  # the offset after each batch (ascending)
         self.last_timestamp = -1
         self.dirty = False
         for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
@@ -61,9 +67,12 @@ class Segment:
 
     def _track(self, position: int, header: BatchHeader) -> None:
         self.positions.append(position)
-        self.base_offsets.append(header.base_offset)
         self.next_offsets.append(header.next_offset)
         self.last_timestamp = max(self.last_timestamp, header.max_timestamp)
+
+    def base_offset_at(self, i: int) -> int:
+        """Base offset of batch ``i`` (batches are contiguous: the previous one's next)."""
+        return self.next_offsets[i - 1] if i > 0 else self.base_offset
 
     def batch_index_for(self, offset: int) -> int | None:
         """Index of the batch containing ``offset`` (or the first one after it)."""
@@ -79,10 +88,59 @@ class Segment:
         self.size += len(data)
         self.dirty = True
 
-    def recovered(self, headers: list[tuple[int, BatchHeader]], valid_bytes: int) -> None:
-        """Adopt what recovery found valid, cutting anything after it."""
-        for pos, header in headers:
-            self._track(pos, header)
+    def recover(self, expected_offset: int | None, on_epoch=None) -> str | None:
+        """Scan the segment from its start and keep the longest valid prefix (what
+        ``recovery.scan_segment`` checks: header, whole batch, CRC-32C, offsets that
+        continue), indexing it as it goes; no per-batch objects are kept. Calls
+        ``on_epoch(epoch, base_offset)`` for each batch whose partition leader epoch
+        differs from the previous batch's. Returns why it stopped early, or None."""
+        size, fd = self.size, self.fd
+        pos, chunk_start, chunk = 0, 0, b""
+        next_offset = expected_offset
+        last_epoch = None
+        problem = None
+        positions, next_offsets = self.positions, self.next_offsets
+        last_timestamp = self.last_timestamp
+        while pos < size:
+            rel = pos - chunk_start
+            if rel + HEADER_SIZE > len(chunk):
+                chunk_start, rel = pos, 0
+                chunk = os.pread(fd, min(SCAN_CHUNK, size - pos), pos)
+            try:
+                header = read_header(chunk, rel)
+            except DecodeError as exc:
+                problem = f"bad batch header at position {pos}: {exc}"
+                break
+            total = header[1] + LOG_OVERHEAD
+            if pos + total > size:
+                problem = f"truncated batch at position {pos} ({size - pos} of {total} bytes)"
+                break
+            if rel + total > len(chunk):
+                chunk_start, rel = pos, 0
+                chunk = os.pread(fd, min(max(SCAN_CHUNK, total), size - pos), pos)
+            if crc32c.crc32c(memoryview(chunk)[rel + CRC_START:rel + total]) != header.crc:
+                problem = f"CRC mismatch in batch at offset {header.base_offset} (position {pos})"
+                break
+            base = header.base_offset
+            if header.last_offset_delta < 0 or (next_offset is not None and base != next_offset):
+                problem = f"batch at position {pos} has base offset {base}, expected {next_offset}"
+                break
+            next_offset = header.next_offset
+            positions.append(pos)
+            next_offsets.append(next_offset)
+            if header.max_timestamp > last_timestamp:
+                last_timestamp = header.max_timestamp
+            epoch = header.partition_leader_epoch
+            if epoch != last_epoch:
+                last_epoch = epoch
+                if on_epoch is not None:
+                    on_epoch(epoch, base)
+            pos += total
+        self.last_timestamp = last_timestamp
+        self._cut(pos)
+        return problem
+
+    def _cut(self, valid_bytes: int) -> None:
         if valid_bytes < self.size:
             os.ftruncate(self.fd, valid_bytes)
             os.fsync(self.fd)
@@ -103,14 +161,13 @@ class Segment:
         i = self.batch_index_for(offset)
         if i is None:
             return b""
-        start = self.positions[i]
-        j = i + 1
-        while j < len(self.positions) and self.positions[j] - start <= max_bytes:
-            j += 1
-        # positions[j] (or size) ends the range; step back if the last batch overflows
-        end = self.positions[j] if j < len(self.positions) else self.size
+        positions = self.positions
+        start = positions[i]
+        # the first batch starting more than max_bytes past ``start`` ends the range
+        j = bisect.bisect_right(positions, start + max_bytes, i + 1)
+        end = positions[j] if j < len(positions) else self.size
         if end - start > max_bytes and j - 1 > i:
-            end = self.positions[j - 1]
+            end = positions[j - 1]  # the last batch overflows: leave it out
         return self.read(start, end)
 
     def truncate_to(self, offset: int) -> int:
@@ -120,7 +177,7 @@ class Segment:
         if i is None:
             return self.next_offset
         new_size = self.positions[i]
-        del self.positions[i:], self.base_offsets[i:], self.next_offsets[i:]
+        del self.positions[i:], self.next_offsets[i:]
         os.ftruncate(self.fd, new_size)
         self.size = new_size
         self.dirty = True

@@ -43,7 +43,7 @@ class Driver:
     def __init__(self, core, raft_log, *, make_dispatcher, deliver, listeners: list[ListenerSpec],
                  request_timeout_ms: int = 2000, retry_backoff_ms: int = 20,
                  max_bytes: int = 104857600, shutdown_timeout_ms: int = 5000,
-                 clock=wall_clock_ms, after_cycle=None):
+                 clock=wall_clock_ms, after_cycle=None, extra_servers=(), controller=None):
         """``make_dispatcher(submit)`` builds the API dispatcher around our ``submit``;
         ``deliver(outbound_response)`` writes a core answer on its connection."""
         self.core = core
@@ -53,6 +53,9 @@ class Driver:
         self.listener_specs = listeners
         self.shutdown_timeout_ms = shutdown_timeout_ms
         self.after_cycle = after_cycle  # e.g. log the core's state transitions
+        # kraft_server.controller.Controller: replays committed records, snapshots,
+        # and proposes on the leader; polled after every cycle.
+        self.controller = controller
         self._inbox: list = []
         self._wake: asyncio.Event | None = None
         self._stop_requested = False
@@ -63,6 +66,13 @@ class Driver:
         self.peers = Peers(self.submit, request_timeout_ms=request_timeout_ms,
                            retry_backoff_ms=retry_backoff_ms)
         self.bound: dict[str, tuple[str, int]] = {}
+        # (name, host, port, protocol_factory): plain servers beside the Kafka listeners,
+        # e.g. the Prometheus scrape endpoint (kraft_server/metrics).
+        self.extra_servers = list(extra_servers)
+        self._extra: list = []
+        # Outbound channels beside the core's (e.g. the controller's registration
+        # channel), closed with them when the loop ends.
+        self.extra_channels: list = []
 
     # -- called from protocol callbacks ------------------------------------------------
     def submit(self, item) -> None:
@@ -70,6 +80,12 @@ class Driver:
         self._inbox.append(item)
         if getattr(item, "api_key", None) == END_QUORUM_EPOCH and hasattr(item, "correlation"):
             self._resignations.discard(item.correlation)
+        if self._wake is not None:
+            self._wake.set()
+
+    def wake(self) -> None:
+        """Run a Ready cycle soon: for work handed to the core from outside the loop,
+        e.g. ``core.propose`` by the bench load generator (tools/test_raft_server.py)."""
         if self._wake is not None:
             self._wake.set()
 
@@ -87,6 +103,11 @@ class Driver:
         self._stopped = asyncio.Event()
         for spec in self.listener_specs:
             self.bound[spec.name] = await self.listeners.start(spec)
+        loop = asyncio.get_running_loop()
+        for name, host, port, factory in self.extra_servers:
+            server = await loop.create_server(factory, host or None, port)
+            self._extra.append(server)
+            self.bound[name] = server.sockets[0].getsockname()[:2]
         return self.bound
 
     async def run(self) -> None:
@@ -99,6 +120,10 @@ class Driver:
             raise
         finally:
             self.peers.close()
+            for channel in self.extra_channels:
+                channel.close()
+            for server in self._extra:
+                server.close()
             await self.listeners.close()
             self._stopped.set()
 
@@ -123,10 +148,16 @@ class Driver:
         for response in ready.responses:
             self.deliver(response)
         more = core.advance(ready, now)
+        deadline = ready.next_deadline_ms
+        if self.controller is not None:
+            proposed, wanted = self.controller.poll(now)
+            more = more is True or proposed
+            if wanted is not None:
+                deadline = wanted if deadline is None else min(deadline, wanted)
         if self.after_cycle is not None:
             self.after_cycle(now)
         busy = bool(inbox or ready.flush or ready.requests or ready.responses or more is True)
-        return busy, ready.next_deadline_ms
+        return busy, deadline
 
     def _begin_shutdown(self) -> None:
         """Ask the core to resign (``begin_shutdown``, else ``shutdown``/``resign``)."""

@@ -33,7 +33,10 @@ Map: ``node.py`` (``RaftNode``: the hub), ``io.py`` (the message and Ready types
 ``quorum_state.py`` (the state table), ``roles/`` (one module per state, plus
 ``poll.py`` for their timers), ``rpc/`` (one module per RPC; Fetch is
 ``rpc/fetch.py``), ``voters.py`` (immutable voter sets and the quorum arithmetic),
-``voter_history.py`` (voter sets by offset), ``batches.py`` (record batch v2 for
-the core). Scenario files: ``tests/scenarios/*.txt``; simulation:
+``voter_history.py`` (voter sets by offset), ``membership.py`` (the leader's one
+voter change at a time: AddRaftVoter ``rpc/add_voter.py``, RemoveRaftVoter
+``rpc/remove_voter.py``), ``auto_join.py`` (an observer making itself a voter),
+``kraft_upgrade.py`` (UpdateFeatures kraft.version 0 -> 1), ``batches.py`` (record
+batch v2 for the core). Scenario files: ``tests/scenarios/*.txt``; simulation:
 ``python -m tests.simulation``.
 """

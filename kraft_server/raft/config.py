@@ -59,6 +59,7 @@ class QuorumConfig:
     kraft_version_min: int = 0
     kraft_version_max: int = 1
     fetch_max_wait_ms: int = FETCH_MAX_WAIT_MS
+    auto_join: bool = False  # controller.quorum.auto.join.enable (KIP-853, raft/auto_join.py)
 
     @property
     def default_listener(self) -> str:

@@ -118,6 +118,12 @@ class ReplicatedLog(Protocol):
         """Advance the log start offset to the snapshot and drop older segments and
         snapshots (retention)."""
 
+    def snapshot_ids(self) -> list[OffsetAndEpoch]:
+        """Every snapshot, oldest first (used by ``kraft_server.controller.retention``)."""
+
+    def size_bytes(self) -> int:
+        """Bytes held in the log (Kafka's ``UnifiedLog.size``; snapshot retention)."""
+
     def bootstrap_checkpoint(self) -> bytes | None:
         """The bootstrap checkpoint ``00000000000000000000-0000000000.checkpoint``
         written by ``kraft-storage format`` for dynamic quorums, or None."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from kraft_server.raft import batches
+from kraft_server.raft import auto_join, batches, kraft_upgrade, membership
 from kraft_server.raft.config import MAX_BATCH_BYTES
 from kraft_server.raft.io import (
     Destination, Endpoint, InboundRequest, InboundResponse, OutboundRequest, OutboundResponse, Ready,
@@ -26,7 +26,9 @@ from kraft_server.raft.quorum_state import QuorumState
 from kraft_server.raft.roles import LeaderState
 from kraft_server.raft.roles import poll as role_poll
 from kraft_server.raft.roles.base import Role
-from kraft_server.raft.rpc import begin_epoch, end_epoch, fetch, fetch_snapshot, update_voter, vote
+from kraft_server.raft.rpc import (
+    add_voter, begin_epoch, end_epoch, fetch, fetch_snapshot, remove_voter, update_voter, vote,
+)
 from kraft_server.raft.voter_history import VoterHistory
 from kraft_server.raft.voters import (
     ZERO_UUID, ElectionResult, VoterKey, VoterSet, election_result, next_high_watermark,
@@ -42,6 +44,9 @@ _REQUEST_HANDLERS = {
     end_epoch.API_KEY: end_epoch.handle_end_epoch_request,
     fetch_snapshot.API_KEY: fetch_snapshot.handle_fetch_snapshot_request,
     update_voter.API_KEY: update_voter.handle_update_voter_request,
+    add_voter.API_KEY: add_voter.handle_add_voter_request,
+    remove_voter.API_KEY: remove_voter.handle_remove_voter_request,
+    kraft_upgrade.API_KEY: kraft_upgrade.handle_update_features_request,
 }
 _RESPONSE_HANDLERS = {
     fetch.API_KEY: fetch.handle_fetch_response,
@@ -50,6 +55,9 @@ _RESPONSE_HANDLERS = {
     end_epoch.API_KEY: end_epoch.handle_end_epoch_response,
     fetch_snapshot.API_KEY: fetch_snapshot.handle_fetch_snapshot_response,
     update_voter.API_KEY: update_voter.handle_update_voter_response,
+    add_voter.API_VERSIONS_KEY: add_voter.handle_api_versions_response,  # the new voter's probe
+    add_voter.API_KEY: auto_join.handle_response,
+    remove_voter.API_KEY: auto_join.handle_response,
 }
 RAFT_API_KEYS = frozenset(_REQUEST_HANDLERS)
 # First version of each response that has NodeEndpoints (KIP-853).
@@ -75,6 +83,9 @@ class Inflight:
 
 
 class RaftNode:
+    # AddRaftVoter/RemoveRaftVoter are implemented (listeners advertise them, KIP-853).
+    SUPPORTS_RECONFIGURATION = True
+
     def __init__(self, config, log, store, rng, now_ms: int):
         self.config, self.log, self.store, self.rng = config, log, store, rng
         self.local_key = VoterKey(config.node_id, config.directory_id)
@@ -132,11 +143,12 @@ class RaftNode:
         leader: LeaderState = self.quorum.state
         leader.expire_observers(now_ms)
         voters = [replace(s) for s in leader.voters.values()]  # copies: the caller may keep them
-        for s in voters:
+        observers = [replace(s) for s in leader.observers.values()]
+        for s in voters + observers:  # a leader being removed is an observer
             if s.key.node_id == self.local_key.node_id:
                 s.end_offset = self.log.end_offset()
                 s.last_fetch_ms = s.last_caught_up_ms = now_ms
-        return voters, [replace(s) for s in leader.observers.values()]
+        return voters, observers
 
     def leader_endpoints(self, listener: str) -> tuple[Endpoint, ...]:
         leader_id = self.quorum.leader_id
@@ -219,7 +231,9 @@ class RaftNode:
         if self.role is Role.LEADER:
             before = self.high_watermark
             self.maybe_update_leader_high_watermark()
-            return self.high_watermark != before and bool(self.quorum.state.parked)
+            # A finished voter change left a response, or our removal committed.
+            return (self.high_watermark != before and bool(self.quorum.state.parked)) \
+                or bool(self._responses) or self.quorum.state.resign_requested
         return False
 
     def resign(self, now_ms: int, shutting_down: bool = True) -> None:
@@ -248,6 +262,10 @@ class RaftNode:
         self._busy[dkey] = corr
         self._requests.append(OutboundRequest(corr, destination, api_key, body, min_version))
         return True
+
+    def last_correlation(self) -> int:
+        """Correlation id of the request ``send`` queued last."""
+        return self._next_correlation - 1
 
     def can_send(self, destination: Destination, now_ms: int) -> bool:
         dkey = _dest_key(destination)
@@ -290,7 +308,13 @@ class RaftNode:
         node = self.voter_set().node(node_id)
         if node is not None and node.endpoints:
             return node.endpoints
-        return self._endpoints.get(node_id, ())
+        if node_id in self._endpoints:
+            return self._endpoints[node_id]
+        # A leader that removed itself is in no voter set; we still know where it is.
+        state = getattr(self.quorum, "state", None)
+        if state is not None and state.leader_id == node_id and getattr(state, "leader_endpoints", ()):
+            return state.leader_endpoints
+        return ()
 
     # -- transitions with their side effects --------------------------------------------------
     def _after_transition(self, old_state) -> None:
@@ -302,6 +326,7 @@ class RaftNode:
                 self.respond(inbound, fetch._response(self, inbound.listener,
                                                       fetch.leader_only_error(self, part.current_leader_epoch)))
             self.stats["proposals_dropped"] += len(old_state.pending_records)
+            membership.on_leadership_lost(self, old_state)
 
     def transition_to_epoch(self, epoch: int, leader_id: int, now_ms: int) -> None:
         """A newer epoch: follow its leader if known, else wait Unattached."""
@@ -359,6 +384,7 @@ class RaftNode:
         leader = self.quorum.to_leader(self.log.end_offset(), self.voter_set(), now_ms)
         self._after_transition(old)
         self.high_watermark = None  # unknown until this epoch commits (LeaderState)
+        membership.on_become_leader(self, leader)
         self._append_start_of_epoch(leader, now_ms)
         self.stats["elections_won"] += 1
 
@@ -421,7 +447,7 @@ class RaftNode:
     def record_replica_fetch(self, key: VoterKey, fetch_offset: int, now_ms: int) -> None:
         leader: LeaderState = self.quorum.state
         leader.replica(key).record_fetch(fetch_offset, self.log.end_offset(), now_ms)
-        if key.node_id in leader.voters:
+        if leader.is_voter_key(key):
             leader.record_voter_fetch(key.node_id, now_ms, self.config.check_quorum_timeout_ms)
             leader.unacked_voters.discard(key.node_id)
         self.maybe_update_leader_high_watermark()
@@ -435,6 +461,7 @@ class RaftNode:
                                   leader.epoch_start_offset, self.log.end_offset())
         if new is not None:
             self.high_watermark = new
+            membership.on_high_watermark(self, leader)
 
     def _complete_parked(self, now_ms: int) -> None:
         leader: LeaderState = self.quorum.state

@@ -105,6 +105,13 @@ class VoterSet:
             return None
         return VoterSet(tuple(node if n.key.node_id == node.key.node_id else n for n in self.nodes))
 
+    def update_ignoring_directory(self, node: VoterNode) -> "VoterSet | None":
+        """Replace the voter with ``node``'s id whatever its directory (kraft.version 0:
+        the static set has none; ``VoterSet.updateVoterIgnoringDirectoryId``)."""
+        if node.key.node_id not in self._by_id:
+            return None
+        return VoterSet(tuple(node if n.key.node_id == node.key.node_id else n for n in self.nodes))
+
     # -- conversions -----------------------------------------------------------------
     @classmethod
     def from_static(cls, voters, listener: str) -> "VoterSet":

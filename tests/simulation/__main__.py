@@ -1,4 +1,8 @@
-"""``python -m tests.simulation --seeds N --events M [--nodes 3] [--seed S] [--profile chaos]``
+"""``python -m tests.simulation --seeds N --events M [--nodes 3] [--seed S] [--profile chaos]
+[--membership]``
+
+``--membership`` adds random AddRaftVoter/RemoveRaftVoter and disk replacements
+(``tests/simulation/membership.py``).
 
 Runs seeds 0..N-1 (or one ``--seed``), each for M events, and prints a summary;
 on an invariant failure it prints the command that replays that seed and exits 1.
@@ -29,18 +33,26 @@ def main(argv=None) -> int:
     p.add_argument("--nodes", type=int, default=3)
     p.add_argument("--profile", choices=sorted(PROFILES), default="default",
                    help="fault profile (chaos: 20%% loss, 300 ms delays, frequent crashes)")
+    p.add_argument("--membership", action="store_true",
+                   help="random voter adds/removes and disk replacements (kraft.version 1)")
     p.add_argument("--verbose", "-v", action="store_true")
     args = p.parse_args(argv)
     seeds = [args.seed] if args.seed is not None else range(args.first_seed, args.first_seed + args.seeds)
     started, cpu, failed = time.monotonic(), time.process_time(), 0
     for seed in seeds:
         try:
-            summary = run_seed(seed, args.events, args.nodes, PROFILES[args.profile])
+            if args.membership:
+                from tests.simulation.membership import run_membership_seed
+                summary = run_membership_seed(seed, args.events, args.nodes)
+            else:
+                summary = run_seed(seed, args.events, args.nodes, PROFILES[args.profile])
         except Exception as e:  # noqa: BLE001 - report and keep going
             failed += 1
             replay = replay_command(seed, args.events, args.nodes)
             if args.profile != "default":
                 replay += f" --profile {args.profile}"
+            if args.membership:
+                replay += " --membership"
             print(f"FAIL seed {seed}: {type(e).__name__}: {e}\n  replay: {replay}", flush=True)
             if args.seed is not None:
                 raise

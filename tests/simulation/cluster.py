@@ -5,6 +5,12 @@ Everything that happens is an event on one priority queue ordered by simulated t
 request timeout, node wake-up (at the core's ``next_deadline_ms``), proposal,
 crash, restart, partition, heal, clock jump and snapshot.
 
+Every node runs a ``kraft_server.controller.Controller`` beside its core (polled
+after each Ready, like the shell does): the leader writes bootstrap, registration
+and NoOp records, and every node writes snapshots with small thresholds and
+applies Kafka's retention, so log starts move and lagging nodes need FetchSnapshot.
+Proposals are ConfigRecords over a bounded key set, so the snapshotted state changes.
+
 Messages cross the generated codec: the sender's body is encoded at the version the
 two nodes negotiate (the lower of their maxima, as ApiVersions would give) and the
 receiver gets the decoded object. A version below the request's ``min_version``
@@ -28,6 +34,10 @@ from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
 from wire.messages import KRaftVersionRecord, SnapshotFooterRecord, SnapshotHeaderRecord
 
+from kraft_server.controller import Controller, ControllerSettings
+from kraft_server.controller import records as metadata_records
+from kraft_server.log.bootstrap import DEFAULT_FEATURES
+
 from tests.simulation.invariants import Checker
 
 CLUSTER_ID = "sim-cluster-AAAAAAAAAA"
@@ -35,6 +45,15 @@ PORT_BASE = 9090
 # Highest version per API each simulated node may support; each node draws its own.
 VERSION_CHOICES = {1: (15, 16, 17, 18), 52: (2, 2, 2, 1), 53: (0, 1, 1), 54: (0, 1, 1), 59: (0, 1),
                    82: (0,)}
+# Under kraft.version 1 every node runs a KIP-853 release (3.9+: kraft.version 1 can only
+# be formatted or finalized when every voter supports it), so each one speaks at least
+# Fetch v17 and FetchSnapshot v1 (ReplicaDirectoryId), Vote v1, BeginQuorumEpoch v1 and
+# EndQuorumEpoch v1 (directory ids, leader endpoints). Mixing in older maxima there would
+# model a cluster Kafka cannot form: a fetch without a directory id from a voter known by
+# one, or a BeginQuorumEpoch without the endpoints of a leader absent from the
+# follower's voter set. Same tuple lengths as above, so the draws consume the RNG alike.
+VERSION_CHOICES_KRAFT_V1 = {1: (17, 18, 17, 18), 52: (2, 2, 2, 1), 53: (1, 1, 1), 54: (1, 1, 1),
+                            59: (1, 1), 82: (0,)}
 
 
 @dataclass
@@ -68,6 +87,9 @@ class SimNode:
     wake_at: int | None = None
     io_pending: object = None  # a Ready waiting for its fsync
     pending: dict = field(default_factory=dict)  # correlation -> (api_key, destination)
+    controller: Controller | None = None
+    controller_deadline: int | None = None
+    snapshot_settings: dict = field(default_factory=dict)
 
 
 class Simulation:
@@ -102,8 +124,14 @@ class Simulation:
             kwargs["static_voters"] = tuple(StaticVoter(i, f"node{i}", PORT_BASE + i)
                                             for i in range(1, self.n + 1))
         config = QuorumConfig(**kwargs)
-        max_versions = {api: self.rng.choice(choices) for api, choices in VERSION_CHOICES.items()}
+        choices_by_api = VERSION_CHOICES_KRAFT_V1 if self.kraft_version else VERSION_CHOICES
+        max_versions = {api: self.rng.choice(choices) for api, choices in choices_by_api.items()}
         node = SimNode(node_id, config, MemoryLog(checkpoint), MemoryQuorumStateStore(), max_versions)
+        # Small snapshot and retention thresholds (Kafka's defaults are 20 MiB / 100 MiB).
+        node.snapshot_settings = dict(snapshot_max_bytes=self.rng.randint(3000, 12000),
+                                      snapshot_interval_ms=self.rng.choice((0, 4000)),
+                                      retention_bytes=self.rng.randint(4000, 20000),
+                                      retention_ms=-1, clean_interval_ms=2000)
         return node
 
     def _bootstrap_checkpoints(self) -> None:
@@ -130,6 +158,12 @@ class Simulation:
         node.wake_at = None
         node.raft = RaftNode(node.config, node.log, node.store,
                              random.Random(self.rng.getrandbits(64)), self.now)
+        settings = ControllerSettings(
+            node_id=node.node_id, bootstrap_levels=dict(DEFAULT_FEATURES),
+            endpoints=tuple((e.name, e.host, e.port, "PLAINTEXT") for e in node.config.listeners),
+            incarnation_id=uuid.UUID(int=self.rng.getrandbits(128)), **node.snapshot_settings)
+        node.controller = Controller(node.raft, node.log, settings, self.now)
+        node.controller_deadline = None
         self.checker.restarted(node.node_id)
         self._drive(node)
 
@@ -205,11 +239,19 @@ class Simulation:
         for resp in ready.responses:
             self._send_response(node, resp)
         again = node.raft.advance(ready, self.now)
+        proposed = self._poll_controller(node)
         self.checker.check(node.node_id, node.raft, node.log)
-        return again or bool(ready.requests) or bool(ready.responses)
+        return again or proposed or bool(ready.requests) or bool(ready.responses)
+
+    def _poll_controller(self, node: SimNode) -> bool:
+        proposed, node.controller_deadline = node.controller.poll(self.now)
+        self.checker.check_snapshots(node.node_id, node.controller, node.log)
+        return proposed
 
     def _schedule_wake(self, node: SimNode, ready) -> None:
         deadline = ready.next_deadline_ms
+        if node.controller_deadline is not None:
+            deadline = node.controller_deadline if deadline is None else min(deadline, node.controller_deadline)
         if deadline is not None:
             deadline = max(deadline, self.now + 1)
             if node.wake_at is None or deadline < node.wake_at or node.wake_at <= self.now:
@@ -300,7 +342,9 @@ class Simulation:
             return
         node = self.rng.choice(leaders)
         count = self.rng.randint(1, 4)
-        records = [f"s{self.seed}-p{self.proposed + i}".encode() for i in range(count)]
+        records = [metadata_records.config(metadata_records.BROKER_RESOURCE, "",
+                                           f"sim.k{(self.proposed + i) % 40}",
+                                           f"s{self.seed}-p{self.proposed + i}") for i in range(count)]
         try:
             node.raft.propose(records, self.now)
         except NotLeader:
@@ -362,7 +406,10 @@ class Simulation:
         if not candidates:
             return
         node = self.rng.choice(candidates)
-        take_snapshot(node.log, node.raft.high_watermark, delete=self.rng.random() < 0.7)
+        node.controller.snapshot(self.now, "the simulation asked")  # as if a trigger fired
+        if self.rng.random() < 0.7:
+            node.controller.clean(self.now)
+        self.checker.check_snapshots(node.node_id, node.controller, node.log)
 
     # -- results -----------------------------------------------------------------------------------
     def leader(self):
@@ -377,26 +424,3 @@ class Simulation:
                 "committed_end": self.checker.committed_end, "proposed": self.proposed,
                 "leaders": len(self.checker.leaders), "roles": roles}
 
-
-def take_snapshot(log: MemoryLog, hwm: int, delete: bool) -> None:
-    """What a state machine would do: snapshot everything below the HWM (here a copy of
-    the committed batches), then maybe drop the log below it."""
-    parts, end, epoch = [], log.start_offset(), None
-    snap = log.latest_snapshot()
-    if snap is not None and snap.offset == log.start_offset():
-        parts.append(log.read_snapshot(snap, 0, log.snapshot_size(snap)))
-        epoch = snap.epoch
-    for base, last, batch_epoch, data in log.batches_from(log.start_offset()):
-        if last >= hwm:
-            break
-        parts.append(data)
-        end, epoch = last + 1, batch_epoch
-    if epoch is None or end <= log.start_offset() or (snap is not None and end <= snap.offset):
-        return
-    from kraft_server.raft.log_api import OffsetAndEpoch
-    sid = OffsetAndEpoch(end, epoch)
-    writer = log.create_snapshot(sid)
-    writer.append(b"".join(parts))
-    writer.freeze()
-    if delete:
-        log.delete_before_snapshot(sid)

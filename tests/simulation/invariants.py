@@ -11,6 +11,12 @@
 - LeaderHasAllCommitted: a leader's log holds every committed batch above its log
   start (committed data is never lost, even after crashes).
 - NoTruncationBelowHWM, NoConflictingLeader: counters the core keeps must stay zero.
+
+Membership changes add their own (``membership.MembershipChecker``).
+- SnapshotAtLogStart: a log whose start offset is above 0 has a snapshot ending
+  there (Kafka's RaftEventSimulationTest invariant of the same name).
+- ConsistentSnapshots: two snapshots with the same id hold the same metadata state,
+  whichever node wrote them, and a node's image never goes back in offset.
 """
 from __future__ import annotations
 
@@ -33,6 +39,9 @@ class Checker:
         self._bases: list[int] = []  # sorted keys of ``committed``
         self.committed_end = 0
         self.leader_checked: set = set()  # (node, epoch) already verified
+        self.snapshot_contents: dict = {}  # snapshot id -> MetadataImage.content()
+        self.starts_ok: dict = {}  # node id -> (log start, latest snapshot) last verified
+        self.snapshots_written = 0
 
     def restarted(self, node_id: int) -> None:
         self.hwms.pop(node_id, None)
@@ -45,7 +54,7 @@ class Checker:
             raise InvariantViolation(f"node {node_id}: epoch went back from {last} to {epoch}")
         self.epochs[node_id] = epoch
         if role is Role.LEADER:
-            if not node.is_voter():
+            if not self.leader_may_lead(node):
                 raise InvariantViolation(f"node {node_id} leads epoch {epoch} but is not a voter")
             other = self.leaders.setdefault(epoch, node_id)
             if other != node_id:
@@ -56,6 +65,11 @@ class Checker:
         for counter in ("truncated_below_hwm", "conflicting_leader", "hwm_regression_ignored"):
             if node.stats[counter]:
                 raise InvariantViolation(f"node {node_id}: {counter} = {node.stats[counter]}")
+        start = log.start_offset()
+        if start > 0 and self.starts_ok.get(node_id) != (start, log.latest_snapshot()):
+            if start not in {s.offset for s in log.snapshot_ids()}:
+                raise InvariantViolation(f"node {node_id}: log starts at {start} with no snapshot there")
+            self.starts_ok[node_id] = (start, log.latest_snapshot())
         hwm = node.high_watermark
         if hwm is None:
             return
@@ -65,6 +79,10 @@ class Checker:
         self.hwms[node_id] = hwm
         if hwm > self.checked.get(node_id, 0):
             self._check_committed(node_id, log, hwm)
+
+    def leader_may_lead(self, node) -> bool:
+        """A leader is a voter (membership.py relaxes this for a leader being removed)."""
+        return node.is_voter()
 
     def _check_committed(self, node_id: int, log, hwm: int) -> None:
         start = self.checked.get(node_id, 0)
@@ -105,3 +123,24 @@ class Checker:
             known = self.committed.get(base)
             if known is not None and known[1] != data:
                 raise InvariantViolation(f"leader {node_id}: committed batch at {base} differs")
+
+    def check_snapshots(self, node_id: int, controller, log) -> None:
+        """Every snapshot this node wrote since the last call holds the same state as any
+        other snapshot with that id (read back from the log, as a follower would)."""
+        written = controller.snapshots.written
+        seen = getattr(controller, "sim_snapshots_checked", 0)
+        if seen == len(written):
+            return
+        from kraft_server.controller.loader import MetadataLoader
+
+        for sid in written[seen:]:
+            self.snapshots_written += 1
+            if sid not in set(log.snapshot_ids()):
+                continue  # already removed by retention
+            probe = MetadataLoader(log)
+            probe.load_snapshot(sid)
+            content = probe.image.content()
+            known = self.snapshot_contents.setdefault(sid, content)
+            if known != content:
+                raise InvariantViolation(f"node {node_id}: snapshot {sid} differs from another node's")
+        controller.sim_snapshots_checked = len(written)

@@ -11,6 +11,8 @@ from .api_versions_response import ApiVersionsResponse
 from .begin_quorum_epoch_request import BeginQuorumEpochRequest
 from .begin_quorum_epoch_response import BeginQuorumEpochResponse
 from .control_record_type_schema import ControlRecordTypeSchema
+from .controller_registration_request import ControllerRegistrationRequest
+from .controller_registration_response import ControllerRegistrationResponse
 from .describe_cluster_request import DescribeClusterRequest
 from .describe_cluster_response import DescribeClusterResponse
 from .describe_quorum_request import DescribeQuorumRequest
@@ -65,6 +67,7 @@ REQUESTS = {
     57: UpdateFeaturesRequest,
     59: FetchSnapshotRequest,
     60: DescribeClusterRequest,
+    70: ControllerRegistrationRequest,
     75: DescribeTopicPartitionsRequest,
     80: AddRaftVoterRequest,
     81: RemoveRaftVoterRequest,
@@ -84,6 +87,7 @@ RESPONSES = {
     57: UpdateFeaturesResponse,
     59: FetchSnapshotResponse,
     60: DescribeClusterResponse,
+    70: ControllerRegistrationResponse,
     75: DescribeTopicPartitionsResponse,
     80: AddRaftVoterResponse,
     81: RemoveRaftVoterResponse,
@@ -102,6 +106,8 @@ BY_NAME = {
     'BeginQuorumEpochRequest': BeginQuorumEpochRequest,
     'BeginQuorumEpochResponse': BeginQuorumEpochResponse,
     'ControlRecordTypeSchema': ControlRecordTypeSchema,
+    'ControllerRegistrationRequest': ControllerRegistrationRequest,
+    'ControllerRegistrationResponse': ControllerRegistrationResponse,
     'DescribeClusterRequest': DescribeClusterRequest,
     'DescribeClusterResponse': DescribeClusterResponse,
     'DescribeQuorumRequest': DescribeQuorumRequest,

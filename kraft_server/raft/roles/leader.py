@@ -6,7 +6,13 @@ What it tracks (``LeaderState.java``):
 - voters that have not acknowledged the epoch yet (BeginQuorumEpoch is re-sent to
   them until they fetch or answer);
 - check-quorum: if no majority fetched within 1.5 x fetch timeout, resign;
-- the append linger: proposals wait ``append.linger.ms`` and go out as one batch.
+- the append linger: proposals wait ``append.linger.ms`` and go out as one batch;
+- the one voter change in flight (``membership.PendingChange``, KIP-853) and, under
+  kraft.version 0, the voters learned through UpdateRaftVoter for the upgrade to 1
+  (``upgrade_voters``, Kafka's ``KRaftVersionUpgrade.Voters``).
+
+When the latest voter set no longer holds the leader, its own state moves to the
+observers (as in Kafka) and stops counting toward the high watermark.
 
 Its own end offset counts only once flushed, so the HWM never covers data that a
 majority has not made durable.
@@ -18,9 +24,23 @@ from dataclasses import dataclass, field
 from kraft_server.raft.config import OBSERVER_SESSION_TIMEOUT_MS
 from kraft_server.raft.log_api import ElectionState
 from kraft_server.raft.roles.base import Role
-from kraft_server.raft.voters import VoterKey, VoterSet, majority
+from kraft_server.raft.voters import ZERO_UUID, VoterKey, VoterSet, majority
 
 ROLE = Role.LEADER
+
+
+def _state_matches(stored: VoterKey, key: VoterKey) -> bool:
+    """Kafka's ``ReplicaState.matchesKey``: same id and, when the voter is known with a
+    directory id, that same directory. A fetch without one (below Fetch v17) does not
+    match such a voter: it may come from a replacement disk reusing the id, so it is
+    an observer's fetch and never counts toward the HWM or check-quorum. A voter known
+    without a directory id (kraft.version 0) matches any fetch with its id."""
+    if stored.node_id != key.node_id:
+        return False
+    return stored.directory_id == ZERO_UUID or stored.directory_id == key.directory_id
+
+
+CAUGHT_UP_WINDOW_MS = 3_600_000  # an observer fetched within the hour: it may become a voter
 
 
 @dataclass
@@ -71,6 +91,9 @@ class LeaderState:
     linger_deadline_ms: int | None = None
     parked: list = field(default_factory=list)  # PendingFetch
     resign_requested: bool = False
+    change: object = None  # membership.PendingChange: an Add/RemoveRaftVoter in flight
+    upgrade_voters: VoterSet | None = None  # kraft.version 0: voters as UpdateRaftVoter told us
+    upgrade: object = None  # membership.PendingUpgrade: an UpdateFeatures kraft.version upgrade
     role = ROLE
 
     @property
@@ -93,13 +116,19 @@ class LeaderState:
             old = self.voters.get(key.node_id) or self.observers.pop(key.node_id, None)
             new[key.node_id] = old if old is not None else ReplicaState(key)
         for node_id, state in self.voters.items():
-            if node_id not in new and node_id != self.local_key.node_id:
+            if node_id not in new:
                 self.observers[node_id] = state
         self.voters = new
 
+    def is_voter_key(self, key: VoterKey) -> bool:
+        """A voter of the latest set with a matching directory (a replica that reuses a
+        voter's id with a new disk is an observer: ``LeaderState.isVoter``)."""
+        state = self.voters.get(key.node_id)
+        return state is not None and _state_matches(state.key, key)
+
     def replica(self, key: VoterKey) -> ReplicaState:
         state = self.voters.get(key.node_id)
-        if state is not None:
+        if state is not None and _state_matches(state.key, key):
             return state
         state = self.observers.get(key.node_id)
         if state is None or state.key != key:
@@ -108,8 +137,19 @@ class LeaderState:
 
     def expire_observers(self, now_ms: int) -> None:
         for node_id in [i for i, s in self.observers.items()
-                        if now_ms - s.last_fetch_ms >= OBSERVER_SESSION_TIMEOUT_MS]:
+                        if now_ms - s.last_fetch_ms >= OBSERVER_SESSION_TIMEOUT_MS
+                        and i != self.local_key.node_id]:
             del self.observers[node_id]
+
+    def is_caught_up(self, key: VoterKey, now_ms: int) -> bool:
+        """``LeaderState.isReplicaCaughtUp``: the replica caught up once and fetched
+        within the last hour."""
+        state = self.voters.get(key.node_id)
+        if state is None or state.key != key:
+            state = self.observers.get(key.node_id)
+        if state is None or state.key != key:
+            return False
+        return state.last_caught_up_ms > 0 and state.last_fetch_ms > now_ms - CAUGHT_UP_WINDOW_MS
 
     def voter_end_offsets(self) -> list[int]:
         return [max(s.end_offset, 0) for s in self.voters.values()]

@@ -7,6 +7,7 @@ the same destination is in flight or backing off, so polling often is harmless.
 """
 from __future__ import annotations
 
+from kraft_server.raft import auto_join, membership
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc import begin_epoch, end_epoch, fetch, fetch_snapshot, update_voter, vote
 
@@ -64,6 +65,7 @@ def _poll_candidate(node, state, now_ms: int) -> None:
 
 
 def _poll_leader(node, state, now_ms: int) -> None:
+    membership.expire(node, state, now_ms)
     if state.resign_requested:
         node.transition_to_resigned(now_ms)
         return
@@ -98,7 +100,8 @@ def _poll_follower(node, state, now_ms: int) -> None:
     if state.snapshot is not None:
         node.send(dest, fetch_snapshot.API_KEY,
                   fetch_snapshot.build_fetch_snapshot_request(node, state.snapshot), now_ms)
-    elif not update_voter.maybe_send(node, state, dest, now_ms):
+    elif not update_voter.maybe_send(node, state, dest, now_ms) \
+            and not auto_join.maybe_send(node, state, dest, now_ms):
         node.send(dest, fetch.API_KEY, fetch.build_fetch_request(node), now_ms, fetch.MIN_VERSION,
                   fetch_offset=node.log.end_offset())
 
@@ -140,4 +143,5 @@ def next_deadline(node, now_ms: int) -> int | None:
         if s.linger_deadline_ms is not None:
             times.append(s.linger_deadline_ms)
         times.extend(p.deadline_ms for p in s.parked)
+        times.extend(membership.deadlines(s))
     return min(times) if times else None

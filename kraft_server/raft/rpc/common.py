@@ -61,8 +61,10 @@ def handle_common_response(node, error: int, leader_id: int, epoch: int,
     # Only a leader we did not know: a Prospective whose fetch timed out still knows
     # its old leader, and a resigned leader keeps naming itself; going back to it would
     # stall the election (Kafka checks ``!quorum.hasLeader()``).
+    # A leader nobody can tell us the address of (one that removed itself from the
+    # voter set) is not worth following: we could not fetch from it.
     if leader_id >= 0 and leader_id != node.local_key.node_id and q.leader_id < 0 and q.role in (
-            Role.UNATTACHED, Role.PROSPECTIVE, Role.CANDIDATE):
+            Role.UNATTACHED, Role.PROSPECTIVE, Role.CANDIDATE) and node.voter_destination(leader_id):
         node.transition_to_follower(epoch, leader_id, now_ms)
         return True
     return error in (ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.NOT_LEADER_OR_FOLLOWER,

@@ -15,6 +15,7 @@ from wire.messages import fetch_snapshot_response as sresp
 from kraft_server.raft.config import MAX_SNAPSHOT_CHUNK, METADATA_TOPIC
 from kraft_server.raft.log_api import OffsetAndEpoch
 from kraft_server.raft.roles.base import Role
+from kraft_server.raft.voters import VoterKey
 from kraft_server.raft.rpc.common import (
     cluster_id_ok, handle_common_response, node_endpoints_for, single_partition,
 )
@@ -67,8 +68,13 @@ def handle_fetch_snapshot_request(node, inbound, now_ms: int):
     size = node.log.snapshot_size(sid)
     if part.position < 0 or part.position >= size:
         return _response(node, inbound.listener, ErrorCode.POSITION_OUT_OF_RANGE)
-    node.quorum.state.record_voter_fetch(req.replica_id, now_ms, node.config.check_quorum_timeout_ms)
-    node.quorum.state.unacked_voters.discard(req.replica_id)
+    # Check-quorum counts it only from the voter itself, directory included (Kafka's
+    # updateCheckQuorumForFollowingVoter with ReplicaState.matchesKey): a replacement
+    # disk reusing a voter's id is an observer.
+    leader = node.quorum.state
+    if leader.is_voter_key(VoterKey(req.replica_id, part.replica_directory_id)):
+        leader.record_voter_fetch(req.replica_id, now_ms, node.config.check_quorum_timeout_ms)
+        leader.unacked_voters.discard(req.replica_id)
     data = node.log.read_snapshot(sid, part.position, max(1, min(req.max_bytes, MAX_SNAPSHOT_CHUNK)))
     return _response(node, inbound.listener, snapshot=sid, size=size, position=part.position, data=data)
 

@@ -12,9 +12,10 @@ id >= 0 and a directory id (INVALID_REQUEST); the default listener present and a
 sane version range covering the finalized kraft.version (INVALID_REQUEST); no
 uncommitted voter change and a known HWM (REQUEST_TIMED_OUT); the voter known
 (VOTER_NOT_FOUND); then a VotersRecord is appended and NONE returned at once.
-Not yet: the kraft.version 0 path (Kafka updates in-memory voters for the upgrade;
-we answer NONE and change nothing) and AddRaftVoter/RemoveRaftVoter, which arrive
-with the reconfiguration issue (``rpc/add_voter.py``/``remove_voter.py``).
+Under kraft.version 0 a voter sends it once per leader, and the leader records the
+voter's directory id, endpoints and range in ``LeaderState.upgrade_voters`` (the
+in-memory voters a kraft.version upgrade writes, ``KRaftVersionUpgrade``) instead of
+appending a record; an id not in the static set is VOTER_NOT_FOUND.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from wire.errors import ErrorCode
 from wire.messages import update_raft_voter_request as ureq
 from wire.messages import update_raft_voter_response as uresp
 
-from kraft_server.raft import batches
+from kraft_server.raft import batches, membership
 from kraft_server.raft.io import Endpoint
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc.common import cluster_id_ok, handle_common_response
@@ -38,12 +39,13 @@ def _local_node(node) -> VoterNode:
 
 
 def maybe_send(node, state, dest, now_ms: int) -> bool:
-    if node.kraft_version() < 1 or state.update_voter_done or not state.has_fetched \
-            or now_ms < state.update_voter_due_ms or not node.is_voter() or not node.config.listeners:
+    if state.update_voter_done or not state.has_fetched \
+            or now_ms < state.update_voter_due_ms or not node.is_voter() or not node.config.listeners \
+            or node.local_key.directory_id == ZERO_UUID:  # nothing the leader could use
         return False
     logged = node.voter_set().node(node.local_key.node_id)
     mine = _local_node(node)
-    if logged is None or (set(logged.endpoints) == set(mine.endpoints)
+    if logged is None or node.kraft_version() >= 1 and (set(logged.endpoints) == set(mine.endpoints)
                           and (logged.kraft_version_min, logged.kraft_version_max)
                           == (mine.kraft_version_min, mine.kraft_version_max)):
         state.update_voter_done = True
@@ -82,12 +84,19 @@ def handle_update_voter_request(node, inbound, now_ms: int):
     if lo < 0 or hi < lo or not lo <= node.kraft_version() <= hi:
         return _response(node, ErrorCode.INVALID_REQUEST)
     hwm = node.high_watermark
-    if hwm is None or node.history.latest_offset() >= hwm:
+    leader = node.quorum.state
+    membership.expire(node, leader, now_ms)
+    if leader.change is not None or hwm is None or node.history.latest_offset() >= hwm:
         return _response(node, ErrorCode.REQUEST_TIMED_OUT)
+    new_node = VoterNode(VoterKey(req.voter_id, req.voter_directory_id), endpoints, lo, hi)
     if node.kraft_version() < 1:
+        voters = leader.upgrade_voters
+        updated = voters.update_ignoring_directory(new_node) if voters is not None else None
+        if updated is None:
+            return _response(node, ErrorCode.VOTER_NOT_FOUND)
+        leader.upgrade_voters = updated
         return _response(node)
-    updated = node.voter_set().update(VoterNode(VoterKey(req.voter_id, req.voter_directory_id),
-                                                endpoints, lo, hi))
+    updated = node.voter_set().update(new_node)
     if updated is None:
         return _response(node, ErrorCode.VOTER_NOT_FOUND)
     node.drain_proposals()

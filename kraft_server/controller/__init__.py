@@ -1,0 +1,24 @@
+"""What the active controller writes, and what every controller reads back, in the
+metadata log (Apache Kafka's ``QuorumController`` and ``MetadataLoader``, reduced to
+what a controller-only quorum holds today).
+
+The package stays outside the sans-I/O core: it proposes records through
+``RaftNode.propose`` (leader only) and reads committed batches from the log up to
+the high watermark. The shell calls ``Controller.poll(now_ms)`` after every turn of
+the Ready loop (``kraft_server/net/driver.py``; the simulation does the same), and
+runs another turn when it proposed something::
+
+    proposed, deadline = controller.poll(now_ms)   # after core.advance(...)
+
+Map: ``records.py`` (framing and the few metadata records we write),
+``image.py`` (the replayed state: features, controller registrations, configs),
+``loader.py`` (committed batches and snapshots → image), ``active.py`` (leader
+duties: bootstrap records, self-registration, NoOp timer), ``snapshots.py``
+(when and how to write a snapshot), ``retention.py`` (Kafka's snapshot/segment
+cleaning), ``registration.py`` (the ControllerRegistration RPC: answered as the
+active controller, sent to it by the others), ``controller.py`` (the object the
+shells drive).
+"""
+from kraft_server.controller.controller import Controller, ControllerSettings
+
+__all__ = ["Controller", "ControllerSettings"]

@@ -1,0 +1,175 @@
+"""``Controller``: the object a shell drives next to the Raft core.
+
+``poll(now_ms)`` replays what was committed (``loader``), writes a snapshot when one
+is due (``snapshots``), runs Kafka's retention cleaning after a snapshot and every
+60 s (``retention``), and on the leader proposes what is due (``active``). It
+returns ``(proposed, next_deadline_ms)``: a shell that sees ``proposed`` runs the
+Ready loop again so the proposal is appended and replicated.
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, field
+
+from wire.messages import RegisterControllerRecord
+from wire.messages.register_controller_record import ControllerEndpoint, ControllerFeature
+
+from .active import ActiveDuties
+from .loader import MetadataLoader
+from .registration import RegistrationSender, RegistrationWrites
+from .retention import CLEAN_INTERVAL_MS, maybe_clean
+from .snapshots import SnapshotGenerator
+
+log = logging.getLogger(__name__)
+
+MiB = 1024 * 1024
+SECURITY_PROTOCOLS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
+
+# What a Kafka 4.3.1 controller puts in its registration
+# (``QuorumFeatures.defaultSupportedFeatureMap``), in the order it writes them
+# (read from a real controller's log with kafka-dump-log).
+REGISTRATION_FEATURES: tuple[tuple[str, int, int], ...] = (
+    ("group.version", 0, 1),
+    ("kraft.version", 0, 1),
+    ("metadata.version", 7, 30),
+    ("share.version", 0, 1),
+    ("streams.version", 0, 1),
+    ("transaction.version", 0, 2),
+    ("eligible.leader.replicas.version", 0, 1),
+)
+
+
+@dataclass
+class ControllerSettings:
+    node_id: int
+    bootstrap_levels: dict = field(default_factory=dict)  # from bootstrap.checkpoint
+    endpoints: tuple = ()  # (name, host, port, security protocol name) of controller listeners
+    incarnation_id: uuid.UUID | None = None  # a fresh one per process start
+    max_idle_interval_ms: int = 500  # metadata.max.idle.interval.ms
+    snapshot_max_bytes: int = 20 * MiB  # metadata.log.max.record.bytes.between.snapshots
+    snapshot_interval_ms: int = 3_600_000  # metadata.log.max.snapshot.interval.ms
+    retention_bytes: int = 100 * MiB  # metadata.max.retention.bytes
+    retention_ms: int = 7 * 24 * 3_600_000  # metadata.max.retention.ms
+    clean_interval_ms: int = CLEAN_INTERVAL_MS
+
+    @classmethod
+    def from_config(cls, config, bootstrap_levels: dict) -> "ControllerSettings":
+        """From a ``kraft_server.config.KafkaConfig``."""
+        protocols = config.listener_security_protocol_map
+        return cls(
+            node_id=config.node_id,
+            bootstrap_levels=dict(bootstrap_levels),
+            endpoints=tuple((e.name, e.host, e.port, protocols.get(e.name, "PLAINTEXT"))
+                            for e in config.controller_endpoints()),
+            incarnation_id=uuid.uuid4(),
+            max_idle_interval_ms=config.metadata_max_idle_interval_ms,
+            snapshot_max_bytes=config.metadata_log_max_record_bytes_between_snapshots,
+            snapshot_interval_ms=config.metadata_log_max_snapshot_interval_ms,
+            retention_bytes=config.metadata_max_retention_bytes,
+            retention_ms=config.metadata_max_retention_ms,
+        )
+
+    def registration(self) -> RegisterControllerRecord | None:
+        if self.incarnation_id is None:
+            return None
+        return RegisterControllerRecord(
+            controller_id=self.node_id, incarnation_id=self.incarnation_id, zk_migration_ready=False,
+            end_points=[ControllerEndpoint(name=n, host=h, port=p,
+                                           security_protocol=SECURITY_PROTOCOLS.get(sp, 0))
+                        for n, h, p, sp in self.endpoints],
+            features=[ControllerFeature(name=n, min_supported_version=lo, max_supported_version=hi)
+                      for n, lo, hi in REGISTRATION_FEATURES])
+
+
+class Controller:
+    def __init__(self, core, raft_log, settings: ControllerSettings, now_ms: int) -> None:
+        self.core = core
+        self.log = raft_log
+        self.settings = settings
+        self.loader = MetadataLoader(raft_log)
+        self.snapshots = SnapshotGenerator(settings.snapshot_max_bytes, settings.snapshot_interval_ms, now_ms)
+        self.duties = ActiveDuties(settings.node_id, settings.bootstrap_levels, settings.registration(),
+                                   settings.max_idle_interval_ms)
+        self.next_clean_ms = now_ms + settings.clean_interval_ms
+        # ControllerRegistration (registration.py): requests answered as the active
+        # controller, and our own registration sent when another node leads.
+        self.registrations = RegistrationWrites()
+        self.sender = RegistrationSender(settings.node_id, self.duties.registration,
+                                         settings.endpoints[0][0] if settings.endpoints else None)
+        self.outbound = None  # the shell's send(OutboundRequest); None: never send
+        self.wake = None  # the shell's "run a cycle soon", for arrivals outside the loop
+        self._responses: list = []
+
+    # -- called by the shell from outside ``poll`` ---------------------------------------
+    def submit_registration(self, body, respond) -> None:
+        """An inbound ControllerRegistrationRequest; ``respond(response)`` is called later."""
+        self.registrations.submit(body, respond)
+        if self.wake is not None:
+            self.wake()
+
+    def deliver_response(self, response) -> None:
+        """The ``InboundResponse`` to a request ``outbound`` sent for us."""
+        self._responses.append(response)
+        if self.wake is not None:
+            self.wake()
+
+    @property
+    def image(self):
+        return self.loader.image
+
+    def finalized_features(self) -> tuple[dict[str, int], int]:
+        """(levels, epoch) for ApiVersions, as ``KRaftMetadataCache.features``: the image's
+        feature levels plus kraft.version when above 0; the epoch is the image's offset."""
+        levels = self.image.finalized_features()
+        kraft_version = self.core.kraft_version()
+        if kraft_version > 0:
+            levels["kraft.version"] = kraft_version
+        return levels, self.image.offset
+
+    def poll(self, now_ms: int) -> tuple[bool, int | None]:
+        replayed, loaded = self.loader.catch_up(self.core.high_watermark)
+        if loaded:
+            self.snapshots.reset(now_ms)
+        reason = self.snapshots.due(replayed, now_ms)
+        if reason is not None:
+            self.snapshot(now_ms, reason)
+        if now_ms >= self.next_clean_ms:
+            self.clean(now_ms)
+        proposed = self.duties.poll(self.core, self.image, self.loader.next_offset, now_ms)
+        proposed = self.registrations.poll(self.core, self.image, self.duties, now_ms) or proposed
+        deadline = self.next_clean_ms
+        noop = self.duties.deadline()
+        if noop is not None:
+            deadline = min(deadline, noop)
+        retry = self._poll_sender(now_ms)
+        if retry is not None:
+            deadline = min(deadline, retry)
+        return proposed, deadline
+
+    def _poll_sender(self, now_ms: int) -> int | None:
+        responses, self._responses = self._responses, []
+        for response in responses:
+            self.sender.on_response(response, now_ms)
+        if self.outbound is None:
+            return None
+        request = self.sender.poll(self.core, self.image, now_ms)
+        if request is not None:
+            self.outbound(request)
+            return None
+        if self.sender.pending is None and self.sender.next_attempt_ms > now_ms:
+            return self.sender.next_attempt_ms
+        return None
+
+    def snapshot(self, now_ms: int, reason: str = "requested"):
+        image = self.image
+        voters = self.core.history.committed(image.offset + 1)
+        sid = self.snapshots.emit(self.log, image, self.core.kraft_version(), voters, now_ms)
+        if sid is not None:
+            log.info("[Controller %d] snapshot %s because %s", self.settings.node_id, sid, reason)
+            self.clean(now_ms)
+        return sid
+
+    def clean(self, now_ms: int) -> bool:
+        self.next_clean_ms = now_ms + self.settings.clean_interval_ms
+        return maybe_clean(self.log, self.settings.retention_bytes, self.settings.retention_ms, now_ms)

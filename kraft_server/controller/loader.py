@@ -1,0 +1,100 @@
+"""Committed batches and snapshots → ``MetadataImage`` (Kafka's ``MetadataLoader`` fed
+by ``KafkaRaftClient``'s listener callbacks).
+
+Rules, as the raft client applies them to its listeners:
+
+* only batches wholly below the high watermark are replayed (committed data); we
+  also stop at the flushed offset, so the image never holds what a crash could
+  take from this node's log;
+* a fresh loader (next offset 0, i.e. start-up) is handed the latest snapshot when
+  there is one besides the bootstrap checkpoint, and then replays only the log
+  after it, even when the log still starts at 0 (``updateListenersProgress``:
+  ``nextExpectedOffset == 0 && latestSnapshot present``); so is a loader whose
+  next offset fell below the log start (a follower that installed a snapshot, or
+  retention); otherwise the log is replayed from where we are;
+* control batches (LeaderChange, KRaftVersion, Voters) move the offset but are not
+  metadata.
+"""
+from __future__ import annotations
+
+import struct
+
+from kraft_server.raft import batches
+from kraft_server.raft.config import MAX_BATCH_BYTES
+
+from .image import MetadataImage
+
+_MAX_TIMESTAMP_AT = 35  # byte offset of maxTimestamp in a batch header
+
+
+def batch_timestamp(buf, info) -> int:
+    return struct.unpack_from(">q", buf, info.start + _MAX_TIMESTAMP_AT)[0]
+
+
+class MetadataLoader:
+    def __init__(self, log) -> None:
+        self.log = log
+        self.image = MetadataImage()
+        self.next_offset = 0
+        self.loaded_snapshot = None  # id of the snapshot the image was last rebuilt from
+
+    def catch_up(self, high_watermark: int | None) -> tuple[int, bool]:
+        """Replay what is committed; returns (bytes of log batches replayed, snapshot loaded)."""
+        log = self.log
+        if high_watermark is None or (high_watermark <= self.next_offset and self.next_offset >= log.start_offset()):
+            return 0, False  # nothing new committed (the common case)
+        limit = min(high_watermark, log.flushed_offset(), log.end_offset())
+        loaded = False
+        if self.next_offset < high_watermark and (self.next_offset == 0
+                                                  or self.next_offset < log.start_offset()):
+            # KafkaRaftClient.updateListenersProgress: a new listener (next offset 0)
+            # or one below the log start is handed the latest snapshot, if any.
+            snap = log.latest_snapshot()
+            if snap is not None and snap.offset > self.next_offset:
+                self.load_snapshot(snap)
+                loaded = True
+        if self.next_offset < log.start_offset():
+            return 0, loaded  # nothing to rebuild from (cannot happen with a sane log)
+        replayed = 0
+        while self.next_offset < limit:
+            data = log.read(self.next_offset, MAX_BATCH_BYTES)
+            if not data:
+                break
+            progressed = False
+            for info in batches.walk(data):
+                if info.last_offset < self.next_offset:
+                    continue
+                if info.last_offset >= limit:
+                    break
+                self._replay_batch(data, info)
+                replayed += info.end - info.start
+                progressed = True
+            if not progressed:
+                break
+        return replayed, loaded
+
+    def _replay_batch(self, data, info) -> None:
+        img = self.image
+        if not info.is_control:
+            for _, value in batches.records(data, info):
+                img.replay(value)
+        img.offset, img.epoch = info.last_offset, info.epoch
+        img.last_timestamp = batch_timestamp(data, info)
+        self.next_offset = info.next_offset
+
+    def load_snapshot(self, snapshot_id) -> None:
+        """Replace the image with the snapshot's content."""
+        data = self.log.read_snapshot(snapshot_id, 0, self.log.snapshot_size(snapshot_id))
+        img = MetadataImage()
+        for info in batches.walk(data):
+            if info.is_control:
+                for kind, msg in batches.control_records(data, info):
+                    if kind is batches.ControlRecordType.SNAPSHOT_HEADER:
+                        img.last_timestamp = msg.last_contained_log_timestamp
+            else:
+                for _, value in batches.records(data, info):
+                    img.replay(value)
+        img.offset, img.epoch = snapshot_id.offset - 1, snapshot_id.epoch
+        self.image = img
+        self.next_offset = snapshot_id.offset
+        self.loaded_snapshot = snapshot_id

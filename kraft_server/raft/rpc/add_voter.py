@@ -1,0 +1,113 @@
+"""AddRaftVoter (API 80, v0-1, KIP-853) on the leader, and the ApiVersions probe of
+the new voter it needs.
+
+Front checks (``KafkaRaftClient.handleAddVoterRequest``), in order: cluster id
+(INCONSISTENT_CLUSTER_ID); the leader only (NOT_LEADER_OR_FOLLOWER; the response
+has no field naming the leader); a voter id >= 0 with a directory id, and
+listeners that include the leader's default controller listener (INVALID_REQUEST).
+
+Then ``AddVoterHandler``: a change already pending, or no HWM yet
+(REQUEST_TIMED_OUT); kraft.version 0 (UNSUPPORTED_VERSION); an uncommitted
+VotersRecord (REQUEST_TIMED_OUT); the id already a voter (DUPLICATE_VOTER). Then
+ApiVersions goes to the new voter's default listener (not sendable now:
+REQUEST_TIMED_OUT). Its answer: an error (REQUEST_TIMED_OUT), a kraft.version range
+missing or not covering the finalized level (INVALID_REQUEST), the voter not a
+caught-up observer (REQUEST_TIMED_OUT); else the new VotersRecord is appended and
+the reply waits for it to commit (v1 ``AckWhenCommitted=false``: replies at once).
+The request's TimeoutMs is ignored, as in Kafka: the timer is
+``controller.quorum.request.timeout.ms``.
+"""
+from __future__ import annotations
+
+from wire.errors import ErrorCode
+from wire.messages import ApiVersionsRequest
+
+from kraft_server.raft import membership
+from kraft_server.raft.io import Destination, Endpoint
+from kraft_server.raft.roles.base import Role
+from kraft_server.raft.rpc.common import cluster_id_ok
+from kraft_server.raft.voters import ZERO_UUID, VoterKey, VoterNode
+
+API_KEY = 80
+API_VERSIONS_KEY = 18
+KRAFT_VERSION = "kraft.version"
+
+
+def _reply(error, message=None):
+    return membership.response(membership.ADD, error, message)
+
+
+def handle_add_voter_request(node, inbound, now_ms: int):
+    req = inbound.body
+    if not cluster_id_ok(node, req.cluster_id):
+        return _reply(ErrorCode.INCONSISTENT_CLUSTER_ID)
+    if node.role is not Role.LEADER:
+        return _reply(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    if req.voter_id < 0 or req.voter_directory_id == ZERO_UUID:
+        return _reply(ErrorCode.INVALID_REQUEST, "Add voter request didn't include a valid voter")
+    endpoints = tuple(Endpoint(e.name, e.host, e.port) for e in req.listeners)
+    listener = node.config.default_listener
+    target = next((e for e in endpoints if e.name == listener), None)
+    if target is None:
+        return _reply(ErrorCode.INVALID_REQUEST,
+                      f"Add voter request didn't include the endpoint ({listener}) for the default listener")
+    leader = node.quorum.state
+    reason = membership.uncommitted_change_error(node, leader, now_ms)
+    if reason:
+        return _reply(ErrorCode.REQUEST_TIMED_OUT, reason)
+    if node.kraft_version() < 1:
+        return _reply(ErrorCode.UNSUPPORTED_VERSION,
+                      f"Cluster doesn't support adding voter because the {KRAFT_VERSION} feature is "
+                      f"{node.kraft_version()}")
+    reason = membership.uncommitted_voters_error(node)
+    if reason:
+        return _reply(ErrorCode.REQUEST_TIMED_OUT, reason)
+    key = VoterKey(req.voter_id, req.voter_directory_id)
+    if node.voter_set().node(req.voter_id) is not None:
+        return _reply(ErrorCode.DUPLICATE_VOTER,
+                      f"The voter id for {key} is already part of the set of voters")
+    dest = Destination(req.voter_id, target)
+    body = ApiVersionsRequest(client_software_name="kraft-server", client_software_version="0.1.0")
+    if not node.send(dest, API_VERSIONS_KEY, body, now_ms):
+        return _reply(ErrorCode.REQUEST_TIMED_OUT, f"New voter {key} is not ready to receive requests")
+    ack = req.ack_when_committed if inbound.api_version >= 1 else True
+    leader.change = membership.PendingChange(
+        membership.ADD, inbound, key, endpoints, ack, now_ms + node.config.request_timeout_ms,
+        probe_correlation=node.last_correlation())
+    return None  # answered when the change finishes
+
+
+def handle_api_versions_response(node, inflight, body, failure, now_ms: int) -> bool:
+    """``AddVoterHandler.handleApiVersionsResponse``."""
+    if node.role is not Role.LEADER:
+        return failure is None
+    leader = node.quorum.state
+    change = leader.change
+    if change is None or change.kind != membership.ADD or change.probe_correlation != inflight.correlation:
+        return failure is None  # nothing waits for it any more
+    if failure is not None or body.error_code:
+        what = failure.value if failure is not None else body.error_code
+        membership.finish(node, leader, ErrorCode.REQUEST_TIMED_OUT,
+                          f"Aborted add voter operation since API_VERSIONS returned an error {what}")
+        return False
+    finalized = node.kraft_version()
+    feature = next((f for f in body.supported_features if f.name == KRAFT_VERSION), None)
+    if feature is None or not feature.min_version <= finalized <= feature.max_version:
+        membership.finish(node, leader, ErrorCode.INVALID_REQUEST,
+                          f"Aborted add voter operation for {change.key} since its {KRAFT_VERSION} "
+                          f"range doesn't support the finalized version {finalized}")
+        return True
+    if not leader.is_caught_up(change.key, now_ms):
+        membership.finish(node, leader, ErrorCode.REQUEST_TIMED_OUT,
+                          f"Aborted add voter operation for {change.key} since it is lagging behind")
+        return True
+    voters = node.voter_set().add(VoterNode(change.key, change.endpoints, feature.min_version,
+                                            feature.max_version))
+    if voters is None:  # cannot happen: the id was checked, and only we append
+        membership.finish(node, leader, ErrorCode.DUPLICATE_VOTER)
+        return True
+    change.last_offset = membership.append_voters(node, voters, now_ms)
+    node.stats["voters_added"] += 1
+    if not change.ack_when_committed:
+        membership.finish(node, leader)
+    return True

@@ -1,0 +1,67 @@
+"""``make run``'s entry point (``tools.run_local``): formats an empty directory as a
+standalone quorum and prints the cluster id, serves both listeners, shuts down
+cleanly on Ctrl-C (SIGINT), and on a second start reuses the same cluster."""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+
+from tests.kraft_nodes import REPO, wait_for
+from tools.kafka_dist.controller import free_port
+from tools.kafka_dist.probe import describe_quorum
+
+
+def _config(tmp_path, controller: int, client: int):
+    text = (REPO / "config" / "server.properties").read_text()
+    text = text.replace("127.0.0.1:9093", f"127.0.0.1:{controller}")
+    text = text.replace("127.0.0.1:9092", f"127.0.0.1:{client}")
+    text = text.replace("./data", str(tmp_path / "data"))
+    path = tmp_path / "server.properties"
+    path.write_text(text)
+    return path
+
+
+def _start(config, log_path):
+    log = open(log_path, "ab")
+    try:
+        return subprocess.Popen([sys.executable, "-m", "tools.run_local", "--config", str(config)],
+                                cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    finally:
+        log.close()
+
+
+def _leader(port):
+    q = describe_quorum("127.0.0.1", port, timeout=1.0)
+    return q if q.error_code == 0 and q.leader_id == 1 and q.high_watermark > 0 else None
+
+
+def test_make_run_formats_serves_and_stops_cleanly(tmp_path):
+    controller, client = free_port(), free_port()
+    config = _config(tmp_path, controller, client)
+    log_path = tmp_path / "run.log"
+    cluster_ids = []
+    for attempt in range(2):
+        proc = _start(config, log_path)
+        try:
+            wait_for(lambda: _leader(controller), 60, "the standalone node to lead")
+            # The client listener answers too (DescribeQuorum is served there as well).
+            assert describe_quorum("127.0.0.1", client, timeout=5.0).leader_id == 1
+            os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends to the foreground group
+            assert proc.wait(30) == 0
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
+        text = log_path.read_text(errors="replace")
+        found = re.findall(r"Cluster id: (\S+)|cluster id (\S+), node 1\)", text)
+        cluster_ids = [a or b for a, b in found]
+        assert len(cluster_ids) == attempt + 1, text[-3000:]
+        assert text.count("shut down completed") == attempt + 1
+    assert cluster_ids[0] == cluster_ids[1]  # the second start reused the formatted directory
+    assert (tmp_path / "data" / "meta.properties").exists()
+    text = log_path.read_text(errors="replace")
+    assert text.count("as a standalone quorum") == 1  # formatted once, reused after
