@@ -87,6 +87,7 @@ def quorum_config(config: KafkaConfig, meta) -> QuorumConfig:
         request_timeout_ms=config.quorum_request_timeout_ms,
         retry_backoff_ms=config.quorum_retry_backoff_ms,
         append_linger_ms=config.quorum_append_linger_ms,
+        auto_join=config.quorum_auto_join_enable,
     )
 
 

@@ -109,3 +109,30 @@ def test_is_voter_requires_matching_directory_when_known():
     assert s.is_voter(VoterKey(1, D1)) and s.is_voter(VoterKey(1))
     assert not s.is_voter(VoterKey(1, D2))
     assert s.is_only_voter(VoterKey(1, D1))
+
+
+def test_leader_rekeys_voter_states_when_the_set_gains_directory_ids():
+    """kraft.version 0 -> 1: voters known without a directory id keep their progress and
+    take the upgraded keys (LeaderState.updateVoterAndObserverStates); a voter whose id
+    comes back with another directory is a fresh state."""
+    import uuid
+
+    from kraft_server.raft.roles.leader import ReplicaState
+    from kraft_server.raft.voters import ZERO_UUID, VoterKey
+
+    class Voters:
+        def __init__(self, keys):
+            self._keys = keys
+
+        def keys(self):
+            return self._keys
+
+    from kraft_server.raft.roles.leader import LeaderState
+    state = LeaderState.__new__(LeaderState)
+    d1, d2, d3 = (uuid.uuid4() for _ in range(3))
+    state.voters = {1: ReplicaState(VoterKey(1, ZERO_UUID), end_offset=10),
+                    2: ReplicaState(VoterKey(2, d2), end_offset=7)}
+    state.observers = {}
+    state.set_voters(Voters([VoterKey(1, d1), VoterKey(2, d3)]))
+    assert state.voters[1].key == VoterKey(1, d1) and state.voters[1].end_offset == 10
+    assert state.voters[2].key == VoterKey(2, d3) and state.voters[2].end_offset == -1

@@ -68,15 +68,6 @@ def percentile(hist: Counter, q: float) -> float:
     return max(hist) / 10.0
 
 
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def noop_record(size: int) -> bytes:
     """A ``size``-byte metadata record the controller accepts and ignores: a framed
     ``NoOpRecord`` v0 whose tagged-field section carries one unknown tag of random
@@ -84,6 +75,7 @@ def noop_record(size: int) -> bytes:
     raw bytes to its own topic)."""
     from wire.messages import NoOpRecord
     from wire.records.metadata import frame_metadata_record
+    from wire.varint import write_uvarint as _uvarint
     for tag in (10_000, 100):  # a 2- or 1-byte tag number: one of them fits every size
         for pad in range(0, size):
             body = _uvarint(1) + _uvarint(tag) + _uvarint(pad) + os.urandom(pad)

@@ -1,9 +1,9 @@
 """Record batch v2 as the core needs it: build data and control batches, walk batches.
 
-A deliberately small shim: ``wire/records`` (record batch v2 with compression) is
-being finished elsewhere, and the core needs only uncompressed batches that it
-builds itself plus a header walk over what it fetched. When ``wire.records`` lands
-this module keeps its API and delegates. Layout (``DefaultRecordBatch``, magic 2):
+The core needs only uncompressed batches that it builds itself plus a header
+walk over what it fetched, so this is a small fast path next to ``wire.records``
+(which it shares the varints and control types with; ``wire.records`` does
+compression and full decoding). Layout (``DefaultRecordBatch``, magic 2):
 baseOffset i64, length i32, partitionLeaderEpoch i32, magic i8, crc u32
 (CRC-32C over attributes..end), attributes i16, lastOffsetDelta i32,
 baseTimestamp i64, maxTimestamp i64, producerId i64, producerEpoch i16,
@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from enum import IntEnum
 
 import crc32c
+
+from wire.records.control import ControlRecordType  # noqa: F401  (re-exported for the core)
+from wire.varint import read_varint, read_varlong, write_varint
 
 from wire.messages import (
     KRaftVersionRecord, LeaderChangeMessage, SnapshotFooterRecord, SnapshotHeaderRecord,
@@ -26,18 +28,6 @@ HEADER_SIZE = 61
 _HEAD = struct.Struct(">qiibI")  # baseOffset, length, epoch, magic, crc
 _BODY = struct.Struct(">hiqqqhii")  # attributes .. recordsCount
 CONTROL_FLAG = 0x20
-
-
-class ControlRecordType(IntEnum):
-    """``ControlRecordType.java``; KRaft throws on any other type in its log."""
-
-    ABORT = 0
-    COMMIT = 1
-    LEADER_CHANGE = 2
-    SNAPSHOT_HEADER = 3
-    SNAPSHOT_FOOTER = 4
-    KRAFT_VERSION = 5
-    KRAFT_VOTERS = 6
 
 
 _CONTROL_CLASSES = {
@@ -67,41 +57,18 @@ class BatchInfo:
         return self.last_offset + 1
 
 
-# -- varints (zigzag, as records use them) --------------------------------------------
-def _zz(n: int) -> bytes:
-    v = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-
-def _read_zz(b, p: int) -> tuple[int, int]:
-    shift = result = 0
-    while True:
-        byte = b[p]
-        p += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            break
-        shift += 7
-    return (result >> 1) ^ -(result & 1), p
-
-
 def _record(offset_delta: int, key: bytes | None, value: bytes | None) -> bytes:
     body = bytearray(b"\x00")  # attributes
-    body += _zz(0)  # timestamp delta
-    body += _zz(offset_delta)
+    body += write_varint(0)  # timestamp delta
+    body += write_varint(offset_delta)
     for part in (key, value):
         if part is None:
-            body += _zz(-1)
+            body += write_varint(-1)
         else:
-            body += _zz(len(part))
+            body += write_varint(len(part))
             body += part
-    body += _zz(0)  # no headers
-    return _zz(len(body)) + bytes(body)
+    body += write_varint(0)  # no headers
+    return write_varint(len(body)) + bytes(body)
 
 
 def build_batch(base_offset: int, epoch: int, timestamp_ms: int,
@@ -152,14 +119,14 @@ def records(buf, info: BatchInfo) -> list[tuple[bytes | None, bytes | None]]:
     p = info.start + HEADER_SIZE
     out = []
     for _ in range(count):
-        length, p = _read_zz(buf, p)
+        length, p = read_varint(buf, p)
         end = p + length
         q = p + 1  # attributes
-        _, q = _read_zz(buf, q)  # timestamp delta
-        _, q = _read_zz(buf, q)  # offset delta
+        _, q = read_varlong(buf, q)  # timestamp delta
+        _, q = read_varint(buf, q)  # offset delta
         parts = []
         for _ in range(2):
-            size, q = _read_zz(buf, q)
+            size, q = read_varint(buf, q)
             if size < 0:
                 parts.append(None)
             else:

@@ -112,12 +112,27 @@ class LeaderState:
         """Follow the latest voter set: keep known states, move observers that became
         voters (and voters that were removed) across."""
         new = {}
+        old_voters = dict(self.voters)
         for key in voters.keys():
-            old = self.voters.get(key.node_id) or self.observers.pop(key.node_id, None)
-            new[key.node_id] = old if old is not None else ReplicaState(key)
-        for node_id, state in self.voters.items():
-            if node_id not in new:
-                self.observers[node_id] = state
+            # LeaderState.updateVoterAndObserverStates: the voter state if its key
+            # matches (a voter known without a directory id matches any), else the
+            # observer with exactly this key, else a fresh one; then re-keyed, so an
+            # upgrade to kraft.version 1 gives the voters their directory ids.
+            state = self.voters.get(key.node_id)
+            if state is None or not _state_matches(state.key, key):
+                state = self.observers.get(key.node_id)
+                if state is not None and state.key != key:
+                    state = None
+            if state is None:
+                state = ReplicaState(key)
+            old_voters.pop(key.node_id, None)
+            seen = self.observers.get(key.node_id)
+            if seen is not None and seen.key == key:
+                del self.observers[key.node_id]
+            state.key = key
+            new[key.node_id] = state
+        for node_id, state in old_voters.items():
+            self.observers[node_id] = state
         self.voters = new
 
     def is_voter_key(self, key: VoterKey) -> bool:
