@@ -47,7 +47,7 @@ class LoadNode(OurNode):
 
     def start(self) -> None:
         log = open(self.log_path, "ab")
-        env = dict(os.environ, KRAFT_LOG_LEVEL="INFO")
+        env = dict(os.environ, KRAFT_LOG_LEVEL=os.environ.get("KRAFT_TEST_LOG_LEVEL", "INFO"))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tools.test_raft_server", "--config", str(self.config),
              "--throughput", str(LOAD_RATE), "--record-size", str(LOAD_RECORD_SIZE),

@@ -130,3 +130,65 @@ def test_listeners_advertise_reconfiguration():
     apis = registry.listener_apis(True, reconfiguration=RaftNode.SUPPORTS_RECONFIGURATION)
     assert apis[80] == (0, 1) and apis[81] == (0, 0) and apis[57] == (0, 2)
     assert {80, 81, 57} <= registry.CORE_APIS
+
+
+def test_removed_leader_handover_survives_a_fetch_answer_sent_before_it_resigned():
+    """test_e's race: the removed leader answers a Fetch successfully, then resigns and
+    sends EndQuorumEpoch; the follower sees EndQuorumEpoch first and the older Fetch
+    answer second. That answer must not put back a whole fetch timeout (nor mark the
+    leader as fetched from again), or the handover waits out fetch.timeout.ms."""
+    s = cluster()
+    s.run("add-voter 1 4")
+    s.run("stabilize")
+    s.run("remove-voter 1 1")
+    held = []  # node 2's Fetch answers from 1, delivered only after 1 resigned
+    for _ in range(40):
+        s.run("process-ready 1 2 3 4")
+        for item in list(s.mailbox):
+            dst, kind, src, payload, _ = item
+            if (dst, kind, src) == (2, "resp", 1) and payload[1].api_key == 1:
+                s.mailbox.remove(item)
+                held.append(item)
+        if s.nodes[1].role is Role.RESIGNED:
+            break
+        s.run("deliver-msgs 1 2 3 4")
+    assert s.nodes[1].role is Role.RESIGNED and held
+    s.run("process-ready 1")  # EndQuorumEpoch to 2, 3 and 4
+    follower = s.nodes[2]
+    s.run("deliver-msgs 2")  # EndQuorumEpoch first ...
+    assert follower.role is Role.FOLLOWER and follower.quorum.state.leader_resigned
+    shortened = follower.quorum.state.fetch_deadline_ms
+    assert shortened <= s.now + follower.config.election_backoff_max_ms
+    s.mailbox.extend(held[-1:])
+    s.run("deliver-msgs 2")  # ... then the Fetch answer 1 sent while still leader
+    assert follower.role is Role.FOLLOWER and follower.quorum.state.fetch_deadline_ms == shortened
+    # A new leader of {2, 3, 4} well within an election timeout.
+    start = s.now
+    while s.now - start < follower.config.election_timeout_ms:
+        s.now += 10
+        s.run("tick 2 3 4")
+        s.run("stabilize rounds=20")
+        if any(s.nodes[i].role is Role.LEADER for i in (2, 3, 4)):
+            break
+    assert any(s.nodes[i].role is Role.LEADER for i in (2, 3, 4)), \
+        [(i, s.nodes[i].role, s.nodes[i].epoch) for i in (2, 3, 4)]
+
+
+def test_prospective_whose_leader_resigned_returns_with_an_election_backoff():
+    """A pre-vote lost while the known leader has resigned goes back to following it
+    (KIP-996), but retries after an election backoff, not a whole fetch timeout: that
+    leader will never answer a Fetch in this epoch again."""
+    s = cluster()
+    s.run("add-voter 1 4")
+    s.run("stabilize")
+    s.run("remove-voter 1 1")
+    s.run("stabilize rounds=40")
+    assert s.nodes[1].role is Role.RESIGNED
+    # Everyone got EndQuorumEpoch; force node 2 through a lost pre-vote.
+    node = s.nodes[2]
+    assert node.role is Role.FOLLOWER and node.quorum.state.leader_resigned
+    node.transition_to_prospective(s.now)
+    assert node.role is Role.PROSPECTIVE and node.quorum.state.leader_resigned
+    node.election_lost(s.now)
+    assert node.role is Role.FOLLOWER and node.quorum.state.leader_resigned
+    assert node.quorum.state.fetch_deadline_ms <= s.now + node.config.election_backoff_max_ms

@@ -397,7 +397,8 @@ class RaftNode:
 
     def election_lost(self, now_ms: int) -> None:
         """Back off: Candidate waits, then goes Prospective; Prospective returns to the
-        leader it knew or to Unattached (KIP-996)."""
+        leader it knew (after only an election backoff when that leader resigned) or to
+        Unattached (KIP-996)."""
         q = self.quorum
         deadline = q.election_backoff_deadline(now_ms)
         if q.role is Role.CANDIDATE:
@@ -406,8 +407,17 @@ class RaftNode:
         elif q.role is Role.PROSPECTIVE:
             old = q.state
             if old.leader_id >= 0:
+                retries = q.election_retries
                 q.to_follower(q.epoch, old.leader_id, old.leader_endpoints or
                               self._endpoints_for(old.leader_id), now_ms)
+                if old.leader_resigned:
+                    # That leader resigned: it will not answer a Fetch in this epoch
+                    # again, so waiting a whole fetch timeout for it only prolongs the
+                    # leaderless window. Retry after an election backoff, like a lost
+                    # election without a leader.
+                    q.state.leader_resigned = True
+                    q.state.fetch_deadline_ms = deadline
+                    q.election_retries = retries
             else:
                 q.to_unattached(q.epoch, now_ms)
                 q.state.election_deadline_ms = deadline

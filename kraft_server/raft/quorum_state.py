@@ -17,7 +17,8 @@ Transition table (KIP-595 + KIP-996 pre-vote; "epoch+" = a higher epoch)::
     Resigned     epoch+; timeout  -                  -              -            epoch+ leader     -
 
     *  back to Unattached in the same epoch when no leader was known
-    ** back to Follower of the leader it knew in that epoch
+    ** back to Follower of the leader it knew in that epoch (retrying after an election
+       backoff, not a whole fetch timeout, when that leader sent EndQuorumEpoch)
     *** after a randomised binary-exponential backoff (``election.backoff.max.ms``)
 
 Observers (not in the latest voter set) only move between Unattached and Follower.
@@ -145,8 +146,9 @@ class QuorumState:
         voted = getattr(s, "voted_key", None)
         if self.role is Role.CANDIDATE:
             voted = self.local_key
+        resigned = self.role is Role.FOLLOWER and s.leader_resigned
         self._swap(ProspectiveState(self.epoch, self.election_deadline(now_ms), frozenset(voter_ids),
-                                    leader_id, endpoints, voted, {self.local_key.node_id}))
+                                    leader_id, endpoints, voted, resigned, {self.local_key.node_id}))
 
     def to_candidate(self, voter_ids, now_ms: int) -> None:
         if self.role not in (Role.PROSPECTIVE, Role.UNATTACHED, Role.RESIGNED, Role.CANDIDATE):

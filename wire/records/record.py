@@ -115,16 +115,26 @@ def _encode_records(records) -> bytes:
         if not -128 <= attributes <= 127:
             raise EncodeError(f"record attributes {attributes} out of int8 range")
         body = bytearray(int8[attributes])
-        body += (table[timestamp_delta] if 0 <= timestamp_delta < size
-                 else write_varlong(timestamp_delta))
+        if 0 <= timestamp_delta < size:
+            body += table[timestamp_delta]
+        elif 0 < timestamp_delta < 1 << 20:  # three bytes: deltas up to ~17 minutes
+            z = timestamp_delta << 1
+            body += bytes(((z & 0x7F) | 0x80, ((z >> 7) & 0x7F) | 0x80, z >> 14))
+        else:
+            body += write_varlong(timestamp_delta)
         body += table[offset_delta] if 0 <= offset_delta < size else write_varint(offset_delta)
-        for data in (key, value):
-            if data is None:
-                body += null
-            else:
-                n = len(data)
-                body += table[n] if n < size else write_varint(n)
-                body += data
+        if key is None:
+            body += null
+        else:
+            n = len(key)
+            body += table[n] if n < size else write_varint(n)
+            body += key
+        if value is None:
+            body += null
+        else:
+            n = len(value)
+            body += table[n] if n < size else write_varint(n)
+            body += value
         if headers:
             n = len(headers)
             body += table[n] if n < size else write_varint(n)
@@ -232,6 +242,10 @@ def decode_records(data: bytes, pos: int, end: int, count: int) -> list[Record]:
                     b = (b & 0x7F) | (c << 7)
                     timestamp_delta = (b >> 1) ^ -(b & 1)
                     pos += 3
+                elif data[pos + 3] < 0x80:  # three bytes: deltas up to ~17 minutes
+                    b = (b & 0x7F) | ((c & 0x7F) << 7) | (data[pos + 3] << 14)
+                    timestamp_delta = (b >> 1) ^ -(b & 1)
+                    pos += 4
                 else:
                     timestamp_delta, pos = read_varlong(data, pos + 1)
             b = data[pos]

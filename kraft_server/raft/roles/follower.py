@@ -3,6 +3,12 @@
 ``has_fetched`` records a successful fetch from the leader in this epoch: after it,
 pre-votes are refused (KIP-996 ``FollowerState.canGrantVote``), so a partitioned
 node cannot unseat a leader that the rest of the quorum still hears from.
+
+``leader_resigned`` records an EndQuorumEpoch from that leader: its shortened fetch
+timer (``rpc/end_epoch.py``) must not be pushed back by a Fetch answer the leader sent
+before it resigned (``rpc/fetch.py``), and a lost pre-vote brings us back here with
+an election backoff instead of a whole fetch timeout (``RaftNode.election_lost``).
+
 Observers (nodes not in the voter set) are followers that never vote.
 """
 from __future__ import annotations
@@ -34,6 +40,9 @@ class FollowerState:
     fetch_deadline_ms: int
     voted_key: VoterKey | None = None
     has_fetched: bool = False
+    # The leader sent us EndQuorumEpoch for this epoch: it resigned and will never
+    # answer a Fetch successfully in this epoch again.
+    leader_resigned: bool = False
     snapshot: SnapshotDownload | None = None
     # UpdateRaftVoter: when the endpoints check may run next, and whether the
     # leader already has our current endpoints (KIP-853).

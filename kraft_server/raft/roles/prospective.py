@@ -26,6 +26,7 @@ class ProspectiveState:
     leader_id: int = -1  # the leader we followed before, if any
     leader_endpoints: tuple[Endpoint, ...] = ()
     voted_key: VoterKey | None = None
+    leader_resigned: bool = False  # that leader sent us EndQuorumEpoch (see FollowerState)
     granted: set = field(default_factory=set)
     rejected: set = field(default_factory=set)
     role = ROLE

@@ -80,6 +80,7 @@ def handle_end_epoch_request(node, inbound, now_ms: int):
     if q.role is Role.FOLLOWER and q.state.leader_id == leader_id and node.is_voter():
         deadline = now_ms + election_backoff_ms(node, preferred)
         q.state.fetch_deadline_ms = min(q.state.fetch_deadline_ms, deadline)
+        q.state.leader_resigned = True
     return _response(node)
 
 

@@ -206,8 +206,11 @@ def handle_fetch_response(node, inflight, body, failure, now_ms: int) -> bool:
     state = q.state
     if inflight.fetch_offset != node.log.end_offset():
         return True  # our log moved since we asked (truncation, snapshot): ask again
-    state.has_fetched = True
-    state.fetch_deadline_ms = now_ms + node.config.fetch_timeout_ms
+    if not state.leader_resigned:
+        # After EndQuorumEpoch any success is an answer the leader sent before it
+        # resigned: take its records but keep the shortened election timer.
+        state.has_fetched = True
+        state.fetch_deadline_ms = now_ms + node.config.fetch_timeout_ms
     if part.diverging_epoch.epoch >= 0 and part.diverging_epoch.end_offset >= 0:
         node.truncate_diverging(OffsetAndEpoch(part.diverging_epoch.end_offset, part.diverging_epoch.epoch))
         return True

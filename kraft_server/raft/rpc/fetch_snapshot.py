@@ -102,8 +102,9 @@ def handle_fetch_snapshot_response(node, inflight, body, failure, now_ms: int) -
     data = bytes(part.unaligned_records or b"")
     download.writer.append(data)
     download.position += len(data)
-    q.state.has_fetched = True
-    q.state.fetch_deadline_ms = now_ms + node.config.fetch_timeout_ms
+    if not q.state.leader_resigned:  # see rpc/fetch.py: an answer sent before it resigned
+        q.state.has_fetched = True
+        q.state.fetch_deadline_ms = now_ms + node.config.fetch_timeout_ms
     if download.position >= part.size:
         download.writer.freeze()
         q.state.snapshot = None
