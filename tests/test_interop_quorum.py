@@ -15,7 +15,6 @@ Every process started here is killed in a finalizer; every wait polls with a dea
 from __future__ import annotations
 
 import importlib.util
-import os
 import socket
 import sys
 import time
@@ -24,6 +23,7 @@ import pytest
 
 from kraft_server.log.meta_properties import read_meta_properties
 from kraft_server.log.uuids import uuid_to_str
+from tests.jdk import need_jdk
 from tests.kraft_nodes import OurNode, parse_status
 from tools.kafka_dist.controller import random_cluster_id, run_tool
 
@@ -32,8 +32,7 @@ pytestmark = pytest.mark.java
 
 def _need_jdk():
     import shutil
-    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
-        pytest.skip("no JDK")
+    need_jdk()
     if importlib.util.find_spec("kraft_server.raft.node") is None:
         pytest.skip("the Raft core (kraft_server.raft.node) is not there yet")
 
@@ -156,12 +155,7 @@ def test_our_observer_replicates_from_a_real_kafka_leader(tmp_path):
     node = OurNode(tmp_path / "ours", node_id=2)
     try:
         ctl.start_ready(timeout=120)
-        for path in (node.kafka_config, node.config):
-            text = path.read_text().replace(f"controller.quorum.bootstrap.servers=127.0.0.1:{node.port}",
-                                            f"controller.quorum.bootstrap.servers={ctl.bootstrap}")
-            path.write_text(text)
-        run_tool("kafka-storage", "format", "--cluster-id", ctl.cluster_id,
-                 "--no-initial-controllers", "--config", str(node.kafka_config))
+        node.format_as_observer_of(ctl.bootstrap, ctl.cluster_id)
         node.start()
         deadline = time.monotonic() + 60
         rows = {}

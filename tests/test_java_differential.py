@@ -32,7 +32,6 @@ from __future__ import annotations
 import base64
 import importlib
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -41,7 +40,7 @@ from hypothesis import HealthCheck, assume, given, settings
 
 from tests import strategies as S
 from tests.java_tester import JavaCodecTester, build_synthetic_classes
-from wire.exceptions import DecodeError
+from tests.jdk import need_jdk
 
 pytestmark = pytest.mark.java
 
@@ -93,15 +92,10 @@ def _versions(name: str) -> list[int]:
     return [v for v in S.versions_of(cls) if (name, v) not in EXTENSIONS]
 
 
-def _need_jdk():
-    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
-        pytest.skip("no JDK: java is not on PATH and JAVA_HOME is unset")
-
-
 @pytest.fixture(scope="session")
 def java_codec(tmp_path_factory):
     """One CodecTester JVM over Kafka's own classes; always terminated at the end."""
-    _need_jdk()
+    need_jdk()
     tester = JavaCodecTester.start(tmp_path_factory.mktemp("codec-tester"))
     try:
         yield tester
@@ -112,7 +106,7 @@ def java_codec(tmp_path_factory):
 @pytest.fixture(scope="session")
 def synth_java(tmp_path_factory):
     """A CodecTester JVM that also sees Kafka's generator's classes for tests/data/synth."""
-    _need_jdk()
+    need_jdk()
     classes = build_synthetic_classes(SYNTH_DIR, SYNTH_PACKAGE)
     tester = JavaCodecTester.start(tmp_path_factory.mktemp("codec-tester-synth"), [classes],
                                    java_package=SYNTH_PACKAGE)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import stat
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.jdk import need_jdk
 from tools import kafka_dist
 from tools.kafka_dist import recipe
 from tools.kafka_dist.controller import KafkaController
@@ -27,14 +27,9 @@ pytestmark = pytest.mark.java
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _need_jdk() -> None:
-    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
-        pytest.skip("no JDK: java is not on PATH and JAVA_HOME is unset")
-
-
 @pytest.fixture(scope="module")
 def dist_home() -> Path:
-    _need_jdk()
+    need_jdk()
     return kafka_dist.ensure_dist()
 
 

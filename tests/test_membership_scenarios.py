@@ -28,13 +28,12 @@ Every process is killed in a finalizer; every wait polls with a deadline.
 """
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 import time
 
 import pytest
 
+from tests.jdk import need_jdk
 from tests.kraft_nodes import agreed_leader, set_property, storage_format, wait_for
 from tests.membership_cluster import (
     ELECTION_TIMEOUT_MS, TOOLS, LoadNode, Recorder, add_controller, check_no_loss, describe,
@@ -44,11 +43,6 @@ from tests.membership_cluster import (
 from tools.kafka_dist.controller import random_cluster_id, run_tool
 
 pytestmark = pytest.mark.java
-
-
-def _need_jdk():
-    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
-        pytest.skip("no JDK")
 
 
 def _report(text: str) -> None:
@@ -148,7 +142,7 @@ class Scenario:
 
 @pytest.fixture
 def scenario(tmp_path, request):
-    _need_jdk()
+    need_jdk()
     callspec = getattr(request.node, "callspec", None)
     tool = callspec.params.get("tool", "ours") if callspec else "ours"
     s = Scenario(tmp_path, tool)

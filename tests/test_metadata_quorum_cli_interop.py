@@ -18,9 +18,7 @@ Every process is killed in a ``finally``; every wait polls with a deadline.
 """
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -29,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.jdk import need_jdk
 from tests.kraft_nodes import OurNode, parse_status
 from tools.kafka_dist.controller import KafkaController, random_cluster_id, run_tool
 
@@ -36,11 +35,6 @@ pytestmark = pytest.mark.java
 
 REPO = Path(__file__).resolve().parents[1]
 MOVING = {"HighWatermark", "MaxFollowerLag", "MaxFollowerLagTimeMs"}
-
-
-def _need_jdk():
-    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
-        pytest.skip("no JDK")
 
 
 def ours(*args: str, timeout: float = 120.0, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -111,7 +105,7 @@ def assert_same_replication(theirs: str, mine: str):
 # -- 1. describe, against a real Kafka controller and against our node ------------------------------
 
 def test_describe_matches_kafkas_tool_on_a_real_kafka_controller(tmp_path):
-    _need_jdk()
+    need_jdk()
     ctl = KafkaController(tmp_path / "k1", node_id=1)
     try:
         ctl.start_ready(timeout=120)
@@ -143,7 +137,7 @@ def our_node(tmp_path):
 
 
 def test_describe_matches_kafkas_tool_on_our_node(our_node):
-    _need_jdk()
+    need_jdk()
     node = our_node
     for flag, address in (("--bootstrap-controller", node.bootstrap),
                           ("--bootstrap-server", f"127.0.0.1:{node.client_port}")):
@@ -173,7 +167,7 @@ def test_describe_matches_kafkas_tool_on_our_node(our_node):
 ], ids=lambda a: " ".join(a))
 def test_usage_errors_and_dry_runs_match_kafkas_tool(args):
     """No server needed: Kafka's tool fails (or dry-runs) before it connects."""
-    _need_jdk()
+    need_jdk()
     flags = ("--bootstrap-controller", "127.0.0.1:1")
     if args[0] == "--command-config":
         flags, args = flags + args[:2], args[2:]
@@ -185,7 +179,7 @@ def test_usage_errors_and_dry_runs_match_kafkas_tool(args):
 
 
 def test_add_controller_config_errors_match_kafkas_tool(tmp_path):
-    _need_jdk()
+    need_jdk()
     cases = {
         "no-node-id": "process.roles=controller\n",
         "negative": "node.id=-2\nprocess.roles=controller\n",
@@ -260,7 +254,7 @@ def _voter_ids(status: dict[str, str]) -> list[int]:
 
 
 def test_add_and_remove_controllers_on_a_real_kafka_dynamic_quorum(tmp_path):
-    _need_jdk()
+    need_jdk()
     quorum = KafkaQuorum(tmp_path)
     try:
         t0 = time.monotonic()
@@ -320,7 +314,7 @@ def _reassign_proc(bootstrap: str, voters: str) -> subprocess.Popen[str]:
 
 
 def test_reassign_from_1_to_2_3_on_a_real_kafka_quorum_interrupted_and_resumed(tmp_path):
-    _need_jdk()
+    need_jdk()
     quorum = KafkaQuorum(tmp_path)
     try:
         quorum.start()
@@ -405,7 +399,7 @@ def _skip_unless_reconfigurable(node: OurNode):
 
 
 def test_add_and_remove_a_kafka_observer_on_our_leader(our_node, tmp_path):
-    _need_jdk()
+    need_jdk()
     node = our_node
     _skip_unless_reconfigurable(node)
     cluster_id = parse_status(ours("--bootstrap-controller", node.bootstrap, "describe", "--status").stdout)["ClusterId"]
@@ -438,7 +432,7 @@ def test_add_and_remove_a_kafka_observer_on_our_leader(our_node, tmp_path):
 
 
 def test_reassign_our_node_to_a_kafka_observer_and_back(our_node, tmp_path):
-    _need_jdk()
+    need_jdk()
     node = our_node
     _skip_unless_reconfigurable(node)
     cluster_id = parse_status(ours("--bootstrap-controller", node.bootstrap, "describe", "--status").stdout)["ClusterId"]
@@ -463,7 +457,7 @@ def test_reassign_our_node_to_a_kafka_observer_and_back(our_node, tmp_path):
 def test_reassign_1_2_3_to_2_3_4_on_a_real_kafka_quorum(tmp_path):
     """Grow (1) to (1, 2, 3), then move to (2, 3, 4): add 4 first, remove the
     leader 1 last; Kafka's tool, asked on node 2, sees the new quorum."""
-    _need_jdk()
+    need_jdk()
     quorum = KafkaQuorum(tmp_path, observers=(2, 3, 4))
     try:
         quorum.start()
@@ -492,7 +486,7 @@ def test_reassign_our_leader_out_in_favour_of_a_kafka_controller(our_node, tmp_p
     """(1) -> (2): our node adds Kafka's observer, then removes itself, the leader;
     Kafka's controller, never registered with our node (KIP-919 registration is a
     QuorumController API we do not serve), is found through DescribeQuorum."""
-    _need_jdk()
+    need_jdk()
     node = our_node
     _skip_unless_reconfigurable(node)
     cluster_id = parse_status(ours("--bootstrap-controller", node.bootstrap, "describe", "--status").stdout)["ClusterId"]

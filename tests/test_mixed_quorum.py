@@ -21,9 +21,9 @@ Every process started here is killed in a finalizer; every wait polls with a dea
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
-import shutil
 import signal
 import sys
 import time
@@ -32,7 +32,9 @@ import pytest
 
 from kraft_server.log.meta_properties import read_meta_properties
 from kraft_server.log.uuids import uuid_to_str
+from tests.jdk import need_jdk
 from tests.kraft_nodes import OurNode, parse_status, segment_files, set_property
+from tests.kraft_nodes import wait_for as kraft_wait_for
 from tools.kafka_dist.controller import KafkaController, random_cluster_id, run_tool
 from tools.kafka_dist.probe import describe_quorum
 
@@ -41,19 +43,10 @@ pytestmark = pytest.mark.java
 
 @pytest.fixture(autouse=True)
 def _need_jdk():
-    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
-        pytest.skip("no JDK")
+    need_jdk()
 
 
-def wait_for(condition, timeout: float, what: str, interval: float = 0.3):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = condition()
-        if last:
-            return last
-        time.sleep(interval)  # poll interval
-    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+wait_for = functools.partial(kraft_wait_for, interval=0.3)  # each poll may start a JVM
 
 
 def list_endpoints(bootstrap: str) -> dict[int, str]:
@@ -141,12 +134,7 @@ def test_kafka_add_controller_makes_our_observer_a_voter(tmp_path):
     node = OurNode(tmp_path / "ours", node_id=2)
     try:
         ctl.start_ready(timeout=120)
-        for path in (node.kafka_config, node.config):
-            text = path.read_text().replace(f"controller.quorum.bootstrap.servers=127.0.0.1:{node.port}",
-                                            f"controller.quorum.bootstrap.servers={ctl.bootstrap}")
-            path.write_text(text)
-        run_tool("kafka-storage", "format", "--cluster-id", ctl.cluster_id,
-                 "--no-initial-controllers", "--config", str(node.kafka_config))
+        node.format_as_observer_of(ctl.bootstrap, ctl.cluster_id)
         directory_id = uuid_to_str(read_meta_properties(node.data).directory_id)
         node.start()
 

@@ -7,25 +7,19 @@ Every process is killed in a finalizer; waits poll with deadlines.
 """
 from __future__ import annotations
 
-import os
-import shutil
 import time
 
 import pytest
 
 from kraft_server.log.meta_properties import read_meta_properties
 from kraft_server.log.uuids import uuid_to_str
+from tests.jdk import need_jdk
 from tests.kraft_nodes import (
     FAST_QUORUM, OurNode, agreed_leader, make_quorum, our_describe_quorum, set_property, storage_format,
 )
 from tools.kafka_dist.controller import random_cluster_id, run_tool
 
 pytestmark = pytest.mark.java
-
-
-def _need_jdk():
-    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
-        pytest.skip("no JDK")
 
 
 def _partition(port: int):
@@ -49,7 +43,7 @@ def _wait(condition, timeout: float, what: str):
 
 
 def test_add_and_remove_controller_with_kafkas_tool(tmp_path, request):
-    _need_jdk()
+    need_jdk()
     cluster_id = random_cluster_id()
     nodes = make_quorum(tmp_path, "dynamic", cluster_id)
     (tmp_path / "n4").mkdir()
@@ -85,7 +79,7 @@ def test_add_and_remove_controller_with_kafkas_tool(tmp_path, request):
 
 
 def test_kafka_features_upgrades_a_static_quorum_to_kraft_version_1(tmp_path, request):
-    _need_jdk()
+    need_jdk()
     nodes = make_quorum(tmp_path, "static", random_cluster_id())
     for n in nodes:
         request.addfinalizer(n.kill)

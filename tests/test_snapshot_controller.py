@@ -2,7 +2,6 @@
 layout) and Kafka's retention after them, on the on-disk log."""
 from __future__ import annotations
 
-import os
 
 from kraft_server.controller import records as rec
 from kraft_server.controller.loader import MetadataLoader
@@ -10,8 +9,6 @@ from kraft_server.controller.retention import maybe_clean
 from kraft_server.controller.snapshots import SnapshotGenerator
 from kraft_server.log.file_log import FileReplicatedLog
 from kraft_server.raft import batches
-from kraft_server.raft.log_api import OffsetAndEpoch
-from wire.records import iter_batches
 
 from tests.test_controller_active import Single
 

@@ -3,14 +3,13 @@
 starts (and leads) on a data directory whose log starts at our snapshot."""
 from __future__ import annotations
 
-import os
-import shutil
 import time
 
 import pytest
 
 from kraft_server.config import KafkaConfig
 from kraft_server.node import build_node
+from tests.jdk import need_jdk
 from tools.kafka_dist.controller import KafkaController, run_tool
 from tools.storage.__main__ import main as storage_main
 
@@ -20,8 +19,7 @@ PART = "__cluster_metadata-0"
 
 @pytest.fixture(scope="module", autouse=True)
 def _jdk():
-    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
-        pytest.skip("no JDK")
+    need_jdk()
     from tools.kafka_dist import ensure_dist
     ensure_dist()
 

@@ -12,8 +12,6 @@
 """
 from __future__ import annotations
 
-import os
-import shutil
 import uuid
 from pathlib import Path
 
@@ -33,6 +31,7 @@ from kraft_server.log.quorum_state_file import FileQuorumStateStore
 from kraft_server.log.startup import check_storage
 from kraft_server.log.uuids import uuid_to_str
 from kraft_server.raft.log_api import OffsetAndEpoch
+from tests.jdk import need_jdk
 from tools.kafka_dist.controller import KafkaController, random_cluster_id, run_tool
 from tools.storage.__main__ import main as storage_main
 from wire.messages import FeatureLevelRecord, KRaftVersionRecord, LeaderChangeMessage, NoOpRecord, VotersRecord
@@ -48,8 +47,7 @@ PART = "__cluster_metadata-0"
 
 @pytest.fixture(scope="module", autouse=True)
 def _jdk():
-    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
-        pytest.skip("no JDK")
+    need_jdk()
     from tools.kafka_dist import ensure_dist
     ensure_dist()
 
