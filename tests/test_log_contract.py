@@ -209,6 +209,40 @@ def test_reset_to_snapshot(log):
     assert log.end_offset_for_epoch(4) == OffsetAndEpoch(12, 4)
 
 
+def test_reset_to_snapshot_forgets_older_snapshots(log):
+    """Kafka's truncateToLatestSnapshot forgets the snapshots below the new log start,
+    so the earliest snapshot is the one at the start. (The simulation's log once kept
+    them: the leader then answered an epoch older than its log with a DivergingEpoch
+    at the log start instead of the snapshot, and a follower kept an uncommitted batch
+    below the HWM; simulation seeds 100102, 200084 and 300011.)"""
+    fill(log, [1, 1])
+    write_snapshot(log, OffsetAndEpoch(2, 1))
+    write_snapshot(log, OffsetAndEpoch(10, 3))
+    log.reset_to_snapshot(OffsetAndEpoch(10, 3))
+    assert log.snapshot_ids() == [OffsetAndEpoch(10, 3)]
+    fill(log, [4])
+    # An epoch older than the log ends at the snapshot at the log start.
+    assert log.end_offset_for_epoch(2) == OffsetAndEpoch(10, 3)
+    assert log.end_offset_for_epoch(3) == OffsetAndEpoch(10, 3)
+
+
+def test_delete_before_snapshot_forgets_older_snapshots(log):
+    fill(log, [1, 1, 2, 2])
+    write_snapshot(log, OffsetAndEpoch(2, 1))
+    write_snapshot(log, OffsetAndEpoch(6, 2))
+    log.delete_before_snapshot(OffsetAndEpoch(6, 2))
+    assert log.start_offset() == 6
+    assert log.snapshot_ids() == [OffsetAndEpoch(6, 2)]
+    assert log.end_offset_for_epoch(1) == OffsetAndEpoch(6, 2)
+
+
+def test_reset_to_a_missing_snapshot_is_refused(log):
+    fill(log, [1])
+    with pytest.raises(ValueError):
+        log.reset_to_snapshot(OffsetAndEpoch(10, 3))
+    assert log.end_offset() == 2
+
+
 def test_bootstrap_checkpoint(kind, tmp_path):
     log = make_log(kind, tmp_path, bootstrap=True)
     data = log.bootstrap_checkpoint()

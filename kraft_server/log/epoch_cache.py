@@ -94,6 +94,20 @@ class LeaderEpochCache:
             return OffsetAndEpoch(self._offsets[0], requested_epoch)
         return OffsetAndEpoch(self._offsets[higher], self._epochs[higher - 1])
 
+    def metadata_end_offset_for(self, epoch: int, log_end_offset: int, last_fetched_epoch: int,
+                                earliest_snapshot: OffsetAndEpoch | None) -> OffsetAndEpoch:
+        """Kafka's ``KafkaMetadataLog.endOffsetForEpoch``: ``end_offset_for``; the
+        earliest snapshot's id when the epoch ends exactly at it (older than the log);
+        ``(log end, last fetched epoch)`` when the cache cannot say. Both logs answer
+        through this one function so the simulation's log cannot drift from the disk's."""
+        found = self.end_offset_for(epoch, log_end_offset)
+        if found is None:
+            return OffsetAndEpoch(log_end_offset, last_fetched_epoch)
+        if earliest_snapshot is not None and found.offset == earliest_snapshot.offset \
+                and found.epoch == epoch:
+            return earliest_snapshot
+        return found
+
     # -- the checkpoint file ---------------------------------------------------------
     def render(self) -> bytes:
         lines = ["0", str(len(self._epochs))] + [f"{e} {o}" for e, o in zip(self._epochs, self._offsets)]

@@ -136,16 +136,9 @@ class FileReplicatedLog:
         return snap.epoch if snap is not None else 0
 
     def end_offset_for_epoch(self, epoch: int) -> OffsetAndEpoch:
-        """Kafka's ``KafkaMetadataLog.endOffsetForEpoch``: the epoch cache's answer;
-        the earliest snapshot's id when the epoch ends exactly at it (older than the
-        log); ``(end offset, last fetched epoch)`` when the cache cannot say."""
-        found = self.epochs.end_offset_for(epoch, self.end_offset())
-        if found is None:
-            return OffsetAndEpoch(self.end_offset(), self.last_fetched_epoch())
         earliest = self._snapshots[0] if self._snapshots else None
-        if earliest is not None and found.offset == earliest.offset and found.epoch == epoch:
-            return earliest
-        return found
+        return self.epochs.metadata_end_offset_for(epoch, self.end_offset(), self.last_fetched_epoch(),
+                                                   earliest)
 
     # -- writes ----------------------------------------------------------------------------
     def append(self, batches: bytes) -> None:

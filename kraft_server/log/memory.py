@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 
+from kraft_server.log.epoch_cache import LeaderEpochCache
 from kraft_server.raft import batches
 from kraft_server.raft.log_api import ElectionState, OffsetAndEpoch
 
@@ -53,9 +54,7 @@ class MemoryLog:
         self._flushed = 0
         self._snapshots: dict[OffsetAndEpoch, bytes] = {}
         self._bootstrap = bootstrap_checkpoint
-        # epoch index: epochs and the start offset of each, in log order
-        self._epochs: list[int] = []
-        self._epoch_starts: list[int] = []
+        self._epochs = LeaderEpochCache()  # the same cache (and answers) as the file log
 
     # -- positions ----------------------------------------------------------------------
     def start_offset(self) -> int:
@@ -70,26 +69,23 @@ class MemoryLog:
     def latest_snapshot(self) -> OffsetAndEpoch | None:
         return max(self._snapshots) if self._snapshots else None
 
-    def _base_epoch(self) -> int:
-        snap = self.latest_snapshot()
-        return snap.epoch if snap is not None and snap.offset == self._start else 0
-
     def last_fetched_epoch(self) -> int:
-        return self._batches[-1][2] if self._batches else self._base_epoch()
+        latest = self._epochs.latest_epoch()
+        if latest is not None:
+            return latest
+        snap = self.latest_snapshot()
+        return snap.epoch if snap is not None else 0
 
     def end_offset_for_epoch(self, epoch: int) -> OffsetAndEpoch:
-        i = bisect.bisect_right(self._epochs, epoch) - 1
-        if i < 0:
-            snap = self.latest_snapshot()
-            if snap is not None and snap.offset == self._start and epoch >= snap.epoch:
-                return OffsetAndEpoch(snap.offset, snap.epoch)
-            if not self._epochs:
-                return OffsetAndEpoch(self.end_offset(), self.last_fetched_epoch())
-            # Older than anything we hold: it ended where our first epoch starts
-            # (LeaderEpochFileCache.endOffsetFor).
-            return OffsetAndEpoch(self._epoch_starts[0], epoch)
-        end = self._epoch_starts[i + 1] if i + 1 < len(self._epochs) else self.end_offset()
-        return OffsetAndEpoch(end, self._epochs[i])
+        return self._epochs.metadata_end_offset_for(epoch, self.end_offset(), self.last_fetched_epoch(),
+                                                    self._earliest_snapshot())
+
+    def _earliest_snapshot(self) -> OffsetAndEpoch | None:
+        """As the file log sees it: the bootstrap checkpoint counts as snapshot 0-0
+        until the log start moves past it."""
+        if self._bootstrap is not None and self._start == 0:
+            return OffsetAndEpoch(0, 0)
+        return min(self._snapshots) if self._snapshots else None
 
     # -- writes -------------------------------------------------------------------------
     def append(self, data: bytes) -> None:
@@ -97,11 +93,10 @@ class MemoryLog:
         for info in batches.walk(data):
             if info.base_offset != self.end_offset():
                 raise ValueError(f"append at {info.base_offset}, log end is {self.end_offset()}")
-            if self._epochs and info.epoch < self._epochs[-1]:
-                raise ValueError(f"epoch {info.epoch} after epoch {self._epochs[-1]}")
-            if not self._epochs or info.epoch > self._epochs[-1]:
-                self._epochs.append(info.epoch)
-                self._epoch_starts.append(info.base_offset)
+            latest = self._epochs.latest_epoch()
+            if latest is not None and info.epoch < latest:
+                raise ValueError(f"epoch {info.epoch} after epoch {latest}")
+            self._epochs.assign(info.epoch, info.base_offset)
             self._bases.append(info.base_offset)
             self._batches.append((info.base_offset, info.last_offset, info.epoch, data[info.start:info.end]))
 
@@ -111,15 +106,8 @@ class MemoryLog:
             i += 1  # offset is at or past the end of batch i: keep it
         i = max(i, 0)
         del self._bases[i:], self._batches[i:]
-        self._rebuild_epochs()
+        self._epochs.truncate_from_end(self.end_offset())
         self._flushed = min(self._flushed, self.end_offset())
-
-    def _rebuild_epochs(self) -> None:
-        self._epochs, self._epoch_starts = [], []
-        for base, _, epoch, _ in self._batches:
-            if not self._epochs or epoch > self._epochs[-1]:
-                self._epochs.append(epoch)
-                self._epoch_starts.append(base)
 
     def flush(self) -> None:
         self._flushed = self.end_offset()
@@ -178,9 +166,19 @@ class MemoryLog:
         return MemorySnapshotWriter(self, snapshot_id)
 
     def reset_to_snapshot(self, snapshot_id: OffsetAndEpoch) -> None:
+        """Kafka's ``truncateToLatestSnapshot``: the log restarts at the snapshot and
+        the snapshots before it are forgotten (the file log deletes them too), so the
+        earliest snapshot is always at or above the log start."""
+        if snapshot_id not in self._snapshots:
+            raise ValueError(f"snapshot {snapshot_id} does not exist")
         self._bases.clear(), self._batches.clear()
-        self._epochs.clear(), self._epoch_starts.clear()
+        self._epochs.clear()
         self._start = self._flushed = snapshot_id.offset
+        self._forget_snapshots_before(snapshot_id)
+
+    def _forget_snapshots_before(self, snapshot_id: OffsetAndEpoch) -> None:
+        for old in [s for s in self._snapshots if s < snapshot_id]:
+            del self._snapshots[old]
 
     def delete_before_snapshot(self, snapshot_id: OffsetAndEpoch) -> None:
         if snapshot_id.offset > self.end_offset() or snapshot_id.offset <= self._start:
@@ -191,9 +189,8 @@ class MemoryLog:
                 return  # not on a batch boundary: keep the log as it is
         del self._bases[:i], self._batches[:i]
         self._start = snapshot_id.offset
-        self._rebuild_epochs()
-        for old in [s for s in self._snapshots if s < snapshot_id]:
-            del self._snapshots[old]
+        self._epochs.truncate_from_start(self._start)
+        self._forget_snapshots_before(snapshot_id)
 
     def bootstrap_checkpoint(self) -> bytes | None:
         return self._bootstrap

@@ -150,6 +150,30 @@ class RaftNode:
                 s.last_fetch_ms = s.last_caught_up_ms = now_ms
         return voters, observers
 
+    def diagnostics(self, now_ms: int) -> dict:
+        """What this node is waiting for (read-only, for logs and failed liveness checks):
+        role, epoch, leader, log positions, every timer of its state relative to
+        ``now_ms``, requests in flight and destinations backing off."""
+        state = self.quorum.state
+        timers = {name: value - now_ms for name, value in vars(state).items()
+                  if name.endswith("_ms") and isinstance(value, int)}
+        flags = {name: value for name, value in vars(state).items()
+                 if isinstance(value, bool) and value}
+        if isinstance(state, LeaderState):  # each replica: end offset, ms since its last fetch
+            flags["replicas"] = {s.key.node_id: (s.end_offset, now_ms - s.last_fetch_ms
+                                                 if s.last_fetch_ms >= 0 else None)
+                                 for s in list(state.voters.values()) + list(state.observers.values())}
+            flags["unacked_voters"] = sorted(state.unacked_voters)
+        return {
+            "role": self.role.value, "epoch": self.epoch, "leader": self.leader_id,
+            "voter": self.is_voter(), "log": (self.log.start_offset(), self.log.end_offset(),
+                                              self.log.flushed_offset()),
+            "hwm": self.high_watermark, "timers_ms": timers, "flags": flags,
+            "inflight": [(i.api_key, i.destination.node_id, now_ms - i.sent_ms)
+                         for i in self._inflight.values()],
+            "backoff_ms": {k: v - now_ms for k, v in self._backoff.items() if v > now_ms},
+        }
+
     def leader_endpoints(self, listener: str) -> tuple[Endpoint, ...]:
         leader_id = self.quorum.leader_id
         if leader_id < 0:

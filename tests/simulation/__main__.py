@@ -14,7 +14,7 @@ import sys
 import time
 
 from tests.simulation.cluster import HEALTHY, Faults
-from tests.simulation.runner import replay_command, run_seed
+from tests.simulation.runner import replay_command, run_case
 
 PROFILES = {
     "default": None,  # Faults() defaults: the profile `make test` runs
@@ -41,18 +41,10 @@ def main(argv=None) -> int:
     started, cpu, failed = time.monotonic(), time.process_time(), 0
     for seed in seeds:
         try:
-            if args.membership:
-                from tests.simulation.membership import run_membership_seed
-                summary = run_membership_seed(seed, args.events, args.nodes)
-            else:
-                summary = run_seed(seed, args.events, args.nodes, PROFILES[args.profile])
+            summary = run_case(seed, args.events, args.nodes, args.profile, args.membership)
         except Exception as e:  # noqa: BLE001 - report and keep going
             failed += 1
-            replay = replay_command(seed, args.events, args.nodes)
-            if args.profile != "default":
-                replay += f" --profile {args.profile}"
-            if args.membership:
-                replay += " --membership"
+            replay = replay_command(seed, args.events, args.nodes, args.profile, args.membership)
             print(f"FAIL seed {seed}: {type(e).__name__}: {e}\n  replay: {replay}", flush=True)
             if args.seed is not None:
                 raise

@@ -21,6 +21,7 @@ from __future__ import annotations
 import heapq
 import random
 import uuid
+from collections import deque
 from dataclasses import dataclass, field
 
 from wire.messages import REQUESTS, RESPONSES
@@ -90,6 +91,10 @@ class SimNode:
     controller: Controller | None = None
     controller_deadline: int | None = None
     snapshot_settings: dict = field(default_factory=dict)
+    # The last few messages each way, for the liveness diagnosis (diagnose.py):
+    # (time, "req"/"resp"/"fail", api key, peer, what became of it).
+    sent: deque = field(default_factory=lambda: deque(maxlen=6))
+    received: deque = field(default_factory=lambda: deque(maxlen=6))
 
 
 class Simulation:
@@ -283,7 +288,9 @@ class Simulation:
             return
         payload = req.body.encode(version)  # UnsupportedVersionError here is a core bug
         if peer is None or not self._deliverable(node.node_id, dst):
+            node.sent.append((self.now, "req", req.api_key, dst, "lost"))
             return
+        node.sent.append((self.now, "req", req.api_key, dst, f"v{version}"))
         for _ in range(2 if self.rng.random() < self.faults.duplicate else 1):
             self._push(self.now + self._delay(), "deliver", "req", dst, node.node_id, node.incarnation,
                        req.correlation, req.api_key, version, payload)
@@ -292,7 +299,9 @@ class Simulation:
         src, src_inc, corr = resp.handle
         payload = resp.body.encode(resp.api_version)
         if not self._deliverable(node.node_id, src):
+            node.sent.append((self.now, "resp", resp.api_key, src, "lost"))
             return
+        node.sent.append((self.now, "resp", resp.api_key, src, _error_of(resp.body)))
         for _ in range(2 if self.rng.random() < self.faults.duplicate else 1):
             self._push(self.now + self._delay(), "deliver", "resp", src, src_inc, node.node_id, corr,
                        resp.api_key, resp.api_version, payload)
@@ -304,6 +313,7 @@ class Simulation:
             if node.raft is None or not self._connected(a, dst):
                 return
             body = REQUESTS[api_key].decode(payload, version)
+            node.received.append((self.now, "req", api_key, a, f"v{version}"))
             node.raft.step(InboundRequest((a, b, corr), api_key, version, body), self.now)
             self._drive(node)
         else:
@@ -312,6 +322,7 @@ class Simulation:
                 return
             _, destination = node.pending.pop(corr)
             body = RESPONSES[api_key].decode(payload, version)
+            node.received.append((self.now, "resp", api_key, b, _error_of(body)))
             node.raft.step(InboundResponse(corr, destination, api_key, body=body), self.now)
             self._drive(node)
 
@@ -323,6 +334,7 @@ class Simulation:
         if node.raft is None or node.incarnation != incarnation or corr not in node.pending:
             return
         api_key, destination = node.pending.pop(corr)
+        node.received.append((self.now, "fail", api_key, destination.node_id, failure.name))
         node.raft.step(InboundResponse(corr, destination, api_key, failure=failure), self.now)
         self._drive(node)
 
@@ -424,3 +436,17 @@ class Simulation:
                 "committed_end": self.checker.committed_end, "proposed": self.proposed,
                 "leaders": len(self.checker.leaders), "roles": roles}
 
+
+def _error_of(body) -> str:
+    """A response's outcome for the traffic record: its error (top level, else its one
+    partition's), or a Fetch answer's SnapshotId/DivergingEpoch, or "ok"."""
+    code = getattr(body, "error_code", 0)
+    for topic in () if code else (getattr(body, "responses", None) or getattr(body, "topics", None) or ()):
+        for part in getattr(topic, "partitions", ()):
+            code = code or getattr(part, "error_code", 0)
+            snap, div = getattr(part, "snapshot_id", None), getattr(part, "diverging_epoch", None)
+            if snap is not None and snap.epoch >= 0:
+                return f"snapshot {snap.end_offset}-{snap.epoch}"
+            if div is not None and div.epoch >= 0:
+                return f"diverging {div.end_offset}-{div.epoch}"
+    return f"error {code}" if code else "ok"

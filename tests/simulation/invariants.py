@@ -14,7 +14,12 @@
 
 Membership changes add their own (``membership.MembershipChecker``).
 - SnapshotAtLogStart: a log whose start offset is above 0 has a snapshot ending
-  there (Kafka's RaftEventSimulationTest invariant of the same name).
+  there (Kafka's RaftEventSimulationTest invariant of the same name), and none below
+  it: Kafka forgets older snapshots whenever the log start moves (deleteBeforeSnapshot,
+  truncateToLatestSnapshot, start-up), and the leader's position checks rely on the
+  earliest snapshot being the one at the log start. A model log that kept them sent
+  followers a wrong DivergingEpoch (default seed 100102: a committed batch differed)
+  or the same snapshot forever (chaos 200084, membership 300011: no progress).
 - ConsistentSnapshots: two snapshots with the same id hold the same metadata state,
   whichever node wrote them, and a node's image never goes back in offset.
 """
@@ -67,8 +72,11 @@ class Checker:
                 raise InvariantViolation(f"node {node_id}: {counter} = {node.stats[counter]}")
         start = log.start_offset()
         if start > 0 and self.starts_ok.get(node_id) != (start, log.latest_snapshot()):
-            if start not in {s.offset for s in log.snapshot_ids()}:
+            ids = log.snapshot_ids()
+            if start not in {s.offset for s in ids}:
                 raise InvariantViolation(f"node {node_id}: log starts at {start} with no snapshot there")
+            if ids[0].offset < start:
+                raise InvariantViolation(f"node {node_id}: snapshot {ids[0]} is below the log start {start}")
             self.starts_ok[node_id] = (start, log.latest_snapshot())
         hwm = node.high_watermark
         if hwm is None:

@@ -266,16 +266,10 @@ class MembershipSimulation(Simulation):
 
 
 def run_membership_seed(seed: int, events: int, nodes: int = 3) -> dict:
-    from tests.simulation.runner import CALM_LIMIT_MS, CALM_STEP
+    from tests.simulation.runner import calm_until_progress
     sim = MembershipSimulation(seed, nodes)
     sim.run(events)
-    sim.calm()
-    committed_before, calm_start, budget = sim.checker.committed_end, sim.now, sim.events_run
-    while sim.checker.committed_end <= committed_before:
-        if sim.now - calm_start > CALM_LIMIT_MS:
-            raise AssertionError(f"no progress {CALM_LIMIT_MS} ms into the calm phase: {sim.summary()}")
-        budget += CALM_STEP
-        sim.run(budget)
+    calm_until_progress(sim)
     summary = sim.summary()
     leader = sim.leader()
     summary["voters"] = leader.raft.voter_set().ids() if leader else None

@@ -1,0 +1,61 @@
+"""The simulation's checker must catch what it is there to catch: a committed batch
+that differs between nodes, a snapshot left below a log's start, and a quorum that
+stops committing (with a diagnosis of what each node waits for)."""
+from __future__ import annotations
+
+import pytest
+
+from kraft_server.log.memory import MemoryLog
+from kraft_server.raft import batches
+from tests.simulation import cluster
+from tests.simulation.cluster import HEALTHY, Simulation
+from tests.simulation.invariants import InvariantViolation
+from tests.simulation.runner import NoProgress, calm_until_progress, run_case
+
+
+def _healthy(seed: int = 5) -> Simulation:
+    sim = Simulation(seed, 3, HEALTHY, kraft_version=1, observers=0)
+    sim.run(2000)
+    assert sim.checker.committed_end > 50
+    return sim
+
+
+def test_a_planted_divergence_below_the_hwm_is_caught():
+    sim = _healthy()
+    leader = sim.leader()
+    follower = next(n for n in sim.nodes.values() if n is not leader)
+    log = follower.log
+    # Rewrite one committed data batch of the follower: same offsets and epoch,
+    # other record bytes (as a follower that kept an uncommitted batch would hold).
+    base, last, epoch, data = next(b for b in log.batches() if b[0] > 10 and b[0] < follower.raft.high_watermark
+                                   and not batches.walk(b[3])[0].is_control)
+    rest = [b[3] for b in log.batches() if b[0] > base]
+    log.truncate_to(base)
+    log.append(batches.build_batch(base, epoch, 0, [(None, b"planted")] * (last - base + 1)))
+    for b in rest:
+        log.append(b)
+    sim.checker.restarted(follower.node_id)  # check its whole committed prefix again
+    with pytest.raises(InvariantViolation, match=f"committed batch at {base} differs"):
+        sim.checker.check(follower.node_id, follower.raft, log)
+
+
+def test_a_snapshot_below_the_log_start_is_caught(monkeypatch):
+    """The model bug behind seeds 100102/200084/300011, planted again: a log that keeps
+    older snapshots when it installs one. The checker names it before it can do harm."""
+    monkeypatch.setattr(MemoryLog, "_forget_snapshots_before", lambda self, snapshot_id: None)
+    with pytest.raises(InvariantViolation, match="below the log start"):
+        run_case(300011, 10000, 3, membership=True)
+
+
+def test_a_stalled_quorum_is_reported_with_what_each_node_waits_for(monkeypatch):
+    sim = _healthy()
+    monkeypatch.setattr(cluster.Simulation, "_deliverable", lambda self, src, dst: False)
+    with pytest.raises(NoProgress) as failure:
+        calm_until_progress(sim)
+    text = str(failure.value)
+    assert "no progress 60000 ms into the calm phase" in text
+    for node_id in sim.nodes:
+        assert f"  node {node_id}: " in text
+    assert "timers (ms from now)" in text and "election_deadline_ms" in text
+    assert "sent: req VOTE to" in text and " lost (" in text  # what it sent, and that it was lost
+    assert "in flight:" in text and "backing off:" in text
