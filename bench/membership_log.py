@@ -55,7 +55,7 @@ from kraft_server.log.partition_metadata import write_partition_metadata
 from kraft_server.log.quorum_state_file import FileQuorumStateStore
 from kraft_server.log.snapshots import BOOTSTRAP_SNAPSHOT_ID, FileSnapshotWriter, snapshot_path
 from kraft_server.raft import batches
-from kraft_server.raft.log_api import ElectionState, OffsetAndEpoch
+from kraft_server.common.values import ElectionState, OffsetAndEpoch
 from tools.storage.formatter import FormatRequest, format_storage
 from wire.messages import KRaftVersionRecord, LeaderChangeMessage
 from wire.messages.leader_change_message import Voter

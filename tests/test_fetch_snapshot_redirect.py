@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from kraft_server.raft.log_api import OffsetAndEpoch
+from kraft_server.common.values import OffsetAndEpoch
 from kraft_server.raft.rpc.fetch import fetch_position, validate_position
 from tests.raft_harness import ask, data_batches, drain, elect, fetch_request, make_node, partition
 from tests.test_log_contract import KINDS, make_log

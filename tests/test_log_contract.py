@@ -9,7 +9,7 @@ import pytest
 from kraft_server.log.bootstrap import DynamicVoter, render_bootstrap_snapshot, write_bootstrap_snapshot
 from kraft_server.log.file_log import FileReplicatedLog
 from kraft_server.log.quorum_state_file import FileQuorumStateStore
-from kraft_server.raft.log_api import ElectionState, OffsetAndEpoch
+from kraft_server.common.values import ElectionState, OffsetAndEpoch
 from wire.records import ControlRecordType, control_batch, data_batch, frame_metadata_record, iter_headers
 
 try:

@@ -3,7 +3,7 @@ crash semantics and the epoch lookups the core relies on."""
 from __future__ import annotations
 
 from kraft_server.log.memory import MemoryLog, MemoryQuorumStateStore
-from kraft_server.raft.log_api import ElectionState, OffsetAndEpoch
+from kraft_server.common.values import ElectionState, OffsetAndEpoch
 from tests.raft_harness import data_batches
 
 

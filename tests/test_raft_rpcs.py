@@ -7,7 +7,7 @@ from wire.messages import fetch_response as fresp
 
 from kraft_server.raft.config import METADATA_TOPIC
 from kraft_server.raft.io import SendFailure
-from kraft_server.raft.log_api import OffsetAndEpoch
+from kraft_server.common.values import OffsetAndEpoch
 from kraft_server.raft.node import NotLeader
 from kraft_server.raft.roles.base import Role
 from tests.raft_harness import (

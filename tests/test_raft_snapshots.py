@@ -6,7 +6,7 @@ from wire.messages import fetch_response as fresp
 from wire.messages import fetch_snapshot_request as sreq
 
 from kraft_server.raft.config import METADATA_TOPIC
-from kraft_server.raft.log_api import OffsetAndEpoch
+from kraft_server.common.values import OffsetAndEpoch
 from tests.raft_harness import (
     CLUSTER, answer, ask, begin_epoch_request, data_batches, drain, elect, fetch_request, make_node,
 )

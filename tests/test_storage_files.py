@@ -29,7 +29,7 @@ from kraft_server.log.meta_properties import (
 )
 from kraft_server.log.quorum_state_file import FileQuorumStateStore, QuorumStateError, parse_quorum_state, render_quorum_state
 from kraft_server.log.uuids import random_directory_id, random_uuid, uuid_from_str, uuid_to_str
-from kraft_server.raft.log_api import ElectionState, OffsetAndEpoch
+from kraft_server.common.values import ElectionState, OffsetAndEpoch
 from wire.records import iter_batches
 
 DIR_ID = uuid_from_str("J8aAPcfLQt2bqs1JT_rMgQ")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kraft_server.log.file_log import FileReplicatedLog
-from kraft_server.raft.log_api import OffsetAndEpoch
+from kraft_server.common.values import OffsetAndEpoch
 from wire.records import data_batch, frame_metadata_record
 
 PART = "__cluster_metadata-0"

@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 
 from kraft_server.raft import batches
-from kraft_server.raft.log_api import OffsetAndEpoch
+from kraft_server.common.values import OffsetAndEpoch
 from wire.messages import KRaftVersionRecord, SnapshotFooterRecord, SnapshotHeaderRecord
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,8 @@ from __future__ import annotations
 import bisect
 from pathlib import Path
 
-from kraft_server.raft.log_api import OffsetAndEpoch
+from kraft_server.common.epochs import end_offset_for, metadata_end_offset_for
+from kraft_server.common.values import OffsetAndEpoch
 
 from .files import atomic_write
 
@@ -80,33 +81,14 @@ class LeaderEpochCache:
         self._offsets.clear()
 
     def end_offset_for(self, requested_epoch: int, log_end_offset: int) -> OffsetAndEpoch | None:
-        """Kafka's ``endOffsetFor``: the largest known epoch <= ``requested_epoch`` and
-        where it ends; None when the requested epoch is unknown (-1, newer than the
-        latest, or the cache is empty)."""
-        if requested_epoch < 0 or not self._epochs:
-            return None
-        if requested_epoch == self._epochs[-1]:
-            return OffsetAndEpoch(log_end_offset, requested_epoch)
-        higher = bisect.bisect_right(self._epochs, requested_epoch)
-        if higher >= len(self._epochs):
-            return None
-        if higher == 0:  # smaller than every known epoch
-            return OffsetAndEpoch(self._offsets[0], requested_epoch)
-        return OffsetAndEpoch(self._offsets[higher], self._epochs[higher - 1])
+        """Kafka's ``endOffsetFor`` (``common/epochs.py``)."""
+        return end_offset_for(self._epochs, self._offsets, requested_epoch, log_end_offset)
 
     def metadata_end_offset_for(self, epoch: int, log_end_offset: int, last_fetched_epoch: int,
                                 earliest_snapshot: OffsetAndEpoch | None) -> OffsetAndEpoch:
-        """Kafka's ``KafkaMetadataLog.endOffsetForEpoch``: ``end_offset_for``; the
-        earliest snapshot's id when the epoch ends exactly at it (older than the log);
-        ``(log end, last fetched epoch)`` when the cache cannot say. Both logs answer
-        through this one function so the simulation's log cannot drift from the disk's."""
-        found = self.end_offset_for(epoch, log_end_offset)
-        if found is None:
-            return OffsetAndEpoch(log_end_offset, last_fetched_epoch)
-        if earliest_snapshot is not None and found.offset == earliest_snapshot.offset \
-                and found.epoch == epoch:
-            return earliest_snapshot
-        return found
+        """Kafka's ``KafkaMetadataLog.endOffsetForEpoch`` (``common/epochs.py``)."""
+        return metadata_end_offset_for(self._epochs, self._offsets, epoch, log_end_offset,
+                                       last_fetched_epoch, earliest_snapshot)
 
     # -- the checkpoint file ---------------------------------------------------------
     def render(self) -> bytes:

@@ -29,7 +29,7 @@ import logging
 import os
 from pathlib import Path
 
-from kraft_server.raft.log_api import OffsetAndEpoch
+from kraft_server.common.values import OffsetAndEpoch
 from wire.exceptions import DecodeError
 from wire.records.header import crc_matches, iter_headers
 
@@ -134,6 +134,9 @@ class FileReplicatedLog:
             return latest
         snap = self.latest_snapshot()
         return snap.epoch if snap is not None else 0
+
+    def epoch_entries(self) -> list[tuple[int, int]]:
+        return self.epochs.entries
 
     def end_offset_for_epoch(self, epoch: int) -> OffsetAndEpoch:
         earliest = self._snapshots[0] if self._snapshots else None

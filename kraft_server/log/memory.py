@@ -11,7 +11,7 @@ import bisect
 
 from kraft_server.log.epoch_cache import LeaderEpochCache
 from kraft_server.raft import batches
-from kraft_server.raft.log_api import ElectionState, OffsetAndEpoch
+from kraft_server.common.values import ElectionState, OffsetAndEpoch
 
 
 class MemoryQuorumStateStore:
@@ -75,6 +75,9 @@ class MemoryLog:
             return latest
         snap = self.latest_snapshot()
         return snap.epoch if snap is not None else 0
+
+    def epoch_entries(self) -> list[tuple[int, int]]:
+        return self._epochs.entries
 
     def end_offset_for_epoch(self, epoch: int) -> OffsetAndEpoch:
         return self._epochs.metadata_end_offset_for(epoch, self.end_offset(), self.last_fetched_epoch(),

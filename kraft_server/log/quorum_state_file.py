@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Iterable
 
-from kraft_server.raft.log_api import ElectionState
+from kraft_server.common.values import ElectionState
 
 from .files import atomic_write
 from .uuids import ZERO_UUID, uuid_from_str, uuid_to_str

@@ -17,7 +17,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from kraft_server.raft.log_api import OffsetAndEpoch
+from kraft_server.common.values import OffsetAndEpoch
 
 from .files import fsync_dir
 

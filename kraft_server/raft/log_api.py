@@ -13,32 +13,9 @@ makes them durable, and ``flushed_offset`` says how far that reached.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
-
-@dataclass(frozen=True, order=True)
-class OffsetAndEpoch:
-    """A position in the log and the epoch that wrote it (also a snapshot id:
-    ``offset`` is the snapshot's end offset, exclusive)."""
-
-    offset: int
-    epoch: int
-
-
-@dataclass(frozen=True)
-class ElectionState:
-    """What ``quorum-state`` keeps: the epoch, the leader if known, the vote if cast.
-
-    ``voted_directory_id`` is a ``uuid.UUID`` (zero when unknown, or under
-    kraft.version 0). ``data_version`` is the file's ``data_version`` (0 or 1,
-    following kraft.version)."""
-
-    epoch: int
-    leader_id: int = -1
-    voted_id: int = -1
-    voted_directory_id: object = None
-    data_version: int = 1
+from kraft_server.common.values import ElectionState, OffsetAndEpoch  # noqa: F401 (re-exported)
 
 
 class QuorumStateStore(Protocol):
@@ -80,6 +57,9 @@ class ReplicatedLog(Protocol):
         """Kafka's leader-epoch cache lookup: the largest epoch <= ``epoch`` that the
         log knows, and the end offset of that epoch (the start offset of the next
         epoch, or the log end offset). ``OffsetAndEpoch(-1, -1)`` when unknown."""
+
+    def epoch_entries(self) -> list[tuple[int, int]]:
+        """The leader-epoch cache: (epoch, start offset) pairs, oldest first."""
 
     # -- writes ------------------------------------------------------------------
     def append(self, batches: bytes) -> None:

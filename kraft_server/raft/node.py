@@ -21,7 +21,7 @@ from kraft_server.raft.config import MAX_BATCH_BYTES
 from kraft_server.raft.io import (
     Destination, Endpoint, InboundRequest, InboundResponse, OutboundRequest, OutboundResponse, Ready,
 )
-from kraft_server.raft.log_api import OffsetAndEpoch
+from kraft_server.common.values import OffsetAndEpoch
 from kraft_server.raft.quorum_state import QuorumState
 from kraft_server.raft.roles import LeaderState
 from kraft_server.raft.roles import poll as role_poll

@@ -31,7 +31,7 @@ voter of a quorum campaigns at start-up straight from whatever state it resumed 
 from __future__ import annotations
 
 from kraft_server.raft.io import Endpoint
-from kraft_server.raft.log_api import ElectionState
+from kraft_server.common.values import ElectionState
 from kraft_server.raft.roles import (
     CandidateState, FollowerState, LeaderState, ProspectiveState, ResignedState, UnattachedState,
 )

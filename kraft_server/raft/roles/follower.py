@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kraft_server.raft.io import Endpoint
-from kraft_server.raft.log_api import ElectionState, OffsetAndEpoch
+from kraft_server.common.values import ElectionState, OffsetAndEpoch
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import VoterKey
 

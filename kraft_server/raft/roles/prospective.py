@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kraft_server.raft.io import Endpoint
-from kraft_server.raft.log_api import ElectionState
+from kraft_server.common.values import ElectionState
 from kraft_server.raft.roles.base import Role, same_candidate
 from kraft_server.raft.voters import VoterKey
 

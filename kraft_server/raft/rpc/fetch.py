@@ -33,7 +33,7 @@ from kraft_server.raft import batches
 from kraft_server.raft.config import (
     MAX_FETCH_BYTES, METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID,
 )
-from kraft_server.raft.log_api import OffsetAndEpoch
+from kraft_server.common.values import OffsetAndEpoch
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.roles.follower import SnapshotDownload
 from kraft_server.raft.roles.leader import PendingFetch

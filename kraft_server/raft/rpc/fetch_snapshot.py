@@ -13,7 +13,7 @@ from wire.messages import fetch_snapshot_request as sreq
 from wire.messages import fetch_snapshot_response as sresp
 
 from kraft_server.raft.config import MAX_SNAPSHOT_CHUNK, METADATA_TOPIC
-from kraft_server.raft.log_api import OffsetAndEpoch
+from kraft_server.common.values import OffsetAndEpoch
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import VoterKey
 from kraft_server.raft.rpc.common import (

@@ -1,0 +1,1 @@
+"""The shell: performs what the core asks for (see ``loop.py``)."""
