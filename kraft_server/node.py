@@ -239,7 +239,7 @@ class Node:
 
 def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=None, rng=None,
                core_factory=None) -> Node:
-    """Everything but the event loop. ``core_factory(qconfig, log, store, rng, now_ms)``
+    """Everything but the event loop. ``core_factory(qconfig, log, stored_election, rng, now_ms)``
     defaults to ``RaftNode`` (tests pass a fake)."""
     from kraft_server.log.file_log import FileReplicatedLog
     from kraft_server.log.quorum_state_file import FileQuorumStateStore
@@ -257,7 +257,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     qconfig = quorum_config(config, meta)
     if core_factory is None:
         from kraft_server.raft.node import RaftNode as core_factory
-    core = core_factory(qconfig, raft_log, store, rng or random.Random(), clock())
+    core = core_factory(qconfig, raft_log, store.read(), rng or random.Random(), clock())
     levels = bootstrap_feature_levels(config.metadata_log_dir)
     view = CoreView(core, config.node_id, meta.cluster_id, levels, clock)
     controller = None
@@ -283,7 +283,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     prometheus = config["kraft.metrics.prometheus.listener"]
     if prometheus:  # off by default; see kraft_server/metrics
         after_cycle, extra_servers = _with_prometheus(config, core, raft_log, clock, after_cycle, prometheus)
-    driver = Driver(core, raft_log, make_dispatcher=make_dispatcher, deliver=deliver,
+    driver = Driver(core, raft_log, make_dispatcher=make_dispatcher, deliver=deliver, store=store,
                     listeners=specs, request_timeout_ms=config.quorum_request_timeout_ms,
                     retry_backoff_ms=config.quorum_retry_backoff_ms,
                     max_bytes=config.socket_request_max_bytes, clock=clock,

@@ -19,6 +19,7 @@ from kraft_server.raft import batches
 from kraft_server.raft.config import METADATA_TOPIC, METADATA_TOPIC_ID, QuorumConfig, StaticVoter
 from kraft_server.raft.io import Endpoint, InboundRequest, InboundResponse
 from kraft_server.raft.node import RaftNode
+from kraft_server.shell.loop import Shell
 
 CLUSTER = "test-cluster-AAAAAAAAAA"
 LATEST = {1: 18, 52: 2, 53: 1, 54: 1, 59: 1, 82: 0}
@@ -29,8 +30,18 @@ def make_node(node_id=1, voters=(1, 2, 3), now=0, seed=0, log=None, store=None, 
                           static_voters=tuple(StaticVoter(i, f"n{i}", 9000 + i) for i in voters),
                           listeners=(Endpoint("CONTROLLER", f"n{node_id}", 9000 + node_id),),
                           **overrides)
-    return RaftNode(config, log if log is not None else MemoryLog(),
-                    store if store is not None else MemoryQuorumStateStore(), random.Random(seed), now)
+    return start(config, log, store, seed, now)
+
+
+def start(config, log=None, store=None, seed=0, now=0):
+    """A core on ``log`` and ``store`` (memory ones by default), with the shell that
+    performs its Readies as ``node.shell`` (its raw log: ``node.shell.log``) and its
+    store as ``node.store``."""
+    log = log if log is not None else MemoryLog()
+    store = store if store is not None else MemoryQuorumStateStore()
+    node = RaftNode(config, log, store.read(), random.Random(seed), now)
+    node.shell, node.store = Shell(node, log, store), store
+    return node
 
 
 def roundtrip(body, version, requests=True):
@@ -47,10 +58,7 @@ def ask(node, body, now, version=None):
 
 def drain(node, now):
     """One ready/advance cycle (flushing the log); returns (requests, decoded responses)."""
-    ready = node.ready()
-    if ready.flush:
-        node.log.flush()
-    node.advance(ready, now)
+    ready, _ = node.shell.turn(now, lambda request: None, lambda response: None)
     responses = [roundtrip(r.body, r.api_version, requests=False) for r in ready.responses]
     node.__dict__.setdefault("sent", []).extend(ready.requests)
     return ready.requests, responses

@@ -20,16 +20,16 @@ tests/test_scenarios.py`` rewrites the expected outputs for review.
 """
 from __future__ import annotations
 
-import random
 import uuid
 
 from wire.messages import REQUESTS, RESPONSES
 
-from kraft_server.log.memory import MemoryLog, MemoryQuorumStateStore
+from kraft_server.log.memory import MemoryLog
 from kraft_server.raft.config import QuorumConfig, StaticVoter
 from kraft_server.raft.io import Endpoint, InboundRequest, InboundResponse
 from kraft_server.raft import batches
 from kraft_server.raft.node import RaftNode
+from tests.raft_harness import start
 from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
 from wire.messages import KRaftVersionRecord, SnapshotHeaderRecord
 
@@ -140,7 +140,7 @@ class Scenario:
                                directory_id=uuid.UUID(int=i) if kwargs.get("dirs") == "true" else uuid.UUID(int=0),
                                static_voters=tuple(StaticVoter(j, f"n{j}", 9000 + j) for j in range(1, n + 1)),
                                listeners=(Endpoint("CONTROLLER", f"n{i}", 9000 + i),))
-            self.nodes[i] = RaftNode(cfg, MemoryLog(), MemoryQuorumStateStore(), random.Random(i), self.now)
+            self.nodes[i] = start(cfg, MemoryLog(), seed=i, now=self.now)
         return self.cmd_state([], {})
 
     def _add_dynamic(self, n: int, observers: int, auto: bool):
@@ -160,8 +160,7 @@ class Scenario:
         cfg = QuorumConfig(node_id=i, cluster_id="scenario-cluster-AAAAAA", directory_id=directory_id,
                            bootstrap_servers=tuple((f"n{j}", 9000 + j) for j in range(1, n + 1)),
                            listeners=(_endpoint(i),), auto_join=auto)
-        self.nodes[i] = RaftNode(cfg, MemoryLog(checkpoint), MemoryQuorumStateStore(), random.Random(i),
-                                 self.now)
+        self.nodes[i] = start(cfg, MemoryLog(checkpoint), seed=i, now=self.now)
         self.checkpoint, self.voter_count = checkpoint, n
 
     def cmd_replace_disk(self, args, kwargs):
@@ -268,10 +267,8 @@ class Scenario:
         out = []
         for i in self._ids(args):
             node = self.nodes[i]
-            ready = node.ready()
-            if ready.flush:
-                node.log.flush()
-            node.advance(ready, self.now)
+            ready = node.shell.take()
+            node.shell.finish(ready, self.now, lambda r: None, lambda r: None)  # sent below
             for r in ready.requests:
                 version = max(LATEST[r.api_key], r.min_version)
                 dst = r.destination.node_id

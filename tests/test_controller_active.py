@@ -2,7 +2,6 @@
 batch, self-registration, NoOp records on a timer, features from committed records."""
 from __future__ import annotations
 
-import random
 import uuid
 
 import pytest
@@ -10,11 +9,11 @@ import pytest
 from kraft_server.controller import Controller, ControllerSettings
 from kraft_server.controller import records as rec
 from kraft_server.log.bootstrap import DEFAULT_FEATURES
-from kraft_server.log.memory import MemoryLog, MemoryQuorumStateStore
+from kraft_server.log.memory import MemoryLog
 from kraft_server.raft import batches
 from kraft_server.raft.config import QuorumConfig, StaticVoter
 from kraft_server.raft.io import Endpoint
-from kraft_server.raft.node import RaftNode
+from tests.raft_harness import start
 from kraft_server.raft.roles.base import Role
 
 INCARNATION = uuid.UUID(int=0x1234)
@@ -28,7 +27,7 @@ class Single:
         self.log = log or MemoryLog()
         cfg = QuorumConfig(node_id=1, cluster_id="c" * 22, static_voters=(StaticVoter(1, "h", 9093),),
                            listeners=(Endpoint("CONTROLLER", "h", 9093),))
-        self.core = RaftNode(cfg, self.log, MemoryQuorumStateStore(), random.Random(1), self.now)
+        self.core = start(cfg, self.log, seed=1, now=self.now)
         settings = ControllerSettings(node_id=1, bootstrap_levels=dict(DEFAULT_FEATURES if levels is None else levels),
                                       endpoints=(("CONTROLLER", "h", 9093, "PLAINTEXT"),),
                                       incarnation_id=incarnation, max_idle_interval_ms=idle_ms, **snap)
@@ -37,10 +36,7 @@ class Single:
     def cycle(self):
         for _ in range(20):
             self.core.tick(self.now)
-            ready = self.core.ready()
-            if ready.flush:
-                self.log.flush()
-            more = self.core.advance(ready, self.now)
+            ready, more = self.core.shell.turn(self.now, lambda r: None, lambda r: None)
             proposed, _ = self.controller.poll(self.now)
             if not (more or proposed or ready.flush):
                 break

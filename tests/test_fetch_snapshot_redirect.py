@@ -89,10 +89,9 @@ def leader_with_log(snapshot_at=None):
     drain(node, 10_000)
     for i in range(40):
         node.leader_append(data_batches(node.log.end_offset(), node.epoch, 1))
-    node.log.flush()
     drain(node, 10_000)
     if snapshot_at is not None:
-        snapshot(node.log, OffsetAndEpoch(snapshot_at, node.epoch))
+        snapshot(node.shell.log, OffsetAndEpoch(snapshot_at, node.epoch))
     return node
 
 

@@ -2,21 +2,19 @@
 leader's KRaftVersion/Voters records, committed vs latest voter set, UpdateRaftVoter."""
 from __future__ import annotations
 
-import random
 import uuid
 
 from wire.errors import ErrorCode
 from wire.messages import KRaftVersionRecord, SnapshotHeaderRecord
 from wire.messages import update_raft_voter_request as ureq
 
-from kraft_server.log.memory import MemoryLog, MemoryQuorumStateStore
+from kraft_server.log.memory import MemoryLog
 from kraft_server.raft import batches
 from kraft_server.raft.config import QuorumConfig
 from kraft_server.raft.io import Endpoint
-from kraft_server.raft.node import RaftNode
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
-from tests.raft_harness import CLUSTER, ask, begin_epoch_request, drain, elect, fetch_request
+from tests.raft_harness import CLUSTER, ask, begin_epoch_request, drain, elect, fetch_request, start
 
 DIRS = {i: uuid.UUID(int=100 + i) for i in (1, 2, 3)}
 
@@ -36,7 +34,7 @@ def bootstrap(voters=(1, 2, 3)):
 def node(node_id=1, port=None, voters=(1, 2, 3)):
     cfg = QuorumConfig(node_id=node_id, cluster_id=CLUSTER, directory_id=DIRS.get(node_id, uuid.UUID(int=9)),
                        listeners=(endpoint(node_id, port),))
-    return RaftNode(cfg, MemoryLog(bootstrap(voters)), MemoryQuorumStateStore(), random.Random(0), 0)
+    return start(cfg, MemoryLog(bootstrap(voters)))
 
 
 def test_voters_come_from_the_bootstrap_checkpoint():
@@ -50,7 +48,8 @@ def test_first_leader_writes_kraft_version_and_voters_with_leader_change():
     n = node()
     elect(n)
     assert n.role is Role.LEADER
-    [(_, _, _, data)] = n.log.batches()
+    drain(n, 10_000)  # the shell performs the append
+    [(_, _, _, data)] = n.shell.log.batches()
     info = batches.walk(data)[0]
     kinds = [k for k, _ in batches.control_records(data, info)]
     assert kinds == [batches.ControlRecordType.LEADER_CHANGE, batches.ControlRecordType.KRAFT_VERSION,
@@ -117,7 +116,7 @@ def test_leader_applies_update_raft_voter_once_its_epoch_committed():
 def test_observer_finds_the_leader_through_bootstrap_servers():
     cfg = QuorumConfig(node_id=7, cluster_id=CLUSTER, directory_id=uuid.UUID(int=7),
                        bootstrap_servers=(("n2", 9002),), listeners=(endpoint(7),))
-    obs = RaftNode(cfg, MemoryLog(bootstrap()), MemoryQuorumStateStore(), random.Random(0), 0)
+    obs = start(cfg, MemoryLog(bootstrap()))
     assert not obs.is_voter()
     requests, _ = drain(obs, 0)
     [fetch] = [r for r in requests if r.api_key == 1]

@@ -1,5 +1,5 @@
-"""The quorum state machine (raft/quorum_state.py): allowed transitions, persistence
-before the swap, and how a node resumes from ``quorum-state``."""
+"""The quorum state machine (raft/quorum_state.py): allowed transitions, the election
+state each one leaves for the shell to persist, and how a node resumes from ``quorum-state``."""
 from __future__ import annotations
 
 import random
@@ -18,28 +18,20 @@ ME = VoterKey(1, uuid.UUID(int=11))
 VOTERS = VoterSet(tuple(VoterNode(VoterKey(i), ()) for i in (1, 2, 3)))
 
 
-class RecordingStore(MemoryQuorumStateStore):
-    """Fails the test if a state is swapped in before it was written."""
-
-    def __init__(self, quorum_ref):
-        super().__init__()
-        self.quorum_ref = quorum_ref
-
-    def write(self, state):
-        q = self.quorum_ref[0]
-        if q is not None and q.state is not None:
-            # the old state is still current while we persist the new one
-            assert q.state.election(q.data_version) != state or q.state.epoch == state.epoch
-        super().write(state)
-
-
 def quorum(stored=None, log_epoch=0):
-    ref = [None]
-    store = RecordingStore(ref)
-    q = QuorumState(QuorumConfig(node_id=1, cluster_id="c"), store, random.Random(1), ME, 1)
-    ref[0] = q
+    q = QuorumState(QuorumConfig(node_id=1, cluster_id="c"), random.Random(1), ME, 1)
     q.initialize(stored, log_epoch, VOTERS, 0, lambda i: ())
+    store = MemoryQuorumStateStore()
+    persist(q, store)
     return q, store
+
+
+def persist(q, store) -> None:
+    """What the shell does with each Ready: write the state the transitions left."""
+    unsaved = q.take_unsaved()
+    assert unsaved is not None, "a transition left nothing to persist"
+    store.write(unsaved)
+    assert q.take_unsaved() is None  # handed out once
 
 
 def test_every_transition_is_persisted():
@@ -55,18 +47,22 @@ def test_every_transition_is_persisted():
     ]
     for action, role, epoch in steps:
         action()
+        persist(q, store)
         assert (q.role, q.epoch) == (role, epoch)
         assert store.read() == q.state.election(1)
     q.state.granted.add(2)
     q.to_leader(0, VOTERS, 0)
+    persist(q, store)
     assert store.read() == ElectionState(4, 1, 1, ME.directory_id, 1)
     q.to_resigned([VoterKey(2)], {1, 2, 3}, 0)
+    persist(q, store)
     assert q.role is Role.RESIGNED and store.read().leader_id == 1
 
 
 def test_vote_survives_restart_and_is_not_given_twice():
     q, store = quorum()
     q.to_unattached_voted(1, VoterKey(2), 0)
+    persist(q, store)
     q2, _ = quorum(store.read())
     assert q2.role is Role.UNATTACHED and q2.state.voted_key.node_id == 2
     assert not q2.state.can_grant_vote(VoterKey(3), True, False)

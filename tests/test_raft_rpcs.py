@@ -49,7 +49,7 @@ def test_vote_is_persisted_before_it_is_granted_and_given_once_per_epoch():
 
 def test_vote_needs_an_up_to_date_log():
     node = make_node()
-    node.log.append(data_batches(0, 1, 3))
+    node.shell.log.append(data_batches(0, 1, 3))
     [resp] = ask(node, vote_request(candidate=2, epoch=2, last_epoch=1, last_offset=2), 0)
     assert not partition(resp).vote_granted
     [resp] = ask(node, vote_request(candidate=3, epoch=2, last_epoch=1, last_offset=3), 0)
@@ -67,6 +67,7 @@ def test_older_epoch_is_fenced_and_newer_epoch_is_adopted():
 
 def test_pre_vote_persists_nothing_and_does_not_bump_epoch():
     node = make_node()
+    drain(node, 0)  # the shell persists the start-up state
     writes = node.store.writes
     [resp] = ask(node, vote_request(candidate=2, epoch=0, pre_vote=True), 0)
     assert partition(resp).vote_granted
@@ -102,6 +103,7 @@ def test_election_goes_prospective_then_candidate_then_leader():
     assert all(r.min_version == 2 and r.body.topics[0].partitions[0].replica_epoch == 0 for r in pre_votes)
     votes = [r for r in node.sent if r.api_key == 52 and not r.body.topics[0].partitions[0].pre_vote]
     assert {r.body.topics[0].partitions[0].replica_epoch for r in votes} == {1}
+    drain(node, 10_000)  # the shell persists the new state before anything leaves
     assert node.store.read().leader_id == 1
     # start of epoch: a LeaderChangeMessage control batch at offset 0
     assert node.log.end_offset() == 1
@@ -116,6 +118,7 @@ def test_prospective_skips_pre_vote_when_peer_lacks_vote_v2():
     node.step(InboundResponse(vote.correlation, vote.destination, 52,
                               failure=SendFailure.UNSUPPORTED_VERSION), 10_001)
     assert node.role is Role.CANDIDATE and node.epoch == 1
+    drain(node, 10_001)  # the shell persists the vote for ourselves before the Votes leave
     assert node.store.read().voted_id == 1
 
 
@@ -190,9 +193,9 @@ def test_fetch_from_a_follower_names_the_leader():
 
 def test_diverging_fetch_gets_the_epoch_end():
     node = make_node()
-    node.log.append(data_batches(0, 1, 2))
-    node.log.flush()
-    node = make_node(log=node.log)
+    node.shell.log.append(data_batches(0, 1, 2))
+    node.shell.log.flush()
+    node = make_node(log=node.shell.log)
     elect(node)             # epoch 2 starts at offset 2
     drain(node, 10_000)
     [resp] = ask(node, fetch_request(replica=2, epoch=2, offset=5, last_epoch=1), 10_001)
@@ -204,10 +207,10 @@ def test_fetch_below_log_start_is_told_the_snapshot():
     node = leader_node()
     for t in (10_001, 10_002):
         ask(node, fetch_request(replica=2, epoch=1, offset=1, last_epoch=1, max_wait=0), t)
-    writer = node.log.create_snapshot(OffsetAndEpoch(1, 1))
+    writer = node.shell.log.create_snapshot(OffsetAndEpoch(1, 1))
     writer.append(node.log.read(0, 1 << 20))
     writer.freeze()
-    node.log.delete_before_snapshot(OffsetAndEpoch(1, 1))
+    node.shell.log.delete_before_snapshot(OffsetAndEpoch(1, 1))
     [resp] = ask(node, fetch_request(replica=3, epoch=1, offset=0, last_epoch=0), 10_003)
     s = partition(resp).snapshot_id
     assert (s.end_offset, s.epoch) == (1, 1)
@@ -236,7 +239,8 @@ def test_linger_batches_proposals_together():
     assert node.log.end_offset() == end     # still lingering
     node.tick(10_027)
     assert node.log.end_offset() == end + 3
-    assert len(node.log.batches()) == 2     # start-of-epoch batch + one data batch
+    drain(node, 10_027)  # the shell performs the append
+    assert len(node.shell.log.batches()) == 2     # start-of-epoch batch + one data batch
 
 
 # -- BeginQuorumEpoch / EndQuorumEpoch -----------------------------------------------------
@@ -271,5 +275,5 @@ def test_only_voter_restarting_becomes_leader_at_once_in_a_new_epoch():
     node = make_node(voters=(1,))
     assert node.role is Role.LEADER and node.epoch == 1
     drain(node, 0)
-    again = make_node(voters=(1,), log=node.log, store=node.store)
+    again = make_node(voters=(1,), log=node.shell.log, store=node.store)
     assert again.role is Role.LEADER and again.epoch == 2

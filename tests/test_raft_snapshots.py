@@ -25,10 +25,10 @@ def leader_with_snapshot():
     drain(node, 10_000)
     ask(node, fetch_request(replica=2, epoch=1, offset=1, last_epoch=1, max_wait=0), 10_001)
     sid = OffsetAndEpoch(1, 1)
-    writer = node.log.create_snapshot(sid)
+    writer = node.shell.log.create_snapshot(sid)
     writer.append(node.log.read(0, 1 << 20))
     writer.freeze()
-    node.log.delete_before_snapshot(sid)
+    node.shell.log.delete_before_snapshot(sid)
     return node, sid
 
 
@@ -49,7 +49,7 @@ def test_leader_serves_its_latest_snapshot_in_chunks():
 def test_follower_installs_the_snapshot_it_is_told_about():
     leader, sid = leader_with_snapshot()
     follower = make_node(node_id=3)
-    follower.log.append(data_batches(0, 0, 1))  # something stale, below the snapshot
+    follower.shell.log.append(data_batches(0, 0, 1))  # something stale, below the snapshot
     ask(follower, begin_epoch_request(leader=1, epoch=1, voter_id=3), 0)
     fetch = next(r for r in follower.sent if r.api_key == 1)
     part = fresp.PartitionData(partition_index=0, high_watermark=1,

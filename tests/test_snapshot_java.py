@@ -26,16 +26,13 @@ def _jdk():
 
 def _drive(node, clock, ms: int, step: int = 10) -> None:
     """The driver's Ready loop without sockets (one voter needs no peers)."""
-    core, log, controller = node.core, node.raft_log, node.driver.controller
+    core, shell, controller = node.core, node.driver.shell, node.driver.controller
     end = clock[0] + ms
     while clock[0] < end:
         clock[0] += step
         for _ in range(20):
             core.tick(clock[0])
-            ready = core.ready()
-            if ready.flush:
-                log.flush()
-            more = core.advance(ready, clock[0])
+            ready, more = shell.turn(clock[0], lambda r: None, lambda r: None)
             proposed, _ = controller.poll(clock[0])
             if not (more or proposed or ready.flush):
                 break

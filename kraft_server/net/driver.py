@@ -1,12 +1,10 @@
-"""The Ready loop on an event loop: the one place that performs socket I/O and calls
-``log.flush`` for the Raft core.
+"""The Ready loop on an event loop: the process's socket I/O around the shell
+(``kraft_server/shell``), which performs the Raft core's effects.
 
     while running:
         step every arrived request/response into the core; tick it
-        ready = core.ready()
-        flush the log if ready.flush          # durable BEFORE anything leaves
-        send ready.requests; write ready.responses
-        core.advance(ready, now_ms)
+        ready = shell.take()                  # election state persisted, log writes done
+        shell.finish(ready, now, send, reply) # fsync BEFORE anything leaves; advance
         sleep until ready.next_deadline_ms or the next arrival
 
 Arrivals (requests decoded by the listeners' pipelines and handed over by the API
@@ -27,6 +25,8 @@ import logging
 import signal
 import time
 
+from kraft_server.shell.loop import Shell
+
 from .peers import Peers
 from .server import Listeners, ListenerSpec
 
@@ -41,6 +41,7 @@ def wall_clock_ms() -> int:
 
 class Driver:
     def __init__(self, core, raft_log, *, make_dispatcher, deliver, listeners: list[ListenerSpec],
+                 store=None,
                  request_timeout_ms: int = 2000, retry_backoff_ms: int = 20,
                  max_bytes: int = 104857600, shutdown_timeout_ms: int = 5000,
                  clock=wall_clock_ms, after_cycle=None, extra_servers=(), controller=None):
@@ -48,6 +49,7 @@ class Driver:
         ``deliver(outbound_response)`` writes a core answer on its connection."""
         self.core = core
         self.log = raft_log
+        self.shell = Shell(core, raft_log, store)  # performs each Ready's effects
         self.clock = clock
         self.deliver = deliver
         self.listener_specs = listeners
@@ -138,16 +140,8 @@ class Driver:
         for item in inbox:
             core.step(item, now)
         core.tick(now)
-        ready = core.ready()
-        if ready.flush:
-            self.log.flush()
-        for request in ready.requests:
-            if self._stop_requested and request.api_key == END_QUORUM_EPOCH:
-                self._resignations.add(request.correlation)
-            self.peers.send(request)
-        for response in ready.responses:
-            self.deliver(response)
-        more = core.advance(ready, now)
+        ready = self.shell.take()
+        more = self.shell.finish(ready, now, self._send, self.deliver)
         deadline = ready.next_deadline_ms
         if self.controller is not None:
             proposed, wanted = self.controller.poll(now)
@@ -158,6 +152,11 @@ class Driver:
             self.after_cycle(now)
         busy = bool(inbox or ready.flush or ready.requests or ready.responses or more is True)
         return busy, deadline
+
+    def _send(self, request) -> None:
+        if self._stop_requested and request.api_key == END_QUORUM_EPOCH:
+            self._resignations.add(request.correlation)
+        self.peers.send(request)
 
     def _begin_shutdown(self) -> None:
         """Ask the core to resign (``begin_shutdown``, else ``shutdown``/``resign``)."""

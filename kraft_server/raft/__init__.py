@@ -2,34 +2,37 @@
 KIP-853 voter sets).
 
 The core is one object, ``RaftNode``, fed with time and messages; it never opens a
-file or socket, never reads a clock and never draws a random number of its own
-(``now_ms`` comes in as an argument, randomness from an injected ``random.Random``).
-Its log and its quorum-state store are injected objects (``log_api.ReplicatedLog``,
-``log_api.QuorumStateStore``): files in production, memory in simulations.
+file or socket, never reads a clock, never draws a random number of its own
+(``now_ms`` comes in as an argument, randomness from an injected ``random.Random``)
+and never writes: it reads its log through ``log_view.LogView`` and hands every
+write (log appends, truncation, snapshot chunks and install, the election state)
+to its shell in ``Ready``. The shell (``kraft_server/shell``) is the one place that
+performs them, for the process (``kraft_server/net/driver.py``), the simulation,
+the scenario engine and the tests alike::
 
-The loop the shell (``kraft_server/net/driver.py``) runs, and the simulation runs too::
-
-    node = RaftNode(config, log, store, rng, now_ms)
+    node = RaftNode(config, log, store.read(), rng, now_ms)
+    shell = Shell(node, log, store)
     while running:
         for inbound in arrived_messages():       # requests and responses
             node.step(inbound, now_ms)
         node.tick(now_ms)                        # timers: elections, fetches, linger
         more = True
         while more:
-            ready = node.ready()                 # what to do now
-            if ready.flush:
-                log.flush()                      # fsync BEFORE anything leaves the node
-            send(ready.requests); reply(ready.responses)
-            more = node.advance(ready, now_ms)   # what is durable now; True: call ready() again
+            ready = shell.take()                 # node.ready(); persist the election
+                                                 # state; perform the log writes
+            more = shell.finish(ready, now_ms, send, reply)
+                                                 # fsync, THEN send; node.advance(...)
         sleep_until(ready.next_deadline_ms or an arrival)
 
 Persisting before sending is what makes a granted vote, a reported fetch offset
-or a committed record safe across kill -9: the quorum-state store writes durably
-(tmp, fsync, rename) inside the transition that changes it, and log appends become
-visible to others only after ``flush`` and ``advance``.
+or a committed record safe across kill -9: nothing of a Ready leaves the node
+before its election state is written durably (tmp, fsync, rename) and its log
+writes are flushed; ``tests/test_core_writes.py`` runs the simulation with logs
+and stores that refuse any write called from inside the core.
 
 Map: ``node.py`` (``RaftNode``: the hub), ``io.py`` (the message and Ready types),
-``log_api.py`` (what the core needs from a log), ``config.py`` (``QuorumConfig``),
+``log_api.py`` (what the shell's log offers), ``log_view.py`` (the core's read-only
+view of it, with its pending writes), ``config.py`` (``QuorumConfig``),
 ``quorum_state.py`` (the state table), ``roles/`` (one module per state, plus
 ``poll.py`` for their timers), ``rpc/`` (one module per RPC; Fetch is
 ``rpc/fetch.py``), ``voters.py`` (immutable voter sets and the quorum arithmetic),

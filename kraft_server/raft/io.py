@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from kraft_server.common.values import ElectionState
+
 
 @dataclass(frozen=True)
 class Endpoint:
@@ -84,10 +86,15 @@ class OutboundResponse:
 
 @dataclass
 class Ready:
-    """Everything the core wants done now, in this order: flush the log if ``flush``,
-    then send ``requests`` and ``responses``; then call ``advance``."""
+    """Everything the core wants done now, in this order (``kraft_server/shell``):
+    persist ``election`` (durably) if set; perform ``writes`` on the log in order
+    (appends, truncation, snapshot chunks and install: ``log_view.LogWrite``); flush
+    the log if ``flush``; only then send ``requests`` and ``responses``; then call
+    ``advance``. Nothing leaves before what it depends on is durable."""
 
     flush: bool = False
     requests: list[OutboundRequest] = field(default_factory=list)
     responses: list[OutboundResponse] = field(default_factory=list)
     next_deadline_ms: int | None = None
+    writes: list = field(default_factory=list)
+    election: ElectionState | None = None

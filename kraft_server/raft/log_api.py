@@ -1,4 +1,6 @@
-"""What the core needs from its log and its quorum-state store.
+"""The log and the quorum-state store a node runs on: the core reads the log
+(through ``log_view.LogView``, which adds its own pending writes); the shell
+(``kraft_server/shell``) performs every write, and persists the election state.
 
 Two implementations of each: ``kraft_server/log/memory.py`` (simulations; a crash
 drops what was not flushed) and the on-disk ones in ``kraft_server/log/``
@@ -8,8 +10,8 @@ drops what was not flushed) and the on-disk ones in ``kraft_server/log/``
 Offsets are Kafka's: ``end_offset`` is the next offset to be written (LEO).
 Batches are record batch v2 bytes (``wire/records``) whose offsets and leader
 epochs are already set: the leader builds them, followers append what they
-fetched. Appends are buffered; ``flush`` (called by the shell, never by the core)
-makes them durable, and ``flushed_offset`` says how far that reached.
+fetched. Appends are buffered; ``flush`` makes them durable, and
+``flushed_offset`` says how far that reached.
 """
 from __future__ import annotations
 

@@ -21,7 +21,8 @@ from kraft_server.raft.config import MAX_BATCH_BYTES
 from kraft_server.raft.io import (
     Destination, Endpoint, InboundRequest, InboundResponse, OutboundRequest, OutboundResponse, Ready,
 )
-from kraft_server.common.values import OffsetAndEpoch
+from kraft_server.common.values import ElectionState, OffsetAndEpoch
+from kraft_server.raft.log_view import LogView
 from kraft_server.raft.quorum_state import QuorumState
 from kraft_server.raft.roles import LeaderState
 from kraft_server.raft.roles import poll as role_poll
@@ -86,8 +87,11 @@ class RaftNode:
     # AddRaftVoter/RemoveRaftVoter are implemented (listeners advertise them, KIP-853).
     SUPPORTS_RECONFIGURATION = True
 
-    def __init__(self, config, log, store, rng, now_ms: int):
-        self.config, self.log, self.store, self.rng = config, log, store, rng
+    def __init__(self, config, log, stored: ElectionState | None, rng, now_ms: int):
+        """``log`` is read only (through ``self.log``, a ``LogView``); ``stored`` is what
+        the quorum-state store held at start-up."""
+        self.config, self.rng = config, rng
+        self.log = LogView(log)
         self.local_key = VoterKey(config.node_id, config.directory_id)
         self.history = self._load_history()
         self.high_watermark: int | None = None
@@ -102,8 +106,8 @@ class RaftNode:
         self._endpoints: dict[int, tuple[Endpoint, ...]] = {}
         self._bootstrap_next = 0
         data_version = 1 if self.history.kraft_version() >= 1 else 0
-        self.quorum = QuorumState(config, store, rng, self.local_key, data_version)
-        self.quorum.initialize(store.read(), log.last_fetched_epoch(), self.voter_set(), now_ms,
+        self.quorum = QuorumState(config, rng, self.local_key, data_version)
+        self.quorum.initialize(stored, log.last_fetched_epoch(), self.voter_set(), now_ms,
                                self._endpoints_for)
         if self.voter_set().is_only_voter(self.local_key) and self.role is not Role.LEADER:
             # The only voter needs nobody's vote: campaign at once, as Kafka's
@@ -240,10 +244,11 @@ class RaftNode:
     def ready(self) -> Ready:
         role_poll.poll(self, self._now)
         if self.role is Role.LEADER:
-            self._complete_parked(self._now)
+            fetch.complete_parked(self, self._now)
         ready = Ready(flush=self.log.end_offset() > self.log.flushed_offset(),
                       requests=self._requests, responses=self._responses,
-                      next_deadline_ms=role_poll.next_deadline(self, self._now))
+                      next_deadline_ms=role_poll.next_deadline(self, self._now),
+                      writes=self.log.take_writes(), election=self.quorum.take_unsaved())
         self._requests, self._responses = [], []
         return ready
 
@@ -335,8 +340,8 @@ class RaftNode:
         if node_id in self._endpoints:
             return self._endpoints[node_id]
         # A leader that removed itself is in no voter set; we still know where it is.
-        state = getattr(self.quorum, "state", None)
-        if state is not None and state.leader_id == node_id and getattr(state, "leader_endpoints", ()):
+        state = self.quorum.state
+        if state is not None and state.leader_id == node_id and state.leader_endpoints:
             return state.leader_endpoints
         return ()
 
@@ -345,10 +350,7 @@ class RaftNode:
         self._busy.clear()
         self._backoff.clear()
         if isinstance(old_state, LeaderState) and old_state is not self.quorum.state:
-            for p in old_state.parked:
-                inbound, _, part, _ = p.inbound
-                self.respond(inbound, fetch._response(self, inbound.listener,
-                                                      fetch.leader_only_error(self, part.current_leader_epoch)))
+            fetch.refuse_parked(self, old_state)
             self.stats["proposals_dropped"] += len(old_state.pending_records)
             membership.on_leadership_lost(self, old_state)
 
@@ -497,25 +499,7 @@ class RaftNode:
             self.high_watermark = new
             membership.on_high_watermark(self, leader)
 
-    def _complete_parked(self, now_ms: int) -> None:
-        leader: LeaderState = self.quorum.state
-        if not leader.parked:
-            return
-        keep = []
-        end = self.log.end_offset()
-        for p in leader.parked:
-            if now_ms >= p.deadline_ms or end > p.fetch_offset or self.high_watermark != p.high_watermark:
-                inbound, key, part, follower_hwm = p.inbound
-                body = fetch.complete_fetch(self, inbound, key, part, follower_hwm, 0, now_ms, may_park=False)
-                self.respond(inbound, body)
-            else:
-                keep.append(p)
-        leader.parked = keep
-
     # -- follower log writes -----------------------------------------------------------------
-    def append_as_follower(self, data: bytes) -> None:
-        fetch.append_checked(self.log, self.history, data)
-
     def update_follower_high_watermark(self, offset: int) -> None:
         if self.high_watermark is None or offset > self.high_watermark:
             self.high_watermark = offset
@@ -535,11 +519,12 @@ class RaftNode:
         self.history.truncate_to(self.log.end_offset())
         self.stats["truncations"] += 1
 
-    def install_snapshot(self, snapshot_id: OffsetAndEpoch) -> None:
-        self.log.reset_to_snapshot(snapshot_id)
+    def install_snapshot(self, snapshot_id: OffsetAndEpoch, control_batches: bytes) -> None:
+        """The fetched snapshot is complete: the log restarts at its end, and the voter
+        history is rebuilt from its control batches."""
+        self.log.install_snapshot(snapshot_id)
         self.history.reset(0)
-        size = self.log.snapshot_size(snapshot_id)
-        self.history.observe_snapshot(self.log.read_snapshot(snapshot_id, 0, size), snapshot_id.offset)
+        self.history.observe_snapshot(control_batches, snapshot_id.offset)
         self.stats["snapshots_installed"] += 1
 
     def _load_history(self) -> VoterHistory:

@@ -1,9 +1,9 @@
 """The quorum state machine: which role this node plays in which epoch.
 
-All transitions live here. Each one builds the new state, writes its election state
-to the quorum-state store (durable on return), and only then swaps it in, so a
-crash never leaves us acting on a vote or an epoch we did not persist
-(``QuorumState.durableTransitionTo``).
+All transitions live here. Each one builds the new state and swaps it in, and its
+election state waits in ``unsaved`` until the next ``Ready`` carries it to the shell,
+which persists it before anything of that Ready leaves the node: no vote or epoch is
+acted on outside before it is durable (``QuorumState.durableTransitionTo``).
 
 Transition table (KIP-595 + KIP-996 pre-vote; "epoch+" = a higher epoch)::
 
@@ -44,10 +44,10 @@ class IllegalTransition(RuntimeError):
 
 
 class QuorumState:
-    def __init__(self, config, store, rng, local_key: VoterKey, data_version: int):
+    def __init__(self, config, rng, local_key: VoterKey, data_version: int):
         self.config = config
-        self.store = store
         self.rng = rng
+        self.unsaved: ElectionState | None = None  # to persist before the next Ready leaves
         self.local_key = local_key
         self.data_version = data_version
         self.state = None
@@ -81,9 +81,14 @@ class QuorumState:
         return self.state.leader_id
 
     def _swap(self, new_state) -> None:
-        self.store.write(new_state.election(self.data_version))
+        self.unsaved = new_state.election(self.data_version)
         self.state = new_state
         self.transitions += 1
+
+    def take_unsaved(self) -> ElectionState | None:
+        """The election state the shell must persist now (None: unchanged)."""
+        unsaved, self.unsaved = self.unsaved, None
+        return unsaved
 
     # -- start-up ------------------------------------------------------------------------
     def initialize(self, stored: ElectionState | None, log_last_epoch: int, voters: VoterSet,
@@ -117,7 +122,7 @@ class QuorumState:
         if epoch < self.epoch or (epoch == self.epoch and (
                 self.role is Role.LEADER or self.role is Role.FOLLOWER and not observer)):
             raise IllegalTransition(f"{self.role.value}@{self.epoch} -> Unattached@{epoch}")
-        voted = getattr(self.state, "voted_key", None) if epoch == self.epoch else None
+        voted = self.state.voted_key if epoch == self.epoch else None
         if self.role in (Role.UNATTACHED, Role.PROSPECTIVE, Role.CANDIDATE):
             # Keep the running election timer (QuorumState.transitionToUnattached): a
             # stream of higher-epoch requests from a node that cannot win must not keep
@@ -143,7 +148,7 @@ class QuorumState:
         s = self.state
         leader_id = s.leader_id if self.role is Role.FOLLOWER else -1
         endpoints = s.leader_endpoints if self.role is Role.FOLLOWER else ()
-        voted = getattr(s, "voted_key", None)
+        voted = s.voted_key
         if self.role is Role.CANDIDATE:
             voted = self.local_key
         resigned = self.role is Role.FOLLOWER and s.leader_resigned
@@ -176,7 +181,7 @@ class QuorumState:
             raise IllegalTransition(f"two leaders in epoch {epoch}: us and {leader_id}")
         if epoch == self.epoch and self.role is Role.FOLLOWER and self.state.leader_id != leader_id:
             raise IllegalTransition(f"two leaders in epoch {epoch}: {self.state.leader_id} and {leader_id}")
-        voted = getattr(self.state, "voted_key", None) if epoch == self.epoch else None
+        voted = self.state.voted_key if epoch == self.epoch else None
         if self.role is Role.CANDIDATE and epoch == self.epoch:
             voted = self.local_key
         self._swap(FollowerState(epoch, leader_id, endpoints, now_ms + self.config.fetch_timeout_ms,

@@ -33,6 +33,7 @@ from kraft_server.raft.io import Endpoint, InboundRequest, InboundResponse, Send
 from kraft_server.raft.node import NotLeader, RaftNode
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
+from kraft_server.shell.loop import Shell
 from wire.messages import KRaftVersionRecord, SnapshotFooterRecord, SnapshotHeaderRecord
 
 from kraft_server.controller import Controller, ControllerSettings
@@ -87,6 +88,7 @@ class SimNode:
     incarnation: int = 0
     wake_at: int | None = None
     io_pending: object = None  # a Ready waiting for its fsync
+    shell: Shell | None = None  # performs the core's Ready on this node's log and store
     pending: dict = field(default_factory=dict)  # correlation -> (api_key, destination)
     controller: Controller | None = None
     controller_deadline: int | None = None
@@ -161,8 +163,9 @@ class Simulation:
         node.io_pending = None
         node.pending.clear()
         node.wake_at = None
-        node.raft = RaftNode(node.config, node.log, node.store,
+        node.raft = RaftNode(node.config, node.log, node.store.read(),
                              random.Random(self.rng.getrandbits(64)), self.now)
+        node.shell = Shell(node.raft, node.log, node.store)
         settings = ControllerSettings(
             node_id=node.node_id, bootstrap_levels=dict(DEFAULT_FEATURES),
             endpoints=tuple((e.name, e.host, e.port, "PLAINTEXT") for e in node.config.listeners),
@@ -213,11 +216,10 @@ class Simulation:
         """Ready loop for one node: flush, send, advance, until it has nothing more.
         A slow fsync parks the Ready (nothing is sent) until an ``io`` event; a crash
         before it loses the unflushed appends and the unsent messages together."""
-        raft = node.raft
         if node.io_pending is not None:
             return
         for _ in range(8):
-            ready = raft.ready()
+            ready = node.shell.take()
             if ready.flush and self.rng.random() < self.faults.slow_fsync:
                 node.io_pending = ready
                 lo, hi = self.faults.fsync_ms
@@ -237,15 +239,13 @@ class Simulation:
 
     def _complete(self, node: SimNode, ready) -> bool:
         """Flush, send, advance one Ready; True if the node may have more to do."""
-        if ready.flush:
-            node.log.flush()
-        for req in ready.requests:
-            self._send_request(node, req)
-        for resp in ready.responses:
-            self._send_response(node, resp)
-        again = node.raft.advance(ready, self.now)
+        again = node.shell.finish(ready, self.now, lambda r: self._send_request(node, r),
+                                  lambda r: self._send_response(node, r))
         proposed = self._poll_controller(node)
-        self.checker.check(node.node_id, node.raft, node.log)
+        if not node.raft.log.has_writes():
+            # The log is what the core sees (not so while a parked Ready's fsync let
+            # the core decide more writes: the next Ready performs them, then we check).
+            self.checker.check(node.node_id, node.raft, node.log)
         return again or proposed or bool(ready.requests) or bool(ready.responses)
 
     def _poll_controller(self, node: SimNode) -> bool:

@@ -25,6 +25,8 @@ class CandidateState:
     rejected: set = field(default_factory=set)
     backing_off: bool = False  # lost or timed out: waiting out the election backoff
     role = ROLE
+    voted_key = None  # a vote to keep only in Unattached, Prospective and Follower
+    leader_endpoints = ()  # known for a followed leader only
 
     @property
     def leader_id(self) -> int:

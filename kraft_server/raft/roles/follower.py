@@ -13,7 +13,9 @@ Observers (nodes not in the voter set) are followers that never vote.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from wire.records.control_scan import ControlBatchScan
 
 from kraft_server.raft.io import Endpoint
 from kraft_server.common.values import ElectionState, OffsetAndEpoch
@@ -25,11 +27,14 @@ ROLE = Role.FOLLOWER
 
 @dataclass
 class SnapshotDownload:
-    """A FetchSnapshot in progress (KIP-630): the snapshot id and how far we got."""
+    """A FetchSnapshot in progress (KIP-630): the snapshot id, how far we got, and its
+    control batches (voters, kraft.version) collected as the chunks pass, so the voter
+    history is rebuilt at install without reading the snapshot back. The chunks
+    themselves leave through ``Ready.writes``."""
 
     snapshot_id: OffsetAndEpoch
-    writer: object
     position: int = 0
+    scan: ControlBatchScan = field(default_factory=ControlBatchScan)
 
 
 @dataclass

@@ -69,10 +69,16 @@ class ReplicaState:
 class PendingFetch:
     """A parked Fetch (long poll): answered on new data, a HWM change or MaxWaitMs."""
 
-    inbound: object
-    fetch_offset: int
-    high_watermark: int | None
+    inbound: object  # the InboundRequest, answered through the outbox
+    key: object  # the fetcher's VoterKey
+    partition: object  # the request's FetchPartition
+    follower_hwm: int
+    high_watermark: int | None  # ours when it was parked
     deadline_ms: int
+
+    @property
+    def fetch_offset(self) -> int:
+        return self.partition.fetch_offset
 
 
 @dataclass
@@ -95,6 +101,8 @@ class LeaderState:
     upgrade_voters: VoterSet | None = None  # kraft.version 0: voters as UpdateRaftVoter told us
     upgrade: object = None  # membership.PendingUpgrade: an UpdateFeatures kraft.version upgrade
     role = ROLE
+    voted_key = None  # a vote to keep only in Unattached, Prospective and Follower
+    leader_endpoints = ()  # known for a followed leader only
 
     @property
     def leader_id(self) -> int:

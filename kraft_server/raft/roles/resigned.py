@@ -25,6 +25,8 @@ class ResignedState:
     preferred_candidates: list = field(default_factory=list)  # VoterKeys, best first
     shutting_down: bool = False
     role = ROLE
+    voted_key = None  # a vote to keep only in Unattached, Prospective and Follower
+    leader_endpoints = ()  # known for a followed leader only
 
     @property
     def leader_id(self) -> int:

@@ -20,6 +20,7 @@ class UnattachedState:
     election_deadline_ms: int
     voted_key: VoterKey | None = None
     role = ROLE
+    leader_endpoints = ()  # known for a followed leader only
 
     @property
     def leader_id(self) -> int:

@@ -183,10 +183,31 @@ def complete_fetch(node, inbound, key: VoterKey, part, follower_hwm: int, max_wa
     hwm = node.high_watermark
     behind = hwm is not None and follower_hwm < hwm
     if not records and may_park and max_wait_ms > 0 and not behind:
-        leader.parked.append(PendingFetch((inbound, key, part, follower_hwm), part.fetch_offset,
-                                          hwm, now_ms + max_wait_ms))
+        leader.parked.append(PendingFetch(inbound, key, part, follower_hwm, hwm, now_ms + max_wait_ms))
         return None
     return _response(node, inbound.listener, records=records)
+
+
+def complete_parked(node, now_ms: int) -> None:
+    """Answer the parked Fetches whose wait is over: new data, a new HWM, or MaxWaitMs."""
+    leader = node.quorum.state
+    keep = []
+    end = node.log.end_offset()
+    for p in leader.parked:
+        if now_ms >= p.deadline_ms or end > p.fetch_offset or node.high_watermark != p.high_watermark:
+            node.respond(p.inbound, complete_fetch(node, p.inbound, p.key, p.partition, p.follower_hwm,
+                                                   0, now_ms, may_park=False))
+        else:
+            keep.append(p)
+    leader.parked = keep
+
+
+def refuse_parked(node, old_leader) -> None:
+    """Leadership is gone: each parked Fetch gets the error a new Fetch would get."""
+    for p in old_leader.parked:
+        error = leader_only_error(node, p.partition.current_leader_epoch)
+        node.respond(p.inbound, _response(node, p.inbound.listener, error))
+    old_leader.parked = []
 
 
 def handle_fetch_response(node, inflight, body, failure, now_ms: int) -> bool:
@@ -216,11 +237,11 @@ def handle_fetch_response(node, inflight, body, failure, now_ms: int) -> bool:
         return True
     if part.snapshot_id.epoch >= 0 and part.snapshot_id.end_offset >= 0:
         snap = OffsetAndEpoch(part.snapshot_id.end_offset, part.snapshot_id.epoch)
-        state.snapshot = SnapshotDownload(snap, node.log.create_snapshot(snap))
+        state.snapshot = SnapshotDownload(snap)
         return True
     records = part.records or b""
     if records:
-        node.append_as_follower(bytes(records))
+        append_checked(node.log, node.history, bytes(records))
     if part.high_watermark >= 0:
         node.update_follower_high_watermark(min(part.high_watermark, node.log.end_offset()))
     return True

@@ -96,17 +96,17 @@ def handle_fetch_snapshot_response(node, inflight, body, failure, now_ms: int) -
     download = q.state.snapshot
     sid = OffsetAndEpoch(part.snapshot_id.end_offset, part.snapshot_id.epoch)
     if part.error_code or sid != download.snapshot_id or part.position != download.position:
-        download.writer.abort()
+        node.log.snapshot_abort(download.snapshot_id)
         q.state.snapshot = None  # start over with a Fetch: the leader names the snapshot
         return True
     data = bytes(part.unaligned_records or b"")
-    download.writer.append(data)
+    node.log.snapshot_chunk(download.snapshot_id, download.position, data)
     download.position += len(data)
+    download.scan.feed(data)
     if not q.state.leader_resigned:  # see rpc/fetch.py: an answer sent before it resigned
         q.state.has_fetched = True
         q.state.fetch_deadline_ms = now_ms + node.config.fetch_timeout_ms
     if download.position >= part.size:
-        download.writer.freeze()
         q.state.snapshot = None
-        node.install_snapshot(download.snapshot_id)
+        node.install_snapshot(download.snapshot_id, download.scan.batches())
     return True
