@@ -65,3 +65,19 @@ def test_make_run_formats_serves_and_stops_cleanly(tmp_path):
     assert (tmp_path / "data" / "meta.properties").exists()
     text = log_path.read_text(errors="replace")
     assert text.count("as a standalone quorum") == 1  # formatted once, reused after
+
+
+def test_banner_shows_the_format_command_as_typed(tmp_path, monkeypatch, capsys):
+    """The banner names the command (console-script form), not argv with a stray ``-m``."""
+    from tools import run_local
+
+    config = _config(tmp_path, free_port(), free_port())
+    execs = []
+    monkeypatch.setattr(run_local.os, "execv", lambda path, argv: execs.append(argv))
+    assert run_local.main(["--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("Formatting "))
+    cluster_id = re.search(r"Cluster id: (\S+)", out).group(1)
+    assert line == (f"Formatting {tmp_path / 'data'} as a standalone quorum: kraft-storage format "
+                    f"--cluster-id {cluster_id} --standalone --config {config}")
+    assert execs == [[sys.executable, "-m", "kraft_server", str(config)]]

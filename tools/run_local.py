@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -40,10 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     meta = read_meta_properties(data)
     if meta is None:
         cluster_id = uuid_to_str(random_uuid())
-        cmd = [sys.executable, "-m", "tools.storage", "format", "--cluster-id", cluster_id,
-               "--standalone", "--config", args.config]
-        print(f"Formatting {data} as a standalone quorum: {' '.join(cmd[1:])}", flush=True)
-        done = subprocess.run(cmd, cwd=os.getcwd())
+        storage_args = ["format", "--cluster-id", cluster_id, "--standalone", "--config", args.config]
+        # The banner shows the console-script form of what runs (`python -m tools.storage`).
+        print(f"Formatting {data} as a standalone quorum: {shlex.join(['kraft-storage', *storage_args])}",
+              flush=True)
+        done = subprocess.run([sys.executable, "-m", "tools.storage", *storage_args], cwd=os.getcwd())
         if done.returncode != 0:
             print("run_local: formatting failed", file=sys.stderr)
             return done.returncode
