@@ -253,15 +253,73 @@ def test_flag_errors_exit_1(capsys):
     assert "at least one controller" in capsys.readouterr().err
 
 
-def test_unreachable_bootstrap_times_out_with_kafkas_exception(tmp_path, capsys):
+def test_unreachable_bootstrap_warns_once_then_says_what_to_check(tmp_path, capsys):
+    """Issue 14, item 4: a warning naming the address and the socket error on the
+    first failure (not on every retry), then one line on what to check, exit 1."""
     from tools.kafka_dist.controller import free_port
     config = tmp_path / "admin.properties"
-    config.write_text("default.api.timeout.ms=600\nretry.backoff.ms=50\n")
-    code = main(["--bootstrap-controller", f"127.0.0.1:{free_port()}", "--command-config", str(config),
-                 "describe", "--status"])
-    assert code == 1
-    assert capsys.readouterr().err == ("org.apache.kafka.common.errors.TimeoutException: "
-                                       "Timed out waiting for a node assignment. Call: describeCluster\n")
+    config.write_text("default.api.timeout.ms=600\nretry.backoff.ms=50\nretry.backoff.max.ms=50\n")
+    address = f"127.0.0.1:{free_port()}"
+    for flag, kind, check in (
+            ("--bootstrap-controller", "bootstrap controller",
+             "the controller is running and that --bootstrap-controller gives the host:port of its controller "
+             "listener"),
+            ("--bootstrap-server", "bootstrap server",
+             "the broker is running and that --bootstrap-server gives the host:port of one of its listeners")):
+        code = main([flag, address, "--command-config", str(config), "describe", "--status"])
+        assert code == 1
+        assert capsys.readouterr().err.splitlines() == [
+            f"WARN Cannot connect to {kind} {address}: connection refused; "
+            "retrying for up to 600 ms (default.api.timeout.ms)",
+            f"Could not connect to any {kind} within 600 ms ({address}: connection refused): "
+            f"check that {check}, reachable from this machine",
+        ]
+
+
+def test_socket_errors_in_plain_words():
+    import errno
+    import socket
+    from tools.metadata_quorum.reachability import socket_error_text
+    assert socket_error_text(ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")) == "connection refused"
+    assert socket_error_text(socket.timeout("timed out")) == "timed out"
+    assert socket_error_text(TimeoutError()) == "timed out"
+    assert socket_error_text(OSError(errno.ENETUNREACH, "Network is unreachable")) == "network unreachable"
+    assert socket_error_text(OSError(errno.EHOSTUNREACH, "No route to host")) == "host unreachable"
+    assert socket_error_text(socket.gaierror(-2, "Name or service not known")) == \
+        "unknown host (Name or service not known)"
+    assert socket_error_text(OSError(errno.EACCES, "Permission denied")) == "Permission denied"
+
+
+def test_the_first_failure_is_reported_at_once(tmp_path):
+    """With the default 60 s timeout, the warning comes within seconds, not at the end."""
+    import selectors
+    import subprocess
+    import sys
+    import time
+    from tests.kraft_nodes import REPO
+    from tools.kafka_dist.controller import free_port
+    address = f"127.0.0.1:{free_port()}"
+    proc = subprocess.Popen([sys.executable, "-m", "tools.metadata_quorum", "--bootstrap-controller", address,
+                             "describe", "--status"], cwd=REPO, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    try:
+        sel = selectors.DefaultSelector()
+        sel.register(proc.stderr, selectors.EVENT_READ)
+        deadline = time.monotonic() + 10.0
+        line = b""
+        while not line.endswith(b"\n") and time.monotonic() < deadline:
+            if sel.select(timeout=deadline - time.monotonic()):
+                chunk = proc.stderr.read1(4096)
+                if not chunk:
+                    break
+                line += chunk
+        assert line.decode().splitlines()[:1] == [
+            f"WARN Cannot connect to bootstrap controller {address}: connection refused; "
+            "retrying for up to 60000 ms (default.api.timeout.ms)"]
+        assert proc.poll() is None  # still retrying
+    finally:
+        proc.kill()
+        proc.wait(10)
 
 
 # -- reassign's driver, on a scripted quorum ------------------------------------------------------

@@ -73,8 +73,8 @@ def replication(text: str) -> dict[str, list[str]]:
 
 
 def first_message(stderr: str) -> list[str]:
-    """The first stderr line that is not a log4j line of the Java client."""
-    return [line for line in stderr.splitlines() if not re.match(r"^\[\d{4}-\d\d-\d\d ", line)][:1]
+    """The first stderr line that is not a log line (the Java client's log4j, our tool's WARN)."""
+    return [line for line in stderr.splitlines() if not re.match(r"^\[\d{4}-\d\d-\d\d |^WARN ", line)][:1]
 
 
 def assert_same_status(theirs: str, mine: str, extra: set[str] = frozenset()):

@@ -17,6 +17,7 @@ from . import controller_config as cc
 from .client import AdminClient
 from .describe import replication_text, status_text
 from .errors import KafkaApiError, TerseError
+from .reachability import log_to_stderr
 from .reassign import Reassigner, parse_voter_endpoint, parse_voters
 
 PROG = "kraft-metadata-quorum"
@@ -156,6 +157,7 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    log_to_stderr()
     try:
         return run(argv)
     except TerseError as exc:
