@@ -330,7 +330,7 @@ def _wire_controller_channel(config: KafkaConfig, controller, driver) -> None:
 def _with_prometheus(config: KafkaConfig, core, raft_log, clock, after_cycle, address: str):
     """The raft-metrics observer chained after ``after_cycle``, and the scrape server."""
     from kraft_server.config import parse_host_port
-    from kraft_server.metrics import RaftMetrics, ScrapeProtocol, render
+    from kraft_server.metrics import RaftMetrics, ScrapeProtocol, node_registry
 
     metrics = RaftMetrics(core, raft_log, fetch_timeout_ms=config.quorum_fetch_timeout_ms)
 
@@ -339,7 +339,8 @@ def _with_prometheus(config: KafkaConfig, core, raft_log, clock, after_cycle, ad
         metrics.observe(now_ms)
 
     ep = parse_host_port(address, "kraft.metrics.prometheus.listener")
-    factory = lambda: ScrapeProtocol(lambda: render(metrics.collect(clock())))  # noqa: E731
+    registry = node_registry(lambda: metrics.collect(clock()))
+    factory = lambda: ScrapeProtocol(registry)  # noqa: E731
     return both, [("PROMETHEUS", ep.host, ep.port, factory)]
 
 
