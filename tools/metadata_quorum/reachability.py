@@ -48,6 +48,7 @@ class Reachability:
 
     def __init__(self, controllers: bool, timeout_ms: int):
         self.kind = "bootstrap controller" if controllers else "bootstrap server"
+        self.node_kind = "controller" if controllers else "broker"
         self.check = ("the controller is running and that --bootstrap-controller gives the host:port of "
                       "its controller listener" if controllers else
                       "the broker is running and that --bootstrap-server gives the host:port of one of "
@@ -63,7 +64,7 @@ class Reachability:
         first = address not in self.failures
         self.failures[address] = reason
         if first:
-            what = self.kind if bootstrap else "node"
+            what = self.kind if bootstrap else self.node_kind
             log.warning("Cannot connect to %s %s: %s; retrying for up to %d ms (default.api.timeout.ms)",
                         what, address, reason, self.timeout_ms)
 
