@@ -40,6 +40,11 @@ def test_a_port_in_use(tmp_path):
         assert start_fails(node.config) == (
             f"ERROR Socket server failed to bind to 127.0.0.1:{node.client_port} (listener CLIENT): "
             "Address already in use (listeners)")
+        set_property(node.config, "listeners", f"CONTROLLER://127.0.0.1:{node.port}")
+        set_property(node.config, "kraft.metrics.prometheus.listener", f"127.0.0.1:{node.client_port}")
+        assert start_fails(node.config) == (
+            f"ERROR Socket server failed to bind to 127.0.0.1:{node.client_port} (Prometheus metrics): "
+            "Address already in use (kraft.metrics.prometheus.listener)")
 
 
 def test_an_unformatted_metadata_log_dir(tmp_path):
