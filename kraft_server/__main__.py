@@ -1,12 +1,20 @@
 """``python -m kraft_server <server.properties>`` (console script ``kraft-server``).
 
 Exit codes: 0 after a clean shutdown (SIGINT/SIGTERM), 1 for a configuration or
-storage problem (the message says what to fix) or a fatal error, 2 for bad usage.
+storage problem or a fatal error (Kafka's ``kafka-server-start`` exits 1 on any
+start-up failure), 2 for bad usage.
+
+A start-up problem the operator can fix is one line on stderr, ``ERROR <what>
+(<property or path>)``, not a traceback: a listener port in use, an unreadable or
+unformatted ``metadata.log.dir``, log directories of different clusters, a missing
+or invalid property. Anything else is logged with its traceback.
 """
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import re
 import sys
 
 USAGE = "usage: kraft-server <server.properties>"
@@ -24,16 +32,55 @@ def main(argv: list[str] | None = None) -> int:
     from kraft_server.config import ConfigError
     from kraft_server.node import StorageError, run
 
+    config_path = args[0]
     try:
-        return run(args[0])
-    except (ConfigError, StorageError, FileNotFoundError) as exc:
-        print(f"kraft-server: {exc}", file=sys.stderr)
-        return 1
+        return run(config_path)
+    except ConfigError as exc:
+        what = str(exc)
+        if exc.where and what.startswith(f"{exc.where}: "):
+            what = what[len(exc.where) + 2:]
+        return fail(what, exc.where or config_path)
+    except StorageError as exc:
+        return fail(str(exc), exc.path or config_path)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            return fail(*bind_failure(exc, config_path))
+        if exc.filename is None:
+            raise
+        if os.path.abspath(exc.filename) == os.path.abspath(config_path):
+            return fail(f"Cannot read the configuration file: {exc.strerror}", exc.filename)
+        return fail(f"Cannot use the log directory: {exc.strerror}", exc.filename)
     except KeyboardInterrupt:  # a second Ctrl-C during shutdown
         return 130
     except Exception:  # already logged by the Ready loop, or a start-up failure
         logging.getLogger("kraft_server").critical("kraft-server stopped on an error", exc_info=True)
         return 1
+
+
+def fail(what: str, where) -> int:
+    """The one-line start-up error; exit code 1."""
+    print(f"ERROR {what.strip().rstrip('.')} ({where})", file=sys.stderr, flush=True)
+    return 1
+
+
+def bind_failure(exc: OSError, config_path: str) -> tuple[str, str]:
+    """What could not bind and the property that asked for it, from asyncio's (and
+    uvloop's) "error while attempting to bind on address ('HOST', PORT): ..." text."""
+    found = re.search(r"address \('([^']*)', (\d+)", str(exc))
+    if found is None:
+        return f"Socket server failed to bind: {os.strerror(exc.errno)}", "listeners"
+    host, port = found.group(1), int(found.group(2))
+    what = f"Socket server failed to bind to {host}:{port}"
+    from kraft_server.config import KafkaConfig, parse_host_port
+
+    config = KafkaConfig.from_file(config_path)  # it loaded once already
+    for ep in config.listeners:
+        if ep.port == port:
+            return f"{what} (listener {ep.name}): {os.strerror(exc.errno)}", "listeners"
+    metrics = config["kraft.metrics.prometheus.listener"]
+    if metrics and parse_host_port(metrics, "kraft.metrics.prometheus.listener").port == port:
+        return f"{what} (Prometheus metrics): {os.strerror(exc.errno)}", "kraft.metrics.prometheus.listener"
+    return f"{what}: {os.strerror(exc.errno)}", "listeners"
 
 
 if __name__ == "__main__":

@@ -30,7 +30,16 @@ __all__ = [
 
 
 class ConfigError(ValueError):
-    """An invalid or missing configuration value (Kafka's ``ConfigException``)."""
+    """An invalid or missing configuration value (Kafka's ``ConfigException``).
+    ``where`` is the property at fault (or the file); by default the one the
+    message names in Kafka's wording ("... for configuration <name>: ...")."""
+
+    def __init__(self, message: str, where: str | None = None):
+        super().__init__(message)
+        if where is None:
+            named = re.search(r'for configuration ([\w.\-]+)|configuration "([\w.\-]+)"', message)
+            where = (named.group(1) or named.group(2)) if named else None
+        self.where = where
 
 
 # ---------------------------------------------------------------------------------
@@ -306,7 +315,7 @@ class KafkaConfig:
         try:
             props = load_properties(path)
         except PropertiesSyntaxError as exc:
-            raise ConfigError(f"{path}: {exc}") from None
+            raise ConfigError(f"{path}: {exc}", str(path)) from None
         return cls.from_props(props)
 
     @classmethod
@@ -321,7 +330,7 @@ class KafkaConfig:
         )
         log_dirs = v["log.dirs"] if v["log.dirs"] is not None else v["log.dir"]
         if not log_dirs:
-            raise ConfigError("At least one log directory must be defined via log.dirs or log.dir.")
+            raise ConfigError("At least one log directory must be defined via log.dirs or log.dir.", "log.dirs")
         metadata_dir = v["metadata.log.dir"] or log_dirs[0]  # type: ignore[index]
         segment_bytes = v["internal.metadata.log.segment.bytes"] or v["metadata.log.segment.bytes"]
         config = cls(
@@ -360,13 +369,14 @@ class KafkaConfig:
         """Kafka's KRaft cross-checks (``KafkaConfig.validateValues``) that matter here."""
         if "controller" in self.process_roles:
             if not self.controller_listener_names:
-                raise ConfigError("controller.listener.names must contain at least one value when running KRaft with just the controller role")
+                raise ConfigError("controller.listener.names must contain at least one value when running KRaft "
+                                  "with just the controller role", "controller.listener.names")
             names = {e.name for e in self.listeners}
             for n in self.controller_listener_names:
                 if n not in names:
                     raise ConfigError(
                         f"requirement failed: controller.listener.names must only contain values appearing in the 'listeners' "
-                        f"configuration when running the KRaft controller role"
+                        f"configuration when running the KRaft controller role", "controller.listener.names"
                     )
         for e in (*self.listeners, *self.advertised_listeners):
             if e.name not in self.listener_security_protocol_map:

@@ -41,36 +41,56 @@ FEATURE_LEVEL_RECORD = 12  # metadata record api key of FeatureLevelRecord
 
 
 class StorageError(RuntimeError):
-    """The metadata log directory cannot be used as it is (a user-facing message)."""
+    """The metadata log directory cannot be used as it is: a one-line message and
+    the file or directory at fault (``path``), printed by the entry point."""
+
+    def __init__(self, message: str, path: Path | str | None = None):
+        super().__init__(message)
+        self.path = path
 
 
 def format_hint(config_path: str | None) -> str:
     cfg = config_path or "<server.properties>"
-    return ("format it first, e.g.\n"
-            f"    python -m tools.storage format --cluster-id $(python -m tools.storage random-uuid) "
-            f"--standalone --config {cfg}\n"
-            "(or Apache Kafka's: bin/kafka-storage.sh format -t <cluster id> --standalone -c "
-            f"{cfg}; `make run` does this for ./data)")
+    return (f"format it first: kraft-storage format --cluster-id $(kraft-storage random-uuid) --standalone "
+            f"--config {cfg} (Kafka's kafka-storage.sh format does too; `make run` does it for ./data)")
 
 
 def check_storage(config: KafkaConfig, config_path: str | None = None):
     """The directory's ``MetaProperties``, or ``StorageError`` saying what to do."""
     directory = Path(config.metadata_log_dir)
+    path = directory / "meta.properties"
     try:
         meta = read_meta_properties(directory)
     except ValueError as exc:
-        raise StorageError(f"{directory}/meta.properties is unreadable: {exc}") from None
+        raise StorageError(f"meta.properties is unreadable: {exc}", path) from None
+    except OSError as exc:  # not a directory, no permission, ...
+        raise StorageError(f"Cannot read meta.properties: {exc.strerror or exc}", exc.filename or path) from None
     if meta is None:
-        raise StorageError(
-            f"No `meta.properties` found in {directory} (have you formatted the directory?); "
-            + format_hint(config_path))
+        raise StorageError("No `meta.properties` found (is the metadata.log.dir formatted?); "
+                           + format_hint(config_path), directory)
     if meta.node_id != config.node_id:
-        raise StorageError(
-            f"Stored node id {meta.node_id} in {directory}/meta.properties doesn't match "
-            f"node.id {config.node_id} in the configuration")
+        raise StorageError(f"Stored node id {meta.node_id} doesn't match node.id {config.node_id} "
+                           "in the configuration", path)
     if meta.directory_id is None:
-        raise StorageError(f"{directory}/meta.properties has no directory.id; " + format_hint(config_path))
+        raise StorageError("meta.properties has no directory.id; " + format_hint(config_path), path)
+    _check_cluster_ids(config, meta.cluster_id, directory)
     return meta
+
+
+def _check_cluster_ids(config: KafkaConfig, cluster_id: str, directory: Path) -> None:
+    """Every formatted log directory belongs to one cluster (Kafka's MetaPropertiesEnsemble)."""
+    from kraft_server.log.startup import all_log_dirs
+
+    for other in all_log_dirs(config):
+        if Path(other) == directory:
+            continue
+        try:
+            meta = read_meta_properties(other)
+        except (ValueError, OSError):
+            continue  # only the metadata log directory is used here
+        if meta is not None and meta.cluster_id != cluster_id:
+            raise StorageError(f"Invalid cluster.id: expected {cluster_id} (as in {directory}), "
+                               f"but read {meta.cluster_id}", Path(other) / "meta.properties")
 
 
 def quorum_config(config: KafkaConfig, meta) -> QuorumConfig:
@@ -247,7 +267,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     from kraft_server.net.server import ListenerSpec
 
     if not config.is_controller:
-        raise StorageError("process.roles must include controller: this node is a KRaft controller")
+        raise StorageError("process.roles must include controller: this node is a KRaft controller", "process.roles")
     clock = clock or wall_clock_ms
     meta = check_storage(config, config_path)
     raft_log = FileReplicatedLog.open(config.metadata_log_dir,
@@ -310,7 +330,7 @@ def _wire_controller_channel(config: KafkaConfig, controller, driver) -> None:
 def _with_prometheus(config: KafkaConfig, core, raft_log, clock, after_cycle, address: str):
     """The raft-metrics observer chained after ``after_cycle``, and the scrape server."""
     from kraft_server.config import parse_host_port
-    from kraft_server.metrics import RaftMetrics, ScrapeProtocol, render
+    from kraft_server.metrics import RaftMetrics, ScrapeProtocol, node_registry
 
     metrics = RaftMetrics(core, raft_log, fetch_timeout_ms=config.quorum_fetch_timeout_ms)
 
@@ -319,7 +339,8 @@ def _with_prometheus(config: KafkaConfig, core, raft_log, clock, after_cycle, ad
         metrics.observe(now_ms)
 
     ep = parse_host_port(address, "kraft.metrics.prometheus.listener")
-    factory = lambda: ScrapeProtocol(lambda: render(metrics.collect(clock())))  # noqa: E731
+    registry = node_registry(lambda: metrics.collect(clock()))
+    factory = lambda: ScrapeProtocol(registry)  # noqa: E731
     return both, [("PROMETHEUS", ep.host, ep.port, factory)]
 
 

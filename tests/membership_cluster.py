@@ -134,9 +134,9 @@ def remove_controller(tool: str, bootstrap: str, node_id: int, directory: str):
 
 
 def first_error_line(stderr: str) -> str:
-    """The first stderr line that is not a log4j line of the Java client."""
+    """The first stderr line that is not a log line (the Java client's log4j, our tool's WARN)."""
     for line in stderr.splitlines():
-        if line.strip() and not re.match(r"^\[\d{4}-\d\d-\d\d ", line):
+        if line.strip() and not re.match(r"^\[\d{4}-\d\d-\d\d |^WARN ", line):
             return line
     return ""
 

@@ -220,7 +220,7 @@ def test_plan_refuses_unsafe_targets_with_every_reason():
     with pytest.raises(Refused) as err:
         plan(q, [4, 5, 6, 8, 7], {k: v for k, v in EPS.items() if k != 7}, max_lag_ms=10_000)
     text = str(err.value)
-    assert "controller 4 is not a caught-up observer: it caught up 60000 ms before the leader" in text
+    assert "controller 4 is not a caught-up observer: it last caught up 60000 ms ago (limit 10000 ms)" in text
     assert "controller 5 is not a caught-up observer: it has never caught up" in text
     assert "controller 6 has several observer directories" in text
     assert "controller 8 is unknown" in text
@@ -253,15 +253,73 @@ def test_flag_errors_exit_1(capsys):
     assert "at least one controller" in capsys.readouterr().err
 
 
-def test_unreachable_bootstrap_times_out_with_kafkas_exception(tmp_path, capsys):
+def test_unreachable_bootstrap_warns_once_then_says_what_to_check(tmp_path, capsys):
+    """Issue 14, item 4: a warning naming the address and the socket error on the
+    first failure (not on every retry), then one line on what to check, exit 1."""
     from tools.kafka_dist.controller import free_port
     config = tmp_path / "admin.properties"
-    config.write_text("default.api.timeout.ms=600\nretry.backoff.ms=50\n")
-    code = main(["--bootstrap-controller", f"127.0.0.1:{free_port()}", "--command-config", str(config),
-                 "describe", "--status"])
-    assert code == 1
-    assert capsys.readouterr().err == ("org.apache.kafka.common.errors.TimeoutException: "
-                                       "Timed out waiting for a node assignment. Call: describeCluster\n")
+    config.write_text("default.api.timeout.ms=600\nretry.backoff.ms=50\nretry.backoff.max.ms=50\n")
+    address = f"127.0.0.1:{free_port()}"
+    for flag, kind, check in (
+            ("--bootstrap-controller", "bootstrap controller",
+             "the controller is running and that --bootstrap-controller gives the host:port of its controller "
+             "listener"),
+            ("--bootstrap-server", "bootstrap server",
+             "the broker is running and that --bootstrap-server gives the host:port of one of its listeners")):
+        code = main([flag, address, "--command-config", str(config), "describe", "--status"])
+        assert code == 1
+        assert capsys.readouterr().err.splitlines() == [
+            f"WARN Cannot connect to {kind} {address}: connection refused; "
+            "retrying for up to 600 ms (default.api.timeout.ms)",
+            f"Could not connect to any {kind} within 600 ms ({address}: connection refused): "
+            f"check that {check}, reachable from this machine",
+        ]
+
+
+def test_socket_errors_in_plain_words():
+    import errno
+    import socket
+    from tools.metadata_quorum.reachability import socket_error_text
+    assert socket_error_text(ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")) == "connection refused"
+    assert socket_error_text(socket.timeout("timed out")) == "timed out"
+    assert socket_error_text(TimeoutError()) == "timed out"
+    assert socket_error_text(OSError(errno.ENETUNREACH, "Network is unreachable")) == "network unreachable"
+    assert socket_error_text(OSError(errno.EHOSTUNREACH, "No route to host")) == "host unreachable"
+    assert socket_error_text(socket.gaierror(-2, "Name or service not known")) == \
+        "unknown host (Name or service not known)"
+    assert socket_error_text(OSError(errno.EACCES, "Permission denied")) == "Permission denied"
+
+
+def test_the_first_failure_is_reported_at_once(tmp_path):
+    """With the default 60 s timeout, the warning comes within seconds, not at the end."""
+    import selectors
+    import subprocess
+    import sys
+    import time
+    from tests.kraft_nodes import REPO
+    from tools.kafka_dist.controller import free_port
+    address = f"127.0.0.1:{free_port()}"
+    proc = subprocess.Popen([sys.executable, "-m", "tools.metadata_quorum", "--bootstrap-controller", address,
+                             "describe", "--status"], cwd=REPO, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    try:
+        sel = selectors.DefaultSelector()
+        sel.register(proc.stderr, selectors.EVENT_READ)
+        deadline = time.monotonic() + 10.0
+        line = b""
+        while not line.endswith(b"\n") and time.monotonic() < deadline:
+            if sel.select(timeout=deadline - time.monotonic()):
+                chunk = proc.stderr.read1(4096)
+                if not chunk:
+                    break
+                line += chunk
+        assert line.decode().splitlines()[:1] == [
+            f"WARN Cannot connect to bootstrap controller {address}: connection refused; "
+            "retrying for up to 60000 ms (default.api.timeout.ms)"]
+        assert proc.poll() is None  # still retrying
+    finally:
+        proc.kill()
+        proc.wait(10)
 
 
 # -- reassign's driver, on a scripted quorum ------------------------------------------------------
@@ -304,10 +362,10 @@ class ScriptedQuorum:
         self.voters.remove(voter_id)
 
 
-def _reassigner(admin, target, out):
+def _reassigner(admin, target, out, force=False):
     from tools.metadata_quorum.reassign import Reassigner
     return Reassigner(admin, target, explicit_endpoints={n: EPS[n][0] for n in range(10)},
-                      max_lag_ms=1000, step_timeout_ms=5000, out=out)
+                      max_lag_ms=1000, step_timeout_ms=5000, force=force, out=out)
 
 
 def test_reassign_waits_for_a_pending_change_then_steps_with_the_leader_last(monkeypatch):
@@ -317,14 +375,18 @@ def test_reassign_waits_for_a_pending_change_then_steps_with_the_leader_last(mon
     admin = ScriptedQuorum([replica(1, D1, 50), replica(2, D2, 50)],
                            [replica(3, D3, 50), replica(4, D4, 50)], leader=1, pending_add=3)
     out = io.StringIO()
-    assert _reassigner(admin, [3, 4], out).run(dry_run=False) == 0
+    assert _reassigner(admin, [3, 4], out, force=True).run(dry_run=False) == 0  # 3 voters to 2
     assert admin.calls == [("add", 4), ("remove", 2), ("remove", 1)]
     lines = out.getvalue().splitlines()
     assert lines[0] == "Waiting for an uncommitted voter change (adding 3) to commit"
-    assert lines[1] == "Reassigning the controller quorum from [1, 2, 3] to [3, 4] in 3 step(s)"
-    assert lines[2].startswith("Step 1 of 3: adding controller 4 ") and "lag 0 records" in lines[2]
-    assert lines[4].startswith("Step 2 of 3: removing controller 2 ")
-    assert lines[6].startswith("Step 3 of 3: removing controller 1 ") and "the current leader" in lines[6]
+    assert lines[1] == "Reassigning the controller quorum from [1, 2, 3] to [3, 4] in 3 step(s):"
+    assert lines[4].startswith("  Step 3 of 3: removing controller 1 ") and lines[4].endswith(", the current leader")
+    assert lines[5] == ("Fault tolerance: 3 voters survive 1 failure now; 2 voters survive 0 failures after "
+                        "(lower); --force given")
+    assert lines[6].startswith("Step 1 of 3: adding controller 4 ")
+    assert lines[6].endswith("; lag 0 records, last caught up 0 ms ago")
+    assert lines[8].startswith("Step 2 of 3: removing controller 2 ")
+    assert lines[10].startswith("Step 3 of 3: removing controller 1 ") and "the current leader" in lines[10]
     assert lines[-1] == "The controller quorum's voters are [3, 4]: reassignment complete."
 
 
@@ -343,3 +405,133 @@ def test_reassign_retries_a_busy_leader_and_resumes_from_the_current_state(monke
     admin.replicas[3] = replica(3, D3, 50)
     with pytest.raises(KafkaApiError, match="InvalidRequestException"):
         _reassigner(admin, [1, 2, 3], io.StringIO()).run(dry_run=False)
+
+
+# -- fault tolerance (issue 14, item 1) and step wording (item 3) --------------------------------------
+
+@pytest.mark.parametrize("before, after, tolerance, reason", [
+    (3, 1, "3 voters survive 1 failure now; 1 voter survives 0 failures after (lower)",
+     "Refusing to shrink the controller quorum from 3 voters to 1: fewer than 3 voters survive 0 failures "
+     "instead of 1; pass --force to do it anyway"),
+    (5, 3, "5 voters survive 2 failures now; 3 voters survive 1 failure after (lower)",
+     "Refusing to lower the controller quorum's fault tolerance from 2 failures to 1 (5 voters to 3); "
+     "pass --force to do it anyway"),
+    (3, 4, "3 voters survive 1 failure now; 4 voters survive 1 failure after (unchanged)", None),
+    (4, 3, "4 voters survive 1 failure now; 3 voters survive 1 failure after (unchanged)", None),
+    (1, 3, "1 voter survives 0 failures now; 3 voters survive 1 failure after (higher)", None),
+    (2, 1, "2 voters survive 0 failures now; 1 voter survives 0 failures after (unchanged)", None),
+])
+def test_fault_tolerance_text_and_refusals(before, after, tolerance, reason):
+    from tools.metadata_quorum.reassign import fault_tolerance, tolerance_text, unsafe_reason
+    assert [fault_tolerance(n) for n in range(1, 8)] == [0, 0, 1, 1, 2, 2, 3]
+    assert tolerance_text(before, after) == "Fault tolerance: " + tolerance
+    assert unsafe_reason(before, after) == reason
+
+
+class _ToolQuorum(ScriptedQuorum):
+    """A ScriptedQuorum that the command line itself opens (``with AdminClient(...)``)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+
+    def __call__(self, bootstrap, *, controllers, config):
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+
+def _three_voters():
+    return _ToolQuorum([replica(1, D1, 50), replica(2, D2, 50), replica(3, D3, 50)], [], leader=1)
+
+
+def test_reassign_refuses_to_shrink_three_voters_to_one_without_force(monkeypatch, capsys):
+    import tools.metadata_quorum.__main__ as cli
+    import tools.metadata_quorum.reassign as reassign
+    monkeypatch.setattr(reassign, "POLL_S", 0.0)
+    plan_lines = [
+        "  Step 1 of 2: removing controller 3 (directory id %s)" % uuid_to_str(D3),
+        "  Step 2 of 2: removing controller 1 (directory id %s), the current leader" % uuid_to_str(D1),
+        "Fault tolerance: 3 voters survive 1 failure now; 1 voter survives 0 failures after (lower)",
+    ]
+    refusal = ("Refusing to shrink the controller quorum from 3 voters to 1: fewer than 3 voters survive "
+               "0 failures instead of 1; pass --force to do it anyway\n")
+    for dry_run in ([], ["--dry-run"]):
+        admin = _three_voters()
+        monkeypatch.setattr(cli, "AdminClient", admin)
+        assert main(["--bootstrap-controller", "h:1", "reassign", "--voters", "2", *dry_run]) == 1
+        out, err = capsys.readouterr()
+        head = "DRY RUN of reassigning" if dry_run else "Reassigning"
+        assert out.splitlines() == [f"{head} the controller quorum from [1, 2, 3] to [2] in 2 step(s):", *plan_lines]
+        assert err == refusal
+        assert admin.calls == []
+
+    admin = _three_voters()  # --dry-run --force: the same plan, accepted, nothing done
+    monkeypatch.setattr(cli, "AdminClient", admin)
+    assert main(["--bootstrap-controller", "h:1", "reassign", "--voters", "2", "--dry-run", "--force"]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[-1] == plan_lines[-1] + "; --force given" and err == "" and admin.calls == []
+
+    admin = _three_voters()
+    monkeypatch.setattr(cli, "AdminClient", admin)
+    assert main(["--bootstrap-controller", "h:1", "reassign", "--voters", "2", "--force"]) == 0
+    assert admin.calls == [("remove", 3), ("remove", 1)]
+    assert capsys.readouterr().out.splitlines()[-1] == "The controller quorum's voters are [2]: reassignment complete."
+
+
+def test_reassign_keeping_fault_tolerance_needs_no_force(monkeypatch, capsys):
+    import tools.metadata_quorum.__main__ as cli
+    import tools.metadata_quorum.reassign as reassign
+    monkeypatch.setattr(reassign, "POLL_S", 0.0)
+    admin = _ToolQuorum([replica(1, D1, 50), replica(2, D2, 50), replica(3, D3, 50)], [replica(4, D4, 50)], leader=2)
+    monkeypatch.setattr(cli, "AdminClient", admin)
+    assert main(["--bootstrap-controller", "h:1", "reassign", "--voters", "2,3,4",
+                 "--voter-endpoint", "4@CONTROLLER://h:9004"]) == 0
+    assert admin.calls == [("add", 4), ("remove", 1)]
+    out = capsys.readouterr().out
+    assert "Fault tolerance: 3 voters survive 1 failure now; 3 voters survive 1 failure after (unchanged)\n" in out
+
+
+class _FakeTime:
+    def __init__(self):
+        self.now = 100.0
+
+    def monotonic(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+    def time(self):
+        return self.now
+
+
+def test_removing_the_leader_times_the_commit_apart_from_finding_the_new_leader(monkeypatch):
+    """The leader answers RemoveRaftVoter on commit (32 ms here); the tool then needs
+    1 s of polls to reach the new leader: both are printed, each for what it is."""
+    import io
+    import tools.metadata_quorum.reassign as reassign
+    clock = _FakeTime()
+    monkeypatch.setattr(reassign, "time", clock)
+    monkeypatch.setattr(reassign, "POLL_S", 0.0)
+
+    class Slow(ScriptedQuorum):
+        def remove_raft_voter(self, voter_id, directory_id):
+            clock.now += 0.032
+            super().remove_raft_voter(voter_id, directory_id)
+
+        def describe_quorum(self):
+            clock.now += 0.5  # a client retry with back-off
+            return super().describe_quorum()
+
+    admin = Slow([replica(1, D1, 50), replica(2, D2, 50), replica(3, D3, 50)], [], leader=1)
+    out = io.StringIO()
+    assert _reassigner(admin, [2, 3], out, force=True).run(dry_run=False) == 0
+    lines = out.getvalue().splitlines()
+    step = lines.index(next(x for x in lines if x.startswith("Step 1 of 1: removing controller 1 ")))
+    assert lines[step + 1] == "  committed at the quorum 32 ms after the request: voters [2, 3], high watermark 100"
+    assert lines[step + 2] == ("  the tool found the new leader 2 (epoch 5) 1.0 s after the request (its polling "
+                               "and retry back-off included: the election itself can be quicker)")

@@ -65,3 +65,38 @@ def test_make_run_formats_serves_and_stops_cleanly(tmp_path):
     assert (tmp_path / "data" / "meta.properties").exists()
     text = log_path.read_text(errors="replace")
     assert text.count("as a standalone quorum") == 1  # formatted once, reused after
+
+
+def test_banner_shows_the_format_command_as_typed(tmp_path, monkeypatch, capsys):
+    """The banner names the command (console-script form), not argv with a stray ``-m``."""
+    from tools import run_local
+
+    config = _config(tmp_path, free_port(), free_port())
+    execs = []
+    monkeypatch.setattr(run_local.os, "execv", lambda path, argv: execs.append(argv))
+    assert run_local.main(["--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("Formatting "))
+    cluster_id = re.search(r"Cluster id: (\S+)", out).group(1)
+    assert line == (f"Formatting {tmp_path / 'data'} as a standalone quorum: kraft-storage format "
+                    f"--cluster-id {cluster_id} --standalone --config {config}")
+    assert execs == [[sys.executable, "-m", "kraft_server", str(config)]]
+
+
+def test_start_up_errors_are_one_line(tmp_path, capsys):
+    """Issue 14, item 5, through ``make run``: ERROR <what> (<property or path>), exit 1."""
+    from tools import run_local
+
+    config = _config(tmp_path, free_port(), free_port())
+    config.write_text(config.read_text().replace("node.id=", "#node.id="))
+    assert run_local.main(["--config", str(config)]) == 1
+    assert capsys.readouterr().err == (
+        'ERROR Missing required configuration "node.id" which has no default value (node.id)\n')
+    missing = tmp_path / "missing.properties"
+    assert run_local.main(["--config", str(missing)]) == 1
+    assert capsys.readouterr().err == f"ERROR Cannot read the configuration file: No such file or directory ({missing})\n"
+    config = _config(tmp_path, free_port(), free_port())
+    (tmp_path / "data").write_text("not a directory\n")
+    assert run_local.main(["--config", str(config)]) == 1
+    assert capsys.readouterr().err == (
+        f"ERROR Cannot read meta.properties: Not a directory ({tmp_path / 'data' / 'meta.properties'})\n")

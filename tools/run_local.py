@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -27,26 +28,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", default=str(DEFAULT_CONFIG))
     args = parser.parse_args(argv)
 
+    from kraft_server.__main__ import fail
     from kraft_server.config import ConfigError, KafkaConfig
     from kraft_server.log.meta_properties import read_meta_properties
     from kraft_server.log.uuids import random_uuid, uuid_to_str
 
+    # Start-up errors as the node prints them: ERROR <what> (<property or path>).
     try:
         config = KafkaConfig.from_file(args.config)
-    except (ConfigError, OSError) as exc:
-        print(f"run_local: {args.config}: {exc}", file=sys.stderr)
-        return 1
+    except ConfigError as exc:
+        return fail(str(exc).removeprefix(f"{exc.where}: "), exc.where or args.config)
+    except OSError as exc:
+        return fail(f"Cannot read the configuration file: {exc.strerror}", args.config)
     data = Path(config.metadata_log_dir)
-    meta = read_meta_properties(data)
+    try:
+        meta = read_meta_properties(data)
+    except ValueError as exc:
+        return fail(f"meta.properties is unreadable: {exc}", data / "meta.properties")
+    except OSError as exc:
+        return fail(f"Cannot read meta.properties: {exc.strerror}", exc.filename or data)
     if meta is None:
         cluster_id = uuid_to_str(random_uuid())
-        cmd = [sys.executable, "-m", "tools.storage", "format", "--cluster-id", cluster_id,
-               "--standalone", "--config", args.config]
-        print(f"Formatting {data} as a standalone quorum: {' '.join(cmd[1:])}", flush=True)
-        done = subprocess.run(cmd, cwd=os.getcwd())
+        storage_args = ["format", "--cluster-id", cluster_id, "--standalone", "--config", args.config]
+        # The banner shows the console-script form of what runs (`python -m tools.storage`).
+        print(f"Formatting {data} as a standalone quorum: {shlex.join(['kraft-storage', *storage_args])}",
+              flush=True)
+        done = subprocess.run([sys.executable, "-m", "tools.storage", *storage_args], cwd=os.getcwd())
         if done.returncode != 0:
-            print("run_local: formatting failed", file=sys.stderr)
-            return done.returncode
+            return fail("Formatting failed (kraft-storage said why above)", data)
         print(f"Cluster id: {cluster_id}", flush=True)
     else:
         print(f"Using {data} (cluster id {meta.cluster_id}, node {meta.node_id})", flush=True)

@@ -17,6 +17,7 @@ from . import controller_config as cc
 from .client import AdminClient
 from .describe import replication_text, status_text
 from .errors import KafkaApiError, TerseError
+from .reachability import log_to_stderr
 from .reassign import Reassigner, parse_voter_endpoint, parse_voters
 
 PROG = "kraft-metadata-quorum"
@@ -79,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
                           help="How long one step may take to commit.")
     reassign.add_argument("--dry-run", action="store_true",
                           help="Print the steps that would be taken, but do not take them.")
+    reassign.add_argument("--force", action="store_true",
+                          help="Go ahead even if the new voter set survives fewer voter failures than the "
+                               "current one, or has fewer than 3 voters where there were 3 or more.")
     return parser
 
 
@@ -127,12 +131,12 @@ def _reassign(admin: AdminClient, args) -> int:
     target = parse_voters(args.voters)
     explicit = dict(parse_voter_endpoint(text) for text in args.voter_endpoint)
     runner = Reassigner(admin, target, explicit_endpoints=explicit, max_lag_ms=args.max_lag_ms,
-                        step_timeout_ms=args.step_timeout_ms)
+                        step_timeout_ms=args.step_timeout_ms, force=args.force)
     try:
         return runner.run(args.dry_run)
     except KeyboardInterrupt:
         print(f"Interrupted after {runner.done} completed step(s); the quorum is left as it is. "
-              "Run the same command again to resume.", file=sys.stderr)
+              + runner.resume_hint(), file=sys.stderr)
         return 130
 
 
@@ -153,6 +157,7 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    log_to_stderr()
     try:
         return run(argv)
     except TerseError as exc:

@@ -15,7 +15,10 @@ What it does on the wire, following the Java admin client of Kafka 4.3.1:
 - ``--bootstrap-server``: metadata comes from Metadata (``Topics=[]``) sent to a
   bootstrap broker; calls go to a broker, which forwards them to the controller.
 - A call lives until ``default.api.timeout.ms`` (60 s); one request waits at most
-  ``request.timeout.ms`` (30 s). Retriable failures back off exponentially from
+  ``request.timeout.ms`` (30 s), a connection attempt ``socket.connection.setup.timeout.ms``
+  (10 s). A failed connection is warned about at once, once per address; when no
+  bootstrap address ever answered, the call ends with one line on what to check
+  (:mod:`.reachability`) instead of Kafka's "Timed out waiting for a node assignment". Retriable failures back off exponentially from
   ``retry.backoff.ms`` (100 ms) to ``retry.backoff.max.ms`` (1 s).
 - DescribeQuorum retries any retriable error (its handler throws). AddRaftVoter
   and RemoveRaftVoter retry only the not-controller errors above; any other
@@ -40,6 +43,7 @@ from wire.messages import add_raft_voter_request as _add
 from wire.messages import describe_quorum_request as _dq
 
 from .errors import ClientTimeout, KafkaApiError, TerseError
+from .reachability import Reachability, socket_error_text
 
 API_VERSIONS = 18
 METADATA = 3
@@ -60,7 +64,12 @@ SOFTWARE_VERSION = "0.1.0"
 
 
 class _Unreachable(Exception):
-    """The connection failed or broke; the call may retry elsewhere."""
+    """The connection failed or broke; the call may retry elsewhere. ``reason``
+    is set when the connection could not be made at all."""
+
+    def __init__(self, message: str, reason: str | None = None):
+        super().__init__(message)
+        self.reason = reason
 
 
 def parse_host_port(text: str) -> tuple[str, int]:
@@ -141,16 +150,19 @@ class ClusterMetadata:
 class Connection:
     """One blocking connection: ApiVersions first, then numbered requests."""
 
-    def __init__(self, host: str, port: int, client_id: str, timeout_s: float):
+    def __init__(self, host: str, port: int, client_id: str, timeout_s: float,
+                 connect_timeout_s: float | None = None):
         self.host, self.port = host, port
         self.client_id = client_id
         self.timeout_s = timeout_s
         self._correlation = 0
         self.api_versions: dict[int, tuple[int, int]] = {}
         try:
-            self.sock = socket.create_connection((host, port), timeout=timeout_s)
+            self.sock = socket.create_connection((host, port), timeout=connect_timeout_s or timeout_s)
         except OSError as exc:
-            raise _Unreachable(f"{host}:{port}: {exc}") from exc
+            reason = socket_error_text(exc)
+            raise _Unreachable(f"{host}:{port}: {reason}", reason) from exc
+        self.sock.settimeout(timeout_s)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._reader = FrameReader()
         self._handshake()
@@ -251,6 +263,8 @@ class AdminClient:
         self.request_timeout_ms = _int_config(config, "request.timeout.ms", 30000)
         self.backoff_ms = _int_config(config, "retry.backoff.ms", 100)
         self.backoff_max_ms = _int_config(config, "retry.backoff.max.ms", 1000)
+        self.connect_timeout_ms = _int_config(config, "socket.connection.setup.timeout.ms", 10000)
+        self.reach = Reachability(controllers, self.api_timeout_ms)
         self._conns: dict[tuple[str, int], Connection] = {}
         self._metadata: ClusterMetadata | None = None
         self._voter_endpoints: dict[int, tuple[str, int]] = {}  # from DescribeQuorum's Nodes
@@ -270,7 +284,15 @@ class AdminClient:
     def _connect(self, host: str, port: int) -> Connection:
         conn = self._conns.get((host, port))
         if conn is None:
-            conn = Connection(host, port, self.client_id, self.request_timeout_ms / 1000)
+            try:
+                conn = Connection(host, port, self.client_id, self.request_timeout_ms / 1000,
+                                  min(self.connect_timeout_ms, self.request_timeout_ms) / 1000)
+            except _Unreachable as exc:
+                if exc.reason is not None:
+                    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+                    self.reach.failed(address, exc.reason, bootstrap=(host, port) in self.bootstrap)
+                raise
+            self.reach.connected()
             self._conns[(host, port)] = conn
         return conn
 
@@ -386,6 +408,8 @@ class AdminClient:
             time.sleep(backoff)  # retry backoff, as the Java client's
         now_ms = int(time.time() * 1000)
         if not assigned:
+            if not self.reach.reached and self.reach.failures:
+                raise self.reach.give_up()
             raise ClientTimeout(f"Timed out waiting for a node assignment. Call: {name}")
         detail = f": {last.java_text()}" if isinstance(last, KafkaApiError) else (f" ({last})" if last else "")
         raise ClientTimeout(f"Call(callName={name}, tries={tries}) timed out at {now_ms} "

@@ -9,8 +9,8 @@ resumes from wherever the quorum is when it is started again:
 1. If the server reports ``CommittedVoters`` (DescribeQuorum v3) and they differ
    from ``CurrentVoters``, a change is still uncommitted: wait for it first.
 2. Refuse unsafe targets before touching anything: an empty set, an id that is
-   neither a voter nor an observer, an observer that is not caught up (its last
-   caught-up time more than ``max_lag_ms`` behind the leader's), an id with two
+   neither a voter nor an observer, an observer that is not caught up (it last
+   caught up more than ``max_lag_ms`` ago, by the leader's clock), an id with two
    observer directories, a joining voter whose endpoint cannot be found.
 3. Add the target voters that are not voters yet (each a caught-up observer),
    then remove the voters not in the target, the current leader last: the
@@ -18,7 +18,16 @@ resumes from wherever the quorum is when it is started again:
 4. After each change, wait until it is committed: the voter appears in (or
    leaves) ``CommittedVoters``, or, from a server without v3, ``CurrentVoters``
    shows it and the high watermark reaches the leader's log end offset as seen
-   right after the change was acknowledged.
+   right after the change was acknowledged. The leader answers Add/RemoveRaftVoter
+   once the change commits, so that answer's arrival is the commit time printed;
+   after removing the leader, the time until the tool reaches the new leader is
+   printed apart (it includes the tool's retry back-off, not only the election).
+
+Before the first step the plan is printed with what it does to fault tolerance
+(the voter failures a quorum survives, ``floor((n - 1) / 2)``, before and after),
+and a plan that lowers it, or leaves fewer than 3 voters out of 3 or more, is
+refused unless ``--force``: ``--voters 2`` on three voters would otherwise leave
+one voter without a word. ``--dry-run`` prints the same and changes nothing.
 
 A joining voter's endpoint (AddRaftVoter needs it) comes from ``--voter-endpoint
 ID@NAME://HOST:PORT`` or else from DescribeCluster: with
@@ -88,7 +97,8 @@ def parse_voter_endpoint(text: str) -> tuple[int, Endpoint]:
 
 
 def caught_up_lag_ms(quorum: QuorumInfo, observer: Replica) -> int | None:
-    """How far the observer's last caught-up time trails the leader's (None: never)."""
+    """How long ago the observer last caught up, by the leader's clock: the leader's
+    own last caught-up time is its "now" in the answer (None: never caught up)."""
     leader = quorum.leader()
     if observer.last_caught_up_timestamp is None or leader.last_caught_up_timestamp is None:
         return None
@@ -119,7 +129,7 @@ def plan(quorum: QuorumInfo, target: list[int], endpoints: dict[int, tuple[Endpo
         observer = candidates[0]
         lag_ms = caught_up_lag_ms(quorum, observer)
         if lag_ms is None or lag_ms > max_lag_ms:
-            state = "has never caught up" if lag_ms is None else f"caught up {lag_ms} ms before the leader"
+            state = "has never caught up" if lag_ms is None else f"last caught up {lag_ms} ms ago"
             problems.append(f"controller {node_id} is not a caught-up observer: it {state} "
                             f"(limit {max_lag_ms} ms)")
             continue
@@ -136,6 +146,47 @@ def plan(quorum: QuorumInfo, target: list[int], endpoints: dict[int, tuple[Endpo
     removes += [Step("remove", v) for v in quorum.voters
                 if v.replica_id not in target and v.replica_id == quorum.leader_id]
     return adds + removes
+
+
+def fault_tolerance(voters: int) -> int:
+    """The voter failures a quorum of ``voters`` survives: a majority must remain."""
+    return max(0, (voters - 1) // 2)
+
+
+def _failures(n: int) -> str:
+    return f"{n} failure" if n == 1 else f"{n} failures"
+
+
+def _voters(n: int) -> str:
+    return f"{n} voter" if n == 1 else f"{n} voters"
+
+
+def _survive(voters: int, failures: int) -> str:
+    verb = "survives" if voters == 1 else "survive"
+    return f"{_voters(voters)} {verb} {_failures(failures)}"
+
+
+def tolerance_text(before: int, after: int) -> str:
+    """One line: what the change does to fault tolerance."""
+    was, will = fault_tolerance(before), fault_tolerance(after)
+    trend = "lower" if will < was else "higher" if will > was else "unchanged"
+    return (f"Fault tolerance: {_survive(before, was)} now; {_survive(after, will)} after ({trend})")
+
+
+def unsafe_reason(before: int, after: int) -> str | None:
+    """Why going from ``before`` to ``after`` voters needs ``--force`` (None: it does not)."""
+    was, will = fault_tolerance(before), fault_tolerance(after)
+    if before >= 3 and after < 3:
+        return (f"Refusing to shrink the controller quorum from {before} voters to {after}: fewer than 3 voters "
+                f"survive {_failures(will)} instead of {was}; pass --force to do it anyway")
+    if will < was:
+        return (f"Refusing to lower the controller quorum's fault tolerance from {_failures(was)} to {will} "
+                f"({before} voters to {after}); pass --force to do it anyway")
+    return None
+
+
+def _took(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.1f} s"
 
 
 def format_ids(ids) -> str:
@@ -172,17 +223,19 @@ def _committed(quorum: QuorumInfo, step: Step, target_offset: int) -> bool:
 
 class Reassigner:
     def __init__(self, admin: AdminClient, target: list[int], *, explicit_endpoints: dict[int, Endpoint],
-                 max_lag_ms: int, step_timeout_ms: int, out=sys.stdout):
+                 max_lag_ms: int, step_timeout_ms: int, force: bool = False, out=None):
         self.admin = admin
         self.target = target
         self.explicit = explicit_endpoints
         self.max_lag_ms = max_lag_ms
         self.step_timeout_s = step_timeout_ms / 1000
+        self.force = force
         self.out = out
         self.done = 0
+        self.voter_count: int | None = None  # as last seen
 
     def say(self, text: str) -> None:
-        print(text, file=self.out, flush=True)
+        print(text, file=self.out or sys.stdout, flush=True)
 
     def endpoints(self, quorum: QuorumInfo) -> dict[int, tuple[Endpoint, ...]]:
         found = {node_id: (ep,) for node_id, ep in self.explicit.items()}
@@ -223,17 +276,36 @@ class Reassigner:
                          + ("nothing to do." if self.done == 0 else "reassignment complete."))
                 return 0
             total = self.done + len(steps)
-            if dry_run:
-                self.say(f"DRY RUN of reassigning the controller quorum from {voters} to "
-                         f"{format_ids(self.target)} in {len(steps)} step(s):")
-                for k, step in enumerate(steps, start=1):
-                    self.say(f"  Step {k} of {len(steps)}: {step.describe()}")
-                return 0
+            self.voter_count = len(quorum.voters)
             if self.done == 0:
-                self.say(f"Reassigning the controller quorum from {voters} to {format_ids(self.target)} "
-                         f"in {len(steps)} step(s)")
+                self.show_plan(quorum, steps, dry_run)
+                if dry_run:
+                    return 0
             self.execute(quorum, steps[0], self.done + 1, total)
             self.done += 1
+
+    def show_plan(self, quorum: QuorumInfo, steps: list[Step], dry_run: bool) -> None:
+        """The steps and the fault tolerance before and after; Refused if unsafe."""
+        voters = format_ids(v.replica_id for v in quorum.voters)
+        head = "DRY RUN of reassigning" if dry_run else "Reassigning"
+        self.say(f"{head} the controller quorum from {voters} to {format_ids(self.target)} "
+                 f"in {len(steps)} step(s):")
+        for k, step in enumerate(steps, start=1):
+            leader = step.kind == "remove" and step.replica.replica_id == quorum.leader_id
+            self.say(f"  Step {k} of {len(steps)}: {step.describe()}" + (", the current leader" if leader else ""))
+        before, after = len(quorum.voters), len(self.target)
+        reason = unsafe_reason(before, after)
+        self.say(tolerance_text(before, after) + ("; --force given" if reason and self.force else ""))
+        if reason and not self.force:
+            raise Refused(reason)
+
+    def resume_hint(self) -> str:
+        """How to resume after an interruption: with --force when the quorum grew
+        so far that the removals left now lower its fault tolerance."""
+        if self.force or self.voter_count is None or not unsafe_reason(self.voter_count, len(self.target)):
+            return "Run the same command again to resume."
+        return (f"Run the same command with --force to resume: the quorum has {_voters(self.voter_count)} now, "
+                f"so the removals left lower its fault tolerance.")
 
     def execute(self, quorum: QuorumInfo, step: Step, k: int, total: int) -> None:
         line = f"Step {k} of {total}: {step.describe()}"
@@ -242,32 +314,14 @@ class Reassigner:
             lag = leader.log_end_offset - step.replica.log_end_offset
             lag_ms = caught_up_lag_ms(quorum, step.replica)
             eps = ", ".join(str(e) for e in step.endpoints)
-            line += f" at {eps}; lag {lag} records, caught up {lag_ms} ms before the leader"
+            line += f" at {eps}; lag {lag} records, last caught up {lag_ms} ms ago"
         elif step.replica.replica_id == quorum.leader_id:
             line += ", the current leader: a new leader will be elected"
         self.say(line)
         started = time.monotonic()
         deadline = started + self.step_timeout_s
-        while True:
-            try:
-                if step.kind == "add":
-                    self.admin.add_raft_voter(step.replica.replica_id, step.replica.directory_id,
-                                              list(step.endpoints))
-                else:
-                    self.admin.remove_raft_voter(step.replica.replica_id, step.replica.directory_id)
-                break
-            except KafkaApiError as err:
-                # Busy leader (pending change, no HWM yet, commit slower than
-                # quorum.request.timeout.ms): the change may even be in the log.
-                if err.code not in (ErrorCode.REQUEST_TIMED_OUT, ErrorCode.DUPLICATE_VOTER,
-                                    ErrorCode.VOTER_NOT_FOUND):
-                    raise
-                current = self.admin.describe_quorum()
-                if (step.replica.key in {v.key for v in current.voters}) == (step.kind == "add"):
-                    break  # in the log already; the wait below sees it commit
-                if err.code != ErrorCode.REQUEST_TIMED_OUT or time.monotonic() >= deadline:
-                    raise
-                time.sleep(POLL_S)  # back off before asking again
+        answered = self.request(step, deadline)
+        answered_at = time.monotonic()
         after = self.admin.describe_quorum()
         target_offset = log_end_offset(after)
         while not _committed(after, step, target_offset):
@@ -276,6 +330,54 @@ class Reassigner:
                                     f"Step {k} ({step.describe()}) did not commit within {self.step_timeout_s:.0f} s")
             time.sleep(POLL_S)  # poll interval
             after = self.admin.describe_quorum()
+        # The leader answers once the change commits; without an answer (a retry
+        # found the change already in the log) the poll that saw it is the time.
+        committed_s = (answered_at if answered else time.monotonic()) - started
+        how = "" if answered else ", as polled"
         voters = format_ids(v.replica_id for v in after.voters)
-        self.say(f"  committed in {time.monotonic() - started:.1f} s: voters {voters}, "
-                 f"leader {after.leader_id}, epoch {after.leader_epoch}, high watermark {after.high_watermark}")
+        self.voter_count = len(after.voters)
+        line = f"  committed at the quorum {_took(committed_s)} after the request{how}: voters {voters}"
+        if step.kind == "remove" and step.replica.replica_id == quorum.leader_id:
+            self.say(f"{line}, high watermark {after.high_watermark}")
+            after = self.wait_new_leader(after, step.replica.replica_id, deadline)
+            self.say(f"  the tool found the new leader {after.leader_id} (epoch {after.leader_epoch}) "
+                     f"{_took(time.monotonic() - started)} after the request (its polling and retry back-off "
+                     f"included: the election itself can be quicker)")
+        else:
+            self.say(f"{line}, leader {after.leader_id}, epoch {after.leader_epoch}, "
+                     f"high watermark {after.high_watermark}")
+
+    def request(self, step: Step, deadline: float) -> bool:
+        """Send the change; True when the leader answered it (it answers on commit),
+        False when a busy leader's retry found it already in the log."""
+        while True:
+            try:
+                if step.kind == "add":
+                    self.admin.add_raft_voter(step.replica.replica_id, step.replica.directory_id,
+                                              list(step.endpoints))
+                else:
+                    self.admin.remove_raft_voter(step.replica.replica_id, step.replica.directory_id)
+                return True
+            except KafkaApiError as err:
+                # Busy leader (pending change, no HWM yet, commit slower than
+                # quorum.request.timeout.ms): the change may even be in the log.
+                if err.code not in (ErrorCode.REQUEST_TIMED_OUT, ErrorCode.DUPLICATE_VOTER,
+                                    ErrorCode.VOTER_NOT_FOUND):
+                    raise
+                current = self.admin.describe_quorum()
+                if (step.replica.key in {v.key for v in current.voters}) == (step.kind == "add"):
+                    return False  # in the log already; the caller sees it commit
+                if err.code != ErrorCode.REQUEST_TIMED_OUT or time.monotonic() >= deadline:
+                    raise
+                time.sleep(POLL_S)  # back off before asking again
+
+    def wait_new_leader(self, quorum: QuorumInfo, old_leader: int, deadline: float) -> QuorumInfo:
+        """After the leader removed itself: the first answer from its successor."""
+        while quorum.leader_id == old_leader:
+            if time.monotonic() >= deadline:
+                raise KafkaApiError(ErrorCode.REQUEST_TIMED_OUT,
+                                    f"No new leader after removing leader {old_leader} "
+                                    f"within {self.step_timeout_s:.0f} s")
+            time.sleep(POLL_S)  # poll interval
+            quorum = self.admin.describe_quorum()
+        return quorum
