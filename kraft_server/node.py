@@ -144,8 +144,10 @@ def _endpoints(node) -> tuple[ListenerAddress, ...]:
 class CoreView:
     """Adapts ``RaftNode``'s views to ``kraft_server.api.views.NodeView``."""
 
-    def __init__(self, core, node_id: int, cluster_id: str, bootstrap_levels: dict[str, int], clock):
+    def __init__(self, core, node_id: int, cluster_id: str, bootstrap_levels: dict[str, int], clock,
+                 controller=None):
         self.core = core
+        self.controller = controller  # kraft_server.controller.Controller: the committed image
         self.node_id = node_id
         self.cluster_id = cluster_id
         self._levels = bootstrap_levels
@@ -165,24 +167,19 @@ class CoreView:
     def controller_registrations(self):
         """The committed image's RegisterControllerRecords by id, or None while the image
         knows no metadata.version (nothing bootstrapped yet): DescribeCluster's source."""
-        controller = getattr(self, "controller", None)
+        controller = self.controller
         if controller is None or not controller.image.has_metadata:
             return None
         return controller.image.controllers, controller.image.metadata_version()
 
     def features(self) -> Features:
-        controller = getattr(self, "controller", None)
+        controller = self.controller
         if controller is not None:
             # Committed FeatureLevelRecords; the epoch is the image's offset
             # (KRaftMetadataCache.features), -1 before the first record.
             finalized, epoch = controller.finalized_features()
             return Features(supported=dict(SUPPORTED_FEATURES), finalized=finalized, epoch=epoch)
-        finalized = {}
-        kraft_version = getattr(self.core, "kraft_version", None)
-        if callable(kraft_version):
-            kraft_version = kraft_version()
-        if kraft_version is not None:
-            finalized["kraft.version"] = kraft_version
+        finalized = {"kraft.version": self.core.kraft_version()}
         if "metadata.version" in self._levels:
             finalized["metadata.version"] = self._levels["metadata.version"]
         hwm = self.core.high_watermark
@@ -237,7 +234,7 @@ class TransitionLogger:
 
     def __call__(self, now_ms: int) -> None:
         core = self.core
-        role = getattr(core.role, "name", str(core.role))
+        role = core.role.name
         state = (role, core.epoch, core.leader_id)
         if state != self.last:
             log.info("[RaftNode id=%d] %s in epoch %d, leader %s, high watermark %s",
@@ -257,14 +254,14 @@ class Node:
     cluster_id: str
 
 
-def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=None, rng=None,
-               core_factory=None) -> Node:
-    """Everything but the event loop. ``core_factory(qconfig, log, stored_election, rng, now_ms)``
-    defaults to ``RaftNode`` (tests pass a fake)."""
+def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=None, rng=None) -> Node:
+    """Everything but the event loop."""
+    from kraft_server.controller import Controller, ControllerSettings
     from kraft_server.log.file_log import FileReplicatedLog
     from kraft_server.log.quorum_state_file import FileQuorumStateStore
     from kraft_server.net.driver import Driver, wall_clock_ms
     from kraft_server.net.server import ListenerSpec
+    from kraft_server.raft.node import RaftNode
 
     if not config.is_controller:
         raise StorageError("process.roles must include controller: this node is a KRaft controller", "process.roles")
@@ -275,23 +272,17 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     store = FileQuorumStateStore(raft_log.directory,
                                  static_voter_ids=[v.node_id for v in config.quorum_voters])
     qconfig = quorum_config(config, meta)
-    if core_factory is None:
-        from kraft_server.raft.node import RaftNode as core_factory
-    core = core_factory(qconfig, raft_log, store.read(), rng or random.Random(), clock())
+    core = RaftNode(qconfig, raft_log, store.read(), rng or random.Random(), clock())
     levels = bootstrap_feature_levels(config.metadata_log_dir)
-    view = CoreView(core, config.node_id, meta.cluster_id, levels, clock)
-    controller = None
-    if hasattr(core, "propose") and hasattr(core, "history"):  # a real core, not a test fake
-        from kraft_server.controller import Controller, ControllerSettings
-        controller = Controller(core, raft_log, ControllerSettings.from_config(config, levels), clock())
-        view.controller = controller
+    controller = Controller(core, raft_log, ControllerSettings.from_config(config, levels), clock())
+    view = CoreView(core, config.node_id, meta.cluster_id, levels, clock, controller)
 
     controller_names = set(config.controller_listener_names)
     advertised = {e.name: (e.host, e.port) for e in config.effective_advertised_listeners()}
     specs, tables = [], {}
     for ep in config.listeners:
         apis = registry.listener_apis(ep.name in controller_names,
-                                      reconfiguration=getattr(core, "SUPPORTS_RECONFIGURATION", False))
+                                      reconfiguration=core.SUPPORTS_RECONFIGURATION)
         tables[ep.name] = apis
         specs.append(ListenerSpec(ep.name, ep.host, ep.port, apis))
 
@@ -308,8 +299,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
                     retry_backoff_ms=config.quorum_retry_backoff_ms,
                     max_bytes=config.socket_request_max_bytes, clock=clock,
                     after_cycle=after_cycle, extra_servers=extra_servers, controller=controller)
-    if controller is not None:
-        _wire_controller_channel(config, controller, driver)
+    _wire_controller_channel(config, controller, driver)
     return Node(config, driver, core, raft_log, meta.cluster_id)
 
 
@@ -360,8 +350,6 @@ def run(config_path: str) -> int:
     try:
         run_forever(node.driver, on_started=started)
     finally:
-        close = getattr(node.raft_log, "close", None)
-        if close is not None:
-            close()
+        node.raft_log.close()
         log.info("[KRaftServer id=%d] shut down completed", config.node_id)
     return 0

@@ -13,9 +13,10 @@ dispatcher; responses and send failures from ``peers.Peers``) are queued with
 ``Time.SYSTEM``: DescribeQuorum reports fetch timestamps in it.
 
 Shutdown (``request_stop``, wired to SIGINT/SIGTERM by ``run_forever``): the core is
-asked to resign (``RaftNode.shutdown``: a leader sends EndQuorumEpoch to the other
+asked to resign (``RaftNode.begin_shutdown``: a leader sends EndQuorumEpoch to the other
 voters, as ``KafkaRaftClient.shutdown`` does) and the loop keeps running until those
-requests are answered or have failed, or ``shutdown_timeout_ms`` passes; then the
+requests are answered or have failed (``shutdown_complete``), or
+``shutdown_timeout_ms`` passes; then the
 listeners and peer channels close.
 """
 from __future__ import annotations
@@ -31,8 +32,6 @@ from .peers import Peers
 from .server import Listeners, ListenerSpec
 
 log = logging.getLogger(__name__)
-
-END_QUORUM_EPOCH = 54
 
 
 def wall_clock_ms() -> int:
@@ -62,7 +61,6 @@ class Driver:
         self._wake: asyncio.Event | None = None
         self._stop_requested = False
         self._stopped: asyncio.Event | None = None
-        self._resignations: set[int] = set()  # EndQuorumEpochs sent while stopping
         self.dispatcher = make_dispatcher(self.submit)
         self.listeners = Listeners(self.dispatcher, max_bytes=max_bytes)
         self.peers = Peers(self.submit, request_timeout_ms=request_timeout_ms,
@@ -80,8 +78,6 @@ class Driver:
     def submit(self, item) -> None:
         """Queue an ``InboundRequest`` or ``InboundResponse`` for the core."""
         self._inbox.append(item)
-        if getattr(item, "api_key", None) == END_QUORUM_EPOCH and hasattr(item, "correlation"):
-            self._resignations.discard(item.correlation)
         if self._wake is not None:
             self._wake.set()
 
@@ -141,7 +137,7 @@ class Driver:
             core.step(item, now)
         core.tick(now)
         ready = self.shell.take()
-        more = self.shell.finish(ready, now, self._send, self.deliver)
+        more = self.shell.finish(ready, now, self.peers.send, self.deliver)
         deadline = ready.next_deadline_ms
         if self.controller is not None:
             proposed, wanted = self.controller.poll(now)
@@ -153,37 +149,15 @@ class Driver:
         busy = bool(inbox or ready.flush or ready.requests or ready.responses or more is True)
         return busy, deadline
 
-    def _send(self, request) -> None:
-        if self._stop_requested and request.api_key == END_QUORUM_EPOCH:
-            self._resignations.add(request.correlation)
-        self.peers.send(request)
-
-    def _begin_shutdown(self) -> None:
-        """Ask the core to resign (``begin_shutdown``, else ``shutdown``/``resign``)."""
-        for name in ("begin_shutdown", "shutdown", "resign"):
-            method = getattr(self.core, name, None)
-            if method is not None:
-                method(self.clock())
-                return
-
-    def _shutdown_done(self) -> bool:
-        """The core says so (``shutdown_complete``), or else every EndQuorumEpoch sent
-        since the stop was requested has been answered or has failed. A follower or
-        observer sends none, so it stops at once, as in Kafka."""
-        done = getattr(self.core, "shutdown_complete", None)
-        if done is not None:
-            return bool(done())
-        return not self._resignations
-
     async def _loop(self) -> None:
         shutdown_deadline = None
         while True:
             if self._stop_requested and shutdown_deadline is None:
                 shutdown_deadline = self.clock() + self.shutdown_timeout_ms
-                self._begin_shutdown()
+                self.core.begin_shutdown(self.clock())
             busy, deadline = self._cycle()
             if shutdown_deadline is not None:
-                if self._shutdown_done() or self.clock() >= shutdown_deadline:
+                if self.core.shutdown_complete() or self.clock() >= shutdown_deadline:
                     await asyncio.sleep(0)  # let the transports write what is queued
                     return
                 # Poll often while waiting for the peers' answers.

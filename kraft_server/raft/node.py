@@ -272,7 +272,16 @@ class RaftNode:
         if self.role is Role.LEADER:
             self.transition_to_resigned(self._now, shutting_down)
 
-    shutdown = resign
+    def begin_shutdown(self, now_ms: int) -> None:
+        """The process is stopping: resign (a leader tells the voters, as
+        ``KafkaRaftClient.shutdown`` does); see ``shutdown_complete``."""
+        self.resign(now_ms, shutting_down=True)
+
+    def shutdown_complete(self) -> bool:
+        """Every EndQuorumEpoch sent has been answered or has failed (a follower or
+        observer sends none, so it may stop at once, as in Kafka)."""
+        return not any(i.api_key == end_epoch.API_KEY for i in self._inflight.values())
+
 
     # -- outbox ----------------------------------------------------------------------------
     def respond(self, inbound: InboundRequest, body) -> None:
