@@ -223,26 +223,6 @@ def _replica(r) -> ReplicaView:
     )
 
 
-class TransitionLogger:
-    """Logs the core's role, epoch and leader when they change (Kafka logs its
-    ``QuorumState`` transitions at INFO too)."""
-
-    def __init__(self, core, node_id: int):
-        self.core = core
-        self.node_id = node_id
-        self.last = None
-
-    def __call__(self, now_ms: int) -> None:
-        core = self.core
-        role = core.role.name
-        state = (role, core.epoch, core.leader_id)
-        if state != self.last:
-            log.info("[RaftNode id=%d] %s in epoch %d, leader %s, high watermark %s",
-                     self.node_id, role, core.epoch,
-                     core.leader_id if core.leader_id >= 0 else "unknown", core.high_watermark)
-            self.last = state
-
-
 # -- assembly -----------------------------------------------------------------------------
 
 @dataclass
@@ -262,6 +242,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     from kraft_server.net.driver import Driver, wall_clock_ms
     from kraft_server.net.server import ListenerSpec
     from kraft_server.raft.node import RaftNode
+    from kraft_server.shell.transition_log import TransitionLog
 
     if not config.is_controller:
         raise StorageError("process.roles must include controller: this node is a KRaft controller", "process.roles")
@@ -290,7 +271,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
         return Dispatcher(view, submit, tables=tables, controller_listeners=controller_names,
                           advertised=advertised)
 
-    after_cycle, extra_servers = TransitionLogger(core, config.node_id), []
+    after_cycle, extra_servers = TransitionLog(core, config.node_id), []
     prometheus = config["kraft.metrics.prometheus.listener"]
     if prometheus:  # off by default; see kraft_server/metrics
         after_cycle, extra_servers = _with_prometheus(config, core, raft_log, clock, after_cycle, prometheus)

@@ -13,7 +13,7 @@ correlation id, and each handler ignores answers from an older epoch).
 """
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, replace
 
 from kraft_server.raft import auto_join, batches, kraft_upgrade, membership
@@ -24,6 +24,7 @@ from kraft_server.raft.io import (
 from kraft_server.common.values import ElectionState, OffsetAndEpoch
 from kraft_server.raft.log_view import LogView
 from kraft_server.raft.quorum_state import QuorumState
+from kraft_server.raft.transition_reason import transition_reason
 from kraft_server.raft.roles import LeaderState
 from kraft_server.raft.roles import poll as role_poll
 from kraft_server.raft.roles.base import Role
@@ -96,6 +97,8 @@ class RaftNode:
         self.history = self._load_history()
         self.high_watermark: int | None = None
         self.stats: Counter = Counter()
+        # The latest transitions (number, role, epoch, leader, reason), for the log.
+        self.transitions: deque = deque(maxlen=32)
         self._now = now_ms
         self._next_correlation = 1
         self._inflight: dict[int, Inflight] = {}
@@ -356,6 +359,9 @@ class RaftNode:
 
     # -- transitions with their side effects --------------------------------------------------
     def _after_transition(self, old_state) -> None:
+        new = self.quorum.state
+        self.transitions.append((self.quorum.transitions, new.role, new.epoch, new.leader_id,
+                                 transition_reason(old_state, new, not self.is_voter())))
         self._busy.clear()
         self._backoff.clear()
         if isinstance(old_state, LeaderState) and old_state is not self.quorum.state:
