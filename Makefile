@@ -34,7 +34,7 @@ test-slow: $(STAMP) kafka-dist
 	$(PY) -m pytest -m slow -p no:cacheprovider
 
 fuzz: $(STAMP)
-	FUZZ_INPUTS=$${FUZZ_INPUTS:-2000000} $(PY) -m pytest tests/test_fuzz.py -p no:cacheprovider
+	FUZZ_INPUTS=$${FUZZ_INPUTS:-2000000} $(PY) -m pytest tests/unit/test_fuzz.py -p no:cacheprovider
 
 SEEDS ?= 200
 EVENTS ?= 5000

@@ -2,7 +2,7 @@
 
 One row per ``*Request.json`` in kafka-clients 4.3.1 (``common/message/``), which is
 also one row per ``org.apache.kafka.common.protocol.ApiKeys`` constant, in key order
-0-92. ``tests/test_api_keys.py`` checks every row against the JSON in the jar.
+0-92. ``tests/unit/test_api_keys.py`` checks every row against the JSON in the jar.
 
 Each row: the key; Kafka's ``ApiKeys`` enum name (``"FETCH"``); the JSON message
 name prefix (``"Fetch"``, as in ``FetchRequest.json``); the request's

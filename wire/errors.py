@@ -3,7 +3,7 @@
 Generated from Apache Kafka 4.3.1's ``Errors.values()`` by
 ``tests/java/ErrorsDump.java`` run against the pinned kafka-clients jar
 (``python -m tools.kafka_dist.errors_table > wire/errors.py``);
-``tests/test_errors.py`` re-runs that program and checks this module against
+``tests/interop/test_errors.py`` re-runs that program and checks this module against
 it exactly.
 
 Each row: code, name, retriable (the Java exception is a

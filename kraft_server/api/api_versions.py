@@ -1,6 +1,6 @@
 """ApiVersions (key 18), v0-4: what this listener serves and which features we know.
 
-Shape checked against a real Kafka 4.3.1 controller (``tests/test_api_versions.py``
+Shape checked against a real Kafka 4.3.1 controller (``tests/interop/test_api_versions.py``
 compares with ``tests/data/net/real_controller_4.3.1.json``):
 
 - ``ApiKeys``: the listener's table (``registry.listener_apis``), sorted by key.

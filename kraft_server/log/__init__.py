@@ -1,6 +1,6 @@
 """The node's storage: ``__cluster_metadata-0`` and the files around it, as Apache
 Kafka 4.3.1 writes them (a real Kafka controller and ``kafka-dump-log`` read ours,
-and we read theirs: ``tests/test_storage_java.py``).
+and we read theirs: ``tests/interop/test_storage_java.py``).
 
 ``<metadata.log.dir>/``
   ``meta.properties`` (``meta_properties.py``), ``bootstrap.checkpoint``
@@ -16,5 +16,5 @@ Every file that is replaced goes through ``files.atomic_write`` (tmp, fsync,
 rename, directory fsync). ``startup.py`` is the node's refusal to run on an
 unformatted or foreign directory. ``memory.py`` is the in-memory twin of
 ``FileReplicatedLog`` / ``FileQuorumStateStore`` for simulations; both satisfy
-``kraft_server/raft/log_api.py`` (``tests/test_log_contract.py``).
+``kraft_server/raft/log_api.py`` (``tests/unit/test_log_contract.py``).
 """

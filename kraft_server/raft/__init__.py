@@ -27,7 +27,7 @@ the scenario engine and the tests alike::
 Persisting before sending is what makes a granted vote, a reported fetch offset
 or a committed record safe across kill -9: nothing of a Ready leaves the node
 before its election state is written durably (tmp, fsync, rename) and its log
-writes are flushed; ``tests/test_core_writes.py`` runs the simulation with logs
+writes are flushed; ``tests/simulation/test_core_writes.py`` runs the simulation with logs
 and stores that refuse any write called from inside the core.
 
 Map: ``node.py`` (``RaftNode``: the hub), ``io.py`` (the message and Ready types),

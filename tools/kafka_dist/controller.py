@@ -1,6 +1,6 @@
 """Run a real Apache Kafka KRaft controller on free loopback ports.
 
-Typical use (the pytest fixture in ``tests/test_kafka_dist.py`` does this)::
+Typical use (the pytest fixture in ``tests/interop/test_kafka_dist.py`` does this)::
 
     with KafkaController(tmp_path) as ctl:       # format + start + wait_ready
         out = ctl.run_tool("kafka-metadata-quorum",

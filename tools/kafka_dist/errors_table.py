@@ -2,7 +2,7 @@
 
 :func:`java_errors` compiles ``tests/java/ErrorsDump.java`` with ``javac``
 into a scratch directory and runs it against ``upstream_jar("kafka-clients")``;
-``tests/test_errors.py`` compares its rows with ``wire/errors.py``.
+``tests/interop/test_errors.py`` compares its rows with ``wire/errors.py``.
 
 Regenerate ``wire/errors.py`` (e.g. after a Kafka version bump)::
 
@@ -66,7 +66,7 @@ _TEMPLATE = '''\
 Generated from Apache Kafka {version}'s ``Errors.values()`` by
 ``tests/java/ErrorsDump.java`` run against the pinned kafka-clients jar
 (``python -m tools.kafka_dist.errors_table > wire/errors.py``);
-``tests/test_errors.py`` re-runs that program and checks this module against
+``tests/interop/test_errors.py`` re-runs that program and checks this module against
 it exactly.
 
 Each row: code, name, retriable (the Java exception is a

@@ -3,7 +3,7 @@
 Only the records section of a v2 batch (everything after the 61-byte header) is
 compressed. Each codec here reads what Apache Kafka 4.3.1 reads and writes what
 it writes by default, byte for byte (checked against ``MemoryRecordsBuilder`` in
-``tests/test_records_java.py``; zstd output past one 128 KiB block may differ,
+``tests/interop/test_records_java.py``; zstd output past one 128 KiB block may differ,
 zstd 1.5.7 here against zstd-jni's 1.5.6, without changing the content):
 
 - gzip (1): a gzip stream (``java.util.zip.GZIPOutputStream``: header MTIME 0,

@@ -1,0 +1,129 @@
+"""The pinned Apache Kafka distribution and the real-controller harness.
+
+The controller test formats a storage dir, starts a real Kafka 4.3.1
+``process.roles=controller`` node (standalone dynamic quorum) on a free
+loopback port, and runs ``kafka-metadata-quorum describe --status`` against it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.support.jdk import need_jdk
+from tools import kafka_dist
+from tools.kafka_dist import recipe
+from tools.kafka_dist.controller import KafkaController
+
+pytestmark = pytest.mark.java
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def dist_home() -> Path:
+    need_jdk()
+    return kafka_dist.ensure_dist()
+
+
+@pytest.fixture(scope="module")
+def kafka_controller(request, dist_home, tmp_path_factory) -> KafkaController:
+    """A running real Kafka controller; the JVM is always killed afterwards."""
+    ctl = KafkaController(tmp_path_factory.mktemp("kafka-controller"), node_id=1)
+    request.addfinalizer(ctl.close)  # registered before anything can start a JVM
+    ctl.start_ready(timeout=90)  # format, start, poll until it is the active controller
+    sys.stderr.write(f"\nkafka controller timings: {ctl.timings}\n")
+    return ctl
+
+
+def test_layout_and_api(dist_home):
+    assert dist_home.name == f"kafka-{kafka_dist.KAFKA_VERSION}"
+    assert kafka_dist.KAFKA_VERSION == "4.3.1"
+    for artifact in ("kafka-clients", "kafka-raft", "kafka-metadata", "kafka-server-common", "kafka_2.13"):
+        jar = kafka_dist.upstream_jar(artifact)
+        assert jar == dist_home / "libs" / f"{artifact}-4.3.1.jar" and jar.is_file()
+    assert kafka_dist.upstream_jar("kafka").name == "kafka_2.13-4.3.1.jar"
+    assert kafka_dist.upstream_jar("log4j-core").name == f"log4j-core-{recipe.LOG4J2_VERSION}.jar"
+    with pytest.raises(FileNotFoundError):
+        kafka_dist.upstream_jar("no-such-artifact")
+
+    cp = kafka_dist.classpath().split(os.pathsep)
+    assert str(kafka_dist.upstream_jar("kafka-clients")) in cp
+    assert all(p.endswith(".jar") for p in cp)
+    # exactly one slf4j binding and one slf4j-api, as in the release
+    assert [Path(p).name for p in cp if "slf4j" in Path(p).name] == [
+        f"log4j-slf4j-impl-{recipe.LOG4J2_VERSION}.jar",
+        f"slf4j-api-{recipe.SLF4J_VERSION}.jar",
+    ]
+
+    for name in ["kafka-run-class", *recipe.TOOLS]:
+        script = kafka_dist.bin_path(name)
+        assert script.stat().st_mode & stat.S_IXUSR, name
+    for name, (cls, jar) in recipe.TOOLS.items():
+        with zipfile.ZipFile(dist_home / "libs" / jar) as zf:
+            zf.getinfo(cls.replace(".", "/") + ".class")  # KeyError if absent
+    assert (dist_home / "config" / "log4j2.yaml").is_file()
+    assert (dist_home / "config" / "tools-log4j2.yaml").is_file()
+
+
+def test_cli_prints_home_last_and_is_idempotent(dist_home):
+    out = subprocess.run(
+        [sys.executable, "-m", "tools.kafka_dist"], cwd=REPO, capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.strip().splitlines()[-1] == str(dist_home)
+    assert "preparing" not in out.stderr  # already prepared: nothing redone
+
+
+def test_half_done_cache_is_redone(tmp_path, monkeypatch, dist_home):
+    """A home without the marker (interrupted run) is rebuilt, offline from ~/.m2."""
+    monkeypatch.setenv("KRAFT_CACHE", str(tmp_path))
+    half = tmp_path / f"kafka-{kafka_dist.KAFKA_VERSION}"
+    (half / "libs").mkdir(parents=True)
+    (half / "libs" / "garbage.jar").write_bytes(b"not a jar")
+    home = kafka_dist.ensure_dist()
+    assert home == half
+    assert not (home / "libs" / "garbage.jar").exists()
+    assert (home / ".prepared.json").is_file()
+    assert kafka_dist.upstream_jar("kafka-clients").is_file()
+
+
+def test_real_controller_describe_status(kafka_controller):
+    ctl = kafka_controller
+    out = ctl.run_tool("kafka-metadata-quorum", "--bootstrap-controller", ctl.bootstrap, "describe", "--status")
+    fields = dict(re.findall(r"^(\w+):\s+(.*)$", out.stdout, re.M))
+    assert re.search(rf"^LeaderId:\s+{ctl.node_id}$", out.stdout, re.M), out.stdout
+    assert fields["ClusterId"] == ctl.cluster_id
+    assert f'"id": {ctl.node_id}' in fields["CurrentVoters"]
+    assert f"CONTROLLER://{ctl.bootstrap}" in fields["CurrentVoters"]
+    assert int(fields["HighWatermark"]) > 0
+    # our own probe agrees with the Java admin client
+    quorum = ctl.describe_quorum()
+    assert (quorum.error_code, quorum.leader_id) == (0, ctl.node_id)
+    assert quorum.leader_epoch == int(fields["LeaderEpoch"])
+
+
+def test_container_backend():
+    from tools.kafka_dist import containers
+
+    ok, reason = containers.backend_status()
+    if not ok:
+        pytest.skip(reason)
+    try:
+        ctl = containers.start_kafka_controller()
+    except containers.ContainerBackendUnavailable as exc:
+        pytest.skip(f"{exc}; {containers.LOCAL_BACKEND_HINT}")
+    with ctl:
+        env = {"KAFKA_HEAP_OPTS": "-Xmx256m"}
+        out = subprocess.run(
+            [str(kafka_dist.bin_path("kafka-metadata-quorum")), "--bootstrap-controller", ctl.bootstrap,
+             "describe", "--status"],
+            env={**os.environ, **env}, capture_output=True, text=True, timeout=120,
+        )
+        assert re.search(rf"^LeaderId:\s+{ctl.node_id}$", out.stdout, re.M), out.stdout + out.stderr

@@ -1,0 +1,52 @@
+"""bench/raft.py --quick --json runs both quorums (ours and Kafka 4.3.1's TestRaftServer)
+and reports every row. Checks structure and that the figures are positive; never
+asserts on speed. About 35 s on the project machine (3 JVMs start), so it is marked
+``java`` but not ``slow``.
+"""
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.java
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "bench" / "raft.py"
+
+ROWS = (
+    "commit latency p50 (ms)", "commit latency p75 (ms)", "commit latency p99 (ms)",
+    "commit latency p999 (ms)", "throughput held (records/s)",
+    "failover: kill -9 -> new leader commits (ms, median)",
+    "  of which: kill -9 -> new leader elected (ms, median)",
+    "start-up -> listening (ms, slowest of 3)", "start-up -> leader known (ms, slowest of 3)",
+    "RSS of the leader under load (MiB)", "RSS, largest of 3 (MiB)",
+)
+KAFKA_UNKNOWN = {"commit latency p50 (ms)"}  # TestRaftServer prints p75/p99/p999 only
+
+
+def _positive(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+
+
+def test_bench_raft_quick_json():
+    proc = subprocess.run([sys.executable, str(BENCH), "--quick", "--json"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    report = json.loads(proc.stdout)
+    assert report["meta"]["quick"] is True
+    rows = {r["metric"]: r for r in report["rows"]}
+    assert tuple(rows) == ROWS
+    for name, row in rows.items():
+        assert _positive(row["ours"]), (name, row)
+        if name in KAFKA_UNKNOWN:
+            assert row["kafka"] is None and row["ratio"] is None
+        else:
+            assert _positive(row["kafka"]), (name, row)
+            assert _positive(row["ratio"]), (name, row)
+    for impl in ("ours", "kafka"):
+        res = report["results"][impl]
+        assert res["ladder"] and res["ladder"][0]["rate"] == report["meta"]["rate"]
+        assert res["failovers"] and res["failovers"][0]["new_leader"] != res["failovers"][0]["killed"]

@@ -1,0 +1,537 @@
+"""``kraft-metadata-quorum`` without servers: output formats, the add-controller
+config reader, the reassignment planner and flag handling. The same outputs are
+compared with Kafka's own tool on live quorums in
+``tests/interop/test_metadata_quorum_cli_interop.py``."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from kraft_server.log.meta_properties import MetaProperties, write_meta_properties
+from kraft_server.log.uuids import uuid_to_str
+from tools.metadata_quorum import controller_config as cc
+from tools.metadata_quorum.__main__ import main
+from tools.metadata_quorum.client import Endpoint, QuorumInfo, Replica, _quorum_info
+from tools.metadata_quorum.describe import max_follower_lag, replication_text, status_text
+from tools.metadata_quorum.errors import KafkaApiError, TerseError
+from tools.metadata_quorum.reassign import Refused, parse_voter_endpoint, parse_voters, plan
+from wire.codec_support import ZERO_UUID
+from wire.messages import DescribeQuorumResponse
+from wire.messages import describe_quorum_response as dq
+
+D1, D2, D3, D4 = (uuid.UUID(int=1000 + i) for i in range(4))
+NOW = 1_795_000_000_000
+
+
+def replica(node_id, directory, leo, fetch=NOW, caught=NOW):
+    return Replica(node_id, directory, leo, fetch, caught)
+
+
+def quorum(voters, observers=(), committed=None, leader=1, nodes=None):
+    nodes = nodes if nodes is not None else {
+        v.replica_id: [Endpoint("CONTROLLER", "127.0.0.1", 9090 + v.replica_id)] for v in voters}
+    return QuorumInfo(leader_id=leader, leader_epoch=5, high_watermark=100, voters=list(voters),
+                      observers=list(observers), committed_voters=committed, nodes=nodes, version=3)
+
+
+# -- describe --status ---------------------------------------------------------------------------
+
+def test_status_text_is_kafkas_layout():
+    q = quorum([replica(1, D1, 120), replica(2, D2, 118, caught=NOW - 40)],
+               observers=[replica(3, D3, 90, caught=NOW - 900)])
+    q.committed_voters = None  # a v2 server: Kafka's lines only
+    assert status_text("abc", q).split("\n") == [
+        "ClusterId:              abc",
+        "LeaderId:               1",
+        "LeaderEpoch:            5",
+        "HighWatermark:          100",
+        "MaxFollowerLag:         2",
+        "MaxFollowerLagTimeMs:   40",
+        'CurrentVoters:          [{"id": 1, "directoryId": "%s", "endpoints": ["CONTROLLER://127.0.0.1:9091"]}, '
+        '{"id": 2, "directoryId": "%s", "endpoints": ["CONTROLLER://127.0.0.1:9092"]}]'
+        % (uuid_to_str(D1), uuid_to_str(D2)),
+        'CurrentObservers:       [{"id": 3, "directoryId": "%s"}]' % uuid_to_str(D3),
+    ]
+
+
+def test_status_shows_committed_voters_and_the_uncommitted_change():
+    """KIP-853's example output: the voter being added, the voter being removed."""
+    one, two, three = replica(1, D1, 50), replica(2, D2, 50), replica(3, D3, 50)
+    adding = quorum([one, two, three], committed=[one, two])
+    lines = status_text("c", adding).split("\n")
+    assert lines[8].startswith('CommittedVoters:        [{"id": 1, ') and '"id": 3' not in lines[8]
+    assert lines[9] == ('UncommittedAddedVoter:  {"id": 3, "directoryId": "%s", '
+                        '"endpoints": ["CONTROLLER://127.0.0.1:9093"]}' % uuid_to_str(D3))
+    assert len(lines) == 10
+
+    removing = quorum([one, two], committed=[one, two, three])
+    lines = status_text("c", removing).split("\n")
+    # The removed voter is no longer in Nodes: no endpoints to show.
+    assert lines[9] == 'UncommittedRemovedVoter: {"id": 3, "directoryId": "%s"}' % uuid_to_str(D3)
+
+    settled = quorum([one, two], committed=[one, two])
+    assert "Uncommitted" not in status_text("c", settled)
+
+
+def test_zero_directory_id_and_ipv6_endpoints():
+    q = quorum([replica(1, ZERO_UUID, 5)], nodes={1: [Endpoint("CONTROLLER", "::1", 9093)]})
+    q.committed_voters = None
+    assert status_text("c", q).split("\n")[6] == 'CurrentVoters:          [{"id": 1, "endpoints": ["CONTROLLER://[::1]:9093"]}]'
+
+
+def test_max_follower_lag_takes_the_first_lowest_voter_like_stream_min():
+    # Voter 2 comes first with the leader's LEO: Kafka's min() picks it, lag 0,
+    # and the lag time is the caught-up difference, not 0.
+    q = quorum([replica(2, D2, 10, caught=NOW - 7), replica(1, D1, 10)])
+    assert max_follower_lag(q) == (0, 7)
+    q = quorum([replica(1, D1, 10), replica(2, D2, 10, caught=NOW - 7)])
+    assert max_follower_lag(q) == (0, 0)
+    q = quorum([replica(1, D1, 10), replica(2, D2, 4, caught=None)])
+    assert max_follower_lag(q) == (6, -1)
+
+
+def test_leader_missing_from_voters_fails_as_kafkas_optional_get():
+    with pytest.raises(TerseError, match="No value present"):
+        status_text("c", quorum([replica(2, D2, 1)], leader=1))
+
+
+# -- describe --replication ----------------------------------------------------------------------
+
+def test_replication_table_pads_cells_and_ends_each_with_a_tab():
+    q = quorum([replica(2, D2, 7, fetch=None, caught=None), replica(1, D1, 12)],
+               observers=[replica(3, D3, 12, fetch=NOW - 5, caught=NOW - 5)])
+    text = replication_text(q, human=False, now_ms=NOW)
+    lines = text.split("\n")
+    assert lines[0] == ("NodeId\tDirectoryId           \tLogEndOffset\tLag\tLastFetchTimestamp\t"
+                        "LastCaughtUpTimestamp\tStatus  \t")
+    assert lines[1] == f"1     \t{uuid_to_str(D1)}\t12          \t0  \t{NOW}     \t{NOW}        \tLeader  \t"
+    assert lines[2].split("\t")[3:7] == ["5  ", "-1                ", "-1                   ", "Follower"]
+    assert lines[3].endswith("Observer\t")
+    human = replication_text(q, human=True, now_ms=NOW).split("\n")
+    assert human[3].split("\t")[4].strip() == "5 ms ago"
+    assert human[2].split("\t")[4].strip() == "-1"
+
+
+def test_human_readable_refuses_timestamps_from_the_future():
+    q = quorum([replica(1, D1, 1, fetch=NOW + 10)])
+    with pytest.raises(TerseError, match="possible drift in system clock"):
+        replication_text(q, human=True, now_ms=NOW)
+
+
+# -- the DescribeQuorum answer, as the admin client checks it -------------------------------------
+
+def _response(**partition):
+    p = dq.PartitionData(partition_index=0, leader_id=1, leader_epoch=3, high_watermark=9,
+                         current_voters=[dq.ReplicaState(replica_id=1, replica_directory_id=D1,
+                                                         log_end_offset=9, last_fetch_timestamp=-1,
+                                                         last_caught_up_timestamp=NOW)], **partition)
+    return DescribeQuorumResponse(topics=[dq.TopicData(topic_name="__cluster_metadata", partitions=[p])],
+                                  nodes=[dq.Node(node_id=1, listeners=[dq.Listener(name="CONTROLLER",
+                                                                                   host="h", port=1)])])
+
+
+def test_quorum_info_from_v3_and_v2_answers():
+    body = _response(committed_voters=[])
+    info = _quorum_info(DescribeQuorumResponse.decode(body.encode(3), 3), 3)
+    assert info.committed_voters == [] and info.voters[0].last_fetch_timestamp is None
+    assert info.voters[0].last_caught_up_timestamp == NOW
+    assert info.nodes == {1: [Endpoint("CONTROLLER", "h", 1)]}
+    body = _response()
+    info = _quorum_info(DescribeQuorumResponse.decode(body.encode(2), 2), 2)
+    assert info.committed_voters is None
+
+
+def test_quorum_info_errors_are_kafka_exceptions():
+    body = _response(error_code=6)
+    with pytest.raises(KafkaApiError) as err:
+        _quorum_info(body, 2)
+    assert err.value.java_text().startswith("org.apache.kafka.common.errors.NotLeaderOrFollowerException: ")
+    body.topics[0].topic_name = "other"
+    with pytest.raises(KafkaApiError, match="received a topic with name other when __cluster_metadata"):
+        _quorum_info(body, 2)
+
+
+# -- add-controller's config reader ----------------------------------------------------------------
+
+def test_controller_config_reads_id_directory_and_endpoints(tmp_path):
+    write_meta_properties(tmp_path, MetaProperties(cluster_id="c", node_id=4, directory_id=D4))
+    props = {"node.id": "4", "process.roles": "broker,controller", "log.dirs": f"{tmp_path},/other",
+             "controller.listener.names": "controller,ctl2",
+             "listeners": "CONTROLLER://:9093,CTL2://0.0.0.0:9094,PLAIN://:9092",
+             "advertised.listeners": "CONTROLLER://host4:19093"}
+    assert cc.controller_id(props) == 4
+    assert cc.metadata_directory(props) == str(tmp_path)
+    assert cc.metadata_directory_id(cc.metadata_directory(props)) == D4
+    eps = cc.controller_endpoints(props)
+    assert eps == [Endpoint("CONTROLLER", "host4", 19093), Endpoint("CTL2", "0.0.0.0", 9094)]
+    assert cc.endpoints_text(eps) == "CONTROLLER://host4:19093, CTL2://0.0.0.0:9094"
+    props["advertised.listeners"] = ""
+    assert cc.controller_endpoints(props)[0] == Endpoint("CONTROLLER", "localhost", 9093)
+
+
+@pytest.mark.parametrize("props, message", [
+    ({"process.roles": "controller"}, "node.id not found in configuration file."),
+    ({"node.id": "-1", "process.roles": "controller"}, "node.id was negative"),
+    ({"node.id": "1", "process.roles": "broker"}, "process.roles did not contain 'controller'"),
+    ({"node.id": "1", "process.roles": "controller", "listeners": "CONTROLLER://:1"},
+     "controller.listener.names was not found."),
+    ({"node.id": "1", "process.roles": "controller", "controller.listener.names": "C",
+      "listeners": "D://:1"}, "Cannot find information about controller listener name: C"),
+])
+def test_controller_config_errors(props, message):
+    with pytest.raises(TerseError, match=message):
+        cc.controller_id(props)
+        cc.controller_endpoints(props)
+
+
+def test_metadata_directory_errors(tmp_path):
+    with pytest.raises(TerseError, match="Neither metadata.log.dir nor log.dirs were found"):
+        cc.metadata_directory({})
+    with pytest.raises(TerseError, match=f"Unable to read meta.properties from {tmp_path}"):
+        cc.metadata_directory_id(str(tmp_path))
+    write_meta_properties(tmp_path, MetaProperties(cluster_id="c", node_id=4))
+    with pytest.raises(TerseError, match="No directory id found in"):
+        cc.metadata_directory_id(str(tmp_path))
+
+
+# -- reassign's planner ----------------------------------------------------------------------------
+
+EPS = {n: (Endpoint("CONTROLLER", "h", 9000 + n),) for n in range(10)}
+
+
+def test_plan_adds_caught_up_observers_first_and_removes_the_leader_last():
+    q = quorum([replica(1, D1, 50), replica(2, D2, 50), replica(3, D3, 50)],
+               observers=[replica(4, D4, 50, caught=NOW - 100), replica(5, uuid.UUID(int=5), 50),
+                          replica(6, uuid.UUID(int=6), 49)], leader=2)
+    steps = plan(q, [4, 5, 6], EPS, max_lag_ms=1000)
+    assert [(s.kind, s.replica.replica_id) for s in steps] == [
+        ("add", 4), ("add", 5), ("add", 6), ("remove", 1), ("remove", 3), ("remove", 2)]
+    assert steps[0].endpoints == EPS[4]
+    assert plan(q, [3, 2, 1], EPS, max_lag_ms=1000) == []
+    assert [(s.kind, s.replica.replica_id) for s in plan(q, [2], EPS, 1000)] == [("remove", 1), ("remove", 3)]
+
+
+def test_plan_refuses_unsafe_targets_with_every_reason():
+    q = quorum([replica(1, D1, 50)],
+               observers=[replica(4, D4, 50, caught=NOW - 60_000), replica(5, uuid.UUID(int=5), 50, caught=None),
+                          replica(6, uuid.UUID(int=6), 50), replica(6, uuid.UUID(int=66), 50),
+                          replica(7, uuid.UUID(int=7), 50)])
+    with pytest.raises(Refused) as err:
+        plan(q, [4, 5, 6, 8, 7], {k: v for k, v in EPS.items() if k != 7}, max_lag_ms=10_000)
+    text = str(err.value)
+    assert "controller 4 is not a caught-up observer: it last caught up 60000 ms ago (limit 10000 ms)" in text
+    assert "controller 5 is not a caught-up observer: it has never caught up" in text
+    assert "controller 6 has several observer directories" in text
+    assert "controller 8 is unknown" in text
+    assert "cannot find the endpoint of controller 7" in text
+    with pytest.raises(Refused, match="at least one controller"):
+        plan(q, [], EPS, 1000)
+
+
+def test_parse_voters_and_endpoints():
+    assert parse_voters("4, 5,6,4") == [4, 5, 6]
+    for bad, message in (("", "at least one"), (" , ", "at least one"), ("a", "Invalid controller id"),
+                         ("-3", "negative")):
+        with pytest.raises(Refused, match=message):
+            parse_voters(bad)
+    assert parse_voter_endpoint("4@controller://[::1]:9093") == (4, Endpoint("CONTROLLER", "::1", 9093))
+    with pytest.raises(Refused, match="ID@NAME://HOST:PORT"):
+        parse_voter_endpoint("4@host:9093")
+
+
+# -- flags and exit codes ----------------------------------------------------------------------------
+
+def test_flag_errors_exit_1(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["describe", "--status"])
+    assert exit_.value.code == 1
+    assert "one of the arguments --bootstrap-server --bootstrap-controller is required" in capsys.readouterr().err
+    assert main(["--bootstrap-controller", "h:1", "remove-controller", "-i", "1", "-d", "x"]) == 1
+    assert capsys.readouterr().err.startswith("Failed to parse --controller-directory-id: ")
+    assert main(["--bootstrap-controller", "h:1", "reassign", "--voters", ""]) == 1
+    assert "at least one controller" in capsys.readouterr().err
+
+
+def test_unreachable_bootstrap_warns_once_then_says_what_to_check(tmp_path, capsys):
+    """Issue 14, item 4: a warning naming the address and the socket error on the
+    first failure (not on every retry), then one line on what to check, exit 1."""
+    from tools.kafka_dist.controller import free_port
+    config = tmp_path / "admin.properties"
+    config.write_text("default.api.timeout.ms=600\nretry.backoff.ms=50\nretry.backoff.max.ms=50\n")
+    address = f"127.0.0.1:{free_port()}"
+    for flag, kind, check in (
+            ("--bootstrap-controller", "bootstrap controller",
+             "the controller is running and that --bootstrap-controller gives the host:port of its controller "
+             "listener"),
+            ("--bootstrap-server", "bootstrap server",
+             "the broker is running and that --bootstrap-server gives the host:port of one of its listeners")):
+        code = main([flag, address, "--command-config", str(config), "describe", "--status"])
+        assert code == 1
+        assert capsys.readouterr().err.splitlines() == [
+            f"WARN Cannot connect to {kind} {address}: connection refused; "
+            "retrying for up to 600 ms (default.api.timeout.ms)",
+            f"Could not connect to any {kind} within 600 ms ({address}: connection refused): "
+            f"check that {check}, reachable from this machine",
+        ]
+
+
+def test_socket_errors_in_plain_words():
+    import errno
+    import socket
+    from tools.metadata_quorum.reachability import socket_error_text
+    assert socket_error_text(ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")) == "connection refused"
+    assert socket_error_text(socket.timeout("timed out")) == "timed out"
+    assert socket_error_text(TimeoutError()) == "timed out"
+    assert socket_error_text(OSError(errno.ENETUNREACH, "Network is unreachable")) == "network unreachable"
+    assert socket_error_text(OSError(errno.EHOSTUNREACH, "No route to host")) == "host unreachable"
+    assert socket_error_text(socket.gaierror(-2, "Name or service not known")) == \
+        "unknown host (Name or service not known)"
+    assert socket_error_text(OSError(errno.EACCES, "Permission denied")) == "Permission denied"
+
+
+def test_the_first_failure_is_reported_at_once(tmp_path):
+    """With the default 60 s timeout, the warning comes within seconds, not at the end."""
+    import selectors
+    import subprocess
+    import sys
+    import time
+    from tests.support.kraft_nodes import REPO
+    from tools.kafka_dist.controller import free_port
+    address = f"127.0.0.1:{free_port()}"
+    proc = subprocess.Popen([sys.executable, "-m", "tools.metadata_quorum", "--bootstrap-controller", address,
+                             "describe", "--status"], cwd=REPO, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    try:
+        sel = selectors.DefaultSelector()
+        sel.register(proc.stderr, selectors.EVENT_READ)
+        deadline = time.monotonic() + 10.0
+        line = b""
+        while not line.endswith(b"\n") and time.monotonic() < deadline:
+            if sel.select(timeout=deadline - time.monotonic()):
+                chunk = proc.stderr.read1(4096)
+                if not chunk:
+                    break
+                line += chunk
+        assert line.decode().splitlines()[:1] == [
+            f"WARN Cannot connect to bootstrap controller {address}: connection refused; "
+            "retrying for up to 60000 ms (default.api.timeout.ms)"]
+        assert proc.poll() is None  # still retrying
+    finally:
+        proc.kill()
+        proc.wait(10)
+
+
+# -- reassign's driver, on a scripted quorum ------------------------------------------------------
+
+class ScriptedQuorum:
+    """Stands in for our AdminClient: a quorum whose voter changes commit one
+    DescribeQuorum later (CommittedVoters lags CurrentVoters once), and whose
+    leader, once removed, hands over to the lowest remaining voter."""
+
+    controllers = False
+
+    def __init__(self, voters, observers, leader, pending_add=None):
+        self.replicas = {r.replica_id: r for r in [*voters, *observers]}
+        self.voters = [r.replica_id for r in voters]
+        self.committed = list(self.voters)
+        self.leader = leader
+        if pending_add is not None:  # an uncommitted change left by an earlier run
+            self.voters.append(pending_add)
+        self.calls: list[tuple[str, int]] = []
+        self.fail_next_add_with: int | None = None
+
+    def describe_quorum(self):
+        info = quorum([self.replicas[i] for i in self.voters],
+                      observers=[r for i, r in self.replicas.items() if i not in self.voters],
+                      committed=[self.replicas[i] for i in self.committed], leader=self.leader)
+        self.committed = list(self.voters)  # commits by the next look
+        if self.leader not in self.committed:
+            self.leader = min(self.committed)
+        return info
+
+    def add_raft_voter(self, voter_id, directory_id, endpoints):
+        if self.fail_next_add_with is not None:
+            code, self.fail_next_add_with = self.fail_next_add_with, None
+            raise KafkaApiError(code)
+        self.calls.append(("add", voter_id))
+        self.voters.append(voter_id)
+
+    def remove_raft_voter(self, voter_id, directory_id):
+        self.calls.append(("remove", voter_id))
+        self.voters.remove(voter_id)
+
+
+def _reassigner(admin, target, out, force=False):
+    from tools.metadata_quorum.reassign import Reassigner
+    return Reassigner(admin, target, explicit_endpoints={n: EPS[n][0] for n in range(10)},
+                      max_lag_ms=1000, step_timeout_ms=5000, force=force, out=out)
+
+
+def test_reassign_waits_for_a_pending_change_then_steps_with_the_leader_last(monkeypatch):
+    import io
+    import tools.metadata_quorum.reassign as reassign
+    monkeypatch.setattr(reassign, "POLL_S", 0.0)
+    admin = ScriptedQuorum([replica(1, D1, 50), replica(2, D2, 50)],
+                           [replica(3, D3, 50), replica(4, D4, 50)], leader=1, pending_add=3)
+    out = io.StringIO()
+    assert _reassigner(admin, [3, 4], out, force=True).run(dry_run=False) == 0  # 3 voters to 2
+    assert admin.calls == [("add", 4), ("remove", 2), ("remove", 1)]
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "Waiting for an uncommitted voter change (adding 3) to commit"
+    assert lines[1] == "Reassigning the controller quorum from [1, 2, 3] to [3, 4] in 3 step(s):"
+    assert lines[4].startswith("  Step 3 of 3: removing controller 1 ") and lines[4].endswith(", the current leader")
+    assert lines[5] == ("Fault tolerance: 3 voters survive 1 failure now; 2 voters survive 0 failures after "
+                        "(lower); --force given")
+    assert lines[6].startswith("Step 1 of 3: adding controller 4 ")
+    assert lines[6].endswith("; lag 0 records, last caught up 0 ms ago")
+    assert lines[8].startswith("Step 2 of 3: removing controller 2 ")
+    assert lines[10].startswith("Step 3 of 3: removing controller 1 ") and "the current leader" in lines[10]
+    assert lines[-1] == "The controller quorum's voters are [3, 4]: reassignment complete."
+
+
+def test_reassign_retries_a_busy_leader_and_resumes_from_the_current_state(monkeypatch):
+    import io
+    import tools.metadata_quorum.reassign as reassign
+    monkeypatch.setattr(reassign, "POLL_S", 0.0)
+    admin = ScriptedQuorum([replica(1, D1, 50)], [replica(2, D2, 50)], leader=1)
+    admin.fail_next_add_with = 7  # REQUEST_TIMED_OUT: the leader was busy
+    assert _reassigner(admin, [1, 2], io.StringIO()).run(dry_run=False) == 0
+    assert admin.calls == [("add", 2)]
+    out = io.StringIO()
+    assert _reassigner(admin, [2, 1], out).run(dry_run=False) == 0  # rerun: nothing left
+    assert out.getvalue() == "The controller quorum's voters are [1, 2]: nothing to do.\n"
+    admin.fail_next_add_with = 42  # INVALID_REQUEST is not retried
+    admin.replicas[3] = replica(3, D3, 50)
+    with pytest.raises(KafkaApiError, match="InvalidRequestException"):
+        _reassigner(admin, [1, 2, 3], io.StringIO()).run(dry_run=False)
+
+
+# -- fault tolerance (issue 14, item 1) and step wording (item 3) --------------------------------------
+
+@pytest.mark.parametrize("before, after, tolerance, reason", [
+    (3, 1, "3 voters survive 1 failure now; 1 voter survives 0 failures after (lower)",
+     "Refusing to shrink the controller quorum from 3 voters to 1: fewer than 3 voters survive 0 failures "
+     "instead of 1; pass --force to do it anyway"),
+    (5, 3, "5 voters survive 2 failures now; 3 voters survive 1 failure after (lower)",
+     "Refusing to lower the controller quorum's fault tolerance from 2 failures to 1 (5 voters to 3); "
+     "pass --force to do it anyway"),
+    (3, 4, "3 voters survive 1 failure now; 4 voters survive 1 failure after (unchanged)", None),
+    (4, 3, "4 voters survive 1 failure now; 3 voters survive 1 failure after (unchanged)", None),
+    (1, 3, "1 voter survives 0 failures now; 3 voters survive 1 failure after (higher)", None),
+    (2, 1, "2 voters survive 0 failures now; 1 voter survives 0 failures after (unchanged)", None),
+])
+def test_fault_tolerance_text_and_refusals(before, after, tolerance, reason):
+    from tools.metadata_quorum.reassign import fault_tolerance, tolerance_text, unsafe_reason
+    assert [fault_tolerance(n) for n in range(1, 8)] == [0, 0, 1, 1, 2, 2, 3]
+    assert tolerance_text(before, after) == "Fault tolerance: " + tolerance
+    assert unsafe_reason(before, after) == reason
+
+
+class _ToolQuorum(ScriptedQuorum):
+    """A ScriptedQuorum that the command line itself opens (``with AdminClient(...)``)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+
+    def __call__(self, bootstrap, *, controllers, config):
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+
+def _three_voters():
+    return _ToolQuorum([replica(1, D1, 50), replica(2, D2, 50), replica(3, D3, 50)], [], leader=1)
+
+
+def test_reassign_refuses_to_shrink_three_voters_to_one_without_force(monkeypatch, capsys):
+    import tools.metadata_quorum.__main__ as cli
+    import tools.metadata_quorum.reassign as reassign
+    monkeypatch.setattr(reassign, "POLL_S", 0.0)
+    plan_lines = [
+        "  Step 1 of 2: removing controller 3 (directory id %s)" % uuid_to_str(D3),
+        "  Step 2 of 2: removing controller 1 (directory id %s), the current leader" % uuid_to_str(D1),
+        "Fault tolerance: 3 voters survive 1 failure now; 1 voter survives 0 failures after (lower)",
+    ]
+    refusal = ("Refusing to shrink the controller quorum from 3 voters to 1: fewer than 3 voters survive "
+               "0 failures instead of 1; pass --force to do it anyway\n")
+    for dry_run in ([], ["--dry-run"]):
+        admin = _three_voters()
+        monkeypatch.setattr(cli, "AdminClient", admin)
+        assert main(["--bootstrap-controller", "h:1", "reassign", "--voters", "2", *dry_run]) == 1
+        out, err = capsys.readouterr()
+        head = "DRY RUN of reassigning" if dry_run else "Reassigning"
+        assert out.splitlines() == [f"{head} the controller quorum from [1, 2, 3] to [2] in 2 step(s):", *plan_lines]
+        assert err == refusal
+        assert admin.calls == []
+
+    admin = _three_voters()  # --dry-run --force: the same plan, accepted, nothing done
+    monkeypatch.setattr(cli, "AdminClient", admin)
+    assert main(["--bootstrap-controller", "h:1", "reassign", "--voters", "2", "--dry-run", "--force"]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[-1] == plan_lines[-1] + "; --force given" and err == "" and admin.calls == []
+
+    admin = _three_voters()
+    monkeypatch.setattr(cli, "AdminClient", admin)
+    assert main(["--bootstrap-controller", "h:1", "reassign", "--voters", "2", "--force"]) == 0
+    assert admin.calls == [("remove", 3), ("remove", 1)]
+    assert capsys.readouterr().out.splitlines()[-1] == "The controller quorum's voters are [2]: reassignment complete."
+
+
+def test_reassign_keeping_fault_tolerance_needs_no_force(monkeypatch, capsys):
+    import tools.metadata_quorum.__main__ as cli
+    import tools.metadata_quorum.reassign as reassign
+    monkeypatch.setattr(reassign, "POLL_S", 0.0)
+    admin = _ToolQuorum([replica(1, D1, 50), replica(2, D2, 50), replica(3, D3, 50)], [replica(4, D4, 50)], leader=2)
+    monkeypatch.setattr(cli, "AdminClient", admin)
+    assert main(["--bootstrap-controller", "h:1", "reassign", "--voters", "2,3,4",
+                 "--voter-endpoint", "4@CONTROLLER://h:9004"]) == 0
+    assert admin.calls == [("add", 4), ("remove", 1)]
+    out = capsys.readouterr().out
+    assert "Fault tolerance: 3 voters survive 1 failure now; 3 voters survive 1 failure after (unchanged)\n" in out
+
+
+class _FakeTime:
+    def __init__(self):
+        self.now = 100.0
+
+    def monotonic(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+    def time(self):
+        return self.now
+
+
+def test_removing_the_leader_times_the_commit_apart_from_finding_the_new_leader(monkeypatch):
+    """The leader answers RemoveRaftVoter on commit (32 ms here); the tool then needs
+    1 s of polls to reach the new leader: both are printed, each for what it is."""
+    import io
+    import tools.metadata_quorum.reassign as reassign
+    clock = _FakeTime()
+    monkeypatch.setattr(reassign, "time", clock)
+    monkeypatch.setattr(reassign, "POLL_S", 0.0)
+
+    class Slow(ScriptedQuorum):
+        def remove_raft_voter(self, voter_id, directory_id):
+            clock.now += 0.032
+            super().remove_raft_voter(voter_id, directory_id)
+
+        def describe_quorum(self):
+            clock.now += 0.5  # a client retry with back-off
+            return super().describe_quorum()
+
+    admin = Slow([replica(1, D1, 50), replica(2, D2, 50), replica(3, D3, 50)], [], leader=1)
+    out = io.StringIO()
+    assert _reassigner(admin, [2, 3], out, force=True).run(dry_run=False) == 0
+    lines = out.getvalue().splitlines()
+    step = lines.index(next(x for x in lines if x.startswith("Step 1 of 1: removing controller 1 ")))
+    assert lines[step + 1] == "  committed at the quorum 32 ms after the request: voters [2, 3], high watermark 100"
+    assert lines[step + 2] == ("  the tool found the new leader 2 (epoch 5) 1.0 s after the request (its polling "
+                               "and retry back-off included: the election itself can be quicker)")

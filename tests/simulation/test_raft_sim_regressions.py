@@ -1,0 +1,120 @@
+"""Regressions found by the membership simulation (python -m tests.simulation --membership):
+one test per root cause, at the level where the cause lives (core or simulation model)."""
+from __future__ import annotations
+
+import uuid
+
+from wire.messages import REQUESTS
+from wire.messages import begin_quorum_epoch_request as breq
+
+from kraft_server.raft.io import InboundRequest
+from kraft_server.raft.roles.base import Role
+from kraft_server.raft.rpc import fetch
+from kraft_server.raft.voters import ZERO_UUID, VoterKey
+from tests.support.scenario_engine import Scenario
+
+
+def _cluster() -> Scenario:
+    s = Scenario()
+    s.run("add-nodes 3 kraft-version=1 observers=0")
+    s.run("elect 1")
+    assert s.nodes[1].role is Role.LEADER
+    return s
+
+
+def _fetch_from(s: Scenario, replica: int, version: int, directory_id=None):
+    """Replica's own Fetch as if it had the leader's whole log, across the codec at
+    ``version`` (v16 drops ReplicaDirectoryId)."""
+    body = fetch.build_fetch_request(s.nodes[replica])
+    body.topics[0].partitions[0].fetch_offset = s.nodes[1].log.end_offset()
+    body.topics[0].partitions[0].last_fetched_epoch = s.nodes[1].epoch
+    if directory_id is not None:
+        body.topics[0].partitions[0].replica_directory_id = directory_id
+    body = REQUESTS[fetch.API_KEY].decode(body.encode(version), version)
+    s.nodes[1].step(InboundRequest((replica, None), fetch.API_KEY, version, body), s.now)
+
+
+def test_fetch_below_v17_does_not_count_as_a_voter_known_by_directory():
+    """Membership seed 159: a replaced disk (same id, new directory) fetching below
+    Fetch v17 was counted as the old voter, and a VotersRecord committed with one
+    real holder. Kafka's ReplicaState.matchesKey: a voter known with a directory id
+    matches only a fetch carrying that directory id."""
+    s = _cluster()
+    leader = s.nodes[1]
+    state = leader.quorum.state
+    hwm = leader.high_watermark
+    s.run("propose 1 a")
+    s.now += 30  # past append.linger.ms
+    s.run("tick 1")
+    s.run("process-ready 1")  # appended and flushed by the leader
+    assert leader.log.flushed_offset() > hwm
+    before = state.voters[3].last_fetch_ms
+    s.now += 10
+    _fetch_from(s, 3, 16)  # no directory id: an observer as far as the leader knows
+    assert state.voters[3].last_fetch_ms == before
+    assert state.observers[3].key == VoterKey(3, ZERO_UUID)
+    assert 3 not in state.fetched_voters
+    assert not state.is_voter_key(VoterKey(3, ZERO_UUID))
+    # It was at the leader's end offset, yet it commits nothing.
+    assert leader.high_watermark == hwm
+    # The voter itself (v17, its directory id) does.
+    s.now += 10
+    _fetch_from(s, 3, 17)
+    assert state.voters[3].last_fetch_ms == s.now
+    assert 3 in state.fetched_voters or state.check_quorum_needed() == 1
+    assert leader.high_watermark > hwm
+    # A different directory at v17 is an observer too.
+    _fetch_from(s, 2, 17, directory_id=uuid.UUID(int=202))
+    assert state.observers[2].key == VoterKey(2, uuid.UUID(int=202))
+
+
+def test_a_follower_finds_a_leader_outside_its_voter_set_through_begin_quorum_epoch_v1():
+    """Membership seed 170: node 2's latest voter set ({2,3}, uncommitted) lacked the
+    new leader 1 of {1,2}; with BeginQuorumEpoch v0 (no LeaderEndpoints) it knew no
+    address for 1, never fetched, and unseated leader after leader. Under kraft.version
+    1 every peer speaks v1 (the simulation now models that), whose LeaderEndpoints let
+    the follower fetch from a leader its voter set does not hold."""
+    s = Scenario()
+    s.run("add-nodes 3 kraft-version=1 observers=0")
+    node = s.nodes[2]
+    assert node.voter_set().node(7) is None
+    req = breq.BeginQuorumEpochRequest(
+        cluster_id=node.config.cluster_id, voter_id=2,
+        topics=[breq.TopicData(topic_name="__cluster_metadata", partitions=[breq.PartitionData(
+            partition_index=0, voter_directory_id=uuid.UUID(int=2), leader_id=7, leader_epoch=5)])],
+        leader_endpoints=[breq.LeaderEndpoint(name="CONTROLLER", host="n7", port=9007)])
+    req = REQUESTS[53].decode(req.encode(1), 1)
+    node.step(InboundRequest((7, None), 53, 1, req), s.now)
+    assert node.role is Role.FOLLOWER and node.quorum.state.leader_id == 7
+    node.tick(s.now)
+    sent = [r for r in node.ready().requests if r.api_key == fetch.API_KEY]
+    assert [(r.destination.node_id, r.destination.endpoint.port) for r in sent] == [(7, 9007)]
+
+
+def test_simulation_admin_keeps_a_live_majority_and_wipes_only_between_changes():
+    """Membership seeds 144 and 220 stalled for reasons no Raft avoids: the admin removed
+    a voter while another's disk was gone (leaving {3-old, 4}), or a disk was lost
+    while a voter change was uncommitted. The simulated admin no longer does either."""
+    from tests.simulation.membership import MembershipSimulation
+    sim = MembershipSimulation(0)
+    voters = sim.nodes[1].raft.voter_set()
+    old3 = voters.node(3).key
+    sim._wipe(sim.nodes[3])
+    assert not sim._keeps_live_majority(voters.remove(voters.node(2).key))
+    assert not sim._keeps_live_majority(voters.remove(voters.node(1).key))
+    assert sim._keeps_live_majority(voters.remove(old3))
+
+
+def test_stale_candidates_are_exempt_from_the_election_sets_overlap_check():
+    """Membership seeds 18 and 272: a voter partitioned (or removed) while the set
+    changed campaigns with the set it last knew; its majorities may miss the current
+    set's, but its log lacks a committed VotersRecord, so it cannot win."""
+    from tests.simulation.membership import MembershipChecker
+    checker = MembershipChecker()
+    checker.voters_checked = {40}
+    stale = (frozenset({1, 2, 3}), (10,), 0)
+    fresh = (frozenset({1, 3, 4}), (10, 25, 40), 0)
+    from_snapshot = (frozenset({1, 3, 4}), (), 50)
+    assert checker._stale(stale)
+    assert not checker._stale(fresh)
+    assert not checker._stale(from_snapshot)

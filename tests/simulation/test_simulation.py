@@ -1,0 +1,147 @@
+"""Deterministic simulation of KRaft quorums (tests/simulation): invariants after
+every step over many seeds, plus progress in healthy runs.
+
+Each sweep runs a fixed range of seeds and a fresh one (``tests/simulation/seeds.py``:
+derived from the commit under test, printed in pytest's header, replayable with
+``SIM_FIRST_SEED``), in groups; a failure names the seed and the command that
+replays it. ``SIM_SEEDS`` / ``SIM_EVENTS`` set the size (200 seeds x 5,000 events
+for 3 nodes, half of them fixed and half fresh; half as many for 5 nodes).
+``make simulate-long`` runs 1,000 fresh seeds x 10,000 events per configuration.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from kraft_server.raft.roles.base import Role
+from tests.simulation.runner import replay_command, run_case, run_healthy, run_seed
+from tests.simulation.seeds import fresh_first_seed
+
+SEEDS = int(os.environ.get("SIM_SEEDS", "200"))
+EVENTS = int(os.environ.get("SIM_EVENTS", "5000"))
+GROUP = 20
+FRESH = fresh_first_seed()[0]
+
+
+def _sweep(fixed_first: int, total: int, group: int = GROUP) -> list[range]:
+    """Half of ``total`` seeds from ``fixed_first``, half from this run's fresh range,
+    in groups of ``group``."""
+    fixed, fresh = (total + 1) // 2, total // 2
+    out = []
+    for first, count in ((fixed_first, fixed), (FRESH + fixed_first, fresh)):
+        out += [range(first + i, first + min(i + group, count)) for i in range(0, count, group)]
+    return out
+
+
+def _run_group(seeds, nodes: int, profile: str = "default", membership: bool = False,
+               events: int = EVENTS) -> list[dict]:
+    failures, summaries = [], []
+    for seed in seeds:
+        try:
+            summaries.append(run_case(seed, events, nodes, profile, membership))
+        except Exception as exc:  # noqa: BLE001 - collect every failing seed of the group
+            failures.append(f"seed {seed}: {type(exc).__name__}: {exc}\n"
+                            f"    replay: {replay_command(seed, events, nodes, profile, membership)}")
+    assert not failures, "\n".join(failures)
+    return summaries
+
+
+def _ids(r: range) -> str:
+    return f"seeds{r.start}-{r.stop - 1}"
+
+
+@pytest.mark.parametrize("seeds", _sweep(0, SEEDS), ids=_ids)
+def test_three_nodes(seeds):
+    _run_group(seeds, 3)
+
+
+@pytest.mark.parametrize("seeds", _sweep(1000, max(SEEDS // 2, 1)), ids=_ids)
+def test_five_nodes(seeds):
+    _run_group(seeds, 5)
+
+
+MEMBERSHIP_SEEDS = int(os.environ.get("SIM_MEMBERSHIP_SEEDS", "20"))
+
+
+@pytest.mark.parametrize("seeds", _sweep(0, MEMBERSHIP_SEEDS, group=10), ids=_ids)
+def test_membership_changes(seeds):
+    """Random voter adds/removes (the leader too) and disk replacements with auto-join,
+    under the default faults (tests/simulation/membership.py)."""
+    summaries = _run_group(seeds, 3, membership=True)
+    changes = sum(s["voter_changes_committed"] for s in summaries)
+    assert changes >= len(seeds)  # the seeds really changed voter sets
+
+
+# Seeds that once failed, beyond the fixed ranges, as (seed, events, nodes, profile,
+# membership). Membership (1 and 18 are inside the range): stale candidates in the
+# ElectionSetsOverlap check (22, 48, 53, 105, 153, 186), a disk lost during an
+# uncommitted voter change (220), a voter change while a lost disk still votes (359
+# at 15,000 events). Seeds 144, 159 and 170 of the first sweep replay other runs since
+# kraft.version-1 nodes negotiate KIP-853 RPC versions (cluster.VERSION_CHOICES_KRAFT_V1);
+# tests/simulation/test_raft_sim_regressions.py keeps their root causes.
+# 100102, 200084 and 300011 (10,000 events): the model log kept snapshots below its
+# start after installing one, unlike Kafka's and ours on disk (tests/unit/test_log_contract.py
+# and the SnapshotAtLogStart invariant now hold it to that).
+REGRESSION_SEEDS = (
+    (22, EVENTS, 3, "default", True), (48, EVENTS, 3, "default", True),
+    (53, EVENTS, 3, "default", True), (105, EVENTS, 3, "default", True),
+    (153, EVENTS, 3, "default", True), (186, EVENTS, 3, "default", True),
+    (220, EVENTS, 3, "default", True), (359, 15000, 3, "default", True),
+    (100102, 10000, 3, "default", False), (200084, 10000, 5, "chaos", False),
+    (300011, 10000, 3, "default", True),
+)
+
+
+@pytest.mark.parametrize("case", REGRESSION_SEEDS, ids=lambda c: f"{c[3]}{'-membership' if c[4] else ''}-{c[2]}-seed{c[0]}")
+def test_regression_seeds(case):
+    seed, events, nodes, profile, membership = case
+    _run_group([seed], nodes, profile, membership, events)
+
+
+@pytest.mark.parametrize("nodes", [1, 3, 5])
+@pytest.mark.parametrize("kraft_version", [0, 1])
+def test_healthy_cluster_elects_once_and_commits(nodes, kraft_version):
+    from tests.simulation.cluster import HEALTHY, Simulation
+    sim = Simulation(7, nodes, HEALTHY, kraft_version=kraft_version, observers=0)
+    sim.run(3000)
+    leaders = [n for n in sim.nodes.values() if n.raft.role is Role.LEADER]
+    assert len(leaders) == 1
+    # No faults: one election, everybody follows it, and proposals commit.
+    assert len(sim.checker.leaders) == 1, sim.checker.leaders
+    assert all(n.raft.role is Role.FOLLOWER for n in sim.nodes.values() if n is not leaders[0])
+    assert sim.checker.committed_end > 100
+    assert sim.proposed > 0
+    hwms = {n.raft.high_watermark for n in sim.nodes.values()}
+    assert min(hwms) > 0
+
+
+def test_healthy_cluster_with_observer_replicates_to_it():
+    from tests.simulation.cluster import HEALTHY, Simulation
+    sim = Simulation(3, 3, HEALTHY, kraft_version=1, observers=1)
+    sim.run(3000)
+    observer = sim.nodes[4]
+    assert observer.raft.role is Role.FOLLOWER and not observer.raft.is_voter()
+    assert observer.raft.high_watermark > 0
+    leader = sim.leader()
+    voters, observers = leader.raft.replica_states(sim.now)
+    assert [s.key.node_id for s in observers] == [4]
+    assert sorted(s.key.node_id for s in voters) == [1, 2, 3]
+
+
+def test_same_seed_replays_identically():
+    a = run_seed(42, 2000, 3)
+    b = run_seed(42, 2000, 3)
+    assert a == b
+
+
+def test_run_healthy_helper_makes_progress():
+    sim = run_healthy(11, 2000, 3)
+    assert sim.checker.committed_end > 0
+
+
+@pytest.mark.parametrize("seeds", _sweep(2000, 20, group=10), ids=_ids)
+@pytest.mark.parametrize("nodes", [3, 5])
+def test_chaos_profile(nodes, seeds):
+    """20% loss, 300 ms delays, frequent crashes/partitions/jumps/snapshots/shutdowns."""
+    _run_group(seeds, nodes, "chaos")

@@ -1,0 +1,279 @@
+"""The core's RPC rules, one node driven by hand; every message crosses the codec."""
+from __future__ import annotations
+
+import pytest
+from wire.errors import ErrorCode
+from wire.messages import fetch_response as fresp
+
+from kraft_server.raft.config import METADATA_TOPIC
+from kraft_server.raft.io import SendFailure
+from kraft_server.common.values import OffsetAndEpoch
+from kraft_server.raft.node import NotLeader
+from kraft_server.raft.roles.base import Role
+from tests.support.raft_harness import (
+    ask, begin_epoch_request, data_batches, drain, elect, end_epoch_request, fetch_request,
+    make_node, partition, vote_request,
+)
+
+
+# -- Vote ------------------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs,error", [
+    (dict(last_offset=-1), ErrorCode.INVALID_REQUEST),
+    (dict(last_epoch=-1), ErrorCode.INVALID_REQUEST),
+    (dict(epoch=1, last_epoch=1), ErrorCode.INVALID_REQUEST),        # a real vote needs last < epoch
+    (dict(epoch=1, last_epoch=2, pre_vote=True), ErrorCode.INVALID_REQUEST),
+    (dict(voter_id=3), ErrorCode.INVALID_VOTER_KEY),                  # addressed to someone else
+])
+def test_vote_request_validation(kwargs, error):
+    node = make_node()
+    [resp] = ask(node, vote_request(**kwargs), 0)
+    assert partition(resp).error_code == error and not partition(resp).vote_granted
+
+
+def test_vote_with_other_cluster_id_is_rejected_at_top_level():
+    node = make_node()
+    [resp] = ask(node, vote_request(cluster="other"), 0)
+    assert resp.error_code == ErrorCode.INCONSISTENT_CLUSTER_ID
+
+
+def test_vote_is_persisted_before_it_is_granted_and_given_once_per_epoch():
+    node = make_node()
+    [resp] = ask(node, vote_request(candidate=2, epoch=1), 0)
+    assert partition(resp).vote_granted
+    assert node.store.read().voted_id == 2 and node.store.read().epoch == 1
+    [again] = ask(node, vote_request(candidate=2, epoch=1), 1)      # a retry: same answer
+    assert partition(again).vote_granted
+    [other] = ask(node, vote_request(candidate=3, epoch=1), 2)
+    assert not partition(other).vote_granted
+
+
+def test_vote_needs_an_up_to_date_log():
+    node = make_node()
+    node.shell.log.append(data_batches(0, 1, 3))
+    [resp] = ask(node, vote_request(candidate=2, epoch=2, last_epoch=1, last_offset=2), 0)
+    assert not partition(resp).vote_granted
+    [resp] = ask(node, vote_request(candidate=3, epoch=2, last_epoch=1, last_offset=3), 0)
+    assert partition(resp).vote_granted
+
+
+def test_older_epoch_is_fenced_and_newer_epoch_is_adopted():
+    node = make_node()
+    ask(node, vote_request(candidate=2, epoch=5), 0)
+    assert node.epoch == 5
+    [resp] = ask(node, vote_request(candidate=3, epoch=4, last_epoch=0), 0)
+    assert partition(resp).error_code == ErrorCode.FENCED_LEADER_EPOCH
+    assert partition(resp).leader_epoch == 5
+
+
+def test_pre_vote_persists_nothing_and_does_not_bump_epoch():
+    node = make_node()
+    drain(node, 0)  # the shell persists the start-up state
+    writes = node.store.writes
+    [resp] = ask(node, vote_request(candidate=2, epoch=0, pre_vote=True), 0)
+    assert partition(resp).vote_granted
+    assert node.store.writes == writes and node.epoch == 0
+
+
+def test_follower_that_fetched_refuses_pre_votes():
+    node = make_node()
+    ask(node, begin_epoch_request(leader=2, epoch=1), 0)
+    assert node.role is Role.FOLLOWER
+    [resp] = ask(node, vote_request(candidate=3, epoch=1, pre_vote=True), 0)
+    assert partition(resp).vote_granted          # has not heard from the leader yet
+    drain(node, 0)
+    fetch = next(r for r in node.sent if r.api_key == 1)
+    from tests.support.raft_harness import answer
+    part = fresp.PartitionData(partition_index=0, high_watermark=-1,
+                               current_leader=fresp.LeaderIdAndEpoch(leader_id=2, leader_epoch=1))
+    answer(node, fetch, fresp.FetchResponse(responses=[fresp.FetchableTopicResponse(
+        topic=METADATA_TOPIC, partitions=[part])]), 1)
+    [resp] = ask(node, vote_request(candidate=3, epoch=1, pre_vote=True), 2)
+    assert not partition(resp).vote_granted
+
+
+# -- elections ---------------------------------------------------------------------------
+def test_election_goes_prospective_then_candidate_then_leader():
+    node = make_node()
+    node.tick(999)
+    assert node.role is Role.UNATTACHED     # election timeout is 1000 ms + random jitter
+    epoch = elect(node)
+    assert node.role is Role.LEADER and epoch == 1
+    pre_votes = [r for r in node.sent if r.api_key == 52 and r.body.topics[0].partitions[0].pre_vote]
+    assert {r.destination.node_id for r in pre_votes} == {2, 3}
+    assert all(r.min_version == 2 and r.body.topics[0].partitions[0].replica_epoch == 0 for r in pre_votes)
+    votes = [r for r in node.sent if r.api_key == 52 and not r.body.topics[0].partitions[0].pre_vote]
+    assert {r.body.topics[0].partitions[0].replica_epoch for r in votes} == {1}
+    drain(node, 10_000)  # the shell persists the new state before anything leaves
+    assert node.store.read().leader_id == 1
+    # start of epoch: a LeaderChangeMessage control batch at offset 0
+    assert node.log.end_offset() == 1
+
+
+def test_prospective_skips_pre_vote_when_peer_lacks_vote_v2():
+    node = make_node()
+    node.tick(10_000)
+    requests, _ = drain(node, 10_000)
+    vote = next(r for r in requests if r.api_key == 52)
+    from kraft_server.raft.io import InboundResponse
+    node.step(InboundResponse(vote.correlation, vote.destination, 52,
+                              failure=SendFailure.UNSUPPORTED_VERSION), 10_001)
+    assert node.role is Role.CANDIDATE and node.epoch == 1
+    drain(node, 10_001)  # the shell persists the vote for ourselves before the Votes leave
+    assert node.store.read().voted_id == 1
+
+
+def test_single_voter_elects_itself_and_commits_alone():
+    node = make_node(voters=(1,))
+    node.tick(10_000)
+    assert node.role is Role.LEADER
+    drain(node, 10_000)
+    assert node.high_watermark == 1
+    first, last = node.propose([b"a", b"b"], 10_000)
+    assert (first, last) == (1, 2)
+    node.tick(10_030)          # after append.linger.ms
+    drain(node, 10_030)
+    assert node.high_watermark == 3
+
+
+# -- leader: Fetch, HWM, long poll, check-quorum ----------------------------------------
+def leader_node():
+    node = make_node()
+    elect(node)
+    drain(node, 10_000)
+    return node
+
+
+def test_high_watermark_waits_for_the_epoch_start_batch_to_commit():
+    node = leader_node()
+    assert node.high_watermark is None
+    [resp] = ask(node, fetch_request(replica=2, epoch=1, offset=0, last_epoch=0), 10_001)
+    assert partition(resp).records  # the LeaderChangeMessage batch
+    assert node.high_watermark is None
+    [resp] = ask(node, fetch_request(replica=2, epoch=1, offset=1, last_epoch=1, max_wait=0), 10_002)
+    assert node.high_watermark == 1 and partition(resp).high_watermark == 1
+
+
+def test_fetch_long_poll_parks_until_data_arrives():
+    node = leader_node()
+    ask(node, fetch_request(replica=2, epoch=1, offset=1, last_epoch=1, max_wait=0), 10_001)
+    assert ask(node, fetch_request(replica=2, epoch=1, offset=1, last_epoch=1, hwm=1), 10_002) == []
+    node.propose([b"x"], 10_003)
+    node.tick(10_030)
+    _, responses = drain(node, 10_030)
+    assert len(responses) == 1 and partition(responses[0]).records
+
+
+def test_fetch_long_poll_answers_empty_after_max_wait():
+    node = leader_node()
+    ask(node, fetch_request(replica=2, epoch=1, offset=1, last_epoch=1, max_wait=0), 10_001)
+    assert ask(node, fetch_request(replica=2, epoch=1, offset=1, last_epoch=1, hwm=1), 10_002) == []
+    node.tick(10_502)
+    _, responses = drain(node, 10_502)
+    assert len(responses) == 1 and partition(responses[0]).records in (b"", None)
+
+
+@pytest.mark.parametrize("epoch,error", [(0, ErrorCode.FENCED_LEADER_EPOCH),
+                                         (2, ErrorCode.UNKNOWN_LEADER_EPOCH)])
+def test_fetch_epoch_checks(epoch, error):
+    node = leader_node()
+    [resp] = ask(node, fetch_request(replica=2, epoch=epoch, offset=0, last_epoch=0), 10_001)
+    assert partition(resp).error_code == error
+    assert partition(resp).current_leader.leader_id == 1
+
+
+def test_fetch_from_a_follower_names_the_leader():
+    node = make_node()
+    ask(node, begin_epoch_request(leader=2, epoch=1), 0)
+    [resp] = ask(node, fetch_request(replica=4, epoch=1, offset=0, last_epoch=0), 1)
+    part = partition(resp)
+    assert part.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert (part.current_leader.leader_id, part.current_leader.leader_epoch) == (2, 1)
+    assert [(e.node_id, e.port) for e in resp.node_endpoints] == [(2, 9002)]
+
+
+def test_diverging_fetch_gets_the_epoch_end():
+    node = make_node()
+    node.shell.log.append(data_batches(0, 1, 2))
+    node.shell.log.flush()
+    node = make_node(log=node.shell.log)
+    elect(node)             # epoch 2 starts at offset 2
+    drain(node, 10_000)
+    [resp] = ask(node, fetch_request(replica=2, epoch=2, offset=5, last_epoch=1), 10_001)
+    d = partition(resp).diverging_epoch
+    assert (d.epoch, d.end_offset) == (1, 2)
+
+
+def test_fetch_below_log_start_is_told_the_snapshot():
+    node = leader_node()
+    for t in (10_001, 10_002):
+        ask(node, fetch_request(replica=2, epoch=1, offset=1, last_epoch=1, max_wait=0), t)
+    writer = node.shell.log.create_snapshot(OffsetAndEpoch(1, 1))
+    writer.append(node.log.read(0, 1 << 20))
+    writer.freeze()
+    node.shell.log.delete_before_snapshot(OffsetAndEpoch(1, 1))
+    [resp] = ask(node, fetch_request(replica=3, epoch=1, offset=0, last_epoch=0), 10_003)
+    s = partition(resp).snapshot_id
+    assert (s.end_offset, s.epoch) == (1, 1)
+
+
+def test_check_quorum_resigns_without_fetches():
+    node = leader_node()
+    node.tick(10_000 + 3_001)
+    assert node.role is Role.RESIGNED
+    requests, _ = drain(node, 13_001)
+    assert {r.destination.node_id for r in requests if r.api_key == 54} == {2, 3}
+
+
+def test_propose_on_follower_raises():
+    node = make_node()
+    with pytest.raises(NotLeader):
+        node.propose([b"x"], 0)
+
+
+def test_linger_batches_proposals_together():
+    node = leader_node()
+    node.propose([b"a"], 10_001)
+    node.propose([b"b", b"c"], 10_002)
+    end = node.log.end_offset()
+    node.tick(10_020)
+    assert node.log.end_offset() == end     # still lingering
+    node.tick(10_027)
+    assert node.log.end_offset() == end + 3
+    drain(node, 10_027)  # the shell performs the append
+    assert len(node.shell.log.batches()) == 2     # start-of-epoch batch + one data batch
+
+
+# -- BeginQuorumEpoch / EndQuorumEpoch -----------------------------------------------------
+def test_begin_epoch_makes_a_follower_and_learns_endpoints():
+    node = make_node(voters=(1, 2))
+    [resp] = ask(node, begin_epoch_request(leader=2, epoch=3), 0)
+    assert partition(resp).error_code == 0
+    assert (node.role, node.epoch, node.leader_id) == (Role.FOLLOWER, 3, 2)
+    drain(node, 0)
+    assert [r.destination.endpoint.port for r in node.sent if r.api_key == 1] == [9002]
+
+
+def test_end_epoch_lets_the_first_preferred_candidate_campaign_at_once():
+    node = make_node()
+    ask(node, begin_epoch_request(leader=2, epoch=1), 0)
+    ask(node, end_epoch_request(leader=2, epoch=1, preferred=(1, 3)), 5)
+    node.tick(5)
+    assert node.role is Role.PROSPECTIVE
+
+
+def test_leader_resign_sends_end_quorum_epoch_with_preferred_candidates():
+    node = leader_node()
+    ask(node, fetch_request(replica=3, epoch=1, offset=1, last_epoch=1, max_wait=0), 10_001)
+    node.resign(10_002)
+    requests, _ = drain(node, 10_002)
+    ends = [r for r in requests if r.api_key == 54]
+    assert ends and [c.candidate_id for c in ends[0].body.topics[0].partitions[0].preferred_candidates] == [3, 2]
+
+
+
+def test_only_voter_restarting_becomes_leader_at_once_in_a_new_epoch():
+    node = make_node(voters=(1,))
+    assert node.role is Role.LEADER and node.epoch == 1
+    drain(node, 0)
+    again = make_node(voters=(1,), log=node.shell.log, store=node.store)
+    assert again.role is Role.LEADER and again.epoch == 2
