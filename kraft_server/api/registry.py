@@ -14,7 +14,7 @@ Differences from Kafka 4.3.1's ranges, on purpose:
 - AddRaftVoter/RemoveRaftVoter appear only when the core implements them
   (``reconfiguration=True``; ``RaftNode.SUPPORTS_RECONFIGURATION``).
 - UpdateFeatures (57) on the controller listener is answered by the core and only
-  moves kraft.version (0 -> 1, ``raft/kraft_upgrade.py``).
+  moves kraft.version (0 -> 1, ``raft/rpc/update_features.py``).
 
 The client listener (any listener not in ``controller.listener.names``) is the
 future home of broker-facing APIs (Fetch for consumers...); today it serves
@@ -49,7 +49,7 @@ CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     DESCRIBE_CLUSTER: (0, 2),
     CONTROLLER_REGISTRATION: (0, 0),  # answered by kraft_server/controller (registration.py)
     UPDATE_RAFT_VOTER: (0, 0),
-    UPDATE_FEATURES: (0, 2),  # kraft.version 0 -> 1 only (raft/kraft_upgrade.py)
+    UPDATE_FEATURES: (0, 2),  # kraft.version 0 -> 1 only (raft/rpc/update_features.py)
 }
 RECONFIGURATION_APIS: dict[int, tuple[int, int]] = {
     ADD_RAFT_VOTER: (0, 1),

@@ -39,7 +39,7 @@ view of it, with its pending writes), ``config.py`` (``QuorumConfig``),
 ``voter_history.py`` (voter sets by offset), ``membership.py`` (the leader's one
 voter change at a time: AddRaftVoter ``rpc/add_voter.py``, RemoveRaftVoter
 ``rpc/remove_voter.py``), ``auto_join.py`` (an observer making itself a voter),
-``kraft_upgrade.py`` (UpdateFeatures kraft.version 0 -> 1), ``batches.py`` (record
+``rpc/update_features.py`` (UpdateFeatures: kraft.version 0 -> 1), ``batches.py`` (record
 batch v2 for the core). Scenario files: ``tests/scenarios/*.txt``; simulation:
 ``python -m tests.simulation``.
 """

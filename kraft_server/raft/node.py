@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from dataclasses import dataclass, replace
 
-from kraft_server.raft import auto_join, batches, kraft_upgrade, membership
+from kraft_server.raft import auto_join, batches, membership
 from kraft_server.raft.config import MAX_BATCH_BYTES
 from kraft_server.raft.io import (
     Destination, Endpoint, InboundRequest, InboundResponse, OutboundRequest, OutboundResponse, Ready,
@@ -29,7 +29,8 @@ from kraft_server.raft.roles import LeaderState
 from kraft_server.raft.roles import poll as role_poll
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc import (
-    add_voter, begin_epoch, end_epoch, fetch, fetch_snapshot, remove_voter, update_voter, vote,
+    add_voter, begin_epoch, end_epoch, fetch, fetch_snapshot, remove_voter, update_features, update_voter,
+    vote,
 )
 from kraft_server.raft.voter_history import VoterHistory
 from kraft_server.raft.voters import (
@@ -48,7 +49,7 @@ _REQUEST_HANDLERS = {
     update_voter.API_KEY: update_voter.handle_update_voter_request,
     add_voter.API_KEY: add_voter.handle_add_voter_request,
     remove_voter.API_KEY: remove_voter.handle_remove_voter_request,
-    kraft_upgrade.API_KEY: kraft_upgrade.handle_update_features_request,
+    update_features.API_KEY: update_features.handle_update_features_request,
 }
 _RESPONSE_HANDLERS = {
     fetch.API_KEY: fetch.handle_fetch_response,
