@@ -1,5 +1,6 @@
 """What the active controller writes (Kafka's ``QuorumController`` on claiming
-leadership, and its periodic tasks).
+leadership, and its periodic tasks). What the Raft leader writes before it, at the
+start of its epoch, is in ``raft/start_of_epoch.py``.
 
 * **Activation** waits until the image has replayed everything committed before
   this epoch (Kafka's raft client tells the listener it leads only once it has

@@ -24,6 +24,7 @@ from kraft_server.raft.io import (
 from kraft_server.common.values import ElectionState, OffsetAndEpoch
 from kraft_server.raft.log_view import LogView
 from kraft_server.raft.quorum_state import QuorumState
+from kraft_server.raft.start_of_epoch import start_of_epoch_batch
 from kraft_server.raft.transition_reason import transition_reason
 from kraft_server.raft.roles import LeaderState
 from kraft_server.raft.roles import poll as role_poll
@@ -37,8 +38,6 @@ from kraft_server.raft.voters import (
     ZERO_UUID, ElectionResult, VoterKey, VoterSet, election_result, next_high_watermark,
 )
 
-from wire.messages import leader_change_message as lcm
-from wire.messages import KRaftVersionRecord
 
 _REQUEST_HANDLERS = {
     fetch.API_KEY: fetch.handle_fetch_request,
@@ -427,7 +426,9 @@ class RaftNode:
         self._after_transition(old)
         self.high_watermark = None  # unknown until this epoch commits (LeaderState)
         membership.on_become_leader(self, leader)
-        self._append_start_of_epoch(leader, now_ms)
+        self.leader_append(start_of_epoch_batch(self.log.end_offset(), leader.epoch, now_ms,
+                                                self.local_key.node_id, self.voter_set(),
+                                                leader.granting_voters, self.history))
         self.stats["elections_won"] += 1
 
     def transition_to_resigned(self, now_ms: int, shutting_down: bool = False) -> None:
@@ -466,20 +467,6 @@ class RaftNode:
             self._after_transition(old)
 
     # -- leader log writes -------------------------------------------------------------------
-    def _append_start_of_epoch(self, leader: LeaderState, now_ms: int) -> None:
-        voters = self.voter_set()
-        records = [(batches.ControlRecordType.LEADER_CHANGE, lcm.LeaderChangeMessage(
-            version=0, leader_id=self.local_key.node_id,
-            voters=[lcm.Voter(voter_id=i) for i in voters.ids()],
-            granting_voters=[lcm.Voter(voter_id=i) for i in leader.granting_voters]))]
-        if self.history.only_from_bootstrap():
-            # KIP-853: the voter set came only from the bootstrap checkpoint; write it
-            # (and kraft.version) into the log in the same control batch.
-            records.append((batches.ControlRecordType.KRAFT_VERSION,
-                            KRaftVersionRecord(version=0, kraft_version=self.history.kraft_version())))
-            records.append((batches.ControlRecordType.KRAFT_VOTERS, voters.to_voters_record()))
-        self.leader_append(batches.build_control_batch(self.log.end_offset(), leader.epoch, now_ms, records))
-
     def leader_append(self, data: bytes) -> None:
         before = self.history.latest()
         self.log.append(data)
