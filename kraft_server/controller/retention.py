@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 
-from kraft_server.raft import batches
+from wire.records import BatchError, ControlRecordType, control_records, walk
 
 log = logging.getLogger(__name__)
 
@@ -29,11 +29,11 @@ def snapshot_timestamp(raft_log, snapshot_id) -> int | None:
     head = raft_log.read_snapshot(snapshot_id, 0, 12)
     data = raft_log.read_snapshot(snapshot_id, 0, _first_batch_end(head))  # the header batch
     try:
-        for info in batches.walk(data):
-            for kind, msg in batches.control_records(data, info):
-                if kind is batches.ControlRecordType.SNAPSHOT_HEADER:
+        for info in walk(data):
+            for kind, msg in control_records(data, info):
+                if kind is ControlRecordType.SNAPSHOT_HEADER:
                     return msg.last_contained_log_timestamp
-    except (batches.BatchError, ValueError):
+    except (BatchError, ValueError):
         return None
     return None
 

@@ -36,7 +36,7 @@ Map: ``node.py`` (``RaftNode``: the hub), ``io.py`` (the message and Ready types
 ``voter_history.py`` (voter sets by offset), ``membership.py`` (the leader's one
 voter change at a time: AddRaftVoter ``rpc/add_voter.py``, RemoveRaftVoter
 ``rpc/remove_voter.py``), ``auto_join.py`` (an observer making itself a voter),
-``kraft_upgrade.py`` (UpdateFeatures kraft.version 0 -> 1), ``batches.py`` (record
-batch v2 for the core). Scenario files: ``tests/scenarios/*.txt``; simulation:
+``kraft_upgrade.py`` (UpdateFeatures kraft.version 0 -> 1). Record batches are
+built and walked by ``wire/records`` (``build_batch``, ``walk``). Scenario files: ``tests/scenarios/*.txt``; simulation:
 ``python -m tests.simulation``.
 """

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from kraft_server.raft import auto_join, batches, kraft_upgrade, membership
+from kraft_server.raft import auto_join, kraft_upgrade, membership
 from kraft_server.raft.config import MAX_BATCH_BYTES
 from kraft_server.raft.io import (
     Destination, Endpoint, InboundRequest, InboundResponse, OutboundRequest, OutboundResponse, Ready,
@@ -36,6 +36,7 @@ from kraft_server.raft.voters import (
 
 from wire.messages import leader_change_message as lcm
 from wire.messages import KRaftVersionRecord
+from wire.records import ControlRecordType, build_batch, build_control_batch
 
 _REQUEST_HANDLERS = {
     fetch.API_KEY: fetch.handle_fetch_request,
@@ -450,17 +451,17 @@ class RaftNode:
     # -- leader log writes -------------------------------------------------------------------
     def _append_start_of_epoch(self, leader: LeaderState, now_ms: int) -> None:
         voters = self.voter_set()
-        records = [(batches.ControlRecordType.LEADER_CHANGE, lcm.LeaderChangeMessage(
+        records = [(ControlRecordType.LEADER_CHANGE, lcm.LeaderChangeMessage(
             version=0, leader_id=self.local_key.node_id,
             voters=[lcm.Voter(voter_id=i) for i in voters.ids()],
             granting_voters=[lcm.Voter(voter_id=i) for i in leader.granting_voters]))]
         if self.history.only_from_bootstrap():
             # KIP-853: the voter set came only from the bootstrap checkpoint; write it
             # (and kraft.version) into the log in the same control batch.
-            records.append((batches.ControlRecordType.KRAFT_VERSION,
+            records.append((ControlRecordType.KRAFT_VERSION,
                             KRaftVersionRecord(version=0, kraft_version=self.history.kraft_version())))
-            records.append((batches.ControlRecordType.KRAFT_VOTERS, voters.to_voters_record()))
-        self.leader_append(batches.build_control_batch(self.log.end_offset(), leader.epoch, now_ms, records))
+            records.append((ControlRecordType.KRAFT_VOTERS, voters.to_voters_record()))
+        self.leader_append(build_control_batch(self.log.end_offset(), leader.epoch, now_ms, records))
 
     def leader_append(self, data: bytes) -> None:
         before = self.history.latest()
@@ -473,8 +474,8 @@ class RaftNode:
         leader = self.quorum.state
         if not leader.pending_records:
             return
-        data = batches.build_batch(self.log.end_offset(), leader.epoch, self._now,
-                                   [(None, r) for r in leader.pending_records])
+        data = build_batch(self.log.end_offset(), leader.epoch, self._now,
+                           [(None, r) for r in leader.pending_records])
         leader.pending_records, leader.pending_bytes, leader.linger_deadline_ms = [], 0, None
         self.leader_append(data)
 
