@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import logging
 
-from kraft_server.raft.node import NotLeader
-from kraft_server.raft.roles.base import Role
+from kraft_server.raft import NotLeader, Role
 
 from . import records as rec
 

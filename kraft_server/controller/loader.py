@@ -17,7 +17,7 @@ Rules, as the raft client applies them to its listeners:
 """
 from __future__ import annotations
 
-from kraft_server.raft.config import MAX_BATCH_BYTES
+from kraft_server.raft import MAX_BATCH_BYTES
 from wire.records import ControlRecordType, batch_records, control_records, read_header, walk
 
 from .image import MetadataImage

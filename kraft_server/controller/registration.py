@@ -41,9 +41,7 @@ import logging
 import random
 from dataclasses import dataclass
 
-from kraft_server.raft.io import Destination, OutboundRequest
-from kraft_server.raft.node import NotLeader
-from kraft_server.raft.roles.base import Role
+from kraft_server.raft import Destination, NotLeader, OutboundRequest, Role
 from wire.errors import ErrorCode, error_message
 from wire.messages import ControllerRegistrationRequest, ControllerRegistrationResponse, RegisterControllerRecord
 from wire.messages.controller_registration_request import Feature, Listener
