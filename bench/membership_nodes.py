@@ -27,7 +27,7 @@ from pathlib import Path
 from wire.exceptions import DecodeError
 from wire.framing import FrameReader
 from wire.headers import decode_response, encode_request
-from wire.messages import ApiVersionsRequest, DescribeQuorumRequest
+from wire.messages import AddRaftVoterRequest, ApiVersionsRequest, DescribeQuorumRequest
 from wire.messages.describe_quorum_request import PartitionData, TopicData
 from wire.records import ControlRecordType, control_records, iter_headers, walk
 
@@ -55,7 +55,7 @@ KAFKA_REQUEST_LOG4J = """Configuration:
       - name: kafka.request.logger
         level: DEBUG
 """
-ADD_RAFT_VOTER = 80
+ADD_RAFT_VOTER = AddRaftVoterRequest.API_KEY
 
 
 def free_port() -> int:

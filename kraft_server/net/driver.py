@@ -27,12 +27,14 @@ import logging
 import signal
 import time
 
+from wire.messages import EndQuorumEpochRequest
+
 from .peers import Peers
 from .server import Listeners, ListenerSpec
 
 log = logging.getLogger(__name__)
 
-END_QUORUM_EPOCH = 54
+END_QUORUM_EPOCH = EndQuorumEpochRequest.API_KEY
 
 
 def wall_clock_ms() -> int:

@@ -40,7 +40,7 @@ from kraft_server.raft.roles.leader import PendingFetch
 from kraft_server.raft.rpc.common import cluster_id_ok, handle_common_response, node_endpoints_for
 from kraft_server.raft.voters import ZERO_UUID, VoterKey
 
-API_KEY = 1
+API_KEY = freq.FetchRequest.API_KEY
 MIN_VERSION = 15  # ReplicaState (KIP-903); every KIP-853-era peer has it
 NO_HWM = 2**63 - 1
 

@@ -31,7 +31,7 @@ from kraft_server.raft.rpc.common import cluster_id_ok, handle_common_response
 from kraft_server.raft.rpc.fetch import leader_only_error
 from kraft_server.raft.voters import ZERO_UUID, VoterKey, VoterNode
 
-API_KEY = 82
+API_KEY = ureq.UpdateRaftVoterRequest.API_KEY
 
 
 def _local_node(node) -> VoterNode:
