@@ -73,8 +73,8 @@ CONTROL_MASK = 0x20
 DELETE_HORIZON_MASK = 0x40
 
 _INT32 = struct.Struct(">i")
-_HEAD = struct.Struct(">qiibI")  # baseOffset, length, partitionLeaderEpoch, magic, crc
-_ATTRIBUTES_AND_DELTA = struct.Struct(">hi")  # attributes, lastOffsetDelta (at CRC_START)
+_unpack_head = struct.Struct(">qiibI").unpack_from  # baseOffset, length, partitionLeaderEpoch, magic, crc
+_unpack_tail = struct.Struct(">hi").unpack_from  # attributes, lastOffsetDelta (at CRC_START)
 _BASE_OFFSET = struct.Struct(">q")
 
 
@@ -236,15 +236,14 @@ def walk(buf, verify: bool = False) -> list[BatchInfo]:
     """Headers of the whole batches in ``buf`` (a trailing partial batch is an error)."""
     out = []
     p, n = 0, len(buf)
-    head, tail = _HEAD.unpack_from, _ATTRIBUTES_AND_DELTA.unpack_from
     while p < n:
         if n - p < HEADER_SIZE:
             raise BatchError(f"partial batch header at byte {p}")
-        base, length, epoch, magic, crc = head(buf, p)
+        base, length, epoch, magic, crc = _unpack_head(buf, p)
         end = p + LOG_OVERHEAD + length
         if magic != MAGIC or length < _MIN_LENGTH or end > n:
             raise BatchError(f"bad batch at byte {p} (magic {magic}, length {length})")
-        attributes, last_delta = tail(buf, p + CRC_START)
+        attributes, last_delta = _unpack_tail(buf, p + CRC_START)
         if verify and crc32c.crc32c(memoryview(buf)[p + CRC_START:end]) != crc:
             raise BatchError(f"CRC mismatch in batch at offset {base}")
         out.append(BatchInfo(base, base + last_delta, epoch, bool(attributes & CONTROL_MASK), p, end))
