@@ -75,6 +75,7 @@ from wire.messages import describe_quorum_response as our_dq  # noqa: E402
 from wire.messages import fetch_response as our_fetch  # noqa: E402
 from wire.messages import metadata_response as our_md  # noqa: E402
 from wire.messages import vote_request as our_vote  # noqa: E402
+from wire.records import with_base_offset  # noqa: E402
 
 try:  # record batch v2 codec; written in parallel with this bench
     import wire.records as our_records  # noqa: E402
@@ -146,7 +147,7 @@ def fetch_data(record_blob: bytes) -> dict:
         for p in range(10):
             base = 1_000_000 * (t * 10 + p)
             # A distinct, valid batch per partition: only baseOffset (outside the CRC) differs.
-            blob = base.to_bytes(8, "big") + record_blob[8:]
+            blob = with_base_offset(record_blob, base)
             parts.append(dict(partition_index=p, error_code=0, high_watermark=base + 5000,
                               last_stable_offset=base + 5000, log_start_offset=base,
                               aborted_transactions=[], preferred_read_replica=-1,

@@ -39,7 +39,6 @@ on-disk format, so our node and an Apache Kafka controller can both start on it:
 """
 from __future__ import annotations
 
-import struct
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,11 +53,11 @@ from kraft_server.log.epoch_cache import LEADER_EPOCH_CHECKPOINT
 from kraft_server.log.partition_metadata import write_partition_metadata
 from kraft_server.log.quorum_state_file import FileQuorumStateStore
 from kraft_server.log.snapshots import BOOTSTRAP_SNAPSHOT_ID, FileSnapshotWriter, snapshot_path
-from kraft_server.raft import batches
 from kraft_server.common.values import ElectionState, OffsetAndEpoch
 from tools.storage.formatter import FormatRequest, format_storage
 from wire.messages import KRaftVersionRecord, LeaderChangeMessage
 from wire.messages.leader_change_message import Voter
+from wire.records import ControlRecordType, build_batch, build_control_batch, with_base_offset
 
 PARTITION = "__cluster_metadata-0"
 EPOCH = 1
@@ -102,26 +101,26 @@ def build_leader_dir(config_path: Path, cluster_id: str, records: int, *, batch_
     levels = read_bootstrap_checkpoint(meta_dir)
     now = int(time.time() * 1000)
 
-    head = batches.build_control_batch(0, EPOCH, now, [
-        (batches.ControlRecordType.LEADER_CHANGE, LeaderChangeMessage(
+    head = build_control_batch(0, EPOCH, now, [
+        (ControlRecordType.LEADER_CHANGE, LeaderChangeMessage(
             version=0, leader_id=config.node_id, voters=[Voter(voter_id=config.node_id)],
             granting_voters=[Voter(voter_id=config.node_id)])),
-        (batches.ControlRecordType.KRAFT_VERSION, KRaftVersionRecord(version=0, kraft_version=1)),
-        (batches.ControlRecordType.KRAFT_VOTERS, voters),
+        (ControlRecordType.KRAFT_VERSION, KRaftVersionRecord(version=0, kraft_version=1)),
+        (ControlRecordType.KRAFT_VOTERS, voters),
     ])
     boot = ActiveDuties(config.node_id, levels, None, 0).bootstrap_records()
     offset = 3
     if records < offset + len(boot) + 1:
         raise ValueError(f"a log needs at least {offset + len(boot) + 1} records")
     out = bytearray(head)
-    out += batches.build_batch(offset, EPOCH, now, [(None, v) for v in boot])
+    out += build_batch(offset, EPOCH, now, [(None, v) for v in boot])
     offset += len(boot)
     image = MetadataImage()
     for v in boot:
         image.replay(v)
 
     noop = rec.no_op()
-    template = batches.build_batch(0, EPOCH, now, [(None, noop)] * batch_records)
+    template = build_batch(0, EPOCH, now, [(None, noop)] * batch_records)
     snapshot_at = None
     target = records * snapshot_fraction
     while offset < records:
@@ -129,11 +128,9 @@ def build_leader_dir(config_path: Path, cluster_id: str, records: int, *, batch_
             snapshot_at = offset
         n = min(batch_records, records - offset)
         if n == batch_records:
-            start = len(out)
-            out += template
-            struct.pack_into(">q", out, start, offset)
+            out += with_base_offset(template, offset)
         else:
-            out += batches.build_batch(offset, EPOCH, now, [(None, noop)] * n)
+            out += build_batch(offset, EPOCH, now, [(None, noop)] * n)
         offset += n
     if snapshot_at is None:
         snapshot_at = offset

@@ -18,18 +18,18 @@ import os
 import re
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from kraft_server.raft import batches
+from wire.exceptions import DecodeError
 from wire.framing import FrameReader
 from wire.headers import decode_response, encode_request
-from wire.messages import ApiVersionsRequest, DescribeQuorumRequest
+from wire.messages import AddRaftVoterRequest, ApiVersionsRequest, DescribeQuorumRequest
 from wire.messages.describe_quorum_request import PartitionData, TopicData
+from wire.records import ControlRecordType, control_records, iter_headers, walk
 
 ROOT = Path(__file__).resolve().parent.parent
 KAFKA_HEAP = "-Xmx1G -Xms1G"  # kafka-server-start.sh's default heap
@@ -55,7 +55,7 @@ KAFKA_REQUEST_LOG4J = """Configuration:
       - name: kafka.request.logger
         level: DEBUG
 """
-ADD_RAFT_VOTER = 80
+ADD_RAFT_VOTER = AddRaftVoterRequest.API_KEY
 
 
 def free_port() -> int:
@@ -261,9 +261,6 @@ class QuorumProbe:
         return {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
 
 
-_HEAD = struct.Struct(">qiibIhi")  # baseOffset, length, epoch, magic, crc, attributes, lastOffsetDelta
-
-
 def find_voters_record(partition_dir: Path, node_id: int, first_segment_from: int = 0) -> int | None:
     """Offset of the newest VotersRecord naming ``node_id`` in the segments of
     ``partition_dir``; the first segment is read from byte ``first_segment_from``
@@ -274,17 +271,14 @@ def find_voters_record(partition_dir: Path, node_id: int, first_segment_from: in
             if i == 0:
                 f.seek(first_segment_from)
             data = f.read()
-        pos = 0
-        while pos + batches.HEADER_SIZE <= len(data):
-            base, length, _epoch, magic, _crc, attrs, _delta = _HEAD.unpack_from(data, pos)
-            end = pos + 12 + length
-            if magic != 2 or length <= 0 or end > len(data):
-                break  # a batch still being written, or the end
-            if attrs & batches.CONTROL_FLAG:
-                info = batches.walk(data[pos:end])[0]
-                for j, (kind, msg) in enumerate(batches.control_records(data[pos:end], info)):
-                    if kind == batches.ControlRecordType.KRAFT_VOTERS and any(
-                            v.voter_id == node_id for v in msg.voters):
-                        found = base + j
-            pos = end
+        try:
+            for pos, header in iter_headers(data):  # stops at a batch still being written
+                if header.is_control:
+                    batch = data[pos:pos + header.size]
+                    for j, (kind, msg) in enumerate(control_records(batch, walk(batch)[0])):
+                        if kind == ControlRecordType.KRAFT_VOTERS and any(
+                                v.voter_id == node_id for v in msg.voters):
+                            found = header.base_offset + j
+        except DecodeError:
+            pass  # garbage past the last whole batch: the end
     return found

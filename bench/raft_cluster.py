@@ -29,13 +29,15 @@ import os
 import re
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from wire.exceptions import DecodeError
+from wire.records import iter_headers
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -368,9 +370,6 @@ class KafkaCluster(Cluster):
 
 # -- the log as a witness of what was committed ------------------------------------------
 
-_BATCH_HEAD = struct.Struct(">qiibIhiqqqhii")  # v2 record batch header (61 bytes)
-
-
 def committed_records(partition_dir: Path, t0_ms: float, t1_ms: float) -> int:
     """Data records in the batches of a follower's log whose base timestamp (set by the
     leader when it built the batch) is in [t0, t1). A follower holds a batch only once
@@ -378,13 +377,10 @@ def committed_records(partition_dir: Path, t0_ms: float, t1_ms: float) -> int:
     total = 0
     for seg in sorted(Path(partition_dir).glob("*.log")):
         data = seg.read_bytes()
-        pos = 0
-        while pos + _BATCH_HEAD.size <= len(data):
-            (_base, length, _epoch, magic, _crc, attrs, _lod, base_ts, _max_ts, _pid, _pe, _seq,
-             count) = _BATCH_HEAD.unpack_from(data, pos)
-            if length <= 0 or magic != 2 or pos + 12 + length > len(data):
-                break
-            if not attrs & 0x20 and t0_ms <= base_ts < t1_ms:  # not a control batch
-                total += count
-            pos += 12 + length
+        try:
+            for _, header in iter_headers(data):  # stops at a batch still being written
+                if not header.is_control and t0_ms <= header.base_timestamp < t1_ms:
+                    total += header.records_count
+        except DecodeError:
+            pass  # garbage past the last whole batch: the end
     return total

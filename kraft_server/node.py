@@ -37,8 +37,6 @@ from kraft_server.raft.io import Endpoint
 
 log = logging.getLogger("kraft_server")
 
-FEATURE_LEVEL_RECORD = 12  # metadata record api key of FeatureLevelRecord
-
 
 class StorageError(RuntimeError):
     """The metadata log directory cannot be used as it is: a one-line message and
@@ -127,7 +125,7 @@ def bootstrap_feature_levels(metadata_log_dir: Path) -> dict[str, int]:
                 continue
             for record in batch.records:
                 api_key, version, payload = unframe_metadata_record(record.value)
-                if api_key == FEATURE_LEVEL_RECORD:
+                if api_key == FeatureLevelRecord.API_KEY:
                     rec = FeatureLevelRecord.decode(bytes(payload), version)
                     levels[rec.name] = rec.feature_level
     except ValueError as exc:

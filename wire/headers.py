@@ -12,9 +12,9 @@ from __future__ import annotations
 import struct
 
 from .exceptions import DecodeError
-from .messages import REQUESTS, RESPONSES, RequestHeader, ResponseHeader
+from .messages import REQUESTS, RESPONSES, ApiVersionsRequest, RequestHeader, ResponseHeader
 
-API_VERSIONS_KEY = 18
+API_VERSIONS_KEY = ApiVersionsRequest.API_KEY
 _KEY_VERSION = struct.Struct(">hh")
 
 

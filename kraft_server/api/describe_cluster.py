@@ -36,6 +36,8 @@ from wire.errors import ErrorCode
 from wire.messages import DescribeClusterResponse
 from wire.messages.describe_cluster_response import DescribeClusterBroker
 
+from kraft_server.controller.registration import CONTROLLER_REGISTRATION_MIN_MV
+
 BROKER_ENDPOINT = 1
 CONTROLLER_ENDPOINT = 2
 ALL_CLUSTER_OPERATIONS = 8096  # what Kafka 4.3.1 reports with no authorizer
@@ -71,7 +73,6 @@ def describe_cluster_response(version: int, body, *, served: int, cluster_id: st
     )
 
 
-CONTROLLER_REGISTRATION_MIN_MV = 15  # MetadataVersion.IBP_3_7_IV0
 NO_DIRECT_TO_CONTROLLER = ("Direct-to-controller communication is not supported with the current "
                            "MetadataVersion.")
 

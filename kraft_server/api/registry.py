@@ -23,20 +23,28 @@ and DescribeQuorum: enough for ``kafka-metadata-quorum --bootstrap-server``.
 """
 from __future__ import annotations
 
-API_VERSIONS = 18
-FETCH = 1
-METADATA = 3
-VOTE = 52
-BEGIN_QUORUM_EPOCH = 53
-END_QUORUM_EPOCH = 54
-DESCRIBE_QUORUM = 55
-UPDATE_FEATURES = 57
-FETCH_SNAPSHOT = 59
-DESCRIBE_CLUSTER = 60
-CONTROLLER_REGISTRATION = 70  # KIP-919; controller listener only, as in Kafka
-ADD_RAFT_VOTER = 80
-REMOVE_RAFT_VOTER = 81
-UPDATE_RAFT_VOTER = 82
+from wire.messages import (
+    AddRaftVoterRequest, ApiVersionsRequest, BeginQuorumEpochRequest, ControllerRegistrationRequest,
+    DescribeClusterRequest, DescribeQuorumRequest, EndQuorumEpochRequest, FetchRequest,
+    FetchSnapshotRequest, MetadataRequest, RemoveRaftVoterRequest, UpdateFeaturesRequest,
+    UpdateRaftVoterRequest, VoteRequest,
+)
+
+# The keys come from the generated messages (schemas/), the one place they are written.
+API_VERSIONS = ApiVersionsRequest.API_KEY
+FETCH = FetchRequest.API_KEY
+METADATA = MetadataRequest.API_KEY
+VOTE = VoteRequest.API_KEY
+BEGIN_QUORUM_EPOCH = BeginQuorumEpochRequest.API_KEY
+END_QUORUM_EPOCH = EndQuorumEpochRequest.API_KEY
+DESCRIBE_QUORUM = DescribeQuorumRequest.API_KEY
+UPDATE_FEATURES = UpdateFeaturesRequest.API_KEY
+FETCH_SNAPSHOT = FetchSnapshotRequest.API_KEY
+DESCRIBE_CLUSTER = DescribeClusterRequest.API_KEY
+CONTROLLER_REGISTRATION = ControllerRegistrationRequest.API_KEY  # KIP-919; controller listener only, as in Kafka
+ADD_RAFT_VOTER = AddRaftVoterRequest.API_KEY
+REMOVE_RAFT_VOTER = RemoveRaftVoterRequest.API_KEY
+UPDATE_RAFT_VOTER = UpdateRaftVoterRequest.API_KEY
 
 CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     FETCH: (4, 18),

@@ -26,14 +26,13 @@ from __future__ import annotations
 
 import logging
 
-from kraft_server.raft.node import NotLeader
-from kraft_server.raft.roles.base import Role
+from kraft_server.raft import NotLeader, Role
 
 from . import records as rec
+from .registration import CONTROLLER_REGISTRATION_MIN_MV
 
 log = logging.getLogger(__name__)
 
-CONTROLLER_REGISTRATION_MIN_MV = 15  # MetadataVersion.IBP_3_7_IV0 (KIP-919)
 ELR_FEATURE = "eligible.leader.replicas.version"
 
 

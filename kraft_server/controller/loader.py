@@ -17,18 +17,14 @@ Rules, as the raft client applies them to its listeners:
 """
 from __future__ import annotations
 
-import struct
-
-from kraft_server.raft import batches
-from kraft_server.raft.config import MAX_BATCH_BYTES
+from kraft_server.raft import MAX_BATCH_BYTES
+from wire.records import ControlRecordType, batch_records, control_records, read_header, walk
 
 from .image import MetadataImage
 
-_MAX_TIMESTAMP_AT = 35  # byte offset of maxTimestamp in a batch header
-
 
 def batch_timestamp(buf, info) -> int:
-    return struct.unpack_from(">q", buf, info.start + _MAX_TIMESTAMP_AT)[0]
+    return read_header(buf, info.start).max_timestamp
 
 
 class MetadataLoader:
@@ -61,7 +57,7 @@ class MetadataLoader:
             if not data:
                 break
             progressed = False
-            for info in batches.walk(data):
+            for info in walk(data):
                 if info.last_offset < self.next_offset:
                     continue
                 if info.last_offset >= limit:
@@ -76,7 +72,7 @@ class MetadataLoader:
     def _replay_batch(self, data, info) -> None:
         img = self.image
         if not info.is_control:
-            for _, value in batches.records(data, info):
+            for _, value in batch_records(data, info):
                 img.replay(value)
         img.offset, img.epoch = info.last_offset, info.epoch
         img.last_timestamp = batch_timestamp(data, info)
@@ -86,13 +82,13 @@ class MetadataLoader:
         """Replace the image with the snapshot's content."""
         data = self.log.read_snapshot(snapshot_id, 0, self.log.snapshot_size(snapshot_id))
         img = MetadataImage()
-        for info in batches.walk(data):
+        for info in walk(data):
             if info.is_control:
-                for kind, msg in batches.control_records(data, info):
-                    if kind is batches.ControlRecordType.SNAPSHOT_HEADER:
+                for kind, msg in control_records(data, info):
+                    if kind is ControlRecordType.SNAPSHOT_HEADER:
                         img.last_timestamp = msg.last_contained_log_timestamp
             else:
-                for _, value in batches.records(data, info):
+                for _, value in batch_records(data, info):
                     img.replay(value)
         img.offset, img.epoch = snapshot_id.offset - 1, snapshot_id.epoch
         self.image = img

@@ -41,9 +41,7 @@ import logging
 import random
 from dataclasses import dataclass
 
-from kraft_server.raft.io import Destination, OutboundRequest
-from kraft_server.raft.node import NotLeader
-from kraft_server.raft.roles.base import Role
+from kraft_server.raft import Destination, NotLeader, OutboundRequest, Role
 from wire.errors import ErrorCode, error_message
 from wire.messages import ControllerRegistrationRequest, ControllerRegistrationResponse, RegisterControllerRecord
 from wire.messages.controller_registration_request import Feature, Listener
@@ -53,8 +51,8 @@ from . import records as rec
 
 log = logging.getLogger(__name__)
 
-CONTROLLER_REGISTRATION = 70
-CONTROLLER_REGISTRATION_MIN_MV = 15  # MetadataVersion.IBP_3_7_IV0
+CONTROLLER_REGISTRATION = ControllerRegistrationRequest.API_KEY
+CONTROLLER_REGISTRATION_MIN_MV = 15  # MetadataVersion.IBP_3_7_IV0 (KIP-919)
 BACKOFF_INITIAL_MS = 100
 BACKOFF_MAX_MS = 120_000
 BACKOFF_JITTER = 0.02

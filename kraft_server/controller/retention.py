@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import logging
 
-from kraft_server.raft import batches
+from wire.records import HEADER_SIZE, BatchError, ControlRecordType, control_records, walk
+from wire.records.header import next_batch_size
 
 log = logging.getLogger(__name__)
 
@@ -26,22 +27,17 @@ CLEAN_INTERVAL_MS = 60_000  # KafkaRaftClient's RaftMetadataLogCleanerManager pe
 
 
 def snapshot_timestamp(raft_log, snapshot_id) -> int | None:
-    head = raft_log.read_snapshot(snapshot_id, 0, 12)
-    data = raft_log.read_snapshot(snapshot_id, 0, _first_batch_end(head))  # the header batch
+    head = raft_log.read_snapshot(snapshot_id, 0, HEADER_SIZE)
     try:
-        for info in batches.walk(data):
-            for kind, msg in batches.control_records(data, info):
-                if kind is batches.ControlRecordType.SNAPSHOT_HEADER:
+        size = next_batch_size(head, 0) or 0
+        data = raft_log.read_snapshot(snapshot_id, 0, size)  # the header batch
+        for info in walk(data):
+            for kind, msg in control_records(data, info):
+                if kind is ControlRecordType.SNAPSHOT_HEADER:
                     return msg.last_contained_log_timestamp
-    except (batches.BatchError, ValueError):
+    except (BatchError, ValueError):  # ValueError: wire's DecodeError too
         return None
     return None
-
-
-def _first_batch_end(data: bytes) -> int:
-    if len(data) < 12:
-        return 0
-    return 12 + int.from_bytes(data[8:12], "big", signed=True)
 
 
 def _clean(raft_log, predicate) -> bool:

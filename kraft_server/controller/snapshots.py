@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import logging
 
-from kraft_server.raft import batches
 from kraft_server.common.values import OffsetAndEpoch
 from wire.messages import KRaftVersionRecord, SnapshotFooterRecord, SnapshotHeaderRecord
+from wire.records import ControlRecordType, build_batch, build_control_batch
 
 log = logging.getLogger(__name__)
 
@@ -39,22 +39,22 @@ def render_snapshot(image, snapshot_id: OffsetAndEpoch, kraft_version: int, vote
                     now_ms: int) -> bytes:
     """The snapshot's bytes. ``voters`` is a ``VoterSet`` (used when kraft.version ≥ 1)."""
     epoch = snapshot_id.epoch
-    head = [(batches.ControlRecordType.SNAPSHOT_HEADER,
+    head = [(ControlRecordType.SNAPSHOT_HEADER,
              SnapshotHeaderRecord(version=0, last_contained_log_timestamp=max(image.last_timestamp, 0)))]
     if kraft_version > 0:
-        head.append((batches.ControlRecordType.KRAFT_VERSION,
+        head.append((ControlRecordType.KRAFT_VERSION,
                      KRaftVersionRecord(version=0, kraft_version=kraft_version)))
         if voters is not None:
-            head.append((batches.ControlRecordType.KRAFT_VOTERS, voters.to_voters_record()))
-    parts = [batches.build_control_batch(0, epoch, now_ms, head)]
+            head.append((ControlRecordType.KRAFT_VOTERS, voters.to_voters_record()))
+    parts = [build_control_batch(0, epoch, now_ms, head)]
     offset = len(head)
     values = image.snapshot_records()
     for i in range(0, len(values), RECORDS_PER_BATCH):
         chunk = values[i:i + RECORDS_PER_BATCH]
-        parts.append(batches.build_batch(offset, epoch, now_ms, [(None, v) for v in chunk]))
+        parts.append(build_batch(offset, epoch, now_ms, [(None, v) for v in chunk]))
         offset += len(chunk)
-    parts.append(batches.build_control_batch(offset, epoch, now_ms, [
-        (batches.ControlRecordType.SNAPSHOT_FOOTER, SnapshotFooterRecord(version=0))]))
+    parts.append(build_control_batch(offset, epoch, now_ms, [
+        (ControlRecordType.SNAPSHOT_FOOTER, SnapshotFooterRecord(version=0))]))
     return b"".join(parts)
 
 

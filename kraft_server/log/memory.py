@@ -10,8 +10,8 @@ from __future__ import annotations
 import bisect
 
 from kraft_server.log.epoch_cache import LeaderEpochCache
-from kraft_server.raft import batches
 from kraft_server.common.values import ElectionState, OffsetAndEpoch
+from wire.records import walk
 
 
 class MemoryQuorumStateStore:
@@ -93,7 +93,7 @@ class MemoryLog:
     # -- writes -------------------------------------------------------------------------
     def append(self, data: bytes) -> None:
         data = bytes(data)
-        for info in batches.walk(data):
+        for info in walk(data):
             if info.base_offset != self.end_offset():
                 raise ValueError(f"append at {info.base_offset}, log end is {self.end_offset()}")
             latest = self._epochs.latest_epoch()

@@ -12,10 +12,8 @@ from __future__ import annotations
 import logging
 import os
 
-import crc32c
-
 from wire.exceptions import DecodeError
-from wire.records.header import CRC_START, HEADER_SIZE, BatchHeader, read_header
+from wire.records.header import HEADER_SIZE, BatchHeader, crc_matches, read_header
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +33,7 @@ def scan_segment(fd: int, size: int, expected_offset: int | None) -> tuple[list[
         total = header.size
         if pos + total > size:
             return headers, pos, f"truncated batch at position {pos} ({size - pos} of {total} bytes)"
-        body = os.pread(fd, total - CRC_START, pos + CRC_START)
-        if crc32c.crc32c(body) != header.crc:
+        if not crc_matches(os.pread(fd, total, pos), 0, header):
             return headers, pos, f"CRC mismatch in batch at offset {header.base_offset} (position {pos})"
         if header.last_offset_delta < 0 or (next_offset is not None and header.base_offset != next_offset):
             return headers, pos, f"batch at position {pos} has base offset {header.base_offset}, expected {next_offset}"

@@ -17,10 +17,8 @@ import os
 from array import array
 from pathlib import Path
 
-import crc32c
-
 from wire.exceptions import DecodeError
-from wire.records.header import CRC_START, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, read_header
+from wire.records.header import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, crc_matches, read_header
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -118,7 +116,7 @@ class Segment:
             if rel + total > len(chunk):
                 chunk_start, rel = pos, 0
                 chunk = os.pread(fd, min(max(SCAN_CHUNK, total), size - pos), pos)
-            if crc32c.crc32c(memoryview(chunk)[rel + CRC_START:rel + total]) != header.crc:
+            if not crc_matches(chunk, rel, header):
                 problem = f"CRC mismatch in batch at offset {header.base_offset} (position {pos})"
                 break
             base = header.base_offset

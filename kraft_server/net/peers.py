@@ -36,7 +36,6 @@ from wire.messages import REQUESTS, ApiVersionsRequest, ApiVersionsResponse
 
 log = logging.getLogger(__name__)
 
-API_VERSIONS = 18
 UNSUPPORTED_VERSION = 35
 HANDSHAKE_VERSION = 4
 CLIENT_SOFTWARE_NAME = "kraft-server"
@@ -148,7 +147,7 @@ class PeerChannel(asyncio.Protocol):
         self._handshake_corr = self._corr()
         body = ApiVersionsRequest(client_software_name=CLIENT_SOFTWARE_NAME,
                                   client_software_version=CLIENT_SOFTWARE_VERSION)
-        self.transport.write(encode_request(API_VERSIONS, self._handshake_version,
+        self.transport.write(encode_request(ApiVersionsRequest.API_KEY, self._handshake_version,
                                             self._handshake_corr, body,
                                             self.peers.client_id))
 
@@ -178,9 +177,10 @@ class PeerChannel(asyncio.Protocol):
         if len(frame) < 6:
             raise DecodeError("ApiVersions response too short")
         error_code = struct.unpack_from(">h", frame, 4)[0]
-        _, body = decode_response(frame, API_VERSIONS, 0 if error_code == UNSUPPORTED_VERSION else version)
+        _, body = decode_response(frame, ApiVersionsRequest.API_KEY,
+                                  0 if error_code == UNSUPPORTED_VERSION else version)
         if body.error_code == UNSUPPORTED_VERSION:
-            listed = [k for k in body.api_keys if k.api_key == API_VERSIONS]
+            listed = [k for k in body.api_keys if k.api_key == ApiVersionsRequest.API_KEY]
             retry = min(listed[0].max_version, version - 1) if listed else 0
             if retry < 0 or retry >= version:
                 raise DecodeError("peer cannot negotiate ApiVersions")

@@ -33,12 +33,11 @@ from collections import deque
 from wire.exceptions import DecodeError, EncodeError
 from wire.framing import DEFAULT_MAX_BYTES, FrameReader, FrameTooLarge
 from wire.headers import decode_request_header, encode_response, peek_key_version
-from wire.messages import REQUESTS, ApiVersionsResponse
+from wire.messages import REQUESTS, ApiVersionsRequest, ApiVersionsResponse
 from wire.messages.api_versions_response import ApiVersion
 
 log = logging.getLogger(__name__)
 
-API_VERSIONS = 18
 UNSUPPORTED_VERSION = 35
 DEFAULT_MAX_IN_FLIGHT = 64
 
@@ -140,7 +139,7 @@ class Pipeline:
             raise ProtocolViolation(f"undecodable request header (key {api_key}): {exc}") from None
         lo, hi = supported
         if not lo <= api_version <= hi:
-            if api_key != API_VERSIONS:
+            if api_key != ApiVersionsRequest.API_KEY:
                 raise ProtocolViolation(
                     f"unsupported version {api_version} of API key {api_key} (we serve {lo}-{hi})")
             call = InboundCall(self, header, api_key, api_version, None, self.listener)
@@ -148,7 +147,7 @@ class Pipeline:
             # KIP-511: a v0 body the oldest client can parse, listing our range.
             self.complete(call, ApiVersionsResponse(
                 error_code=UNSUPPORTED_VERSION,
-                api_keys=[ApiVersion(api_key=API_VERSIONS, min_version=lo, max_version=hi)]), 0)
+                api_keys=[ApiVersion(api_key=ApiVersionsRequest.API_KEY, min_version=lo, max_version=hi)]), 0)
             return None
         try:
             body, _ = REQUESTS[api_key].read(frame, pos, api_version)

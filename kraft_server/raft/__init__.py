@@ -39,7 +39,39 @@ view of it, with its pending writes), ``config.py`` (``QuorumConfig``),
 ``voter_history.py`` (voter sets by offset), ``membership.py`` (the leader's one
 voter change at a time: AddRaftVoter ``rpc/add_voter.py``, RemoveRaftVoter
 ``rpc/remove_voter.py``), ``auto_join.py`` (an observer making itself a voter),
-``rpc/update_features.py`` (UpdateFeatures: kraft.version 0 -> 1), ``batches.py`` (record
-batch v2 for the core). Scenario files: ``tests/scenarios/*.txt``; simulation:
+``rpc/update_features.py`` (UpdateFeatures: kraft.version 0 -> 1). Record batches
+are built and walked by ``wire/records`` (``build_batch``, ``walk``). Scenario files:
+``tests/scenarios/*.txt``; simulation:
 ``python -m tests.simulation``.
 """
+
+# The public surface: the rest of the server (controller/, api/, net/, the shell)
+# imports these from ``kraft_server.raft``, never from its submodules.
+from kraft_server.raft.config import MAX_BATCH_BYTES, QuorumConfig, StaticVoter
+from kraft_server.raft.io import (
+    Destination, Endpoint, InboundRequest, InboundResponse, OutboundRequest, OutboundResponse, Ready,
+    SendFailure,
+)
+from kraft_server.raft.node import NotLeader, RaftNode
+from kraft_server.raft.roles.base import Role
+from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
+
+__all__ = [
+    "MAX_BATCH_BYTES",
+    "Destination",
+    "Endpoint",
+    "InboundRequest",
+    "InboundResponse",
+    "NotLeader",
+    "OutboundRequest",
+    "OutboundResponse",
+    "QuorumConfig",
+    "RaftNode",
+    "Ready",
+    "Role",
+    "SendFailure",
+    "StaticVoter",
+    "VoterKey",
+    "VoterNode",
+    "VoterSet",
+]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from kraft_server.common.epochs import metadata_end_offset_for
 from kraft_server.common.values import OffsetAndEpoch
-from kraft_server.raft import batches
+from wire.records import BatchInfo, walk
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class LogView:
         self._writes: list = []
         self._cut: int | None = None  # the log's batches from here on are dropped
         self._installed: OffsetAndEpoch | None = None  # the log restarts at this snapshot
-        self._tail: list[tuple[batches.BatchInfo, bytes]] = []  # appended batches
+        self._tail: list[tuple[BatchInfo, bytes]] = []  # appended batches
 
     # -- hand-over --------------------------------------------------------------------
     def take_writes(self) -> list:
@@ -80,8 +80,8 @@ class LogView:
         return bool(self._writes)
 
     # -- the writes the core decides --------------------------------------------------
-    def append(self, data: bytes) -> list[batches.BatchInfo]:
-        infos = batches.walk(data)
+    def append(self, data: bytes) -> list[BatchInfo]:
+        infos = walk(data)
         if infos and infos[0].base_offset != self.end_offset():
             raise ValueError(f"append at {infos[0].base_offset}, log end is {self.end_offset()}")
         self._writes.append(Append(data))
@@ -98,7 +98,7 @@ class LogView:
             return
         self._tail = []
         if self._installed is None:
-            cut = batches.walk(self._log.read(offset, 1))[0].base_offset
+            cut = walk(self._log.read(offset, 1))[0].base_offset
             self._cut = cut if self._cut is None else min(self._cut, cut)
 
     def snapshot_chunk(self, snapshot_id: OffsetAndEpoch, position: int, data: bytes) -> None:
@@ -173,7 +173,7 @@ class LogView:
         durable_end = self._durable_end()
         if offset < durable_end:
             held = self._log.read(offset, max_bytes)
-            kept = [i for i in batches.walk(held) if i.base_offset < durable_end]
+            kept = [i for i in walk(held) if i.base_offset < durable_end]
             if kept:
                 out.append(bytes(held[:kept[-1].end]))
                 size = kept[-1].end

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from wire.errors import ErrorCode
 from wire.messages import AddRaftVoterResponse, RemoveRaftVoterResponse
+from wire.records import ControlRecordType, build_control_batch
 
-from kraft_server.raft import batches
 from kraft_server.raft.io import Endpoint, InboundRequest
 from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
 
@@ -111,11 +111,11 @@ def append_voters(node, voters: VoterSet, now_ms: int, kraft_version: int | None
     node.drain_proposals()
     records = []
     if kraft_version is not None:
-        records.append((batches.ControlRecordType.KRAFT_VERSION,
+        records.append((ControlRecordType.KRAFT_VERSION,
                         KRaftVersionRecord(version=0, kraft_version=kraft_version)))
-    records.append((batches.ControlRecordType.KRAFT_VOTERS, voters.to_voters_record()))
+    records.append((ControlRecordType.KRAFT_VOTERS, voters.to_voters_record()))
     base = node.log.end_offset()
-    node.leader_append(batches.build_control_batch(base, node.epoch, now_ms, records))
+    node.leader_append(build_control_batch(base, node.epoch, now_ms, records))
     return base + len(records) - 1
 
 

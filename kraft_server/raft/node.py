@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from dataclasses import dataclass, replace
 
-from kraft_server.raft import auto_join, batches, membership
+from kraft_server.raft import auto_join, membership
 from kraft_server.raft.config import MAX_BATCH_BYTES
 from kraft_server.raft.io import (
     Destination, Endpoint, InboundRequest, InboundResponse, OutboundRequest, OutboundResponse, Ready,
@@ -38,6 +38,7 @@ from kraft_server.raft.voters import (
     ZERO_UUID, ElectionResult, VoterKey, VoterSet, election_result, next_high_watermark,
 )
 
+from wire.records import build_batch
 
 _REQUEST_HANDLERS = {
     fetch.API_KEY: fetch.handle_fetch_request,
@@ -478,8 +479,8 @@ class RaftNode:
         leader = self.quorum.state
         if not leader.pending_records:
             return
-        data = batches.build_batch(self.log.end_offset(), leader.epoch, self._now,
-                                   [(None, r) for r in leader.pending_records])
+        data = build_batch(self.log.end_offset(), leader.epoch, self._now,
+                           [(None, r) for r in leader.pending_records])
         leader.pending_records, leader.pending_bytes, leader.linger_deadline_ms = [], 0, None
         self.leader_append(data)
 

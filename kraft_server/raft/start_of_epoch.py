@@ -13,18 +13,17 @@ from __future__ import annotations
 
 from wire.messages import KRaftVersionRecord
 from wire.messages import leader_change_message as lcm
-
-from kraft_server.raft import batches
+from wire.records import ControlRecordType, build_control_batch
 
 
 def start_of_epoch_batch(base_offset: int, epoch: int, now_ms: int, leader_id: int, voters,
                          granting_voters, history) -> bytes:
-    records = [(batches.ControlRecordType.LEADER_CHANGE, lcm.LeaderChangeMessage(
+    records = [(ControlRecordType.LEADER_CHANGE, lcm.LeaderChangeMessage(
         version=0, leader_id=leader_id,
         voters=[lcm.Voter(voter_id=i) for i in voters.ids()],
         granting_voters=[lcm.Voter(voter_id=i) for i in granting_voters]))]
     if history.only_from_bootstrap():
-        records.append((batches.ControlRecordType.KRAFT_VERSION,
+        records.append((ControlRecordType.KRAFT_VERSION,
                         KRaftVersionRecord(version=0, kraft_version=history.kraft_version())))
-        records.append((batches.ControlRecordType.KRAFT_VOTERS, voters.to_voters_record()))
-    return batches.build_control_batch(base_offset, epoch, now_ms, records)
+        records.append((ControlRecordType.KRAFT_VOTERS, voters.to_voters_record()))
+    return build_control_batch(base_offset, epoch, now_ms, records)

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import bisect
 
-from kraft_server.raft import batches
+from wire.records import ControlRecordType, control_records, walk
+
 from kraft_server.raft.voters import VoterSet
 
 
@@ -43,11 +44,11 @@ class VoterHistory:
 
     def observe(self, buf) -> None:
         """Read control records from whole log batches appended at ``next_offset``."""
-        for info in batches.walk(buf):
+        for info in walk(buf):
             if info.base_offset < self.next_offset:
                 continue  # already read (a snapshot overlapping the log)
             if info.is_control:
-                for i, (kind, msg) in enumerate(batches.control_records(buf, info)):
+                for i, (kind, msg) in enumerate(control_records(buf, info)):
                     self._apply(info.base_offset + i, kind, msg)
             self.next_offset = info.next_offset
 
@@ -55,18 +56,18 @@ class VoterHistory:
         """A snapshot's control records take effect at ``snapshot_end - 1`` whatever
         offsets its batches carry (``KRaftControlRecordStateMachine``)."""
         found = {}
-        for info in batches.walk(buf):
+        for info in walk(buf):
             if info.is_control:
-                for kind, msg in batches.control_records(buf, info):
+                for kind, msg in control_records(buf, info):
                     found[kind] = msg
         for kind, msg in found.items():
             self._apply(snapshot_end - 1, kind, msg)
         self.next_offset = snapshot_end
 
     def _apply(self, offset: int, kind, msg) -> None:
-        if kind is batches.ControlRecordType.KRAFT_VOTERS:
+        if kind is ControlRecordType.KRAFT_VOTERS:
             self.add_voters(offset, VoterSet.from_voters_record(msg))
-        elif kind is batches.ControlRecordType.KRAFT_VERSION:
+        elif kind is ControlRecordType.KRAFT_VERSION:
             self.add_kraft_version(offset, msg.kraft_version)
 
     def truncate_to(self, offset: int) -> None:

@@ -7,9 +7,9 @@ import uuid
 
 from kraft_server.controller import records as rec
 from kraft_server.log.file_log import FileReplicatedLog
-from kraft_server.raft import batches
 from tests.support.kraft_nodes import OurNode, _roundtrip, wait_for
 from wire.messages import ApiVersionsRequest
+from wire.records import batch_records, walk
 
 
 def _snapshots(node) -> list:
@@ -36,11 +36,11 @@ def test_process_writes_metadata_and_snapshots(tmp_path):
     with FileReplicatedLog.open(node.data) as log:
         offset = log.start_offset()
         while offset < log.end_offset():
-            for info in batches.walk(log.read(offset, 1 << 20)):
+            for info in walk(log.read(offset, 1 << 20)):
                 if not info.is_control:
                     data = log.read(info.base_offset, 1 << 20)
-                    first = batches.walk(data)[0]
-                    kinds.append([rec.unframe(v)[0] for _, v in batches.records(data, first)])
+                    first = walk(data)[0]
+                    kinds.append([rec.unframe(v)[0] for _, v in batch_records(data, first)])
                 offset = max(offset, info.next_offset)
     assert kinds[0] == [23, 12, 12, 12, 12, 12, 12, 4, 24]
     assert kinds[1] == [27]

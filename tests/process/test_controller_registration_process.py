@@ -10,10 +10,10 @@ from __future__ import annotations
 import uuid
 
 from kraft_server.controller import records as rec
-from kraft_server.raft import batches as raft_batches
 from tests.support.kraft_nodes import _roundtrip, agreed_leader, make_quorum, read_batches, wait_for
 from wire.messages import ControllerRegistrationRequest, DescribeClusterRequest, RegisterControllerRecord
 from wire.messages.controller_registration_request import Listener
+from wire.records import batch_records, walk
 
 
 def describe_controllers(port: int) -> tuple[int, dict[int, int]]:
@@ -26,10 +26,10 @@ def describe_controllers(port: int) -> tuple[int, dict[int, int]]:
 def registrations_in_log(node) -> list[RegisterControllerRecord]:
     out = []
     for raw in read_batches(node.data).values():
-        for info in raft_batches.walk(raw):
+        for info in walk(raw):
             if info.is_control:
                 continue
-            for _, value in raft_batches.records(raw, info):
+            for _, value in batch_records(raw, info):
                 api_key, version, payload = rec.unframe(value)
                 if api_key == rec.REGISTER_CONTROLLER_RECORD:
                     out.append(RegisterControllerRecord.decode(bytes(payload), version))

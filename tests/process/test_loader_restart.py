@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kraft_server.controller.loader import MetadataLoader
 from kraft_server.log.file_log import FileReplicatedLog
-from kraft_server.raft import batches
+from wire.records import walk
 
 from tests.unit.test_controller_active import Single
 
@@ -15,7 +15,7 @@ def _log_bytes_from(log, offset: int) -> int:
     total = 0
     while offset < log.end_offset():
         data = log.read(offset, 1 << 20)
-        for info in batches.walk(data):
+        for info in walk(data):
             if info.base_offset >= offset:
                 total += info.end - info.start
             offset = max(offset, info.next_offset)

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from wire.messages import REQUESTS, RESPONSES
 
 from kraft_server.log.memory import MemoryLog, MemoryQuorumStateStore
-from kraft_server.raft import batches
 from kraft_server.raft.config import QuorumConfig, StaticVoter
 from kraft_server.raft.io import Endpoint, InboundRequest, InboundResponse, SendFailure
 from kraft_server.raft.node import NotLeader, RaftNode
@@ -35,6 +34,7 @@ from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
 from kraft_server.shell.loop import Shell
 from wire.messages import KRaftVersionRecord, SnapshotFooterRecord, SnapshotHeaderRecord
+from wire.records import ControlRecordType, build_control_batch
 
 from kraft_server.controller import Controller, ControllerSettings
 from kraft_server.controller import records as metadata_records
@@ -147,12 +147,12 @@ class Simulation:
         voters = VoterSet(tuple(
             VoterNode(VoterKey(n.node_id, n.config.directory_id), n.config.listeners, 0, 1)
             for n in self.nodes.values() if n.node_id <= self.n))
-        data = batches.build_control_batch(0, 0, 0, [
-            (batches.ControlRecordType.SNAPSHOT_HEADER, SnapshotHeaderRecord(version=0)),
-            (batches.ControlRecordType.KRAFT_VERSION, KRaftVersionRecord(version=0, kraft_version=1)),
-            (batches.ControlRecordType.KRAFT_VOTERS, voters.to_voters_record())])
-        data += batches.build_control_batch(3, 0, 0, [
-            (batches.ControlRecordType.SNAPSHOT_FOOTER, SnapshotFooterRecord(version=0))])
+        data = build_control_batch(0, 0, 0, [
+            (ControlRecordType.SNAPSHOT_HEADER, SnapshotHeaderRecord(version=0)),
+            (ControlRecordType.KRAFT_VERSION, KRaftVersionRecord(version=0, kraft_version=1)),
+            (ControlRecordType.KRAFT_VOTERS, voters.to_voters_record())])
+        data += build_control_batch(3, 0, 0, [
+            (ControlRecordType.SNAPSHOT_FOOTER, SnapshotFooterRecord(version=0))])
         for n in self.nodes.values():
             n.log._bootstrap = data
 

@@ -4,7 +4,7 @@ check fails: role, epoch, leader, log positions and high watermark, its timers
 off, a parked fsync, and the last messages it sent and received."""
 from __future__ import annotations
 
-from wire.api_keys import API_KEYS
+from tests.support.kafka_api_keys import API_KEYS
 
 
 def _api(key: int) -> str:

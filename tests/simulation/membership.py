@@ -36,7 +36,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import replace
 
-from wire.messages import ApiVersionsResponse, add_raft_voter_request as areq
+from wire.messages import ApiVersionsRequest, ApiVersionsResponse, add_raft_voter_request as areq
 from wire.messages import api_versions_response as avr
 from wire.messages import remove_raft_voter_request as rreq
 
@@ -48,7 +48,6 @@ from kraft_server.raft.voters import has_overlapping_majority, majority
 from tests.simulation.cluster import CLUSTER_ID, Faults, Simulation
 from tests.simulation.invariants import Checker, InvariantViolation
 
-API_VERSIONS = 18
 MEMBERSHIP_EVERY_MS = 1500
 MIN_VOTERS_FOR_WIPE = 3  # a wiped voter must leave a majority that can commit its removal
 
@@ -151,7 +150,7 @@ class MembershipSimulation(Simulation):
 
     # -- the ApiVersions probe and admin answers ---------------------------------------
     def _send_request(self, node, req) -> None:
-        if req.api_key != API_VERSIONS:
+        if req.api_key != ApiVersionsRequest.API_KEY:
             return super()._send_request(node, req)
         dst = req.destination.node_id
         node.pending[req.correlation] = (req.api_key, req.destination)
@@ -164,7 +163,7 @@ class MembershipSimulation(Simulation):
         body = ApiVersionsResponse(supported_features=[avr.SupportedFeatureKey(
             name="kraft.version", min_version=cfg.kraft_version_min, max_version=cfg.kraft_version_max)])
         self._push(self.now + 2 * self._delay(), "deliver", "resp", node.node_id, node.incarnation, dst,
-                   req.correlation, API_VERSIONS, 4, body.encode(4))
+                   req.correlation, ApiVersionsRequest.API_KEY, 4, body.encode(4))
 
     def _send_response(self, node, resp) -> None:
         if resp.handle[0] == "admin":

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kraft_server.log.memory import MemoryLog
-from kraft_server.raft import batches
+from wire.records import build_batch, walk
 from tests.simulation import cluster
 from tests.simulation.cluster import HEALTHY, Simulation
 from tests.simulation.invariants import InvariantViolation
@@ -28,10 +28,10 @@ def test_a_planted_divergence_below_the_hwm_is_caught():
     # Rewrite one committed data batch of the follower: same offsets and epoch,
     # other record bytes (as a follower that kept an uncommitted batch would hold).
     base, last, epoch, data = next(b for b in log.batches() if b[0] > 10 and b[0] < follower.raft.high_watermark
-                                   and not batches.walk(b[3])[0].is_control)
+                                   and not walk(b[3])[0].is_control)
     rest = [b[3] for b in log.batches() if b[0] > base]
     log.truncate_to(base)
-    log.append(batches.build_batch(base, epoch, 0, [(None, b"planted")] * (last - base + 1)))
+    log.append(build_batch(base, epoch, 0, [(None, b"planted")] * (last - base + 1)))
     for b in rest:
         log.append(b)
     sim.checker.restarted(follower.node_id)  # check its whole committed prefix again

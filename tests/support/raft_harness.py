@@ -13,9 +13,9 @@ from wire.messages import begin_quorum_epoch_request as breq
 from wire.messages import end_quorum_epoch_request as ereq
 from wire.messages import fetch_request as freq
 from wire.messages import vote_request as vreq
+from wire.records import build_batch
 
 from kraft_server.log.memory import MemoryLog, MemoryQuorumStateStore
-from kraft_server.raft import batches
 from kraft_server.raft.config import METADATA_TOPIC, METADATA_TOPIC_ID, QuorumConfig, StaticVoter
 from kraft_server.raft.io import Endpoint, InboundRequest, InboundResponse
 from kraft_server.raft.node import RaftNode
@@ -111,7 +111,7 @@ def partition(response):
 def data_batches(base, epoch, count, size=1):
     out = b""
     for i in range(count):
-        out += batches.build_batch(base + i * size, epoch, 0, [(None, b"r%d" % (base + i * size + k)) for k in range(size)])
+        out += build_batch(base + i * size, epoch, 0, [(None, b"r%d" % (base + i * size + k)) for k in range(size)])
     return out
 
 

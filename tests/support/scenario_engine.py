@@ -27,11 +27,11 @@ from wire.messages import REQUESTS, RESPONSES
 from kraft_server.log.memory import MemoryLog
 from kraft_server.raft.config import QuorumConfig, StaticVoter
 from kraft_server.raft.io import Endpoint, InboundRequest, InboundResponse
-from kraft_server.raft import batches
 from kraft_server.raft.node import RaftNode
 from tests.support.raft_harness import start
 from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
 from wire.messages import KRaftVersionRecord, SnapshotHeaderRecord
+from wire.records import ControlRecordType, build_control_batch
 
 
 def _endpoint(i: int) -> Endpoint:
@@ -148,10 +148,10 @@ class Scenario:
         observers n+1..n+observers that find the leader through the bootstrap servers."""
         voters = VoterSet(tuple(VoterNode(VoterKey(i, uuid.UUID(int=i)), (_endpoint(i),), 0, 1)
                                 for i in range(1, n + 1)))
-        checkpoint = batches.build_control_batch(0, 0, 0, [
-            (batches.ControlRecordType.SNAPSHOT_HEADER, SnapshotHeaderRecord(version=0)),
-            (batches.ControlRecordType.KRAFT_VERSION, KRaftVersionRecord(version=0, kraft_version=1)),
-            (batches.ControlRecordType.KRAFT_VOTERS, voters.to_voters_record())])
+        checkpoint = build_control_batch(0, 0, 0, [
+            (ControlRecordType.SNAPSHOT_HEADER, SnapshotHeaderRecord(version=0)),
+            (ControlRecordType.KRAFT_VERSION, KRaftVersionRecord(version=0, kraft_version=1)),
+            (ControlRecordType.KRAFT_VOTERS, voters.to_voters_record())])
         for i in range(1, n + observers + 1):
             self._start_dynamic(i, uuid.UUID(int=i), checkpoint, n, auto)
         return self.cmd_state([], {})

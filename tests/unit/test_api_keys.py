@@ -1,4 +1,4 @@
-"""wire/api_keys.py against the request JSON files inside kafka-clients 4.3.1."""
+"""tests/support/kafka_api_keys.py against the request JSON files inside kafka-clients 4.3.1."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from wire.api_keys import (API_KEYS, API_KEYS_BY_NAME, CONTROLLER_API_KEYS, KAFKA_VERSION,
-                           ApiKeyInfo, api_key_info)
+from tests.support.kafka_api_keys import (API_KEYS, API_KEYS_BY_NAME, CONTROLLER_API_KEYS, KAFKA_VERSION,
+                                  ApiKeyInfo, api_key_info)
 
 MESSAGE_DIR = "common/message/"
 M2_JAR = (Path.home() / ".m2/repository/org/apache/kafka/kafka-clients" / KAFKA_VERSION
@@ -147,3 +147,13 @@ def test_header_versions():
     assert vote.request_header_version(0) == 2 and vote.response_header_version(0) == 1
     assert begin.request_header_version(0) == 1 and begin.request_header_version(1) == 2
     assert handshake.request_header_version(1) == 1 and handshake.response_header_version(1) == 0
+
+
+def test_the_generated_messages_carry_kafkas_keys():
+    """The server's API keys are the generated messages' ``API_KEY``; they agree with this table."""
+    from wire.messages import REQUESTS, RESPONSES
+
+    for key, cls in REQUESTS.items():
+        assert cls.API_KEY == key and cls.__name__ == API_KEYS[key].request_name
+    for key, cls in RESPONSES.items():
+        assert cls.API_KEY == key and cls.__name__ == API_KEYS[key].response_name

@@ -10,11 +10,11 @@ from kraft_server.controller import Controller, ControllerSettings
 from kraft_server.controller import records as rec
 from kraft_server.log.bootstrap import DEFAULT_FEATURES
 from kraft_server.log.memory import MemoryLog
-from kraft_server.raft import batches
 from kraft_server.raft.config import QuorumConfig, StaticVoter
 from kraft_server.raft.io import Endpoint
 from tests.support.raft_harness import start
 from kraft_server.raft.roles.base import Role
+from wire.records import batch_records, walk
 
 INCARNATION = uuid.UUID(int=0x1234)
 
@@ -50,9 +50,9 @@ class Single:
     def data_batches(self):
         out = []
         for base, last, epoch, data in self.log.batches():
-            info = batches.walk(data)[0]
+            info = walk(data)[0]
             if not info.is_control:
-                out.append([rec.unframe(v)[:2] for _, v in batches.records(data, info)])
+                out.append([rec.unframe(v)[:2] for _, v in batch_records(data, info)])
         return out
 
 

@@ -15,14 +15,14 @@ import pytest
 from kraft_server.log import segments
 from kraft_server.log.file_log import FileReplicatedLog
 from kraft_server.log.recovery import scan_segment
-from kraft_server.raft import batches
+from wire.records import build_batch
 
 PART = "__cluster_metadata-0"
 
 
 def one_record_batches(n: int, epoch: int = 1) -> bytes:
     """``n`` one-record batches at offsets 0..n-1 (the CRC does not cover the base offset)."""
-    template = batches.build_batch(0, epoch, 1, [(None, b"x" * 8)])
+    template = build_batch(0, epoch, 1, [(None, b"x" * 8)])
     out = bytearray(template * n)
     for i in range(n):
         struct.pack_into(">q", out, i * len(template), i)
@@ -36,7 +36,7 @@ def mixed_batches(rng: random.Random, count: int) -> bytes:
         if i and i % (count // 3) == 0:
             epoch += 1
         n = rng.randint(1, 30)
-        out += batches.build_batch(offset, epoch, 1000 + i, [(None, os.urandom(rng.randint(1, 400))) for _ in range(n)])
+        out += build_batch(offset, epoch, 1000 + i, [(None, os.urandom(rng.randint(1, 400))) for _ in range(n)])
         offset += n
     return bytes(out)
 
@@ -139,12 +139,12 @@ def test_truncate_then_append_then_reopen(tmp_path):
         log.truncate_to(1234)
         assert log.end_offset() == 1234 and len(log.segments[0].positions) == 1234
         assert log.read(1233, 1)[:8] == struct.pack(">q", 1233)
-        log.append(batches.build_batch(1234, 2, 5, [(None, b"y")]))
+        log.append(build_batch(1234, 2, 5, [(None, b"y")]))
         log.flush()
         assert log.end_offset() == 1235
     with FileReplicatedLog(part) as log:
         assert log.end_offset() == 1235 and log.segments[0].size == 1234 * size + len(
-            batches.build_batch(1234, 2, 5, [(None, b"y")]))
+            build_batch(1234, 2, 5, [(None, b"y")]))
         assert log.last_fetched_epoch() == 2
 
 

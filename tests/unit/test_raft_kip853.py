@@ -7,9 +7,9 @@ import uuid
 from wire.errors import ErrorCode
 from wire.messages import KRaftVersionRecord, SnapshotHeaderRecord
 from wire.messages import update_raft_voter_request as ureq
+from wire.records import ControlRecordType, build_control_batch, control_records, walk
 
 from kraft_server.log.memory import MemoryLog
-from kraft_server.raft import batches
 from kraft_server.raft.config import QuorumConfig
 from kraft_server.raft.io import Endpoint
 from kraft_server.raft.roles.base import Role
@@ -25,10 +25,10 @@ def endpoint(i, port=None):
 
 def bootstrap(voters=(1, 2, 3)):
     vs = VoterSet(tuple(VoterNode(VoterKey(i, DIRS[i]), (endpoint(i),), 0, 1) for i in voters))
-    return batches.build_control_batch(0, 0, 0, [
-        (batches.ControlRecordType.SNAPSHOT_HEADER, SnapshotHeaderRecord(version=0)),
-        (batches.ControlRecordType.KRAFT_VERSION, KRaftVersionRecord(version=0, kraft_version=1)),
-        (batches.ControlRecordType.KRAFT_VOTERS, vs.to_voters_record())])
+    return build_control_batch(0, 0, 0, [
+        (ControlRecordType.SNAPSHOT_HEADER, SnapshotHeaderRecord(version=0)),
+        (ControlRecordType.KRAFT_VERSION, KRaftVersionRecord(version=0, kraft_version=1)),
+        (ControlRecordType.KRAFT_VOTERS, vs.to_voters_record())])
 
 
 def node(node_id=1, port=None, voters=(1, 2, 3)):
@@ -50,10 +50,10 @@ def test_first_leader_writes_kraft_version_and_voters_with_leader_change():
     assert n.role is Role.LEADER
     drain(n, 10_000)  # the shell performs the append
     [(_, _, _, data)] = n.shell.log.batches()
-    info = batches.walk(data)[0]
-    kinds = [k for k, _ in batches.control_records(data, info)]
-    assert kinds == [batches.ControlRecordType.LEADER_CHANGE, batches.ControlRecordType.KRAFT_VERSION,
-                     batches.ControlRecordType.KRAFT_VOTERS]
+    info = walk(data)[0]
+    kinds = [k for k, _ in control_records(data, info)]
+    assert kinds == [ControlRecordType.LEADER_CHANGE, ControlRecordType.KRAFT_VERSION,
+                     ControlRecordType.KRAFT_VOTERS]
     assert n.history.latest_offset() == 2
     # the records are in the log but not committed: committed set is still the bootstrap one
     assert n.committed_voter_set() == n.voter_set()

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from wire.messages import KRaftVersionRecord
+from wire.records import ControlRecordType, build_batch, build_control_batch
 
-from kraft_server.raft import batches
 from kraft_server.raft.io import Endpoint
 from kraft_server.raft.voter_history import VoterHistory
 from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
@@ -14,8 +14,8 @@ def vs(*ids):
 
 
 def voters_batch(offset, *ids, epoch=1):
-    return batches.build_control_batch(offset, epoch, 0, [
-        (batches.ControlRecordType.KRAFT_VOTERS, vs(*ids).to_voters_record())])
+    return build_control_batch(offset, epoch, 0, [
+        (ControlRecordType.KRAFT_VOTERS, vs(*ids).to_voters_record())])
 
 
 def test_static_base_applies_everywhere():
@@ -33,7 +33,7 @@ def test_bootstrap_only_until_a_voters_record_reaches_the_log():
 
 def test_latest_includes_uncommitted_committed_follows_hwm():
     h = VoterHistory(vs(1, 2, 3), 1)
-    h.observe(batches.build_batch(0, 1, 0, [(None, b"x")] * 5))
+    h.observe(build_batch(0, 1, 0, [(None, b"x")] * 5))
     h.observe(voters_batch(5, 1, 2, 3, 4))
     h.observe(voters_batch(6, 1, 2, 4))
     assert h.latest() == vs(1, 2, 4)
@@ -45,8 +45,8 @@ def test_latest_includes_uncommitted_committed_follows_hwm():
 def test_truncation_forgets_dropped_records():
     h = VoterHistory(vs(1, 2, 3), 1)
     h.observe(voters_batch(0, 1, 2, 3, 4))
-    h.observe(batches.build_control_batch(1, 1, 0, [
-        (batches.ControlRecordType.KRAFT_VERSION, KRaftVersionRecord(version=0, kraft_version=1))]))
+    h.observe(build_control_batch(1, 1, 0, [
+        (ControlRecordType.KRAFT_VERSION, KRaftVersionRecord(version=0, kraft_version=1))]))
     h.truncate_to(1)
     assert h.latest() == vs(1, 2, 3, 4) and h.next_offset == 1
     h.truncate_to(0)

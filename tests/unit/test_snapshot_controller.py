@@ -8,7 +8,7 @@ from kraft_server.controller.loader import MetadataLoader
 from kraft_server.controller.retention import maybe_clean
 from kraft_server.controller.snapshots import SnapshotGenerator
 from kraft_server.log.file_log import FileReplicatedLog
-from kraft_server.raft import batches
+from wire.records import batch_records, control_records, walk
 
 from tests.unit.test_controller_active import Single
 
@@ -20,7 +20,7 @@ def _file_log(tmp_path, segment_bytes=600):
 def _batch_ends(log) -> set[int]:
     ends, offset = set(), log.start_offset()
     while offset < log.end_offset():
-        for info in batches.walk(log.read(offset, 1 << 20)):
+        for info in walk(log.read(offset, 1 << 20)):
             ends.add(info.next_offset)
             offset = max(offset, info.next_offset)
     return ends
@@ -29,11 +29,11 @@ def _batch_ends(log) -> set[int]:
 def _layout(data: bytes):
     """[(base offset, epoch, control?, [record kinds])] of a snapshot file."""
     out = []
-    for info in batches.walk(data):
+    for info in walk(data):
         if info.is_control:
-            kinds = [k.name for k, _ in batches.control_records(data, info)]
+            kinds = [k.name for k, _ in control_records(data, info)]
         else:
-            kinds = [rec.unframe(v)[0] for _, v in batches.records(data, info)]
+            kinds = [rec.unframe(v)[0] for _, v in batch_records(data, info)]
         out.append((info.base_offset, info.epoch, info.is_control, kinds))
     return out
 

@@ -45,12 +45,12 @@ from wire.messages import describe_quorum_request as _dq
 from .errors import ClientTimeout, KafkaApiError, TerseError
 from .reachability import Reachability, socket_error_text
 
-API_VERSIONS = 18
-METADATA = 3
-DESCRIBE_QUORUM = 55
-DESCRIBE_CLUSTER = 60
-ADD_RAFT_VOTER = 80
-REMOVE_RAFT_VOTER = 81
+API_VERSIONS = ApiVersionsRequest.API_KEY
+METADATA = MetadataRequest.API_KEY
+DESCRIBE_QUORUM = DescribeQuorumRequest.API_KEY
+DESCRIBE_CLUSTER = DescribeClusterRequest.API_KEY
+ADD_RAFT_VOTER = AddRaftVoterRequest.API_KEY
+REMOVE_RAFT_VOTER = RemoveRaftVoterRequest.API_KEY
 
 # The highest version of each request this client speaks (our codecs' range).
 CLIENT_MAX = {API_VERSIONS: 4, METADATA: 13, DESCRIBE_QUORUM: 3, DESCRIBE_CLUSTER: 2,

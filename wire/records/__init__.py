@@ -1,37 +1,62 @@
 """Record batch v2, byte-exact with Apache Kafka 4.3.1.
 
-- :mod:`.header`: the 61-byte batch header, read without the records (``read_header``, ``iter_headers``).
+- :mod:`.header`: the 61-byte batch header, read without the records (``read_header``, ``iter_headers``),
+  and the Raft core's strict walk (``walk``, ``BatchInfo``, ``BatchError``).
 - :mod:`.record`: one record and the records section.
-- :mod:`.batch`: ``RecordBatch``, ``decode_batch``, ``iter_batches``.
+- :mod:`.batch`: ``RecordBatch``, ``decode_batch``, ``iter_batches``; the KRaft fast path
+  ``build_batch`` and ``batch_records``.
 - :mod:`.compression`: gzip, snappy (xerial), lz4 (Kafka's frame), zstd; bounded decompression.
-- :mod:`.control`: control record keys and KRaft control batches.
+- :mod:`.control`: control record keys and KRaft control batches (``control_batch`` from value
+  bytes, ``build_control_batch`` / ``control_records`` from and to messages).
 - :mod:`.metadata`: the metadata-record value framing and KRaft data batches.
 - :mod:`.reference`: a second, declarative description of the layout (``construct``), for tools and tests.
 """
-from .batch import RecordBatch, decode_batch, iter_batches
+from .batch import RecordBatch, batch_records, build_batch, decode_batch, iter_batches
 from .compression import DEFAULT_MAX_BYTES, CompressionType, compress, decompress
 from .control import (
     ControlRecordType,
+    build_control_batch,
     control_batch,
     control_record_type,
+    control_records,
     decode_control_key,
     encode_control_key,
 )
-from .header import BatchHeader, TimestampType, crc_matches, iter_headers, read_header
+from .header import (
+    CONTROL_MASK,
+    HEADER_SIZE,
+    BatchError,
+    BatchHeader,
+    BatchInfo,
+    TimestampType,
+    crc_matches,
+    iter_headers,
+    read_header,
+    walk,
+    with_base_offset,
+)
 from .metadata import data_batch, frame_metadata_record, unframe_metadata_record
 from .record import Record
 
 __all__ = [
+    "CONTROL_MASK",
+    "HEADER_SIZE",
+    "BatchError",
     "BatchHeader",
+    "BatchInfo",
     "CompressionType",
     "ControlRecordType",
     "DEFAULT_MAX_BYTES",
     "Record",
     "RecordBatch",
     "TimestampType",
+    "batch_records",
+    "build_batch",
+    "build_control_batch",
     "compress",
     "control_batch",
     "control_record_type",
+    "control_records",
     "crc_matches",
     "data_batch",
     "decode_batch",
@@ -43,4 +68,6 @@ __all__ = [
     "iter_headers",
     "read_header",
     "unframe_metadata_record",
+    "walk",
+    "with_base_offset",
 ]

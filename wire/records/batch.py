@@ -13,6 +13,11 @@ the header, the CRC (unless ``verify_crc=False``), a known codec, a
 non-negative record count, and records that fill the (decompressed) section
 exactly. A batch whose count is 0 has no records and its section is not read,
 as in Kafka.
+
+:func:`build_batch` is the fast path for the batches KRaft writes (uncompressed,
+no record headers, every timestamp delta 0) and :func:`batch_records` reads
+their ``(key, value)`` pairs back; both share the encoder, decoder and header
+sealing with :class:`RecordBatch`.
 """
 from __future__ import annotations
 
@@ -23,19 +28,25 @@ import crc32c
 from ..exceptions import DecodeError, EncodeError
 from .compression import DEFAULT_MAX_BYTES, CompressionType, compress, decompress
 from .header import (
+    CONTROL_MASK,
     CRC_START,
     HEADER,
     HEADER_SIZE,
     LOG_OVERHEAD,
     MAGIC,
     AttributeFlags,
+    BatchInfo,
     TimestampType,
     next_batch_size,
     read_header,
 )
 from .record import Record, decode_records, encode_records
 
-__all__ = ["Record", "RecordBatch", "decode_batch", "iter_batches", "read_header"]
+__all__ = ["Record", "RecordBatch", "decode_batch", "iter_batches", "read_header", "build_batch",
+           "batch_records"]
+
+_COUNT_AT = HEADER_SIZE - 4  # recordsCount, the header's last field
+_COUNT = struct.Struct(">i")
 
 _CODECS = frozenset(int(c) for c in CompressionType)
 _COMPARED = (
@@ -114,18 +125,50 @@ class RecordBatch(AttributeFlags):
         section = encode_records(self.records)
         if codec:
             section = compress(codec, section, level)
-        length = HEADER_SIZE - LOG_OVERHEAD + len(section)
-        try:
-            head = bytearray(HEADER.pack(
-                self.base_offset, length, self.partition_leader_epoch, MAGIC, 0, self.attributes,
-                self.last_offset_delta, self.base_timestamp, self.max_timestamp, self.producer_id,
-                self.producer_epoch, self.base_sequence, len(self.records),
-            ))
-        except struct.error as exc:  # a field out of its range
-            raise EncodeError(f"cannot encode batch header: {exc}") from None
-        crc = crc32c.crc32c(section, crc32c.crc32c(memoryview(head)[CRC_START:]))
-        head[17:21] = crc.to_bytes(4, "big")
-        return bytes(head) + section
+        return _seal(section, self.base_offset, self.partition_leader_epoch, self.attributes,
+                     self.last_offset_delta, self.base_timestamp, self.max_timestamp, self.producer_id,
+                     self.producer_epoch, self.base_sequence, len(self.records))
+
+
+def _seal(section: bytes, base_offset: int, epoch: int, attributes: int, last_offset_delta: int,
+          base_timestamp: int, max_timestamp: int, producer_id: int, producer_epoch: int,
+          base_sequence: int, count: int) -> bytes:
+    """The header (length and CRC-32C computed) followed by the records ``section``."""
+    length = HEADER_SIZE - LOG_OVERHEAD + len(section)
+    try:
+        head = bytearray(HEADER.pack(
+            base_offset, length, epoch, MAGIC, 0, attributes, last_offset_delta, base_timestamp,
+            max_timestamp, producer_id, producer_epoch, base_sequence, count,
+        ))
+    except struct.error as exc:  # a field out of its range
+        raise EncodeError(f"cannot encode batch header: {exc}") from None
+    crc = crc32c.crc32c(section, crc32c.crc32c(memoryview(head)[CRC_START:]))
+    head[17:21] = crc.to_bytes(4, "big")
+    return bytes(head) + section
+
+
+def build_batch(base_offset: int, epoch: int, timestamp_ms: int,
+                records: list[tuple[bytes | None, bytes | None]], control: bool = False) -> bytes:
+    """One uncompressed batch of (key, value) records, as KRaft leaders write them:
+    CREATE_TIME, producer id/epoch/sequence -1, partitionLeaderEpoch = ``epoch``,
+    base and max timestamp ``timestamp_ms``, timestamp deltas 0, no record headers."""
+    if not records:
+        raise ValueError("a batch needs at least one record")
+    section = encode_records([(0, 0, i, key, value, ()) for i, (key, value) in enumerate(records)])
+    return _seal(section, base_offset, epoch, CONTROL_MASK if control else 0, len(records) - 1,
+                 timestamp_ms, timestamp_ms, -1, -1, -1, len(records))
+
+
+def batch_records(buf, info: BatchInfo) -> list[tuple[bytes | None, bytes | None]]:
+    """The (key, value) pairs of one uncompressed batch found by ``walk``."""
+    (count,) = _COUNT.unpack_from(buf, info.start + _COUNT_AT)
+    if type(buf) is bytes:
+        found = decode_records(buf, info.start + HEADER_SIZE, info.end, count)
+    else:
+        # One copy per batch so that keys and values come out as bytes.
+        data = bytes(memoryview(buf)[info.start + HEADER_SIZE:info.end])
+        found = decode_records(data, 0, len(data), count)
+    return [(record[3], record[4]) for record in found]
 
 
 def decode_batch(buf, pos: int = 0, verify_crc: bool = True,

@@ -12,6 +12,9 @@ CREATE_TIME, partition leader epoch = the leader's epoch. Every record is
 appended with the same ``currentTimeMs`` that is also the builder's
 ``logAppendTime``, so base and max timestamps both equal it and every
 timestamp delta is 0; offset deltas count up from 0; no headers.
+
+The Raft core builds and reads control batches as messages rather than bytes:
+:func:`build_control_batch` encodes them, :func:`control_records` decodes them.
 """
 from __future__ import annotations
 
@@ -19,9 +22,13 @@ import struct
 from enum import IntEnum
 
 from ..exceptions import DecodeError, EncodeError
-from .batch import RecordBatch
+from ..messages import (
+    KRaftVersionRecord, LeaderChangeMessage, SnapshotFooterRecord, SnapshotHeaderRecord,
+    VotersRecord,
+)
+from .batch import RecordBatch, batch_records, build_batch
 from .compression import CompressionType
-from .header import CONTROL_MASK
+from .header import CONTROL_MASK, BatchError, BatchInfo
 from .record import Record
 
 __all__ = [
@@ -31,6 +38,8 @@ __all__ = [
     "decode_control_key",
     "control_record_type",
     "control_batch",
+    "build_control_batch",
+    "control_records",
 ]
 
 _KEY = struct.Struct(">hh")
@@ -106,6 +115,9 @@ def control_batch(base_offset: int, leader_epoch: int, timestamp: int, items, *,
     if leader_epoch == -1 and any(kind == ControlRecordType.LEADER_CHANGE for kind, _ in items):
         # MemoryRecordsBuilder.appendLeaderChangeMessage refuses NO_PARTITION_LEADER_EPOCH.
         raise EncodeError("a LeaderChange record needs a valid partition leader epoch")
+    if compression == CompressionType.NONE:
+        return build_batch(base_offset, leader_epoch, timestamp,
+                           [(encode_control_key(kind), bytes(value)) for kind, value in items], control=True)
     records = [
         Record(offset_delta=i, key=encode_control_key(kind), value=bytes(value))
         for i, (kind, value) in enumerate(items)
@@ -119,3 +131,36 @@ def control_batch(base_offset: int, leader_epoch: int, timestamp: int, items, *,
         max_timestamp=timestamp,
         records=records,
     ).encode()
+
+
+_CONTROL_CLASSES = {
+    ControlRecordType.LEADER_CHANGE: LeaderChangeMessage,
+    ControlRecordType.SNAPSHOT_HEADER: SnapshotHeaderRecord,
+    ControlRecordType.SNAPSHOT_FOOTER: SnapshotFooterRecord,
+    ControlRecordType.KRAFT_VERSION: KRaftVersionRecord,
+    ControlRecordType.KRAFT_VOTERS: VotersRecord,
+}
+
+
+def build_control_batch(base_offset: int, epoch: int, timestamp_ms: int,
+                        messages: list[tuple[ControlRecordType, object]]) -> bytes:
+    """A control batch of ``(type, message)`` pairs; each message is written at v0
+    with no version prefix (``ControlRecordUtils``)."""
+    records = [(encode_control_key(kind), msg.encode(0)) for kind, msg in messages]
+    return build_batch(base_offset, epoch, timestamp_ms, records, control=True)
+
+
+def control_records(buf, info: BatchInfo) -> list[tuple[ControlRecordType, object]]:
+    """Decoded control records of a control batch; unknown types raise (R/ControlRecord)."""
+    out = []
+    for key, value in batch_records(buf, info):
+        if key is None or len(key) < CONTROL_KEY_SIZE:
+            raise BatchError("control record without a ControlRecordTypeSchema key")
+        _, kind = _KEY.unpack_from(key)
+        try:
+            kind = ControlRecordType(kind)
+            cls = _CONTROL_CLASSES[kind]
+        except (ValueError, KeyError):
+            raise BatchError(f"unknown control record type {kind}") from None
+        out.append((kind, cls.decode(value, 0)))
+    return out

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ..exceptions import DecodeError, EncodeError
 from ..varint import read_uvarint, write_uvarint
-from .batch import RecordBatch
+from .batch import RecordBatch, build_batch
 from .compression import CompressionType
 from .record import Record
 
@@ -69,9 +69,12 @@ def unframe_metadata_record(buf) -> tuple[int, int, memoryview]:
 def data_batch(base_offset: int, leader_epoch: int, timestamp: int, values, *,
                compression: CompressionType = CompressionType.NONE) -> bytes:
     """A KRaft data batch of ``values`` (already framed record values), as BatchBuilder writes it."""
-    records = [Record(offset_delta=i, value=bytes(value)) for i, value in enumerate(values)]
-    if not records:
+    values = [bytes(value) for value in values]
+    if not values:
         raise EncodeError("a data batch needs at least one record")
+    if compression == CompressionType.NONE:
+        return build_batch(base_offset, leader_epoch, timestamp, [(None, value) for value in values])
+    records = [Record(offset_delta=i, value=value) for i, value in enumerate(values)]
     return RecordBatch(
         base_offset=base_offset,
         partition_leader_epoch=leader_epoch,

@@ -20,7 +20,7 @@ The request's TimeoutMs is ignored, as in Kafka: the timer is
 from __future__ import annotations
 
 from wire.errors import ErrorCode
-from wire.messages import ApiVersionsRequest
+from wire.messages import AddRaftVoterRequest, ApiVersionsRequest
 
 from kraft_server.raft import membership
 from kraft_server.raft.io import Destination, Endpoint
@@ -28,8 +28,8 @@ from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc.common import cluster_id_ok
 from kraft_server.raft.voters import ZERO_UUID, VoterKey, VoterNode
 
-API_KEY = 80
-API_VERSIONS_KEY = 18
+API_KEY = AddRaftVoterRequest.API_KEY
+API_VERSIONS_KEY = ApiVersionsRequest.API_KEY
 KRAFT_VERSION = "kraft.version"
 
 

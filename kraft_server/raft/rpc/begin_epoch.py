@@ -19,7 +19,7 @@ from kraft_server.raft.rpc.common import (
 )
 from kraft_server.raft.voters import VoterKey
 
-API_KEY = 53
+API_KEY = breq.BeginQuorumEpochRequest.API_KEY
 
 
 def build_begin_epoch_request(node, voter: VoterKey):

@@ -19,7 +19,7 @@ from kraft_server.raft.rpc.common import (
 )
 from kraft_server.raft.voters import ZERO_UUID, VoterKey
 
-API_KEY = 54
+API_KEY = ereq.EndQuorumEpochRequest.API_KEY
 
 
 def build_end_epoch_request(node, preferred: list[VoterKey]):

@@ -28,8 +28,8 @@ from __future__ import annotations
 from wire.errors import ErrorCode
 from wire.messages import fetch_request as freq
 from wire.messages import fetch_response as fresp
+from wire.records import walk
 
-from kraft_server.raft import batches
 from kraft_server.raft.config import (
     MAX_FETCH_BYTES, METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID,
 )
@@ -40,7 +40,7 @@ from kraft_server.raft.roles.leader import PendingFetch
 from kraft_server.raft.rpc.common import cluster_id_ok, handle_common_response, node_endpoints_for
 from kraft_server.raft.voters import ZERO_UUID, VoterKey
 
-API_KEY = 1
+API_KEY = freq.FetchRequest.API_KEY
 MIN_VERSION = 15  # ReplicaState (KIP-903); every KIP-853-era peer has it
 NO_HWM = 2**63 - 1
 
@@ -249,7 +249,7 @@ def handle_fetch_response(node, inflight, body, failure, now_ms: int) -> bool:
 
 def append_checked(log, history, data: bytes) -> int:
     """Append fetched batches that continue our log; returns how many were taken."""
-    infos = batches.walk(data, verify=True)
+    infos = walk(data, verify=True)
     if not infos or infos[0].base_offset != log.end_offset():
         return 0
     log.append(data)

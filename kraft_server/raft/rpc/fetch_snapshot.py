@@ -21,7 +21,7 @@ from kraft_server.raft.rpc.common import (
 )
 from kraft_server.raft.rpc.fetch import leader_only_error
 
-API_KEY = 59
+API_KEY = sreq.FetchSnapshotRequest.API_KEY
 
 
 def build_fetch_snapshot_request(node, download):

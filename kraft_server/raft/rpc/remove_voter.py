@@ -14,13 +14,14 @@ toward the HWM) until the removal commits, then resigns (``membership``).
 from __future__ import annotations
 
 from wire.errors import ErrorCode
+from wire.messages import RemoveRaftVoterRequest
 
 from kraft_server.raft import membership
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc.common import cluster_id_ok
 from kraft_server.raft.voters import ZERO_UUID, VoterKey
 
-API_KEY = 81
+API_KEY = RemoveRaftVoterRequest.API_KEY
 
 
 def _reply(error, message=None):

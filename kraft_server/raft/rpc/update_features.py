@@ -22,12 +22,13 @@ not run: asking for the level already finalized succeeds, anything else is refus
 from __future__ import annotations
 
 from wire.errors import ErrorCode
+from wire.messages import UpdateFeaturesRequest
 from wire.messages import update_features_response as ufr
 
 from kraft_server.raft import membership
 from kraft_server.raft.roles.base import Role
 
-API_KEY = 57
+API_KEY = UpdateFeaturesRequest.API_KEY
 KRAFT_VERSION = "kraft.version"
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
 _FAILED = "The update failed for all features since the following feature had an error: "

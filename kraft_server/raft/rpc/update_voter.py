@@ -22,15 +22,16 @@ from __future__ import annotations
 from wire.errors import ErrorCode
 from wire.messages import update_raft_voter_request as ureq
 from wire.messages import update_raft_voter_response as uresp
+from wire.records import ControlRecordType, build_control_batch
 
-from kraft_server.raft import batches, membership
+from kraft_server.raft import membership
 from kraft_server.raft.io import Endpoint
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc.common import cluster_id_ok, handle_common_response
 from kraft_server.raft.rpc.fetch import leader_only_error
 from kraft_server.raft.voters import ZERO_UUID, VoterKey, VoterNode
 
-API_KEY = 82
+API_KEY = ureq.UpdateRaftVoterRequest.API_KEY
 
 
 def _local_node(node) -> VoterNode:
@@ -100,9 +101,9 @@ def handle_update_voter_request(node, inbound, now_ms: int):
     if updated is None:
         return _response(node, ErrorCode.VOTER_NOT_FOUND)
     node.drain_proposals()
-    node.leader_append(batches.build_control_batch(
+    node.leader_append(build_control_batch(
         node.log.end_offset(), node.epoch, now_ms,
-        [(batches.ControlRecordType.KRAFT_VOTERS, updated.to_voters_record())]))
+        [(ControlRecordType.KRAFT_VOTERS, updated.to_voters_record())]))
     return _response(node)
 
 

@@ -26,7 +26,7 @@ from kraft_server.raft.rpc.common import (
 )
 from kraft_server.raft.voters import ZERO_UUID, ElectionResult, VoterKey, election_result
 
-API_KEY = 52
+API_KEY = vreq.VoteRequest.API_KEY
 
 
 def build_vote_request(node, voter: VoterKey, pre_vote: bool):

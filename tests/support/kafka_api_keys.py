@@ -1,4 +1,8 @@
-"""Every API key of Apache Kafka 4.3.1, as plain data.
+"""Every API key of Apache Kafka 4.3.1, as plain data: reference data for the tests.
+
+The server takes its API keys from the generated messages (``XRequest.API_KEY``,
+from ``schemas/``); this table describes all of Kafka's APIs, which the server
+neither implements nor needs, so it lives with the tests that use it.
 
 One row per ``*Request.json`` in kafka-clients 4.3.1 (``common/message/``), which is
 also one row per ``org.apache.kafka.common.protocol.ApiKeys`` constant, in key order
@@ -32,9 +36,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-KAFKA_VERSION = "4.3.1"
+from wire.headers import API_VERSIONS_KEY
 
-API_VERSIONS_KEY = 18
+KAFKA_VERSION = "4.3.1"
 
 BROKER = "broker"
 CONTROLLER = "controller"
