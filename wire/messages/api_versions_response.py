@@ -436,8 +436,6 @@ def _d_ApiVersionsResponse_v3(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 _n4 = b[p]
                 if _n4 < 128: p += 1
@@ -473,8 +471,10 @@ def _d_ApiVersionsResponse_v3(b, p):
                 o.zk_migration_ready, = _S_o.unpack_from(b, p)
                 p += 1
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 

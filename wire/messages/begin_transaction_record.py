@@ -67,8 +67,6 @@ def _d_BeginTransactionRecord_v0(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 _n1 = b[p]
                 if _n1 < 128: p += 1
@@ -83,8 +81,10 @@ def _d_BeginTransactionRecord_v0(b, p):
                     o.name = str(b[p:_end2], 'utf-8', 'replace')
                     p = _end2
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 

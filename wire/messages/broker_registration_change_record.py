@@ -194,14 +194,16 @@ def _d_BrokerRegistrationChangeRecord_v0(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 o.fenced, = _S_b.unpack_from(b, p)
                 p += 1
+            elif _tag in (1, 2, 3):
+                raise _DecodeError('Tag {} is not valid for version 0'.format(_tag))
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -224,17 +226,19 @@ def _d_BrokerRegistrationChangeRecord_v1(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 o.fenced, = _S_b.unpack_from(b, p)
                 p += 1
             elif _tag == 1:
                 o.in_controlled_shutdown, = _S_b.unpack_from(b, p)
                 p += 1
+            elif _tag in (2, 3):
+                raise _DecodeError('Tag {} is not valid for version 1'.format(_tag))
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -257,8 +261,6 @@ def _d_BrokerRegistrationChangeRecord_v2(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 o.fenced, = _S_b.unpack_from(b, p)
                 p += 1
@@ -280,9 +282,13 @@ def _d_BrokerRegistrationChangeRecord_v2(b, p):
                         p += 16
                         _a2.append(_e3)
                     o.log_dirs = _a2
+            elif _tag in (3,):
+                raise _DecodeError('Tag {} is not valid for version 2'.format(_tag))
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -305,8 +311,6 @@ def _d_BrokerRegistrationChangeRecord_v3(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 o.fenced, = _S_b.unpack_from(b, p)
                 p += 1
@@ -344,8 +348,10 @@ def _d_BrokerRegistrationChangeRecord_v3(b, p):
                         _a5.append(_e6)
                     o.cordoned_log_dirs = _a5
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 

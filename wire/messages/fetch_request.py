@@ -1409,10 +1409,13 @@ def _d_FetchPartition_v12(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
-            _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+            if _tag in (0, 1):
+                raise _DecodeError('Tag {} is not valid for version 12'.format(_tag))
+            else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -1561,8 +1564,6 @@ def _d_FetchRequest_v12(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 _n9 = b[p]
                 if _n9 < 128: p += 1
@@ -1576,9 +1577,40 @@ def _d_FetchRequest_v12(b, p):
                     if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
                     o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
                     p = _end10
+            elif _tag in (1,):
+                raise _DecodeError('Tag {} is not valid for version 12'.format(_tag))
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchPartition_v13(b, p):
+    o = _new(FetchPartition)
+    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+    p += 32
+    o.replica_directory_id = _ZERO_UUID
+    o.high_watermark = 9223372036854775807
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag in (0, 1):
+                raise _DecodeError('Tag {} is not valid for version 13'.format(_tag))
+            else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -1598,7 +1630,7 @@ def _d_FetchTopic_v13(b, p):
         if _n2 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n2))
         _a3 = []
         for _ in range(_n2):
-            _e4, p = _d_FetchPartition_v12(b, p)
+            _e4, p = _d_FetchPartition_v13(b, p)
             _a3.append(_e4)
         o.partitions = _a3
     o.topic = ''
@@ -1709,8 +1741,6 @@ def _d_FetchRequest_v13(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 _n9 = b[p]
                 if _n9 < 128: p += 1
@@ -1724,8 +1754,218 @@ def _d_FetchRequest_v13(b, p):
                     if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
                     o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
                     p = _end10
+            elif _tag in (1,):
+                raise _DecodeError('Tag {} is not valid for version 13'.format(_tag))
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchPartition_v14(b, p):
+    o = _new(FetchPartition)
+    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+    p += 32
+    o.replica_directory_id = _ZERO_UUID
+    o.high_watermark = 9223372036854775807
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag in (0, 1):
+                raise _DecodeError('Tag {} is not valid for version 14'.format(_tag))
+            else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchTopic_v14(b, p):
+    o = _new(FetchTopic)
+    _u1, = _S_U.unpack_from(b, p)
+    o.topic_id = _uuid(_u1)
+    p += 16
+    _n2 = b[p]
+    if _n2 < 128: p += 1
+    else: _n2, p = _ruv(b, p)
+    _n2 -= 1
+    if _n2 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n2 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n2))
+        _a3 = []
+        for _ in range(_n2):
+            _e4, p = _d_FetchPartition_v14(b, p)
+            _a3.append(_e4)
+        o.partitions = _a3
+    o.topic = ''
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchRequest_v14(b, p):
+    o = _new(FetchRequest)
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
+    p += 25
+    _n1 = b[p]
+    if _n1 < 128: p += 1
+    else: _n1, p = _ruv(b, p)
+    _n1 -= 1
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3, p = _d_FetchTopic_v14(b, p)
+            _a2.append(_e3)
+        o.topics = _a2
+    _n4 = b[p]
+    if _n4 < 128: p += 1
+    else: _n4, p = _ruv(b, p)
+    _n4 -= 1
+    if _n4 < 0:
+        raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
+    else:
+        if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
+        _a5 = []
+        for _ in range(_n4):
+            _e6, p = _d_ForgottenTopic_v13(b, p)
+            _a5.append(_e6)
+        o.forgotten_topics_data = _a5
+    _n7 = b[p]
+    if _n7 < 128: p += 1
+    else: _n7, p = _ruv(b, p)
+    _n7 -= 1
+    if _n7 < 0:
+        raise _DecodeError('non-nullable field RackId was serialized as null')
+    else:
+        if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
+        _end8 = p + _n7
+        if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
+        o.rack_id = str(b[p:_end8], 'utf-8', 'replace')
+        p = _end8
+    o.replica_state = ReplicaState()
+    o.cluster_id = None
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag == 0:
+                _n9 = b[p]
+                if _n9 < 128: p += 1
+                else: _n9, p = _ruv(b, p)
+                _n9 -= 1
+                if _n9 < 0:
+                    o.cluster_id = None
+                else:
+                    if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
+                    _end10 = p + _n9
+                    if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
+                    o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
+                    p = _end10
+            elif _tag in (1,):
+                raise _DecodeError('Tag {} is not valid for version 14'.format(_tag))
+            else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchPartition_v15(b, p):
+    o = _new(FetchPartition)
+    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+    p += 32
+    o.replica_directory_id = _ZERO_UUID
+    o.high_watermark = 9223372036854775807
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag in (0, 1):
+                raise _DecodeError('Tag {} is not valid for version 15'.format(_tag))
+            else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchTopic_v15(b, p):
+    o = _new(FetchTopic)
+    _u1, = _S_U.unpack_from(b, p)
+    o.topic_id = _uuid(_u1)
+    p += 16
+    _n2 = b[p]
+    if _n2 < 128: p += 1
+    else: _n2, p = _ruv(b, p)
+    _n2 -= 1
+    if _n2 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n2 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n2))
+        _a3 = []
+        for _ in range(_n2):
+            _e4, p = _d_FetchPartition_v15(b, p)
+            _a3.append(_e4)
+        o.partitions = _a3
+    o.topic = ''
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
@@ -1767,7 +2007,7 @@ def _d_FetchRequest_v15(b, p):
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
         _a2 = []
         for _ in range(_n1):
-            _e3, p = _d_FetchTopic_v13(b, p)
+            _e3, p = _d_FetchTopic_v15(b, p)
             _a2.append(_e3)
         o.topics = _a2
     _n4 = b[p]
@@ -1808,8 +2048,6 @@ def _d_FetchRequest_v15(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 _n9 = b[p]
                 if _n9 < 128: p += 1
@@ -1826,8 +2064,153 @@ def _d_FetchRequest_v15(b, p):
             elif _tag == 1:
                 o.replica_state, p = _d_ReplicaState_v15(b, p)
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchPartition_v16(b, p):
+    o = _new(FetchPartition)
+    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+    p += 32
+    o.replica_directory_id = _ZERO_UUID
+    o.high_watermark = 9223372036854775807
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag in (0, 1):
+                raise _DecodeError('Tag {} is not valid for version 16'.format(_tag))
+            else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchTopic_v16(b, p):
+    o = _new(FetchTopic)
+    _u1, = _S_U.unpack_from(b, p)
+    o.topic_id = _uuid(_u1)
+    p += 16
+    _n2 = b[p]
+    if _n2 < 128: p += 1
+    else: _n2, p = _ruv(b, p)
+    _n2 -= 1
+    if _n2 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n2 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n2))
+        _a3 = []
+        for _ in range(_n2):
+            _e4, p = _d_FetchPartition_v16(b, p)
+            _a3.append(_e4)
+        o.partitions = _a3
+    o.topic = ''
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchRequest_v16(b, p):
+    o = _new(FetchRequest)
+    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
+    p += 21
+    _n1 = b[p]
+    if _n1 < 128: p += 1
+    else: _n1, p = _ruv(b, p)
+    _n1 -= 1
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3, p = _d_FetchTopic_v16(b, p)
+            _a2.append(_e3)
+        o.topics = _a2
+    _n4 = b[p]
+    if _n4 < 128: p += 1
+    else: _n4, p = _ruv(b, p)
+    _n4 -= 1
+    if _n4 < 0:
+        raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
+    else:
+        if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
+        _a5 = []
+        for _ in range(_n4):
+            _e6, p = _d_ForgottenTopic_v13(b, p)
+            _a5.append(_e6)
+        o.forgotten_topics_data = _a5
+    _n7 = b[p]
+    if _n7 < 128: p += 1
+    else: _n7, p = _ruv(b, p)
+    _n7 -= 1
+    if _n7 < 0:
+        raise _DecodeError('non-nullable field RackId was serialized as null')
+    else:
+        if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
+        _end8 = p + _n7
+        if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
+        o.rack_id = str(b[p:_end8], 'utf-8', 'replace')
+        p = _end8
+    o.replica_id = -1
+    o.cluster_id = None
+    o.replica_state = ReplicaState()
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag == 0:
+                _n9 = b[p]
+                if _n9 < 128: p += 1
+                else: _n9, p = _ruv(b, p)
+                _n9 -= 1
+                if _n9 < 0:
+                    o.cluster_id = None
+                else:
+                    if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
+                    _end10 = p + _n9
+                    if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
+                    o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
+                    p = _end10
+            elif _tag == 1:
+                o.replica_state, p = _d_ReplicaState_v15(b, p)
+            else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -1848,14 +2231,16 @@ def _d_FetchPartition_v17(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 o.replica_directory_id = _uuid(_S_U.unpack_from(b, p)[0])
                 p += 16
+            elif _tag in (1,):
+                raise _DecodeError('Tag {} is not valid for version 17'.format(_tag))
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -1952,8 +2337,6 @@ def _d_FetchRequest_v17(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 _n9 = b[p]
                 if _n9 < 128: p += 1
@@ -1970,8 +2353,10 @@ def _d_FetchRequest_v17(b, p):
             elif _tag == 1:
                 o.replica_state, p = _d_ReplicaState_v15(b, p)
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -1992,8 +2377,6 @@ def _d_FetchPartition_v18(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 o.replica_directory_id = _uuid(_S_U.unpack_from(b, p)[0])
                 p += 16
@@ -2001,8 +2384,10 @@ def _d_FetchPartition_v18(b, p):
                 o.high_watermark, = _S_q.unpack_from(b, p)
                 p += 8
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -2099,8 +2484,6 @@ def _d_FetchRequest_v18(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 _n9 = b[p]
                 if _n9 < 128: p += 1
@@ -2117,11 +2500,13 @@ def _d_FetchRequest_v18(b, p):
             elif _tag == 1:
                 o.replica_state, p = _d_ReplicaState_v15(b, p)
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
 FetchRequest._ENC = (_e_FetchRequest_v4, _e_FetchRequest_v5, _e_FetchRequest_v6, _e_FetchRequest_v7, _e_FetchRequest_v8, _e_FetchRequest_v9, _e_FetchRequest_v10, _e_FetchRequest_v11, _e_FetchRequest_v12, _e_FetchRequest_v13, _e_FetchRequest_v14, _e_FetchRequest_v15, _e_FetchRequest_v16, _e_FetchRequest_v17, _e_FetchRequest_v18)
-FetchRequest._DEC = (_d_FetchRequest_v4, _d_FetchRequest_v5, _d_FetchRequest_v5, _d_FetchRequest_v7, _d_FetchRequest_v7, _d_FetchRequest_v9, _d_FetchRequest_v9, _d_FetchRequest_v11, _d_FetchRequest_v12, _d_FetchRequest_v13, _d_FetchRequest_v13, _d_FetchRequest_v15, _d_FetchRequest_v15, _d_FetchRequest_v17, _d_FetchRequest_v18)
+FetchRequest._DEC = (_d_FetchRequest_v4, _d_FetchRequest_v5, _d_FetchRequest_v5, _d_FetchRequest_v7, _d_FetchRequest_v7, _d_FetchRequest_v9, _d_FetchRequest_v9, _d_FetchRequest_v11, _d_FetchRequest_v12, _d_FetchRequest_v13, _d_FetchRequest_v14, _d_FetchRequest_v15, _d_FetchRequest_v16, _d_FetchRequest_v17, _d_FetchRequest_v18)

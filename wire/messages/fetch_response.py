@@ -1357,8 +1357,6 @@ def _d_PartitionData_v12(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 o.diverging_epoch, p = _d_EpochEndOffset_v12(b, p)
             elif _tag == 1:
@@ -1366,8 +1364,10 @@ def _d_PartitionData_v12(b, p):
             elif _tag == 2:
                 o.snapshot_id, p = _d_SnapshotId_v12(b, p)
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -1446,10 +1446,13 @@ def _d_FetchResponse_v12(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
-            _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+            if _tag in (0,):
+                raise _DecodeError('Tag {} is not valid for version 12'.format(_tag))
+            else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -1519,10 +1522,91 @@ def _d_FetchResponse_v13(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
-            _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+            if _tag in (0,):
+                raise _DecodeError('Tag {} is not valid for version 13'.format(_tag))
+            else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchResponse_v14(b, p):
+    o = _new(FetchResponse)
+    o.throttle_time_ms, o.error_code, o.session_id = _S_ihi.unpack_from(b, p)
+    p += 10
+    _n1 = b[p]
+    if _n1 < 128: p += 1
+    else: _n1, p = _ruv(b, p)
+    _n1 -= 1
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Responses was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Responses: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3, p = _d_FetchableTopicResponse_v13(b, p)
+            _a2.append(_e3)
+        o.responses = _a2
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag in (0,):
+                raise _DecodeError('Tag {} is not valid for version 14'.format(_tag))
+            else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchResponse_v15(b, p):
+    o = _new(FetchResponse)
+    o.throttle_time_ms, o.error_code, o.session_id = _S_ihi.unpack_from(b, p)
+    p += 10
+    _n1 = b[p]
+    if _n1 < 128: p += 1
+    else: _n1, p = _ruv(b, p)
+    _n1 -= 1
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Responses was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Responses: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3, p = _d_FetchableTopicResponse_v13(b, p)
+            _a2.append(_e3)
+        o.responses = _a2
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag in (0,):
+                raise _DecodeError('Tag {} is not valid for version 15'.format(_tag))
+            else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -1603,8 +1687,6 @@ def _d_FetchResponse_v16(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 _n4 = b[p]
                 if _n4 < 128: p += 1
@@ -1620,11 +1702,13 @@ def _d_FetchResponse_v16(b, p):
                         _a5.append(_e6)
                     o.node_endpoints = _a5
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
 FetchResponse._ENC = (_e_FetchResponse_v4, _e_FetchResponse_v5, _e_FetchResponse_v6, _e_FetchResponse_v7, _e_FetchResponse_v8, _e_FetchResponse_v9, _e_FetchResponse_v10, _e_FetchResponse_v11, _e_FetchResponse_v12, _e_FetchResponse_v13, _e_FetchResponse_v14, _e_FetchResponse_v15, _e_FetchResponse_v16, _e_FetchResponse_v16, _e_FetchResponse_v16)
-FetchResponse._DEC = (_d_FetchResponse_v4, _d_FetchResponse_v5, _d_FetchResponse_v5, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v11, _d_FetchResponse_v12, _d_FetchResponse_v13, _d_FetchResponse_v13, _d_FetchResponse_v13, _d_FetchResponse_v16, _d_FetchResponse_v16, _d_FetchResponse_v16)
+FetchResponse._DEC = (_d_FetchResponse_v4, _d_FetchResponse_v5, _d_FetchResponse_v5, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v11, _d_FetchResponse_v12, _d_FetchResponse_v13, _d_FetchResponse_v14, _d_FetchResponse_v15, _d_FetchResponse_v16, _d_FetchResponse_v16, _d_FetchResponse_v16)

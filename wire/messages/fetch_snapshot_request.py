@@ -276,10 +276,13 @@ def _d_PartitionSnapshot_v0(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
-            _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+            if _tag in (0,):
+                raise _DecodeError('Tag {} is not valid for version 0'.format(_tag))
+            else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -357,8 +360,6 @@ def _d_FetchSnapshotRequest_v0(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 _n4 = b[p]
                 if _n4 < 128: p += 1
@@ -373,8 +374,10 @@ def _d_FetchSnapshotRequest_v0(b, p):
                     o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')
                     p = _end5
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -397,14 +400,14 @@ def _d_PartitionSnapshot_v1(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 o.replica_directory_id = _uuid(_S_U.unpack_from(b, p)[0])
                 p += 16
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -482,8 +485,6 @@ def _d_FetchSnapshotRequest_v1(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 _n4 = b[p]
                 if _n4 < 128: p += 1
@@ -498,8 +499,10 @@ def _d_FetchSnapshotRequest_v1(b, p):
                     o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')
                     p = _end5
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 

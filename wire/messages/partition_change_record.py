@@ -365,8 +365,6 @@ def _d_PartitionChangeRecord_v0(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 _n2 = b[p]
                 if _n2 < 128: p += 1
@@ -421,9 +419,13 @@ def _d_PartitionChangeRecord_v0(b, p):
             elif _tag == 5:
                 o.leader_recovery_state, = _S_b.unpack_from(b, p)
                 p += 1
+            elif _tag in (6, 7, 8):
+                raise _DecodeError('Tag {} is not valid for version 0'.format(_tag))
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -452,8 +454,6 @@ def _d_PartitionChangeRecord_v1(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 _n2 = b[p]
                 if _n2 < 128: p += 1
@@ -523,9 +523,13 @@ def _d_PartitionChangeRecord_v1(b, p):
                         p += 16
                         _a7.append(_e8)
                     o.directories = _a7
+            elif _tag in (6, 7):
+                raise _DecodeError('Tag {} is not valid for version 1'.format(_tag))
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -554,8 +558,6 @@ def _d_PartitionChangeRecord_v2(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 _n2 = b[p]
                 if _n2 < 128: p += 1
@@ -650,8 +652,10 @@ def _d_PartitionChangeRecord_v2(b, p):
                         _a9.append(_e10)
                     o.directories = _a9
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 

@@ -322,14 +322,16 @@ def _d_PartitionRecord_v0(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 o.leader_recovery_state, = _S_b.unpack_from(b, p)
                 p += 1
+            elif _tag in (1, 2):
+                raise _DecodeError('Tag {} is not valid for version 0'.format(_tag))
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -412,14 +414,16 @@ def _d_PartitionRecord_v1(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 o.leader_recovery_state, = _S_b.unpack_from(b, p)
                 p += 1
+            elif _tag in (1, 2):
+                raise _DecodeError('Tag {} is not valid for version 1'.format(_tag))
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -502,8 +506,6 @@ def _d_PartitionRecord_v2(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 o.leader_recovery_state, = _S_b.unpack_from(b, p)
                 p += 1
@@ -532,8 +534,10 @@ def _d_PartitionRecord_v2(b, p):
                     else: o.last_known_elr = _unpack_array('i', _n10, b, p)
                     p += _n10 * 4
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 

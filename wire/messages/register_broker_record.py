@@ -514,10 +514,13 @@ def _d_RegisterBrokerRecord_v0(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
-            _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+            if _tag in (0, 1):
+                raise _DecodeError('Tag {} is not valid for version 0'.format(_tag))
+            else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -580,10 +583,13 @@ def _d_RegisterBrokerRecord_v1(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
-            _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+            if _tag in (0, 1):
+                raise _DecodeError('Tag {} is not valid for version 1'.format(_tag))
+            else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -645,10 +651,13 @@ def _d_RegisterBrokerRecord_v2(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
-            _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+            if _tag in (0, 1):
+                raise _DecodeError('Tag {} is not valid for version 2'.format(_tag))
+            else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -710,8 +719,6 @@ def _d_RegisterBrokerRecord_v3(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 _n10 = b[p]
                 if _n10 < 128: p += 1
@@ -727,9 +734,13 @@ def _d_RegisterBrokerRecord_v3(b, p):
                         p += 16
                         _a11.append(_e12)
                     o.log_dirs = _a11
+            elif _tag in (1,):
+                raise _DecodeError('Tag {} is not valid for version 3'.format(_tag))
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -791,8 +802,6 @@ def _d_RegisterBrokerRecord_v4(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 _n10 = b[p]
                 if _n10 < 128: p += 1
@@ -824,8 +833,10 @@ def _d_RegisterBrokerRecord_v4(b, p):
                         _a14.append(_e15)
                     o.cordoned_log_dirs = _a14
             else:
+                _end = p + _size
+                if _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
