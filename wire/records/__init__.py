@@ -5,7 +5,8 @@
 - :mod:`.batch`: ``RecordBatch``, ``decode_batch``, ``iter_batches``.
 - :mod:`.compression`: gzip, snappy (xerial), lz4 (Kafka's frame), zstd; bounded decompression.
 - :mod:`.control`: control record keys and KRaft control batches.
-- :mod:`.metadata`: the metadata-record value framing and KRaft data batches.
+- :mod:`.metadata`: the metadata-record value framing, the (type, version) -> codec
+  registry that decodes any metadata record value, and KRaft data batches.
 - :mod:`.reference`: a second, declarative description of the layout (``construct``), for tools and tests.
 """
 from .batch import RecordBatch, decode_batch, iter_batches
@@ -18,7 +19,17 @@ from .control import (
     encode_control_key,
 )
 from .header import BatchHeader, TimestampType, crc_matches, iter_headers, read_header
-from .metadata import data_batch, frame_metadata_record, unframe_metadata_record
+from .metadata import (
+    METADATA_RECORD_DECODERS,
+    METADATA_RECORD_TYPES,
+    MetadataRecord,
+    data_batch,
+    decode_metadata_record,
+    encode_metadata_record,
+    frame_metadata_record,
+    metadata_record_class,
+    unframe_metadata_record,
+)
 from .record import Record
 
 __all__ = [
@@ -26,6 +37,9 @@ __all__ = [
     "CompressionType",
     "ControlRecordType",
     "DEFAULT_MAX_BYTES",
+    "METADATA_RECORD_DECODERS",
+    "METADATA_RECORD_TYPES",
+    "MetadataRecord",
     "Record",
     "RecordBatch",
     "TimestampType",
@@ -36,11 +50,14 @@ __all__ = [
     "data_batch",
     "decode_batch",
     "decode_control_key",
+    "decode_metadata_record",
     "decompress",
     "encode_control_key",
+    "encode_metadata_record",
     "frame_metadata_record",
     "iter_batches",
     "iter_headers",
+    "metadata_record_class",
     "read_header",
     "unframe_metadata_record",
 ]

@@ -8,6 +8,23 @@ framed by ``AbstractApiMessageSerde``::
 The message bytes are the record (TopicRecord, RegisterBrokerRecord, ...)
 written by the generated codecs at ``version``, with no size prefix.
 
+:data:`METADATA_RECORD_DECODERS` maps ``(apiKey, version)`` to the generated class
+for each of the 26 record types Kafka 4.3.1 writes (its ``MetadataRecordType``:
+keys 0-28 but the retired 6, 13 and 16) at each version it knows;
+:func:`decode_metadata_record` reads a whole value as ``MetadataRecordSerde`` does,
+refusing what it refuses: an unknown type, a malformed body, and bytes left over
+after the body.
+
+A version past the last one Kafka 4.3.1 knows is *read*, not refused, because Kafka
+reads it: a generated message's reader only tests ``version >= n`` for each field,
+so a future version reads with the newest layout (new tagged fields land among the
+unknown ones; a new untagged field shows up as bytes left over, refused). Every field
+of the 26 schemas has an open-ended range ("n+"), so the newest layout is exactly
+what Kafka's reader sees (``tests/test_records_metadata.py`` checks that). Nested
+structs are stricter: each element's reader refuses a version past the message's
+last ("Can't read version 5 of BrokerEndpoint"), so a future version is refused
+exactly when it carries a struct element (an empty EndPoints array passes).
+
 :func:`data_batch` builds a batch as the raft ``BatchBuilder`` does (the
 ``BatchAccumulator`` path, not ``MemoryRecordsBuilder``): attributes 0 (no
 compression, CREATE_TIME, neither transactional nor control), producer
@@ -17,16 +34,39 @@ null key, the value, no headers.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
+from ..codec_support import Struct
 from ..exceptions import DecodeError, EncodeError
+from ..messages import METADATA_RECORDS
 from ..varint import read_uvarint, write_uvarint
 from .batch import RecordBatch
 from .compression import CompressionType
 from .record import Record
 
-__all__ = ["FRAME_VERSION", "frame_metadata_record", "unframe_metadata_record", "data_batch"]
+__all__ = ["FRAME_VERSION", "METADATA_RECORD_TYPES", "METADATA_RECORD_DECODERS", "MetadataRecord",
+           "frame_metadata_record", "unframe_metadata_record", "metadata_record_class",
+           "encode_metadata_record", "decode_metadata_record", "data_batch"]
 
 FRAME_VERSION = 1
 _SHORT_MAX = 0x7FFF
+
+# apiKey -> generated class (every schemas/records file of type "metadata").
+METADATA_RECORD_TYPES = dict(METADATA_RECORDS)
+# (apiKey, version) -> generated class, for every version each type has.
+METADATA_RECORD_DECODERS = {
+    (api_key, version): cls
+    for api_key, cls in sorted(METADATA_RECORD_TYPES.items())
+    for version in range(cls.MIN_VERSION, cls.MAX_VERSION + 1)
+}
+
+
+class MetadataRecord(NamedTuple):
+    """One decoded metadata record value: its type, the version it was written at, the message."""
+
+    api_key: int
+    version: int
+    message: object
 
 
 def frame_metadata_record(api_key: int, version: int, payload) -> bytes:
@@ -64,6 +104,52 @@ def unframe_metadata_record(buf) -> tuple[int, int, memoryview]:
     api_key, pos = _read_short(buf, pos, "type")
     version, pos = _read_short(buf, pos, "version")
     return api_key, version, memoryview(buf)[pos:]
+
+
+def metadata_record_class(api_key: int, version: int):
+    """The generated class that reads ``api_key`` at ``version`` (past its last version too,
+    see the module docstring); ``DecodeError`` when Kafka 4.3.1 has no such type
+    (``MetadataRecordType.fromId``) or the version is below the type's first."""
+    cls = METADATA_RECORD_DECODERS.get((api_key, version))
+    if cls is None:
+        cls = METADATA_RECORD_TYPES.get(api_key)
+        if cls is None:
+            raise DecodeError(f"Unknown metadata id {api_key}")
+        if version < cls.MIN_VERSION:
+            raise DecodeError(f"Can't read version {version} of {cls.__name__} "
+                              f"(valid {cls.MIN_VERSION}-{cls.MAX_VERSION})")
+    return cls
+
+
+def encode_metadata_record(message, version: int) -> bytes:
+    """``message`` (a generated metadata record) framed as a ``__cluster_metadata`` value."""
+    return frame_metadata_record(type(message).API_KEY, version, message.encode(version))
+
+
+def decode_metadata_record(buf) -> MetadataRecord:
+    """A whole metadata record value, decoded: ``MetadataRecord(api_key, version, message)``.
+
+    Only ``DecodeError`` comes out of bad input; like ``AbstractApiMessageSerde.read``, bytes
+    after the message are refused."""
+    api_key, version, payload = unframe_metadata_record(buf)
+    cls = metadata_record_class(api_key, version)
+    message, end = cls.read(payload, 0, min(version, cls.MAX_VERSION))
+    if version > cls.MAX_VERSION:
+        _refuse_future_structs(message, version)
+    if end != len(payload):
+        raise DecodeError(f"Found {len(payload) - end} byte(s) of garbage after {cls.__name__}")
+    return MetadataRecord(api_key, version, message)
+
+
+def _refuse_future_structs(message, version: int) -> None:
+    """A struct element read at a version past the message's last: Kafka's struct readers
+    refuse it (any nested struct sits inside a top-level one, so the top level suffices)."""
+    for name in type(message).__slots__:
+        value = getattr(message, name)
+        items = value if isinstance(value, list) else (value,)
+        for item in items:
+            if isinstance(item, Struct):
+                raise DecodeError(f"Can't read version {version} of {type(item).__name__}")
 
 
 def data_batch(base_offset: int, leader_epoch: int, timestamp: int, values, *,
