@@ -257,10 +257,9 @@ class ModuleEmitter:
     # -- decoding --------------------------------------------------------------
     def dec_length(self, fn, ind, n: str, flex: bool, string: bool):
         if flex:
-            fn.add(ind, f"{n} = b[p]")
-            fn.add(ind, f"if {n} < 128: p += 1")
-            fn.add(ind, f"else: {n}, p = _ruv(b, p)")
-            fn.add(ind, f"{n} -= 1")
+            fn.add(ind, f"{n} = b[p] - 1")
+            fn.add(ind, f"if {n} < 127: p += 1")
+            fn.add(ind, f"else: {n}, p = _rlen(b, p)")
         else:
             c = self.struct_const(">h" if string else ">i")
             fn.add(ind, f"{n}, = {c}.unpack_from(b, p)")
@@ -419,7 +418,7 @@ class ModuleEmitter:
             fn.add(3, "else:")
             ind = 4
         fn.add(ind, "_end = p + _size")
-        fn.add(ind, "if _end > len(b): raise _DecodeError('tagged field past the end')")
+        fn.add(ind, "if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')")
         fn.add(ind, "_u.append((_tag, bytes(b[p:_end])))")
         fn.add(ind, "p = _end")
         fn.add(2, "if _u: o.unknown_tagged_fields = _u")
@@ -492,7 +491,8 @@ class ModuleEmitter:
                    "    StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,\n"
                    "    EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,\n"
                    "    SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,\n"
-                   "    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,\n"
+                   "    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,\n"
+                   "    unpack_array as _unpack_array,\n"
                    "    uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,\n"
                    ")\n")
         out.append(f"__all__ = {tuple(m.order)!r}\n")

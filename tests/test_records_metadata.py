@@ -123,6 +123,30 @@ def test_refused(value, message):
         decode_metadata_record(value)
 
 
+@pytest.mark.parametrize("hexed, value, end", [
+    ("00", 0, 1), ("7f", 127, 1), ("8001", 128, 2), ("ffffffff07", 0x7FFFFFFF, 5),
+    ("8080808008", -0x80000000, 5), ("ffffffff0f", -1, 5), ("8180808010", 1, 5),
+    ("ffffffff7f", -1, 5), ("94808080" "0f", -0x0FFFFFEC, 5),
+])
+def test_uvarint_as_a_java_int(hexed, value, end):
+    """ByteUtils.readUnsignedVarint: 32 bits kept, signed; and the compact length after it."""
+    from wire.codec_support import read_compact_length
+    from wire.varint import read_uvarint_int
+
+    assert read_uvarint_int(bytes.fromhex(hexed), 0) == (value, end)
+    length = read_compact_length(bytes.fromhex(hexed), 0)[0]
+    assert length == (0x7FFFFFFF if value == -0x80000000 else value - 1)
+
+
+@pytest.mark.parametrize("hexed, message", [("", "truncated"), ("80", "truncated"),
+                                            ("8080808080", "too long"), ("ffffffff8f01", "too long")])
+def test_uvarint_as_a_java_int_refused(hexed, message):
+    from wire.varint import read_uvarint_int
+
+    with pytest.raises(DecodeError, match=message):
+        read_uvarint_int(bytes.fromhex(hexed), 0)
+
+
 def test_known_tag_read_by_its_type():
     """Kafka reads a known tagged field by its type and never looks at its size prefix: a
     Leader (tag 1, int32) announced as 9 bytes is read as its 4, and the next tag follows."""

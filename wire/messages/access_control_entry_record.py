@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -89,10 +90,9 @@ def _d_AccessControlEntryRecord_v0(b, p):
     _u1, o.resource_type = _S_Ub.unpack_from(b, p)
     o.id = _uuid(_u1)
     p += 17
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field ResourceName was serialized as null')
     else:
@@ -103,10 +103,9 @@ def _d_AccessControlEntryRecord_v0(b, p):
         p = _end3
     o.pattern_type, = _S_b.unpack_from(b, p)
     p += 1
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field Principal was serialized as null')
     else:
@@ -115,10 +114,9 @@ def _d_AccessControlEntryRecord_v0(b, p):
         if _end5 > len(b): raise _DecodeError('Principal: length {} past the end'.format(_n4))
         o.principal = str(b[p:_end5], 'utf-8', 'replace')
         p = _end5
-    _n6 = b[p]
-    if _n6 < 128: p += 1
-    else: _n6, p = _ruv(b, p)
-    _n6 -= 1
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
@@ -140,7 +138,7 @@ def _d_AccessControlEntryRecord_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u

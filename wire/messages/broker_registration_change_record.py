@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -201,7 +202,7 @@ def _d_BrokerRegistrationChangeRecord_v0(b, p):
                 raise _DecodeError('Tag {} is not valid for version 0'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -236,7 +237,7 @@ def _d_BrokerRegistrationChangeRecord_v1(b, p):
                 raise _DecodeError('Tag {} is not valid for version 1'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -268,10 +269,9 @@ def _d_BrokerRegistrationChangeRecord_v2(b, p):
                 o.in_controlled_shutdown, = _S_b.unpack_from(b, p)
                 p += 1
             elif _tag == 2:
-                _n1 = b[p]
-                if _n1 < 128: p += 1
-                else: _n1, p = _ruv(b, p)
-                _n1 -= 1
+                _n1 = b[p] - 1
+                if _n1 < 127: p += 1
+                else: _n1, p = _rlen(b, p)
                 if _n1 < 0:
                     raise _DecodeError('non-nullable field LogDirs was serialized as null')
                 else:
@@ -286,7 +286,7 @@ def _d_BrokerRegistrationChangeRecord_v2(b, p):
                 raise _DecodeError('Tag {} is not valid for version 2'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -318,10 +318,9 @@ def _d_BrokerRegistrationChangeRecord_v3(b, p):
                 o.in_controlled_shutdown, = _S_b.unpack_from(b, p)
                 p += 1
             elif _tag == 2:
-                _n1 = b[p]
-                if _n1 < 128: p += 1
-                else: _n1, p = _ruv(b, p)
-                _n1 -= 1
+                _n1 = b[p] - 1
+                if _n1 < 127: p += 1
+                else: _n1, p = _rlen(b, p)
                 if _n1 < 0:
                     raise _DecodeError('non-nullable field LogDirs was serialized as null')
                 else:
@@ -333,10 +332,9 @@ def _d_BrokerRegistrationChangeRecord_v3(b, p):
                         _a2.append(_e3)
                     o.log_dirs = _a2
             elif _tag == 3:
-                _n4 = b[p]
-                if _n4 < 128: p += 1
-                else: _n4, p = _ruv(b, p)
-                _n4 -= 1
+                _n4 = b[p] - 1
+                if _n4 < 127: p += 1
+                else: _n4, p = _rlen(b, p)
                 if _n4 < 0:
                     o.cordoned_log_dirs = None
                 else:
@@ -349,7 +347,7 @@ def _d_BrokerRegistrationChangeRecord_v3(b, p):
                     o.cordoned_log_dirs = _a5
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u

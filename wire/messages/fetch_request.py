@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -1413,7 +1414,7 @@ def _d_FetchPartition_v12(b, p):
                 raise _DecodeError('Tag {} is not valid for version 12'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1422,10 +1423,9 @@ def _d_FetchPartition_v12(b, p):
 
 def _d_FetchTopic_v12(b, p):
     o = _new(FetchTopic)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topic was serialized as null')
     else:
@@ -1434,10 +1434,9 @@ def _d_FetchTopic_v12(b, p):
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
         o.topic = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -1459,7 +1458,7 @@ def _d_FetchTopic_v12(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1468,10 +1467,9 @@ def _d_FetchTopic_v12(b, p):
 
 def _d_ForgottenTopic_v12(b, p):
     o = _new(ForgottenTopic)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topic was serialized as null')
     else:
@@ -1480,10 +1478,9 @@ def _d_ForgottenTopic_v12(b, p):
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
         o.topic = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -1503,7 +1500,7 @@ def _d_ForgottenTopic_v12(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1514,10 +1511,9 @@ def _d_FetchRequest_v12(b, p):
     o = _new(FetchRequest)
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -1527,10 +1523,9 @@ def _d_FetchRequest_v12(b, p):
             _e3, p = _d_FetchTopic_v12(b, p)
             _a2.append(_e3)
         o.topics = _a2
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
@@ -1540,10 +1535,9 @@ def _d_FetchRequest_v12(b, p):
             _e6, p = _d_ForgottenTopic_v12(b, p)
             _a5.append(_e6)
         o.forgotten_topics_data = _a5
-    _n7 = b[p]
-    if _n7 < 128: p += 1
-    else: _n7, p = _ruv(b, p)
-    _n7 -= 1
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
     if _n7 < 0:
         raise _DecodeError('non-nullable field RackId was serialized as null')
     else:
@@ -1565,10 +1559,9 @@ def _d_FetchRequest_v12(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n9 = b[p]
-                if _n9 < 128: p += 1
-                else: _n9, p = _ruv(b, p)
-                _n9 -= 1
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
                 if _n9 < 0:
                     o.cluster_id = None
                 else:
@@ -1581,7 +1574,7 @@ def _d_FetchRequest_v12(b, p):
                 raise _DecodeError('Tag {} is not valid for version 12'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1608,7 +1601,7 @@ def _d_FetchPartition_v13(b, p):
                 raise _DecodeError('Tag {} is not valid for version 13'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1620,10 +1613,9 @@ def _d_FetchTopic_v13(b, p):
     _u1, = _S_U.unpack_from(b, p)
     o.topic_id = _uuid(_u1)
     p += 16
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -1645,7 +1637,7 @@ def _d_FetchTopic_v13(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1657,10 +1649,9 @@ def _d_ForgottenTopic_v13(b, p):
     _u1, = _S_U.unpack_from(b, p)
     o.topic_id = _uuid(_u1)
     p += 16
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -1680,7 +1671,7 @@ def _d_ForgottenTopic_v13(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1691,10 +1682,9 @@ def _d_FetchRequest_v13(b, p):
     o = _new(FetchRequest)
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -1704,10 +1694,9 @@ def _d_FetchRequest_v13(b, p):
             _e3, p = _d_FetchTopic_v13(b, p)
             _a2.append(_e3)
         o.topics = _a2
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
@@ -1717,10 +1706,9 @@ def _d_FetchRequest_v13(b, p):
             _e6, p = _d_ForgottenTopic_v13(b, p)
             _a5.append(_e6)
         o.forgotten_topics_data = _a5
-    _n7 = b[p]
-    if _n7 < 128: p += 1
-    else: _n7, p = _ruv(b, p)
-    _n7 -= 1
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
     if _n7 < 0:
         raise _DecodeError('non-nullable field RackId was serialized as null')
     else:
@@ -1742,10 +1730,9 @@ def _d_FetchRequest_v13(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n9 = b[p]
-                if _n9 < 128: p += 1
-                else: _n9, p = _ruv(b, p)
-                _n9 -= 1
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
                 if _n9 < 0:
                     o.cluster_id = None
                 else:
@@ -1758,7 +1745,7 @@ def _d_FetchRequest_v13(b, p):
                 raise _DecodeError('Tag {} is not valid for version 13'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1785,7 +1772,7 @@ def _d_FetchPartition_v14(b, p):
                 raise _DecodeError('Tag {} is not valid for version 14'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1797,10 +1784,9 @@ def _d_FetchTopic_v14(b, p):
     _u1, = _S_U.unpack_from(b, p)
     o.topic_id = _uuid(_u1)
     p += 16
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -1822,7 +1808,7 @@ def _d_FetchTopic_v14(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1833,10 +1819,9 @@ def _d_FetchRequest_v14(b, p):
     o = _new(FetchRequest)
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -1846,10 +1831,9 @@ def _d_FetchRequest_v14(b, p):
             _e3, p = _d_FetchTopic_v14(b, p)
             _a2.append(_e3)
         o.topics = _a2
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
@@ -1859,10 +1843,9 @@ def _d_FetchRequest_v14(b, p):
             _e6, p = _d_ForgottenTopic_v13(b, p)
             _a5.append(_e6)
         o.forgotten_topics_data = _a5
-    _n7 = b[p]
-    if _n7 < 128: p += 1
-    else: _n7, p = _ruv(b, p)
-    _n7 -= 1
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
     if _n7 < 0:
         raise _DecodeError('non-nullable field RackId was serialized as null')
     else:
@@ -1884,10 +1867,9 @@ def _d_FetchRequest_v14(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n9 = b[p]
-                if _n9 < 128: p += 1
-                else: _n9, p = _ruv(b, p)
-                _n9 -= 1
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
                 if _n9 < 0:
                     o.cluster_id = None
                 else:
@@ -1900,7 +1882,7 @@ def _d_FetchRequest_v14(b, p):
                 raise _DecodeError('Tag {} is not valid for version 14'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1927,7 +1909,7 @@ def _d_FetchPartition_v15(b, p):
                 raise _DecodeError('Tag {} is not valid for version 15'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1939,10 +1921,9 @@ def _d_FetchTopic_v15(b, p):
     _u1, = _S_U.unpack_from(b, p)
     o.topic_id = _uuid(_u1)
     p += 16
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -1964,7 +1945,7 @@ def _d_FetchTopic_v15(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1986,7 +1967,7 @@ def _d_ReplicaState_v15(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1997,10 +1978,9 @@ def _d_FetchRequest_v15(b, p):
     o = _new(FetchRequest)
     o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
     p += 21
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -2010,10 +1990,9 @@ def _d_FetchRequest_v15(b, p):
             _e3, p = _d_FetchTopic_v15(b, p)
             _a2.append(_e3)
         o.topics = _a2
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
@@ -2023,10 +2002,9 @@ def _d_FetchRequest_v15(b, p):
             _e6, p = _d_ForgottenTopic_v13(b, p)
             _a5.append(_e6)
         o.forgotten_topics_data = _a5
-    _n7 = b[p]
-    if _n7 < 128: p += 1
-    else: _n7, p = _ruv(b, p)
-    _n7 -= 1
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
     if _n7 < 0:
         raise _DecodeError('non-nullable field RackId was serialized as null')
     else:
@@ -2049,10 +2027,9 @@ def _d_FetchRequest_v15(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n9 = b[p]
-                if _n9 < 128: p += 1
-                else: _n9, p = _ruv(b, p)
-                _n9 -= 1
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
                 if _n9 < 0:
                     o.cluster_id = None
                 else:
@@ -2065,7 +2042,7 @@ def _d_FetchRequest_v15(b, p):
                 o.replica_state, p = _d_ReplicaState_v15(b, p)
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -2092,7 +2069,7 @@ def _d_FetchPartition_v16(b, p):
                 raise _DecodeError('Tag {} is not valid for version 16'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -2104,10 +2081,9 @@ def _d_FetchTopic_v16(b, p):
     _u1, = _S_U.unpack_from(b, p)
     o.topic_id = _uuid(_u1)
     p += 16
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -2129,7 +2105,7 @@ def _d_FetchTopic_v16(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -2140,10 +2116,9 @@ def _d_FetchRequest_v16(b, p):
     o = _new(FetchRequest)
     o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
     p += 21
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -2153,10 +2128,9 @@ def _d_FetchRequest_v16(b, p):
             _e3, p = _d_FetchTopic_v16(b, p)
             _a2.append(_e3)
         o.topics = _a2
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
@@ -2166,10 +2140,9 @@ def _d_FetchRequest_v16(b, p):
             _e6, p = _d_ForgottenTopic_v13(b, p)
             _a5.append(_e6)
         o.forgotten_topics_data = _a5
-    _n7 = b[p]
-    if _n7 < 128: p += 1
-    else: _n7, p = _ruv(b, p)
-    _n7 -= 1
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
     if _n7 < 0:
         raise _DecodeError('non-nullable field RackId was serialized as null')
     else:
@@ -2192,10 +2165,9 @@ def _d_FetchRequest_v16(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n9 = b[p]
-                if _n9 < 128: p += 1
-                else: _n9, p = _ruv(b, p)
-                _n9 -= 1
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
                 if _n9 < 0:
                     o.cluster_id = None
                 else:
@@ -2208,7 +2180,7 @@ def _d_FetchRequest_v16(b, p):
                 o.replica_state, p = _d_ReplicaState_v15(b, p)
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -2238,7 +2210,7 @@ def _d_FetchPartition_v17(b, p):
                 raise _DecodeError('Tag {} is not valid for version 17'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -2250,10 +2222,9 @@ def _d_FetchTopic_v17(b, p):
     _u1, = _S_U.unpack_from(b, p)
     o.topic_id = _uuid(_u1)
     p += 16
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -2275,7 +2246,7 @@ def _d_FetchTopic_v17(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -2286,10 +2257,9 @@ def _d_FetchRequest_v17(b, p):
     o = _new(FetchRequest)
     o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
     p += 21
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -2299,10 +2269,9 @@ def _d_FetchRequest_v17(b, p):
             _e3, p = _d_FetchTopic_v17(b, p)
             _a2.append(_e3)
         o.topics = _a2
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
@@ -2312,10 +2281,9 @@ def _d_FetchRequest_v17(b, p):
             _e6, p = _d_ForgottenTopic_v13(b, p)
             _a5.append(_e6)
         o.forgotten_topics_data = _a5
-    _n7 = b[p]
-    if _n7 < 128: p += 1
-    else: _n7, p = _ruv(b, p)
-    _n7 -= 1
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
     if _n7 < 0:
         raise _DecodeError('non-nullable field RackId was serialized as null')
     else:
@@ -2338,10 +2306,9 @@ def _d_FetchRequest_v17(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n9 = b[p]
-                if _n9 < 128: p += 1
-                else: _n9, p = _ruv(b, p)
-                _n9 -= 1
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
                 if _n9 < 0:
                     o.cluster_id = None
                 else:
@@ -2354,7 +2321,7 @@ def _d_FetchRequest_v17(b, p):
                 o.replica_state, p = _d_ReplicaState_v15(b, p)
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -2385,7 +2352,7 @@ def _d_FetchPartition_v18(b, p):
                 p += 8
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -2397,10 +2364,9 @@ def _d_FetchTopic_v18(b, p):
     _u1, = _S_U.unpack_from(b, p)
     o.topic_id = _uuid(_u1)
     p += 16
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -2422,7 +2388,7 @@ def _d_FetchTopic_v18(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -2433,10 +2399,9 @@ def _d_FetchRequest_v18(b, p):
     o = _new(FetchRequest)
     o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
     p += 21
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -2446,10 +2411,9 @@ def _d_FetchRequest_v18(b, p):
             _e3, p = _d_FetchTopic_v18(b, p)
             _a2.append(_e3)
         o.topics = _a2
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
@@ -2459,10 +2423,9 @@ def _d_FetchRequest_v18(b, p):
             _e6, p = _d_ForgottenTopic_v13(b, p)
             _a5.append(_e6)
         o.forgotten_topics_data = _a5
-    _n7 = b[p]
-    if _n7 < 128: p += 1
-    else: _n7, p = _ruv(b, p)
-    _n7 -= 1
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
     if _n7 < 0:
         raise _DecodeError('non-nullable field RackId was serialized as null')
     else:
@@ -2485,10 +2448,9 @@ def _d_FetchRequest_v18(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n9 = b[p]
-                if _n9 < 128: p += 1
-                else: _n9, p = _ruv(b, p)
-                _n9 -= 1
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
                 if _n9 < 0:
                     o.cluster_id = None
                 else:
@@ -2501,7 +2463,7 @@ def _d_FetchRequest_v18(b, p):
                 o.replica_state, p = _d_ReplicaState_v15(b, p)
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u

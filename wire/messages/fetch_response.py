@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -1241,7 +1242,7 @@ def _d_AbortedTransaction_v12(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1263,7 +1264,7 @@ def _d_EpochEndOffset_v12(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1285,7 +1286,7 @@ def _d_LeaderIdAndEpoch_v12(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1307,7 +1308,7 @@ def _d_SnapshotId_v12(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1318,10 +1319,9 @@ def _d_PartitionData_v12(b, p):
     o = _new(PartitionData)
     o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset = _S_ihqqq.unpack_from(b, p)
     p += 30
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         o.aborted_transactions = None
     else:
@@ -1333,10 +1333,9 @@ def _d_PartitionData_v12(b, p):
         o.aborted_transactions = _a2
     o.preferred_read_replica, = _S_i.unpack_from(b, p)
     p += 4
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         o.records = None
     else:
@@ -1365,7 +1364,7 @@ def _d_PartitionData_v12(b, p):
                 o.snapshot_id, p = _d_SnapshotId_v12(b, p)
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1374,10 +1373,9 @@ def _d_PartitionData_v12(b, p):
 
 def _d_FetchableTopicResponse_v12(b, p):
     o = _new(FetchableTopicResponse)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topic was serialized as null')
     else:
@@ -1386,10 +1384,9 @@ def _d_FetchableTopicResponse_v12(b, p):
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
         o.topic = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -1411,7 +1408,7 @@ def _d_FetchableTopicResponse_v12(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1422,10 +1419,9 @@ def _d_FetchResponse_v12(b, p):
     o = _new(FetchResponse)
     o.throttle_time_ms, o.error_code, o.session_id = _S_ihi.unpack_from(b, p)
     p += 10
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Responses was serialized as null')
     else:
@@ -1450,7 +1446,7 @@ def _d_FetchResponse_v12(b, p):
                 raise _DecodeError('Tag {} is not valid for version 12'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1462,10 +1458,9 @@ def _d_FetchableTopicResponse_v13(b, p):
     _u1, = _S_U.unpack_from(b, p)
     o.topic_id = _uuid(_u1)
     p += 16
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -1487,7 +1482,7 @@ def _d_FetchableTopicResponse_v13(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1498,10 +1493,9 @@ def _d_FetchResponse_v13(b, p):
     o = _new(FetchResponse)
     o.throttle_time_ms, o.error_code, o.session_id = _S_ihi.unpack_from(b, p)
     p += 10
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Responses was serialized as null')
     else:
@@ -1526,7 +1520,7 @@ def _d_FetchResponse_v13(b, p):
                 raise _DecodeError('Tag {} is not valid for version 13'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1537,10 +1531,9 @@ def _d_FetchResponse_v14(b, p):
     o = _new(FetchResponse)
     o.throttle_time_ms, o.error_code, o.session_id = _S_ihi.unpack_from(b, p)
     p += 10
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Responses was serialized as null')
     else:
@@ -1565,7 +1558,7 @@ def _d_FetchResponse_v14(b, p):
                 raise _DecodeError('Tag {} is not valid for version 14'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1576,10 +1569,9 @@ def _d_FetchResponse_v15(b, p):
     o = _new(FetchResponse)
     o.throttle_time_ms, o.error_code, o.session_id = _S_ihi.unpack_from(b, p)
     p += 10
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Responses was serialized as null')
     else:
@@ -1604,7 +1596,7 @@ def _d_FetchResponse_v15(b, p):
                 raise _DecodeError('Tag {} is not valid for version 15'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1615,10 +1607,9 @@ def _d_NodeEndpoint_v16(b, p):
     o = _new(NodeEndpoint)
     o.node_id, = _S_i.unpack_from(b, p)
     p += 4
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
@@ -1629,10 +1620,9 @@ def _d_NodeEndpoint_v16(b, p):
         p = _end2
     o.port, = _S_i.unpack_from(b, p)
     p += 4
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         o.rack = None
     else:
@@ -1652,7 +1642,7 @@ def _d_NodeEndpoint_v16(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1663,10 +1653,9 @@ def _d_FetchResponse_v16(b, p):
     o = _new(FetchResponse)
     o.throttle_time_ms, o.error_code, o.session_id = _S_ihi.unpack_from(b, p)
     p += 10
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Responses was serialized as null')
     else:
@@ -1688,10 +1677,9 @@ def _d_FetchResponse_v16(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n4 = b[p]
-                if _n4 < 128: p += 1
-                else: _n4, p = _ruv(b, p)
-                _n4 -= 1
+                _n4 = b[p] - 1
+                if _n4 < 127: p += 1
+                else: _n4, p = _rlen(b, p)
                 if _n4 < 0:
                     raise _DecodeError('non-nullable field NodeEndpoints was serialized as null')
                 else:
@@ -1703,7 +1691,7 @@ def _d_FetchResponse_v16(b, p):
                     o.node_endpoints = _a5
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -251,7 +252,7 @@ def _d_SnapshotId_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -280,7 +281,7 @@ def _d_PartitionSnapshot_v0(b, p):
                 raise _DecodeError('Tag {} is not valid for version 0'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -289,10 +290,9 @@ def _d_PartitionSnapshot_v0(b, p):
 
 def _d_TopicSnapshot_v0(b, p):
     o = _new(TopicSnapshot)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
@@ -301,10 +301,9 @@ def _d_TopicSnapshot_v0(b, p):
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         o.name = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -325,7 +324,7 @@ def _d_TopicSnapshot_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -336,10 +335,9 @@ def _d_FetchSnapshotRequest_v0(b, p):
     o = _new(FetchSnapshotRequest)
     o.replica_id, o.max_bytes = _S_ii.unpack_from(b, p)
     p += 8
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -361,10 +359,9 @@ def _d_FetchSnapshotRequest_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n4 = b[p]
-                if _n4 < 128: p += 1
-                else: _n4, p = _ruv(b, p)
-                _n4 -= 1
+                _n4 = b[p] - 1
+                if _n4 < 127: p += 1
+                else: _n4, p = _rlen(b, p)
                 if _n4 < 0:
                     o.cluster_id = None
                 else:
@@ -375,7 +372,7 @@ def _d_FetchSnapshotRequest_v0(b, p):
                     p = _end5
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -405,7 +402,7 @@ def _d_PartitionSnapshot_v1(b, p):
                 p += 16
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -414,10 +411,9 @@ def _d_PartitionSnapshot_v1(b, p):
 
 def _d_TopicSnapshot_v1(b, p):
     o = _new(TopicSnapshot)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
@@ -426,10 +422,9 @@ def _d_TopicSnapshot_v1(b, p):
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         o.name = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -450,7 +445,7 @@ def _d_TopicSnapshot_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -461,10 +456,9 @@ def _d_FetchSnapshotRequest_v1(b, p):
     o = _new(FetchSnapshotRequest)
     o.replica_id, o.max_bytes = _S_ii.unpack_from(b, p)
     p += 8
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -486,10 +480,9 @@ def _d_FetchSnapshotRequest_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n4 = b[p]
-                if _n4 < 128: p += 1
-                else: _n4, p = _ruv(b, p)
-                _n4 -= 1
+                _n4 = b[p] - 1
+                if _n4 < 127: p += 1
+                else: _n4, p = _rlen(b, p)
                 if _n4 < 0:
                     o.cluster_id = None
                 else:
@@ -500,7 +493,7 @@ def _d_FetchSnapshotRequest_v1(b, p):
                     p = _end5
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u

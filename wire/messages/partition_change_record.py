@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -366,10 +367,9 @@ def _d_PartitionChangeRecord_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n2 = b[p]
-                if _n2 < 128: p += 1
-                else: _n2, p = _ruv(b, p)
-                _n2 -= 1
+                _n2 = b[p] - 1
+                if _n2 < 127: p += 1
+                else: _n2, p = _rlen(b, p)
                 if _n2 < 0:
                     o.isr = None
                 else:
@@ -381,10 +381,9 @@ def _d_PartitionChangeRecord_v0(b, p):
                 o.leader, = _S_i.unpack_from(b, p)
                 p += 4
             elif _tag == 2:
-                _n3 = b[p]
-                if _n3 < 128: p += 1
-                else: _n3, p = _ruv(b, p)
-                _n3 -= 1
+                _n3 = b[p] - 1
+                if _n3 < 127: p += 1
+                else: _n3, p = _rlen(b, p)
                 if _n3 < 0:
                     o.replicas = None
                 else:
@@ -393,10 +392,9 @@ def _d_PartitionChangeRecord_v0(b, p):
                     else: o.replicas = _unpack_array('i', _n3, b, p)
                     p += _n3 * 4
             elif _tag == 3:
-                _n4 = b[p]
-                if _n4 < 128: p += 1
-                else: _n4, p = _ruv(b, p)
-                _n4 -= 1
+                _n4 = b[p] - 1
+                if _n4 < 127: p += 1
+                else: _n4, p = _rlen(b, p)
                 if _n4 < 0:
                     o.removing_replicas = None
                 else:
@@ -405,10 +403,9 @@ def _d_PartitionChangeRecord_v0(b, p):
                     else: o.removing_replicas = _unpack_array('i', _n4, b, p)
                     p += _n4 * 4
             elif _tag == 4:
-                _n5 = b[p]
-                if _n5 < 128: p += 1
-                else: _n5, p = _ruv(b, p)
-                _n5 -= 1
+                _n5 = b[p] - 1
+                if _n5 < 127: p += 1
+                else: _n5, p = _rlen(b, p)
                 if _n5 < 0:
                     o.adding_replicas = None
                 else:
@@ -423,7 +420,7 @@ def _d_PartitionChangeRecord_v0(b, p):
                 raise _DecodeError('Tag {} is not valid for version 0'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -455,10 +452,9 @@ def _d_PartitionChangeRecord_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n2 = b[p]
-                if _n2 < 128: p += 1
-                else: _n2, p = _ruv(b, p)
-                _n2 -= 1
+                _n2 = b[p] - 1
+                if _n2 < 127: p += 1
+                else: _n2, p = _rlen(b, p)
                 if _n2 < 0:
                     o.isr = None
                 else:
@@ -470,10 +466,9 @@ def _d_PartitionChangeRecord_v1(b, p):
                 o.leader, = _S_i.unpack_from(b, p)
                 p += 4
             elif _tag == 2:
-                _n3 = b[p]
-                if _n3 < 128: p += 1
-                else: _n3, p = _ruv(b, p)
-                _n3 -= 1
+                _n3 = b[p] - 1
+                if _n3 < 127: p += 1
+                else: _n3, p = _rlen(b, p)
                 if _n3 < 0:
                     o.replicas = None
                 else:
@@ -482,10 +477,9 @@ def _d_PartitionChangeRecord_v1(b, p):
                     else: o.replicas = _unpack_array('i', _n3, b, p)
                     p += _n3 * 4
             elif _tag == 3:
-                _n4 = b[p]
-                if _n4 < 128: p += 1
-                else: _n4, p = _ruv(b, p)
-                _n4 -= 1
+                _n4 = b[p] - 1
+                if _n4 < 127: p += 1
+                else: _n4, p = _rlen(b, p)
                 if _n4 < 0:
                     o.removing_replicas = None
                 else:
@@ -494,10 +488,9 @@ def _d_PartitionChangeRecord_v1(b, p):
                     else: o.removing_replicas = _unpack_array('i', _n4, b, p)
                     p += _n4 * 4
             elif _tag == 4:
-                _n5 = b[p]
-                if _n5 < 128: p += 1
-                else: _n5, p = _ruv(b, p)
-                _n5 -= 1
+                _n5 = b[p] - 1
+                if _n5 < 127: p += 1
+                else: _n5, p = _rlen(b, p)
                 if _n5 < 0:
                     o.adding_replicas = None
                 else:
@@ -509,10 +502,9 @@ def _d_PartitionChangeRecord_v1(b, p):
                 o.leader_recovery_state, = _S_b.unpack_from(b, p)
                 p += 1
             elif _tag == 8:
-                _n6 = b[p]
-                if _n6 < 128: p += 1
-                else: _n6, p = _ruv(b, p)
-                _n6 -= 1
+                _n6 = b[p] - 1
+                if _n6 < 127: p += 1
+                else: _n6, p = _rlen(b, p)
                 if _n6 < 0:
                     o.directories = None
                 else:
@@ -527,7 +519,7 @@ def _d_PartitionChangeRecord_v1(b, p):
                 raise _DecodeError('Tag {} is not valid for version 1'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -559,10 +551,9 @@ def _d_PartitionChangeRecord_v2(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n2 = b[p]
-                if _n2 < 128: p += 1
-                else: _n2, p = _ruv(b, p)
-                _n2 -= 1
+                _n2 = b[p] - 1
+                if _n2 < 127: p += 1
+                else: _n2, p = _rlen(b, p)
                 if _n2 < 0:
                     o.isr = None
                 else:
@@ -574,10 +565,9 @@ def _d_PartitionChangeRecord_v2(b, p):
                 o.leader, = _S_i.unpack_from(b, p)
                 p += 4
             elif _tag == 2:
-                _n3 = b[p]
-                if _n3 < 128: p += 1
-                else: _n3, p = _ruv(b, p)
-                _n3 -= 1
+                _n3 = b[p] - 1
+                if _n3 < 127: p += 1
+                else: _n3, p = _rlen(b, p)
                 if _n3 < 0:
                     o.replicas = None
                 else:
@@ -586,10 +576,9 @@ def _d_PartitionChangeRecord_v2(b, p):
                     else: o.replicas = _unpack_array('i', _n3, b, p)
                     p += _n3 * 4
             elif _tag == 3:
-                _n4 = b[p]
-                if _n4 < 128: p += 1
-                else: _n4, p = _ruv(b, p)
-                _n4 -= 1
+                _n4 = b[p] - 1
+                if _n4 < 127: p += 1
+                else: _n4, p = _rlen(b, p)
                 if _n4 < 0:
                     o.removing_replicas = None
                 else:
@@ -598,10 +587,9 @@ def _d_PartitionChangeRecord_v2(b, p):
                     else: o.removing_replicas = _unpack_array('i', _n4, b, p)
                     p += _n4 * 4
             elif _tag == 4:
-                _n5 = b[p]
-                if _n5 < 128: p += 1
-                else: _n5, p = _ruv(b, p)
-                _n5 -= 1
+                _n5 = b[p] - 1
+                if _n5 < 127: p += 1
+                else: _n5, p = _rlen(b, p)
                 if _n5 < 0:
                     o.adding_replicas = None
                 else:
@@ -613,10 +601,9 @@ def _d_PartitionChangeRecord_v2(b, p):
                 o.leader_recovery_state, = _S_b.unpack_from(b, p)
                 p += 1
             elif _tag == 6:
-                _n6 = b[p]
-                if _n6 < 128: p += 1
-                else: _n6, p = _ruv(b, p)
-                _n6 -= 1
+                _n6 = b[p] - 1
+                if _n6 < 127: p += 1
+                else: _n6, p = _rlen(b, p)
                 if _n6 < 0:
                     o.eligible_leader_replicas = None
                 else:
@@ -625,10 +612,9 @@ def _d_PartitionChangeRecord_v2(b, p):
                     else: o.eligible_leader_replicas = _unpack_array('i', _n6, b, p)
                     p += _n6 * 4
             elif _tag == 7:
-                _n7 = b[p]
-                if _n7 < 128: p += 1
-                else: _n7, p = _ruv(b, p)
-                _n7 -= 1
+                _n7 = b[p] - 1
+                if _n7 < 127: p += 1
+                else: _n7, p = _rlen(b, p)
                 if _n7 < 0:
                     o.last_known_elr = None
                 else:
@@ -637,10 +623,9 @@ def _d_PartitionChangeRecord_v2(b, p):
                     else: o.last_known_elr = _unpack_array('i', _n7, b, p)
                     p += _n7 * 4
             elif _tag == 8:
-                _n8 = b[p]
-                if _n8 < 128: p += 1
-                else: _n8, p = _ruv(b, p)
-                _n8 -= 1
+                _n8 = b[p] - 1
+                if _n8 < 127: p += 1
+                else: _n8, p = _rlen(b, p)
                 if _n8 < 0:
                     o.directories = None
                 else:
@@ -653,7 +638,7 @@ def _d_PartitionChangeRecord_v2(b, p):
                     o.directories = _a9
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u

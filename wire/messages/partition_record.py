@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -262,10 +263,9 @@ def _d_PartitionRecord_v0(b, p):
     o.partition_id, _u1 = _S_iU.unpack_from(b, p)
     o.topic_id = _uuid(_u1)
     p += 20
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field Replicas was serialized as null')
     else:
@@ -273,10 +273,9 @@ def _d_PartitionRecord_v0(b, p):
         if _n2 < 32: o.replicas = list(_A_i[_n2].unpack_from(b, p))
         else: o.replicas = _unpack_array('i', _n2, b, p)
         p += _n2 * 4
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Isr was serialized as null')
     else:
@@ -284,10 +283,9 @@ def _d_PartitionRecord_v0(b, p):
         if _n3 < 32: o.isr = list(_A_i[_n3].unpack_from(b, p))
         else: o.isr = _unpack_array('i', _n3, b, p)
         p += _n3 * 4
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field RemovingReplicas was serialized as null')
     else:
@@ -295,10 +293,9 @@ def _d_PartitionRecord_v0(b, p):
         if _n4 < 32: o.removing_replicas = list(_A_i[_n4].unpack_from(b, p))
         else: o.removing_replicas = _unpack_array('i', _n4, b, p)
         p += _n4 * 4
-    _n5 = b[p]
-    if _n5 < 128: p += 1
-    else: _n5, p = _ruv(b, p)
-    _n5 -= 1
+    _n5 = b[p] - 1
+    if _n5 < 127: p += 1
+    else: _n5, p = _rlen(b, p)
     if _n5 < 0:
         raise _DecodeError('non-nullable field AddingReplicas was serialized as null')
     else:
@@ -329,7 +326,7 @@ def _d_PartitionRecord_v0(b, p):
                 raise _DecodeError('Tag {} is not valid for version 0'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -341,10 +338,9 @@ def _d_PartitionRecord_v1(b, p):
     o.partition_id, _u1 = _S_iU.unpack_from(b, p)
     o.topic_id = _uuid(_u1)
     p += 20
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field Replicas was serialized as null')
     else:
@@ -352,10 +348,9 @@ def _d_PartitionRecord_v1(b, p):
         if _n2 < 32: o.replicas = list(_A_i[_n2].unpack_from(b, p))
         else: o.replicas = _unpack_array('i', _n2, b, p)
         p += _n2 * 4
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Isr was serialized as null')
     else:
@@ -363,10 +358,9 @@ def _d_PartitionRecord_v1(b, p):
         if _n3 < 32: o.isr = list(_A_i[_n3].unpack_from(b, p))
         else: o.isr = _unpack_array('i', _n3, b, p)
         p += _n3 * 4
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field RemovingReplicas was serialized as null')
     else:
@@ -374,10 +368,9 @@ def _d_PartitionRecord_v1(b, p):
         if _n4 < 32: o.removing_replicas = list(_A_i[_n4].unpack_from(b, p))
         else: o.removing_replicas = _unpack_array('i', _n4, b, p)
         p += _n4 * 4
-    _n5 = b[p]
-    if _n5 < 128: p += 1
-    else: _n5, p = _ruv(b, p)
-    _n5 -= 1
+    _n5 = b[p] - 1
+    if _n5 < 127: p += 1
+    else: _n5, p = _rlen(b, p)
     if _n5 < 0:
         raise _DecodeError('non-nullable field AddingReplicas was serialized as null')
     else:
@@ -387,10 +380,9 @@ def _d_PartitionRecord_v1(b, p):
         p += _n5 * 4
     o.leader, o.leader_epoch, o.partition_epoch = _S_iii.unpack_from(b, p)
     p += 12
-    _n6 = b[p]
-    if _n6 < 128: p += 1
-    else: _n6, p = _ruv(b, p)
-    _n6 -= 1
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field Directories was serialized as null')
     else:
@@ -421,7 +413,7 @@ def _d_PartitionRecord_v1(b, p):
                 raise _DecodeError('Tag {} is not valid for version 1'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -433,10 +425,9 @@ def _d_PartitionRecord_v2(b, p):
     o.partition_id, _u1 = _S_iU.unpack_from(b, p)
     o.topic_id = _uuid(_u1)
     p += 20
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field Replicas was serialized as null')
     else:
@@ -444,10 +435,9 @@ def _d_PartitionRecord_v2(b, p):
         if _n2 < 32: o.replicas = list(_A_i[_n2].unpack_from(b, p))
         else: o.replicas = _unpack_array('i', _n2, b, p)
         p += _n2 * 4
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Isr was serialized as null')
     else:
@@ -455,10 +445,9 @@ def _d_PartitionRecord_v2(b, p):
         if _n3 < 32: o.isr = list(_A_i[_n3].unpack_from(b, p))
         else: o.isr = _unpack_array('i', _n3, b, p)
         p += _n3 * 4
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field RemovingReplicas was serialized as null')
     else:
@@ -466,10 +455,9 @@ def _d_PartitionRecord_v2(b, p):
         if _n4 < 32: o.removing_replicas = list(_A_i[_n4].unpack_from(b, p))
         else: o.removing_replicas = _unpack_array('i', _n4, b, p)
         p += _n4 * 4
-    _n5 = b[p]
-    if _n5 < 128: p += 1
-    else: _n5, p = _ruv(b, p)
-    _n5 -= 1
+    _n5 = b[p] - 1
+    if _n5 < 127: p += 1
+    else: _n5, p = _rlen(b, p)
     if _n5 < 0:
         raise _DecodeError('non-nullable field AddingReplicas was serialized as null')
     else:
@@ -479,10 +467,9 @@ def _d_PartitionRecord_v2(b, p):
         p += _n5 * 4
     o.leader, o.leader_epoch, o.partition_epoch = _S_iii.unpack_from(b, p)
     p += 12
-    _n6 = b[p]
-    if _n6 < 128: p += 1
-    else: _n6, p = _ruv(b, p)
-    _n6 -= 1
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field Directories was serialized as null')
     else:
@@ -510,10 +497,9 @@ def _d_PartitionRecord_v2(b, p):
                 o.leader_recovery_state, = _S_b.unpack_from(b, p)
                 p += 1
             elif _tag == 1:
-                _n9 = b[p]
-                if _n9 < 128: p += 1
-                else: _n9, p = _ruv(b, p)
-                _n9 -= 1
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
                 if _n9 < 0:
                     o.eligible_leader_replicas = None
                 else:
@@ -522,10 +508,9 @@ def _d_PartitionRecord_v2(b, p):
                     else: o.eligible_leader_replicas = _unpack_array('i', _n9, b, p)
                     p += _n9 * 4
             elif _tag == 2:
-                _n10 = b[p]
-                if _n10 < 128: p += 1
-                else: _n10, p = _ruv(b, p)
-                _n10 -= 1
+                _n10 = b[p] - 1
+                if _n10 < 127: p += 1
+                else: _n10, p = _rlen(b, p)
                 if _n10 < 0:
                     o.last_known_elr = None
                 else:
@@ -535,7 +520,7 @@ def _d_PartitionRecord_v2(b, p):
                     p += _n10 * 4
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -377,10 +378,9 @@ def _e_RegisterBrokerRecord_v4(w, o):
 
 def _d_BrokerEndpoint_v0(b, p):
     o = _new(BrokerEndpoint)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
@@ -389,10 +389,9 @@ def _d_BrokerEndpoint_v0(b, p):
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         o.name = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
@@ -414,7 +413,7 @@ def _d_BrokerEndpoint_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -423,10 +422,9 @@ def _d_BrokerEndpoint_v0(b, p):
 
 def _d_BrokerFeature_v0(b, p):
     o = _new(BrokerFeature)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
@@ -448,7 +446,7 @@ def _d_BrokerFeature_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -460,10 +458,9 @@ def _d_RegisterBrokerRecord_v0(b, p):
     o.broker_id, _u1, o.broker_epoch = _S_iUq.unpack_from(b, p)
     o.incarnation_id = _uuid(_u1)
     p += 28
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field EndPoints was serialized as null')
     else:
@@ -473,10 +470,9 @@ def _d_RegisterBrokerRecord_v0(b, p):
             _e4, p = _d_BrokerEndpoint_v0(b, p)
             _a3.append(_e4)
         o.end_points = _a3
-    _n5 = b[p]
-    if _n5 < 128: p += 1
-    else: _n5, p = _ruv(b, p)
-    _n5 -= 1
+    _n5 = b[p] - 1
+    if _n5 < 127: p += 1
+    else: _n5, p = _rlen(b, p)
     if _n5 < 0:
         raise _DecodeError('non-nullable field Features was serialized as null')
     else:
@@ -486,10 +482,9 @@ def _d_RegisterBrokerRecord_v0(b, p):
             _e7, p = _d_BrokerFeature_v0(b, p)
             _a6.append(_e7)
         o.features = _a6
-    _n8 = b[p]
-    if _n8 < 128: p += 1
-    else: _n8, p = _ruv(b, p)
-    _n8 -= 1
+    _n8 = b[p] - 1
+    if _n8 < 127: p += 1
+    else: _n8, p = _rlen(b, p)
     if _n8 < 0:
         o.rack = None
     else:
@@ -518,7 +513,7 @@ def _d_RegisterBrokerRecord_v0(b, p):
                 raise _DecodeError('Tag {} is not valid for version 0'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -530,10 +525,9 @@ def _d_RegisterBrokerRecord_v1(b, p):
     o.broker_id, _u1, o.broker_epoch = _S_iUq.unpack_from(b, p)
     o.incarnation_id = _uuid(_u1)
     p += 28
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field EndPoints was serialized as null')
     else:
@@ -543,10 +537,9 @@ def _d_RegisterBrokerRecord_v1(b, p):
             _e4, p = _d_BrokerEndpoint_v0(b, p)
             _a3.append(_e4)
         o.end_points = _a3
-    _n5 = b[p]
-    if _n5 < 128: p += 1
-    else: _n5, p = _ruv(b, p)
-    _n5 -= 1
+    _n5 = b[p] - 1
+    if _n5 < 127: p += 1
+    else: _n5, p = _rlen(b, p)
     if _n5 < 0:
         raise _DecodeError('non-nullable field Features was serialized as null')
     else:
@@ -556,10 +549,9 @@ def _d_RegisterBrokerRecord_v1(b, p):
             _e7, p = _d_BrokerFeature_v0(b, p)
             _a6.append(_e7)
         o.features = _a6
-    _n8 = b[p]
-    if _n8 < 128: p += 1
-    else: _n8, p = _ruv(b, p)
-    _n8 -= 1
+    _n8 = b[p] - 1
+    if _n8 < 127: p += 1
+    else: _n8, p = _rlen(b, p)
     if _n8 < 0:
         o.rack = None
     else:
@@ -587,7 +579,7 @@ def _d_RegisterBrokerRecord_v1(b, p):
                 raise _DecodeError('Tag {} is not valid for version 1'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -599,10 +591,9 @@ def _d_RegisterBrokerRecord_v2(b, p):
     o.broker_id, o.is_migrating_zk_broker, _u1, o.broker_epoch = _S_ioUq.unpack_from(b, p)
     o.incarnation_id = _uuid(_u1)
     p += 29
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field EndPoints was serialized as null')
     else:
@@ -612,10 +603,9 @@ def _d_RegisterBrokerRecord_v2(b, p):
             _e4, p = _d_BrokerEndpoint_v0(b, p)
             _a3.append(_e4)
         o.end_points = _a3
-    _n5 = b[p]
-    if _n5 < 128: p += 1
-    else: _n5, p = _ruv(b, p)
-    _n5 -= 1
+    _n5 = b[p] - 1
+    if _n5 < 127: p += 1
+    else: _n5, p = _rlen(b, p)
     if _n5 < 0:
         raise _DecodeError('non-nullable field Features was serialized as null')
     else:
@@ -625,10 +615,9 @@ def _d_RegisterBrokerRecord_v2(b, p):
             _e7, p = _d_BrokerFeature_v0(b, p)
             _a6.append(_e7)
         o.features = _a6
-    _n8 = b[p]
-    if _n8 < 128: p += 1
-    else: _n8, p = _ruv(b, p)
-    _n8 -= 1
+    _n8 = b[p] - 1
+    if _n8 < 127: p += 1
+    else: _n8, p = _rlen(b, p)
     if _n8 < 0:
         o.rack = None
     else:
@@ -655,7 +644,7 @@ def _d_RegisterBrokerRecord_v2(b, p):
                 raise _DecodeError('Tag {} is not valid for version 2'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -667,10 +656,9 @@ def _d_RegisterBrokerRecord_v3(b, p):
     o.broker_id, o.is_migrating_zk_broker, _u1, o.broker_epoch = _S_ioUq.unpack_from(b, p)
     o.incarnation_id = _uuid(_u1)
     p += 29
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field EndPoints was serialized as null')
     else:
@@ -680,10 +668,9 @@ def _d_RegisterBrokerRecord_v3(b, p):
             _e4, p = _d_BrokerEndpoint_v0(b, p)
             _a3.append(_e4)
         o.end_points = _a3
-    _n5 = b[p]
-    if _n5 < 128: p += 1
-    else: _n5, p = _ruv(b, p)
-    _n5 -= 1
+    _n5 = b[p] - 1
+    if _n5 < 127: p += 1
+    else: _n5, p = _rlen(b, p)
     if _n5 < 0:
         raise _DecodeError('non-nullable field Features was serialized as null')
     else:
@@ -693,10 +680,9 @@ def _d_RegisterBrokerRecord_v3(b, p):
             _e7, p = _d_BrokerFeature_v0(b, p)
             _a6.append(_e7)
         o.features = _a6
-    _n8 = b[p]
-    if _n8 < 128: p += 1
-    else: _n8, p = _ruv(b, p)
-    _n8 -= 1
+    _n8 = b[p] - 1
+    if _n8 < 127: p += 1
+    else: _n8, p = _rlen(b, p)
     if _n8 < 0:
         o.rack = None
     else:
@@ -720,10 +706,9 @@ def _d_RegisterBrokerRecord_v3(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n10 = b[p]
-                if _n10 < 128: p += 1
-                else: _n10, p = _ruv(b, p)
-                _n10 -= 1
+                _n10 = b[p] - 1
+                if _n10 < 127: p += 1
+                else: _n10, p = _rlen(b, p)
                 if _n10 < 0:
                     raise _DecodeError('non-nullable field LogDirs was serialized as null')
                 else:
@@ -738,7 +723,7 @@ def _d_RegisterBrokerRecord_v3(b, p):
                 raise _DecodeError('Tag {} is not valid for version 3'.format(_tag))
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -750,10 +735,9 @@ def _d_RegisterBrokerRecord_v4(b, p):
     o.broker_id, o.is_migrating_zk_broker, _u1, o.broker_epoch = _S_ioUq.unpack_from(b, p)
     o.incarnation_id = _uuid(_u1)
     p += 29
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field EndPoints was serialized as null')
     else:
@@ -763,10 +747,9 @@ def _d_RegisterBrokerRecord_v4(b, p):
             _e4, p = _d_BrokerEndpoint_v0(b, p)
             _a3.append(_e4)
         o.end_points = _a3
-    _n5 = b[p]
-    if _n5 < 128: p += 1
-    else: _n5, p = _ruv(b, p)
-    _n5 -= 1
+    _n5 = b[p] - 1
+    if _n5 < 127: p += 1
+    else: _n5, p = _rlen(b, p)
     if _n5 < 0:
         raise _DecodeError('non-nullable field Features was serialized as null')
     else:
@@ -776,10 +759,9 @@ def _d_RegisterBrokerRecord_v4(b, p):
             _e7, p = _d_BrokerFeature_v0(b, p)
             _a6.append(_e7)
         o.features = _a6
-    _n8 = b[p]
-    if _n8 < 128: p += 1
-    else: _n8, p = _ruv(b, p)
-    _n8 -= 1
+    _n8 = b[p] - 1
+    if _n8 < 127: p += 1
+    else: _n8, p = _rlen(b, p)
     if _n8 < 0:
         o.rack = None
     else:
@@ -803,10 +785,9 @@ def _d_RegisterBrokerRecord_v4(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n10 = b[p]
-                if _n10 < 128: p += 1
-                else: _n10, p = _ruv(b, p)
-                _n10 -= 1
+                _n10 = b[p] - 1
+                if _n10 < 127: p += 1
+                else: _n10, p = _rlen(b, p)
                 if _n10 < 0:
                     raise _DecodeError('non-nullable field LogDirs was serialized as null')
                 else:
@@ -818,10 +799,9 @@ def _d_RegisterBrokerRecord_v4(b, p):
                         _a11.append(_e12)
                     o.log_dirs = _a11
             elif _tag == 1:
-                _n13 = b[p]
-                if _n13 < 128: p += 1
-                else: _n13, p = _ruv(b, p)
-                _n13 -= 1
+                _n13 = b[p] - 1
+                if _n13 < 127: p += 1
+                else: _n13, p = _rlen(b, p)
                 if _n13 < 0:
                     o.cordoned_log_dirs = None
                 else:
@@ -834,7 +814,7 @@ def _d_RegisterBrokerRecord_v4(b, p):
                     o.cordoned_log_dirs = _a14
             else:
                 _end = p + _size
-                if _end > len(b): raise _DecodeError('tagged field past the end')
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
                 p = _end
         if _u: o.unknown_tagged_fields = _u

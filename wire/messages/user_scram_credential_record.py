@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -82,10 +83,9 @@ def _e_UserScramCredentialRecord_v0(w, o):
 
 def _d_UserScramCredentialRecord_v0(b, p):
     o = _new(UserScramCredentialRecord)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
@@ -96,10 +96,9 @@ def _d_UserScramCredentialRecord_v0(b, p):
         p = _end2
     o.mechanism, = _S_b.unpack_from(b, p)
     p += 1
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Salt was serialized as null')
     else:
@@ -107,10 +106,9 @@ def _d_UserScramCredentialRecord_v0(b, p):
         if _end4 > len(b): raise _DecodeError('Salt: length {} past the end'.format(_n3))
         o.salt = bytes(b[p:_end4])
         p = _end4
-    _n5 = b[p]
-    if _n5 < 128: p += 1
-    else: _n5, p = _ruv(b, p)
-    _n5 -= 1
+    _n5 = b[p] - 1
+    if _n5 < 127: p += 1
+    else: _n5, p = _rlen(b, p)
     if _n5 < 0:
         raise _DecodeError('non-nullable field StoredKey was serialized as null')
     else:
@@ -118,10 +116,9 @@ def _d_UserScramCredentialRecord_v0(b, p):
         if _end6 > len(b): raise _DecodeError('StoredKey: length {} past the end'.format(_n5))
         o.stored_key = bytes(b[p:_end6])
         p = _end6
-    _n7 = b[p]
-    if _n7 < 128: p += 1
-    else: _n7, p = _ruv(b, p)
-    _n7 -= 1
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
     if _n7 < 0:
         raise _DecodeError('non-nullable field ServerKey was serialized as null')
     else:
@@ -142,7 +139,7 @@ def _d_UserScramCredentialRecord_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u

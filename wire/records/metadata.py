@@ -15,15 +15,18 @@ keys 0-28 but the retired 6, 13 and 16) at each version it knows;
 refusing what it refuses: an unknown type, a malformed body, and bytes left over
 after the body.
 
-A version past the last one Kafka 4.3.1 knows is *read*, not refused, because Kafka
-reads it: a generated message's reader only tests ``version >= n`` for each field,
-so a future version reads with the newest layout (new tagged fields land among the
-unknown ones; a new untagged field shows up as bytes left over, refused). Every field
-of the 26 schemas has an open-ended range ("n+"), so the newest layout is exactly
-what Kafka's reader sees (``tests/test_records_metadata.py`` checks that). Nested
-structs are stricter: each element's reader refuses a version past the message's
-last ("Can't read version 5 of BrokerEndpoint"), so a future version is refused
-exactly when it carries a struct element (an empty EndPoints array passes).
+A version outside the type's range is *read*, not refused, because Kafka reads it:
+a generated message's reader tests a field's version only when the field's range
+does not cover every version of the message, and then only as ``version >= n``. So
+a version past the last one Kafka 4.3.1 knows reads with the newest layout (new
+tagged fields land among the unknown ones; a new untagged field shows up as bytes
+left over, refused), and a negative one (the frame's version varint is read as a Java
+int, then cast to a short: ``ff ff ff ff 0f`` is -1) with the layout of version 0.
+Every field of the 26 schemas has an open-ended range ("n+"), so those are exactly
+the layouts Kafka's reader sees (``tests/test_records_metadata.py`` checks that).
+Nested structs are stricter: each element's reader refuses a version past the
+message's last ("Can't read version 5 of BrokerEndpoint"), so a future version is
+refused exactly when it carries a struct element (an empty EndPoints array passes).
 
 :func:`data_batch` builds a batch as the raft ``BatchBuilder`` does (the
 ``BatchAccumulator`` path, not ``MemoryRecordsBuilder``): attributes 0 (no
@@ -39,7 +42,7 @@ from typing import NamedTuple
 from ..codec_support import Struct
 from ..exceptions import DecodeError, EncodeError
 from ..messages import METADATA_RECORDS
-from ..varint import read_uvarint, write_uvarint
+from ..varint import read_uvarint_int, write_uvarint
 from .batch import RecordBatch
 from .compression import CompressionType
 from .record import Record
@@ -77,10 +80,14 @@ def frame_metadata_record(api_key: int, version: int, payload) -> bytes:
 
 
 def _read_short(buf, pos: int, what: str):
-    value, pos = read_uvarint(buf, pos)
+    """``AbstractApiMessageSerde.unsignedIntToShort``: the varint as a Java int, refused past
+    32767, then cast to a short (so a varint that is a negative int keeps its low 16 bits,
+    signed)."""
+    value, pos = read_uvarint_int(buf, pos)
     if value > _SHORT_MAX:
         raise DecodeError(f"value for {what} was too large ({value})")
-    return value, pos
+    value &= 0xFFFF
+    return (value - 0x10000 if value > _SHORT_MAX else value), pos
 
 
 def unframe_metadata_record(buf) -> tuple[int, int, memoryview]:
@@ -107,17 +114,14 @@ def unframe_metadata_record(buf) -> tuple[int, int, memoryview]:
 
 
 def metadata_record_class(api_key: int, version: int):
-    """The generated class that reads ``api_key`` at ``version`` (past its last version too,
-    see the module docstring); ``DecodeError`` when Kafka 4.3.1 has no such type
-    (``MetadataRecordType.fromId``) or the version is below the type's first."""
+    """The generated class that reads ``api_key`` at ``version`` (at any version, as Kafka's
+    readers do, see the module docstring); ``DecodeError`` when Kafka 4.3.1 has no such
+    type (``MetadataRecordType.fromId``)."""
     cls = METADATA_RECORD_DECODERS.get((api_key, version))
     if cls is None:
         cls = METADATA_RECORD_TYPES.get(api_key)
         if cls is None:
             raise DecodeError(f"Unknown metadata id {api_key}")
-        if version < cls.MIN_VERSION:
-            raise DecodeError(f"Can't read version {version} of {cls.__name__} "
-                              f"(valid {cls.MIN_VERSION}-{cls.MAX_VERSION})")
     return cls
 
 
@@ -133,7 +137,8 @@ def decode_metadata_record(buf) -> MetadataRecord:
     after the message are refused."""
     api_key, version, payload = unframe_metadata_record(buf)
     cls = metadata_record_class(api_key, version)
-    message, end = cls.read(payload, 0, min(version, cls.MAX_VERSION))
+    # Outside its range a version reads with the nearest layout (module docstring).
+    message, end = cls.read(payload, 0, min(max(version, cls.MIN_VERSION), cls.MAX_VERSION))
     if version > cls.MAX_VERSION:
         _refuse_future_structs(message, version)
     if end != len(payload):
