@@ -208,6 +208,27 @@ def test_controller_record_bytes(function, args, hexed):
                 got.message.value) == args
 
 
+def test_image_replays_through_the_registry():
+    """The controller's image reads its record types as Kafka does (a later version of
+    FeatureLevelRecord with the newest layout, leftover bytes refused) and counts the types
+    it does not model."""
+    from wire.messages import FeatureLevelRecord, TopicRecord
+    from kraft_server.controller import records as rec
+    from kraft_server.controller.image import MetadataImage
+
+    img = MetadataImage()
+    img.replay(encode_metadata_record(TopicRecord(name="t"), 0))
+    assert (img.unknown_records, img.bad_records) == (1, 0)
+    body = FeatureLevelRecord(name="metadata.version", feature_level=27).encode(0)
+    img.replay(frame_metadata_record(12, 1, body))  # a version Kafka 4.3.1 does not know yet
+    assert img.metadata_version() == 27 and img.bad_records == 0
+    img.replay(frame_metadata_record(12, 0, body[:-1] + b"\x00\x00"))  # one byte left over
+    img.replay(rec.config(rec.BROKER_RESOURCE, "", "min.insync.replicas", "2") + b"\x00")
+    assert img.bad_records == 2 and img.configs == {}
+    img.replay(rec.config(rec.BROKER_RESOURCE, "", "min.insync.replicas", "2"))
+    assert img.configs == {(4, "", "min.insync.replicas"): "2"}
+
+
 # -- fuzz: only DecodeError comes out --------------------------------------------------------
 
 FIXED_SEEDS = (7, 20251125)
