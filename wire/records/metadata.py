@@ -96,7 +96,8 @@ def unframe_metadata_record(buf) -> tuple[int, int, memoryview]:
     The payload is a memoryview into ``buf`` (no copy). Refuses what
     ``AbstractApiMessageSerde.read`` refuses before reading the message: a frame
     version other than 1 (0 was KRaft's 2.8 preview) and a type or version past
-    int16.
+    int16. Each is a varint read as a Java int and cast to a short (``_read_short``),
+    so a varint that is a negative int gives a negative (or wrapped) value, as in Kafka.
     """
     if buf is None:
         raise DecodeError("metadata record has a null value")
