@@ -257,10 +257,9 @@ class ModuleEmitter:
     # -- decoding --------------------------------------------------------------
     def dec_length(self, fn, ind, n: str, flex: bool, string: bool):
         if flex:
-            fn.add(ind, f"{n} = b[p]")
-            fn.add(ind, f"if {n} < 128: p += 1")
-            fn.add(ind, f"else: {n}, p = _ruv(b, p)")
-            fn.add(ind, f"{n} -= 1")
+            fn.add(ind, f"{n} = b[p] - 1")
+            fn.add(ind, f"if {n} < 127: p += 1")
+            fn.add(ind, f"else: {n}, p = _rlen(b, p)")
         else:
             c = self.struct_const(">h" if string else ">i")
             fn.add(ind, f"{n}, = {c}.unpack_from(b, p)")
@@ -382,13 +381,19 @@ class ModuleEmitter:
         for f in absent + tagged:
             fn.add(1, f"o.{f.py} = {self.default_expr(f)}")
         if self.m.flexible(v):
-            self.dec_tags(fn, v, sorted(tagged, key=lambda f: f.tag))
+            other = sorted({f.tag for f in s.fields if f.tag is not None and not f.tagged_at(v)})
+            self.dec_tags(fn, v, sorted(tagged, key=lambda f: f.tag), other)
         else:
             fn.add(1, "o.unknown_tagged_fields = ()")
         fn.add(1, "return o, p")
         return fn.lines
 
-    def dec_tags(self, fn, v: int, tagged: list[FieldModel]):
+    def dec_tags(self, fn, v: int, tagged: list[FieldModel], other_tags: list[int]):
+        """The tagged-field section, read as Kafka's generated readers read it: a tag of a
+        field present at ``v`` is read by the field's type, its size prefix unused (so a
+        wrong size is not noticed); a tag the struct gives a field only at other versions
+        is refused ("Tag 2 is not valid for version 1"); any other tag is kept as unknown
+        bytes of its size."""
         fn.add(1, "o.unknown_tagged_fields = ()")
         fn.add(1, "if b[p] == 0:")
         fn.add(2, "p += 1")
@@ -399,19 +404,23 @@ class ModuleEmitter:
         fn.add(2, "for _ in range(_k):")
         fn.add(3, "_tag, p = _ruv(b, p)")
         fn.add(3, "_size, p = _ruv(b, p)")
-        fn.add(3, "_end = p + _size")
-        fn.add(3, "if _end > len(b): raise _DecodeError('tagged field past the end')")
         kw = "if"
         for f in tagged:
             fn.add(3, f"{kw} _tag == {f.tag}:")
             kw = "elif"
             self.dec_value(fn, 4, f.type, f"o.{f.py}", v, True, f.nullable_at(v), f.name, True)
-        if tagged:
+        if other_tags:
+            fn.add(3, f"{kw} _tag in {tuple(other_tags)!r}:")
+            fn.add(4, f"raise _DecodeError('Tag {{}} is not valid for version {v}'.format(_tag))")
+            kw = "elif"
+        ind = 3
+        if kw == "elif":
             fn.add(3, "else:")
-            fn.add(4, "_u.append((_tag, bytes(b[p:_end])))")
-        else:
-            fn.add(3, "_u.append((_tag, bytes(b[p:_end])))")
-        fn.add(3, "p = _end")
+            ind = 4
+        fn.add(ind, "_end = p + _size")
+        fn.add(ind, "if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')")
+        fn.add(ind, "_u.append((_tag, bytes(b[p:_end])))")
+        fn.add(ind, "p = _end")
         fn.add(2, "if _u: o.unknown_tagged_fields = _u")
 
     def dec_fn(self, s: StructModel, v: int) -> str:
@@ -482,7 +491,8 @@ class ModuleEmitter:
                    "    StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,\n"
                    "    EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,\n"
                    "    SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,\n"
-                   "    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,\n"
+                   "    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,\n"
+                   "    unpack_array as _unpack_array,\n"
                    "    uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,\n"
                    ")\n")
         out.append(f"__all__ = {tuple(m.order)!r}\n")

@@ -117,16 +117,15 @@ def bootstrap_feature_levels(metadata_log_dir: Path) -> dict[str, int]:
     except FileNotFoundError:
         return {}
     from wire.messages import FeatureLevelRecord
-    from wire.records import iter_batches, unframe_metadata_record
+    from wire.records import decode_metadata_record, iter_batches, unframe_metadata_record
     levels: dict[str, int] = {}
     try:
         for batch in iter_batches(data):
             if batch.is_control:
                 continue
             for record in batch.records:
-                api_key, version, payload = unframe_metadata_record(record.value)
-                if api_key == FeatureLevelRecord.API_KEY:
-                    rec = FeatureLevelRecord.decode(bytes(payload), version)
+                if unframe_metadata_record(record.value)[0] == FeatureLevelRecord.API_KEY:
+                    rec = decode_metadata_record(record.value).message
                     levels[rec.name] = rec.feature_level
     except ValueError as exc:
         log.warning("cannot read %s: %s", path, exc)

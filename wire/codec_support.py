@@ -10,16 +10,24 @@ import struct
 from uuid import UUID
 
 from .exceptions import DecodeError, EncodeError, UnsupportedVersionError
-from .varint import read_uvarint, write_uvarint
+from .varint import read_uvarint, read_uvarint_int, write_uvarint
 
 __all__ = [
     "ARRAYS", "DEFAULT", "Message", "Struct", "StructCodec", "UUID", "ZERO_UUID", "DecodeError",
     "EncodeError", "UnsupportedVersionError", "new", "pack_array",
-    "read_uvarint", "same_tags", "unpack_array", "uuid_from_bytes", "write_tags",
-    "write_uvarint",
+    "read_compact_length", "read_uvarint", "read_uvarint_int", "same_tags", "unpack_array",
+    "uuid_from_bytes", "write_tags", "write_uvarint",
 ]
 
 StructCodec = struct.Struct
+
+
+def read_compact_length(buf, pos: int):
+    """A compact length as Kafka's readers compute it: ``readUnsignedVarint() - 1`` in Java
+    ``int`` arithmetic (-1 is null; a varint of 2**31 or more is a negative int, so null
+    too; and 2**31 itself wraps to 2**31 - 2)."""
+    n, pos = read_uvarint_int(buf, pos)
+    return (0x7FFFFFFF if n == -0x80000000 else n - 1), pos
 new = object.__new__
 ZERO_UUID = UUID(int=0)
 _ZERO16 = bytes(16)

@@ -46,6 +46,31 @@ def read_uvarint(buf, pos: int):
     raise DecodeError("varint is too long")
 
 
+def read_uvarint_int(buf, pos: int):
+    """An unsigned varint as the Java ``int`` Kafka's ``ByteUtils.readUnsignedVarint`` returns.
+
+    At most 5 bytes (a 5th byte with its high bit set is "too long"), but the bits past 32
+    of a 5th byte are dropped and the result is signed: ``ff ff ff ff 0f`` is -1 and
+    ``81 80 80 80 10`` is 1. Generated message readers and the metadata-record frame read
+    with it, so that they accept and refuse what Kafka's do."""
+    try:
+        b = buf[pos]
+        if b < 0x80:
+            return b, pos + 1
+        result = b & 0x7F
+        shift = 7
+        for i in range(pos + 1, pos + 5):
+            b = buf[i]
+            result |= (b & 0x7F) << shift
+            if b < 0x80:
+                result &= 0xFFFFFFFF
+                return (result - 0x100000000 if result >= 0x80000000 else result), i + 1
+            shift += 7
+    except IndexError:
+        raise DecodeError("truncated varint") from None
+    raise DecodeError("varint is too long")
+
+
 def _read_unsigned_long(buf, pos: int, max_bytes: int):
     result = 0
     shift = 0

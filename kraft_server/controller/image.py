@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import logging
 
-from wire.messages import FeatureLevelRecord, RegisterControllerRecord
+from wire.messages import RegisterControllerRecord
+from wire.records import decode_metadata_record
 
 from . import records as rec
 
@@ -57,30 +58,31 @@ class MetadataImage:
                 log.warning("skipped %d undecodable metadata record(s); latest: %s", self.bad_records, exc)
 
     def _replay(self, value) -> None:
-        api_key, version, payload = rec.unframe(value)
+        api_key = rec.unframe(value)[0]
+        if api_key not in (rec.FEATURE_LEVEL_RECORD, rec.REGISTER_CONTROLLER_RECORD,
+                           rec.CONFIG_RECORD, rec.NO_OP_RECORD, rec.BEGIN_TRANSACTION_RECORD,
+                           rec.END_TRANSACTION_RECORD, rec.ABORT_TRANSACTION_RECORD):
+            # A record type this node does not model (written by a newer or fuller
+            # controller): kept out of our image, counted so tests can see it.
+            self.unknown_records += 1
+            return
+        # read as Kafka's MetadataRecordSerde reads it (any version, nothing left over)
+        r = decode_metadata_record(value).message
         if api_key == rec.FEATURE_LEVEL_RECORD:
-            r = FeatureLevelRecord.decode(bytes(payload), version)
             if r.feature_level == 0 and r.name != METADATA_VERSION:
                 self.features.pop(r.name, None)  # level 0: the feature is removed
             else:
                 self.features[r.name] = r.feature_level
         elif api_key == rec.REGISTER_CONTROLLER_RECORD:
-            r = RegisterControllerRecord.decode(bytes(payload), version)
             self.controllers[r.controller_id] = r
             self.registrations_replayed += 1
         elif api_key == rec.CONFIG_RECORD:
-            rtype, rname, name, value = rec.decode_config(payload)
-            if value is None:
-                self.configs.pop((rtype, rname, name), None)
+            key = (r.resource_type, r.resource_name, r.name)
+            if r.value is None:
+                self.configs.pop(key, None)
             else:
-                self.configs[(rtype, rname, name)] = value
-        elif api_key in (rec.NO_OP_RECORD, rec.BEGIN_TRANSACTION_RECORD, rec.END_TRANSACTION_RECORD,
-                         rec.ABORT_TRANSACTION_RECORD):
-            pass  # not state
-        else:
-            # A record type this node does not model (written by a newer or fuller
-            # controller): kept out of our image, counted so tests can see it.
-            self.unknown_records += 1
+                self.configs[key] = r.value
+        # NoOp and the transaction markers are not state
 
     def finalized_features(self) -> dict[str, int]:
         return dict(self.features)

@@ -37,6 +37,7 @@ from wire.records import (
     control_batch,
     control_record_type,
     data_batch,
+    decode_metadata_record,
     frame_metadata_record,
     iter_batches,
     unframe_metadata_record,
@@ -110,9 +111,8 @@ def parse_bootstrap_checkpoint(data: bytes) -> dict[str, int]:
         if batch.is_control:
             continue
         for record in batch.records:
-            api_key, version, payload = unframe_metadata_record(record.value)
-            if api_key == FeatureLevelRecord.API_KEY:
-                rec = FeatureLevelRecord.decode(bytes(payload), version)
+            if unframe_metadata_record(record.value)[0] == FeatureLevelRecord.API_KEY:
+                rec = decode_metadata_record(record.value).message  # as Kafka's serde reads it
                 features[rec.name] = rec.feature_level
     return features
 

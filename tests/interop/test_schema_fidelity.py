@@ -312,6 +312,19 @@ def test_required_schema_present(rel: str):
     assert (SCHEMAS / rel).is_file(), f"schemas/{rel} is missing"
 
 
+def test_every_upstream_metadata_record_has_a_schema():
+    """A decoder of ``__cluster_metadata`` needs every record type Kafka can write: each
+    ``common/metadata/*.json`` of the pinned kafka-metadata jar has ours in ``schemas/records``
+    (same base name), and the set is the 26 of the facts sheet (keys 0-28 but 6, 13, 16)."""
+    upstream = {stem for stem, found in upstream_index().items()
+                if any(artifact == "kafka-metadata" for artifact, _ in found)}
+    ours = {p.stem for p in (SCHEMAS / "records").glob("*.json")}
+    assert sorted(upstream - ours) == []
+    keys = sorted(load_json_with_comments(SCHEMAS / "records" / f"{stem}.json")["apiKey"]
+                  for stem in upstream)
+    assert keys == [k for k in range(29) if k not in (6, 13, 16)]
+
+
 def test_base_names_are_unique():
     stems = [p.stem for p in SCHEMA_FILES]
     assert len(stems) == len(set(stems)), sorted(s for s in stems if stems.count(s) > 1)

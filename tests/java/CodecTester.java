@@ -17,6 +17,14 @@
 //   records     {"bytes", "batches": [...]}: MemoryRecords.readableRecords over our bytes;
 //               every batch must pass ensureValid() and match the expected batch fields and
 //               records (see checkRecords).
+//   metadata    {"bytes"}: MetadataRecordSerde.read over our whole __cluster_metadata record
+//               value (frame version, type, version, message; nothing may be left over), then
+//               MetadataRecordSerde.write of what it read. Answers {"ok": true, "api_key",
+//               "version", "class" (simple name), "bytes" (base64 of Kafka's re-serialisation,
+//               or "write_error" when Kafka cannot write back what it read)} or
+//               {"ok": false, "error"} when Kafka refuses the value.
+//   metadata_types  answers {"ok": true, "types": [{"name", "id", "lowest", "highest",
+//               "class"}, ...]}: every MetadataRecordType of the jar.
 //   ping        answers {"ok": true, "kafka": <version>}.
 //
 // A reply is {"ok": true} or {"ok": false, "error": "...", ...} with, when available,
@@ -31,6 +39,8 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.metadata.MetadataRecordType;
+import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Message;
 import org.apache.kafka.common.protocol.ObjectSerializationCache;
@@ -38,6 +48,8 @@ import org.apache.kafka.common.protocol.Readable;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.metadata.MetadataRecordSerde;
+import org.apache.kafka.server.common.ApiMessageAndVersion;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -136,6 +148,8 @@ public final class CodecTester {
                 case "reparse": return checkReparse(req);
                 case "tojson": return toJson(req);
                 case "records": return checkRecords(req);
+                case "metadata": return readMetadataRecord(req);
+                case "metadata_types": return metadataTypes();
                 case "ping": {
                     ObjectNode r = ok();
                     r.put("kafka", org.apache.kafka.common.utils.AppInfoParser.getVersion());
@@ -254,6 +268,54 @@ public final class CodecTester {
         ObjectNode r = ok();
         r.set("json", json(c, b, version));
         r.put("string", b.toString());
+        return r;
+    }
+
+    // -- metadata record values ------------------------------------------------------------
+
+    private static JsonNode readMetadataRecord(JsonNode req) {
+        byte[] ours = Base64.getDecoder().decode(req.get("bytes").asText());
+        ApiMessageAndVersion read;
+        try {
+            read = MetadataRecordSerde.INSTANCE.read(
+                new ByteBufferAccessor(ByteBuffer.wrap(ours)), ours.length);
+        } catch (Throwable t) {
+            StringBuilder why = new StringBuilder(describe(t));
+            for (Throwable c = t.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+                why.append(" caused by ").append(describe(c));
+            }
+            return failure("MetadataRecordSerde refused the value: " + why);
+        }
+        ObjectNode r = ok();
+        ApiMessage m = read.message();
+        r.put("api_key", (int) m.apiKey());
+        r.put("version", (int) read.version());
+        r.put("class", m.getClass().getSimpleName());
+        try {
+            ObjectSerializationCache cache = new ObjectSerializationCache();
+            int size = MetadataRecordSerde.INSTANCE.recordSize(read, cache);
+            ByteBuffer buf = ByteBuffer.allocate(size);
+            MetadataRecordSerde.INSTANCE.write(read, cache, new ByteBufferAccessor(buf));
+            r.put("bytes", Base64.getEncoder().encodeToString(buf.array()));
+        } catch (Throwable t) {  // read, but cannot be written back (e.g. unknown tags out of order)
+            r.put("write_error", describe(t));
+        }
+        return r;
+    }
+
+    private static JsonNode metadataTypes() {
+        ArrayNode types = NODES.arrayNode();
+        for (MetadataRecordType t : MetadataRecordType.values()) {
+            ObjectNode o = NODES.objectNode();
+            o.put("name", t.name());
+            o.put("id", (int) t.id());
+            o.put("lowest", (int) t.lowestSupportedVersion());
+            o.put("highest", (int) t.highestSupportedVersion());
+            o.put("class", t.newMetadataRecord().getClass().getSimpleName());
+            types.add(o);
+        }
+        ObjectNode r = ok();
+        r.set("types", types);
         return r;
     }
 

@@ -5,6 +5,8 @@
     tester.check_many([(model, obj, version), ...])
     tester.reparse(model, data, version)       # Kafka parses and re-serialises our bytes
     tester.records(data, batches)              # record batch v2 bytes read by MemoryRecords
+    tester.metadata_values([value, ...])       # __cluster_metadata values via MetadataRecordSerde
+    tester.metadata_types()                    # Kafka's MetadataRecordType table
     tester.close()                             # always: kills the JVM
 
 Kafka's own message generator (``org.apache.kafka:generator``, published on Maven Central
@@ -238,6 +240,15 @@ class JavaCodecTester:
         if batches is not None:
             req["batches"] = batches
         return self.call_many([req])[0]
+
+    def metadata_values(self, values) -> list[dict]:
+        """MetadataRecordSerde's reading of each record value: {"ok", "api_key", "version",
+        "class", "bytes" (Kafka's re-serialisation, base64)} or {"ok": False, "error"}."""
+        return self.call_many([{"mode": "metadata", "bytes": _b64(v)} for v in values])
+
+    def metadata_types(self) -> list[dict]:
+        """Kafka's MetadataRecordType values: {"name", "id", "lowest", "highest", "class"}."""
+        return self._call({"mode": "metadata_types"})["types"]
 
     def close(self) -> None:
         p = self.proc

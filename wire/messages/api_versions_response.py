@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -328,7 +329,7 @@ def _d_ApiVersion_v3(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -337,10 +338,9 @@ def _d_ApiVersion_v3(b, p):
 
 def _d_SupportedFeatureKey_v3(b, p):
     o = _new(SupportedFeatureKey)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
@@ -362,7 +362,7 @@ def _d_SupportedFeatureKey_v3(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -371,10 +371,9 @@ def _d_SupportedFeatureKey_v3(b, p):
 
 def _d_FinalizedFeatureKey_v3(b, p):
     o = _new(FinalizedFeatureKey)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
@@ -396,7 +395,7 @@ def _d_FinalizedFeatureKey_v3(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -407,10 +406,9 @@ def _d_ApiVersionsResponse_v3(b, p):
     o = _new(ApiVersionsResponse)
     o.error_code, = _S_h.unpack_from(b, p)
     p += 2
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field ApiKeys was serialized as null')
     else:
@@ -436,13 +434,10 @@ def _d_ApiVersionsResponse_v3(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
-                _n4 = b[p]
-                if _n4 < 128: p += 1
-                else: _n4, p = _ruv(b, p)
-                _n4 -= 1
+                _n4 = b[p] - 1
+                if _n4 < 127: p += 1
+                else: _n4, p = _rlen(b, p)
                 if _n4 < 0:
                     raise _DecodeError('non-nullable field SupportedFeatures was serialized as null')
                 else:
@@ -456,10 +451,9 @@ def _d_ApiVersionsResponse_v3(b, p):
                 o.finalized_features_epoch, = _S_q.unpack_from(b, p)
                 p += 8
             elif _tag == 2:
-                _n7 = b[p]
-                if _n7 < 128: p += 1
-                else: _n7, p = _ruv(b, p)
-                _n7 -= 1
+                _n7 = b[p] - 1
+                if _n7 < 127: p += 1
+                else: _n7, p = _rlen(b, p)
                 if _n7 < 0:
                     raise _DecodeError('non-nullable field FinalizedFeatures was serialized as null')
                 else:
@@ -473,8 +467,10 @@ def _d_ApiVersionsResponse_v3(b, p):
                 o.zk_migration_ready, = _S_o.unpack_from(b, p)
                 p += 1
             else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -311,7 +312,7 @@ def _d_PartitionData_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -320,10 +321,9 @@ def _d_PartitionData_v1(b, p):
 
 def _d_TopicData_v1(b, p):
     o = _new(TopicData)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field TopicName was serialized as null')
     else:
@@ -332,10 +332,9 @@ def _d_TopicData_v1(b, p):
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -356,7 +355,7 @@ def _d_TopicData_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -365,10 +364,9 @@ def _d_TopicData_v1(b, p):
 
 def _d_LeaderEndpoint_v1(b, p):
     o = _new(LeaderEndpoint)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
@@ -377,10 +375,9 @@ def _d_LeaderEndpoint_v1(b, p):
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         o.name = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
@@ -402,7 +399,7 @@ def _d_LeaderEndpoint_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -411,10 +408,9 @@ def _d_LeaderEndpoint_v1(b, p):
 
 def _d_BeginQuorumEpochRequest_v1(b, p):
     o = _new(BeginQuorumEpochRequest)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         o.cluster_id = None
     else:
@@ -425,10 +421,9 @@ def _d_BeginQuorumEpochRequest_v1(b, p):
         p = _end2
     o.voter_id, = _S_i.unpack_from(b, p)
     p += 4
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -438,10 +433,9 @@ def _d_BeginQuorumEpochRequest_v1(b, p):
             _e5, p = _d_TopicData_v1(b, p)
             _a4.append(_e5)
         o.topics = _a4
-    _n6 = b[p]
-    if _n6 < 128: p += 1
-    else: _n6, p = _ruv(b, p)
-    _n6 -= 1
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field LeaderEndpoints was serialized as null')
     else:
@@ -462,7 +456,7 @@ def _d_BeginQuorumEpochRequest_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u

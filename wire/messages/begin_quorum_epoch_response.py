@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -277,7 +278,7 @@ def _d_PartitionData_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -286,10 +287,9 @@ def _d_PartitionData_v1(b, p):
 
 def _d_TopicData_v1(b, p):
     o = _new(TopicData)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field TopicName was serialized as null')
     else:
@@ -298,10 +298,9 @@ def _d_TopicData_v1(b, p):
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -322,7 +321,7 @@ def _d_TopicData_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -333,10 +332,9 @@ def _d_NodeEndpoint_v1(b, p):
     o = _new(NodeEndpoint)
     o.node_id, = _S_i.unpack_from(b, p)
     p += 4
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
@@ -358,7 +356,7 @@ def _d_NodeEndpoint_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -369,10 +367,9 @@ def _d_BeginQuorumEpochResponse_v1(b, p):
     o = _new(BeginQuorumEpochResponse)
     o.error_code, = _S_h.unpack_from(b, p)
     p += 2
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -393,13 +390,10 @@ def _d_BeginQuorumEpochResponse_v1(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
-                _n4 = b[p]
-                if _n4 < 128: p += 1
-                else: _n4, p = _ruv(b, p)
-                _n4 -= 1
+                _n4 = b[p] - 1
+                if _n4 < 127: p += 1
+                else: _n4, p = _rlen(b, p)
                 if _n4 < 0:
                     raise _DecodeError('non-nullable field NodeEndpoints was serialized as null')
                 else:
@@ -410,8 +404,10 @@ def _d_BeginQuorumEpochResponse_v1(b, p):
                         _a5.append(_e6)
                     o.node_endpoints = _a5
             else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 

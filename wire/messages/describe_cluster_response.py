@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -273,10 +274,9 @@ def _d_DescribeClusterBroker_v0(b, p):
     o = _new(DescribeClusterBroker)
     o.broker_id, = _S_i.unpack_from(b, p)
     p += 4
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
@@ -287,10 +287,9 @@ def _d_DescribeClusterBroker_v0(b, p):
         p = _end2
     o.port, = _S_i.unpack_from(b, p)
     p += 4
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         o.rack = None
     else:
@@ -311,7 +310,7 @@ def _d_DescribeClusterBroker_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -322,10 +321,9 @@ def _d_DescribeClusterResponse_v0(b, p):
     o = _new(DescribeClusterResponse)
     o.throttle_time_ms, o.error_code = _S_ih.unpack_from(b, p)
     p += 6
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         o.error_message = None
     else:
@@ -334,10 +332,9 @@ def _d_DescribeClusterResponse_v0(b, p):
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         o.error_message = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field ClusterId was serialized as null')
     else:
@@ -348,10 +345,9 @@ def _d_DescribeClusterResponse_v0(b, p):
         p = _end4
     o.controller_id, = _S_i.unpack_from(b, p)
     p += 4
-    _n5 = b[p]
-    if _n5 < 128: p += 1
-    else: _n5, p = _ruv(b, p)
-    _n5 -= 1
+    _n5 = b[p] - 1
+    if _n5 < 127: p += 1
+    else: _n5, p = _rlen(b, p)
     if _n5 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
@@ -375,7 +371,7 @@ def _d_DescribeClusterResponse_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -386,10 +382,9 @@ def _d_DescribeClusterResponse_v1(b, p):
     o = _new(DescribeClusterResponse)
     o.throttle_time_ms, o.error_code = _S_ih.unpack_from(b, p)
     p += 6
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         o.error_message = None
     else:
@@ -400,10 +395,9 @@ def _d_DescribeClusterResponse_v1(b, p):
         p = _end2
     o.endpoint_type, = _S_b.unpack_from(b, p)
     p += 1
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field ClusterId was serialized as null')
     else:
@@ -414,10 +408,9 @@ def _d_DescribeClusterResponse_v1(b, p):
         p = _end4
     o.controller_id, = _S_i.unpack_from(b, p)
     p += 4
-    _n5 = b[p]
-    if _n5 < 128: p += 1
-    else: _n5, p = _ruv(b, p)
-    _n5 -= 1
+    _n5 = b[p] - 1
+    if _n5 < 127: p += 1
+    else: _n5, p = _rlen(b, p)
     if _n5 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
@@ -440,7 +433,7 @@ def _d_DescribeClusterResponse_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -451,10 +444,9 @@ def _d_DescribeClusterBroker_v2(b, p):
     o = _new(DescribeClusterBroker)
     o.broker_id, = _S_i.unpack_from(b, p)
     p += 4
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
@@ -465,10 +457,9 @@ def _d_DescribeClusterBroker_v2(b, p):
         p = _end2
     o.port, = _S_i.unpack_from(b, p)
     p += 4
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         o.rack = None
     else:
@@ -490,7 +481,7 @@ def _d_DescribeClusterBroker_v2(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -501,10 +492,9 @@ def _d_DescribeClusterResponse_v2(b, p):
     o = _new(DescribeClusterResponse)
     o.throttle_time_ms, o.error_code = _S_ih.unpack_from(b, p)
     p += 6
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         o.error_message = None
     else:
@@ -515,10 +505,9 @@ def _d_DescribeClusterResponse_v2(b, p):
         p = _end2
     o.endpoint_type, = _S_b.unpack_from(b, p)
     p += 1
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field ClusterId was serialized as null')
     else:
@@ -529,10 +518,9 @@ def _d_DescribeClusterResponse_v2(b, p):
         p = _end4
     o.controller_id, = _S_i.unpack_from(b, p)
     p += 4
-    _n5 = b[p]
-    if _n5 < 128: p += 1
-    else: _n5, p = _ruv(b, p)
-    _n5 -= 1
+    _n5 = b[p] - 1
+    if _n5 < 127: p += 1
+    else: _n5, p = _rlen(b, p)
     if _n5 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
@@ -555,7 +543,7 @@ def _d_DescribeClusterResponse_v2(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -549,7 +550,7 @@ def _d_ReplicaState_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -560,10 +561,9 @@ def _d_PartitionData_v0(b, p):
     o = _new(PartitionData)
     o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark = _S_ihiiq.unpack_from(b, p)
     p += 22
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field CurrentVoters was serialized as null')
     else:
@@ -573,10 +573,9 @@ def _d_PartitionData_v0(b, p):
             _e3, p = _d_ReplicaState_v0(b, p)
             _a2.append(_e3)
         o.current_voters = _a2
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field Observers was serialized as null')
     else:
@@ -599,7 +598,7 @@ def _d_PartitionData_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -608,10 +607,9 @@ def _d_PartitionData_v0(b, p):
 
 def _d_TopicData_v0(b, p):
     o = _new(TopicData)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field TopicName was serialized as null')
     else:
@@ -620,10 +618,9 @@ def _d_TopicData_v0(b, p):
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -644,7 +641,7 @@ def _d_TopicData_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -655,10 +652,9 @@ def _d_DescribeQuorumResponse_v0(b, p):
     o = _new(DescribeQuorumResponse)
     o.error_code, = _S_h.unpack_from(b, p)
     p += 2
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -681,7 +677,7 @@ def _d_DescribeQuorumResponse_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -704,7 +700,7 @@ def _d_ReplicaState_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -715,10 +711,9 @@ def _d_PartitionData_v1(b, p):
     o = _new(PartitionData)
     o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark = _S_ihiiq.unpack_from(b, p)
     p += 22
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field CurrentVoters was serialized as null')
     else:
@@ -728,10 +723,9 @@ def _d_PartitionData_v1(b, p):
             _e3, p = _d_ReplicaState_v1(b, p)
             _a2.append(_e3)
         o.current_voters = _a2
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field Observers was serialized as null')
     else:
@@ -754,7 +748,7 @@ def _d_PartitionData_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -763,10 +757,9 @@ def _d_PartitionData_v1(b, p):
 
 def _d_TopicData_v1(b, p):
     o = _new(TopicData)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field TopicName was serialized as null')
     else:
@@ -775,10 +768,9 @@ def _d_TopicData_v1(b, p):
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -799,7 +791,7 @@ def _d_TopicData_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -810,10 +802,9 @@ def _d_DescribeQuorumResponse_v1(b, p):
     o = _new(DescribeQuorumResponse)
     o.error_code, = _S_h.unpack_from(b, p)
     p += 2
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -836,7 +827,7 @@ def _d_DescribeQuorumResponse_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -859,7 +850,7 @@ def _d_ReplicaState_v2(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -870,10 +861,9 @@ def _d_PartitionData_v2(b, p):
     o = _new(PartitionData)
     o.partition_index, o.error_code = _S_ih.unpack_from(b, p)
     p += 6
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         o.error_message = None
     else:
@@ -884,10 +874,9 @@ def _d_PartitionData_v2(b, p):
         p = _end2
     o.leader_id, o.leader_epoch, o.high_watermark = _S_iiq.unpack_from(b, p)
     p += 16
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field CurrentVoters was serialized as null')
     else:
@@ -897,10 +886,9 @@ def _d_PartitionData_v2(b, p):
             _e5, p = _d_ReplicaState_v2(b, p)
             _a4.append(_e5)
         o.current_voters = _a4
-    _n6 = b[p]
-    if _n6 < 128: p += 1
-    else: _n6, p = _ruv(b, p)
-    _n6 -= 1
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field Observers was serialized as null')
     else:
@@ -922,7 +910,7 @@ def _d_PartitionData_v2(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -931,10 +919,9 @@ def _d_PartitionData_v2(b, p):
 
 def _d_TopicData_v2(b, p):
     o = _new(TopicData)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field TopicName was serialized as null')
     else:
@@ -943,10 +930,9 @@ def _d_TopicData_v2(b, p):
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -967,7 +953,7 @@ def _d_TopicData_v2(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -976,10 +962,9 @@ def _d_TopicData_v2(b, p):
 
 def _d_Listener_v2(b, p):
     o = _new(Listener)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
@@ -988,10 +973,9 @@ def _d_Listener_v2(b, p):
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         o.name = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
@@ -1013,7 +997,7 @@ def _d_Listener_v2(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1024,10 +1008,9 @@ def _d_Node_v2(b, p):
     o = _new(Node)
     o.node_id, = _S_i.unpack_from(b, p)
     p += 4
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Listeners was serialized as null')
     else:
@@ -1048,7 +1031,7 @@ def _d_Node_v2(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1059,10 +1042,9 @@ def _d_DescribeQuorumResponse_v2(b, p):
     o = _new(DescribeQuorumResponse)
     o.error_code, = _S_h.unpack_from(b, p)
     p += 2
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         o.error_message = None
     else:
@@ -1071,10 +1053,9 @@ def _d_DescribeQuorumResponse_v2(b, p):
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         o.error_message = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -1084,10 +1065,9 @@ def _d_DescribeQuorumResponse_v2(b, p):
             _e5, p = _d_TopicData_v2(b, p)
             _a4.append(_e5)
         o.topics = _a4
-    _n6 = b[p]
-    if _n6 < 128: p += 1
-    else: _n6, p = _ruv(b, p)
-    _n6 -= 1
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field Nodes was serialized as null')
     else:
@@ -1108,7 +1088,7 @@ def _d_DescribeQuorumResponse_v2(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1119,10 +1099,9 @@ def _d_PartitionData_v3(b, p):
     o = _new(PartitionData)
     o.partition_index, o.error_code = _S_ih.unpack_from(b, p)
     p += 6
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         o.error_message = None
     else:
@@ -1133,10 +1112,9 @@ def _d_PartitionData_v3(b, p):
         p = _end2
     o.leader_id, o.leader_epoch, o.high_watermark = _S_iiq.unpack_from(b, p)
     p += 16
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field CurrentVoters was serialized as null')
     else:
@@ -1146,10 +1124,9 @@ def _d_PartitionData_v3(b, p):
             _e5, p = _d_ReplicaState_v2(b, p)
             _a4.append(_e5)
         o.current_voters = _a4
-    _n6 = b[p]
-    if _n6 < 128: p += 1
-    else: _n6, p = _ruv(b, p)
-    _n6 -= 1
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         o.committed_voters = None
     else:
@@ -1159,10 +1136,9 @@ def _d_PartitionData_v3(b, p):
             _e8, p = _d_ReplicaState_v2(b, p)
             _a7.append(_e8)
         o.committed_voters = _a7
-    _n9 = b[p]
-    if _n9 < 128: p += 1
-    else: _n9, p = _ruv(b, p)
-    _n9 -= 1
+    _n9 = b[p] - 1
+    if _n9 < 127: p += 1
+    else: _n9, p = _rlen(b, p)
     if _n9 < 0:
         raise _DecodeError('non-nullable field Observers was serialized as null')
     else:
@@ -1183,7 +1159,7 @@ def _d_PartitionData_v3(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1192,10 +1168,9 @@ def _d_PartitionData_v3(b, p):
 
 def _d_TopicData_v3(b, p):
     o = _new(TopicData)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field TopicName was serialized as null')
     else:
@@ -1204,10 +1179,9 @@ def _d_TopicData_v3(b, p):
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -1228,7 +1202,7 @@ def _d_TopicData_v3(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1239,10 +1213,9 @@ def _d_DescribeQuorumResponse_v3(b, p):
     o = _new(DescribeQuorumResponse)
     o.error_code, = _S_h.unpack_from(b, p)
     p += 2
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         o.error_message = None
     else:
@@ -1251,10 +1224,9 @@ def _d_DescribeQuorumResponse_v3(b, p):
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         o.error_message = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -1264,10 +1236,9 @@ def _d_DescribeQuorumResponse_v3(b, p):
             _e5, p = _d_TopicData_v3(b, p)
             _a4.append(_e5)
         o.topics = _a4
-    _n6 = b[p]
-    if _n6 < 128: p += 1
-    else: _n6, p = _ruv(b, p)
-    _n6 -= 1
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field Nodes was serialized as null')
     else:
@@ -1288,7 +1259,7 @@ def _d_DescribeQuorumResponse_v3(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -236,10 +237,9 @@ def _d_DescribeTopicPartitionsResponsePartition_v0(b, p):
     o = _new(DescribeTopicPartitionsResponsePartition)
     o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _S_hiii.unpack_from(b, p)
     p += 14
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
     else:
@@ -247,10 +247,9 @@ def _d_DescribeTopicPartitionsResponsePartition_v0(b, p):
         if _n1 < 32: o.replica_nodes = list(_A_i[_n1].unpack_from(b, p))
         else: o.replica_nodes = _unpack_array('i', _n1, b, p)
         p += _n1 * 4
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field IsrNodes was serialized as null')
     else:
@@ -258,10 +257,9 @@ def _d_DescribeTopicPartitionsResponsePartition_v0(b, p):
         if _n2 < 32: o.isr_nodes = list(_A_i[_n2].unpack_from(b, p))
         else: o.isr_nodes = _unpack_array('i', _n2, b, p)
         p += _n2 * 4
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         o.eligible_leader_replicas = None
     else:
@@ -269,10 +267,9 @@ def _d_DescribeTopicPartitionsResponsePartition_v0(b, p):
         if _n3 < 32: o.eligible_leader_replicas = list(_A_i[_n3].unpack_from(b, p))
         else: o.eligible_leader_replicas = _unpack_array('i', _n3, b, p)
         p += _n3 * 4
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         o.last_known_elr = None
     else:
@@ -280,10 +277,9 @@ def _d_DescribeTopicPartitionsResponsePartition_v0(b, p):
         if _n4 < 32: o.last_known_elr = list(_A_i[_n4].unpack_from(b, p))
         else: o.last_known_elr = _unpack_array('i', _n4, b, p)
         p += _n4 * 4
-    _n5 = b[p]
-    if _n5 < 128: p += 1
-    else: _n5, p = _ruv(b, p)
-    _n5 -= 1
+    _n5 = b[p] - 1
+    if _n5 < 127: p += 1
+    else: _n5, p = _rlen(b, p)
     if _n5 < 0:
         raise _DecodeError('non-nullable field OfflineReplicas was serialized as null')
     else:
@@ -302,7 +298,7 @@ def _d_DescribeTopicPartitionsResponsePartition_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -313,10 +309,9 @@ def _d_DescribeTopicPartitionsResponseTopic_v0(b, p):
     o = _new(DescribeTopicPartitionsResponseTopic)
     o.error_code, = _S_h.unpack_from(b, p)
     p += 2
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         o.name = None
     else:
@@ -328,10 +323,9 @@ def _d_DescribeTopicPartitionsResponseTopic_v0(b, p):
     _u3, o.is_internal = _S_Uo.unpack_from(b, p)
     o.topic_id = _uuid(_u3)
     p += 17
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -354,7 +348,7 @@ def _d_DescribeTopicPartitionsResponseTopic_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -363,10 +357,9 @@ def _d_DescribeTopicPartitionsResponseTopic_v0(b, p):
 
 def _d_Cursor_v0(b, p):
     o = _new(Cursor)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field TopicName was serialized as null')
     else:
@@ -388,7 +381,7 @@ def _d_Cursor_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -399,10 +392,9 @@ def _d_DescribeTopicPartitionsResponse_v0(b, p):
     o = _new(DescribeTopicPartitionsResponse)
     o.throttle_time_ms, = _S_i.unpack_from(b, p)
     p += 4
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -428,7 +420,7 @@ def _d_DescribeTopicPartitionsResponse_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -354,7 +355,7 @@ def _d_ReplicaInfo_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -365,10 +366,9 @@ def _d_PartitionData_v1(b, p):
     o = _new(PartitionData)
     o.partition_index, o.leader_id, o.leader_epoch = _S_iii.unpack_from(b, p)
     p += 12
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field PreferredCandidates was serialized as null')
     else:
@@ -390,7 +390,7 @@ def _d_PartitionData_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -399,10 +399,9 @@ def _d_PartitionData_v1(b, p):
 
 def _d_TopicData_v1(b, p):
     o = _new(TopicData)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field TopicName was serialized as null')
     else:
@@ -411,10 +410,9 @@ def _d_TopicData_v1(b, p):
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -435,7 +433,7 @@ def _d_TopicData_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -444,10 +442,9 @@ def _d_TopicData_v1(b, p):
 
 def _d_LeaderEndpoint_v1(b, p):
     o = _new(LeaderEndpoint)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
@@ -456,10 +453,9 @@ def _d_LeaderEndpoint_v1(b, p):
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         o.name = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
@@ -481,7 +477,7 @@ def _d_LeaderEndpoint_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -490,10 +486,9 @@ def _d_LeaderEndpoint_v1(b, p):
 
 def _d_EndQuorumEpochRequest_v1(b, p):
     o = _new(EndQuorumEpochRequest)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         o.cluster_id = None
     else:
@@ -502,10 +497,9 @@ def _d_EndQuorumEpochRequest_v1(b, p):
         if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
         o.cluster_id = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -515,10 +509,9 @@ def _d_EndQuorumEpochRequest_v1(b, p):
             _e5, p = _d_TopicData_v1(b, p)
             _a4.append(_e5)
         o.topics = _a4
-    _n6 = b[p]
-    if _n6 < 128: p += 1
-    else: _n6, p = _ruv(b, p)
-    _n6 -= 1
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field LeaderEndpoints was serialized as null')
     else:
@@ -539,7 +532,7 @@ def _d_EndQuorumEpochRequest_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u

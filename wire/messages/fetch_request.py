@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -1409,20 +1410,22 @@ def _d_FetchPartition_v12(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
-            _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+            if _tag in (0, 1):
+                raise _DecodeError('Tag {} is not valid for version 12'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
 def _d_FetchTopic_v12(b, p):
     o = _new(FetchTopic)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topic was serialized as null')
     else:
@@ -1431,10 +1434,9 @@ def _d_FetchTopic_v12(b, p):
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
         o.topic = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -1456,7 +1458,7 @@ def _d_FetchTopic_v12(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1465,10 +1467,9 @@ def _d_FetchTopic_v12(b, p):
 
 def _d_ForgottenTopic_v12(b, p):
     o = _new(ForgottenTopic)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topic was serialized as null')
     else:
@@ -1477,10 +1478,9 @@ def _d_ForgottenTopic_v12(b, p):
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
         o.topic = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -1500,7 +1500,7 @@ def _d_ForgottenTopic_v12(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1511,10 +1511,9 @@ def _d_FetchRequest_v12(b, p):
     o = _new(FetchRequest)
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -1524,10 +1523,9 @@ def _d_FetchRequest_v12(b, p):
             _e3, p = _d_FetchTopic_v12(b, p)
             _a2.append(_e3)
         o.topics = _a2
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
@@ -1537,10 +1535,9 @@ def _d_FetchRequest_v12(b, p):
             _e6, p = _d_ForgottenTopic_v12(b, p)
             _a5.append(_e6)
         o.forgotten_topics_data = _a5
-    _n7 = b[p]
-    if _n7 < 128: p += 1
-    else: _n7, p = _ruv(b, p)
-    _n7 -= 1
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
     if _n7 < 0:
         raise _DecodeError('non-nullable field RackId was serialized as null')
     else:
@@ -1561,13 +1558,10 @@ def _d_FetchRequest_v12(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
-                _n9 = b[p]
-                if _n9 < 128: p += 1
-                else: _n9, p = _ruv(b, p)
-                _n9 -= 1
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
                 if _n9 < 0:
                     o.cluster_id = None
                 else:
@@ -1576,9 +1570,40 @@ def _d_FetchRequest_v12(b, p):
                     if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
                     o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
                     p = _end10
+            elif _tag in (1,):
+                raise _DecodeError('Tag {} is not valid for version 12'.format(_tag))
             else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchPartition_v13(b, p):
+    o = _new(FetchPartition)
+    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+    p += 32
+    o.replica_directory_id = _ZERO_UUID
+    o.high_watermark = 9223372036854775807
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag in (0, 1):
+                raise _DecodeError('Tag {} is not valid for version 13'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -1588,17 +1613,16 @@ def _d_FetchTopic_v13(b, p):
     _u1, = _S_U.unpack_from(b, p)
     o.topic_id = _uuid(_u1)
     p += 16
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n2))
         _a3 = []
         for _ in range(_n2):
-            _e4, p = _d_FetchPartition_v12(b, p)
+            _e4, p = _d_FetchPartition_v13(b, p)
             _a3.append(_e4)
         o.partitions = _a3
     o.topic = ''
@@ -1613,7 +1637,7 @@ def _d_FetchTopic_v13(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1625,10 +1649,9 @@ def _d_ForgottenTopic_v13(b, p):
     _u1, = _S_U.unpack_from(b, p)
     o.topic_id = _uuid(_u1)
     p += 16
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -1648,7 +1671,7 @@ def _d_ForgottenTopic_v13(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1659,10 +1682,9 @@ def _d_FetchRequest_v13(b, p):
     o = _new(FetchRequest)
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -1672,10 +1694,9 @@ def _d_FetchRequest_v13(b, p):
             _e3, p = _d_FetchTopic_v13(b, p)
             _a2.append(_e3)
         o.topics = _a2
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
@@ -1685,10 +1706,9 @@ def _d_FetchRequest_v13(b, p):
             _e6, p = _d_ForgottenTopic_v13(b, p)
             _a5.append(_e6)
         o.forgotten_topics_data = _a5
-    _n7 = b[p]
-    if _n7 < 128: p += 1
-    else: _n7, p = _ruv(b, p)
-    _n7 -= 1
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
     if _n7 < 0:
         raise _DecodeError('non-nullable field RackId was serialized as null')
     else:
@@ -1709,13 +1729,10 @@ def _d_FetchRequest_v13(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
-                _n9 = b[p]
-                if _n9 < 128: p += 1
-                else: _n9, p = _ruv(b, p)
-                _n9 -= 1
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
                 if _n9 < 0:
                     o.cluster_id = None
                 else:
@@ -1724,8 +1741,212 @@ def _d_FetchRequest_v13(b, p):
                     if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
                     o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
                     p = _end10
+            elif _tag in (1,):
+                raise _DecodeError('Tag {} is not valid for version 13'.format(_tag))
             else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchPartition_v14(b, p):
+    o = _new(FetchPartition)
+    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+    p += 32
+    o.replica_directory_id = _ZERO_UUID
+    o.high_watermark = 9223372036854775807
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag in (0, 1):
+                raise _DecodeError('Tag {} is not valid for version 14'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchTopic_v14(b, p):
+    o = _new(FetchTopic)
+    _u1, = _S_U.unpack_from(b, p)
+    o.topic_id = _uuid(_u1)
+    p += 16
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
+    if _n2 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n2 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n2))
+        _a3 = []
+        for _ in range(_n2):
+            _e4, p = _d_FetchPartition_v14(b, p)
+            _a3.append(_e4)
+        o.partitions = _a3
+    o.topic = ''
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchRequest_v14(b, p):
+    o = _new(FetchRequest)
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
+    p += 25
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3, p = _d_FetchTopic_v14(b, p)
+            _a2.append(_e3)
+        o.topics = _a2
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
+    if _n4 < 0:
+        raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
+    else:
+        if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
+        _a5 = []
+        for _ in range(_n4):
+            _e6, p = _d_ForgottenTopic_v13(b, p)
+            _a5.append(_e6)
+        o.forgotten_topics_data = _a5
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
+    if _n7 < 0:
+        raise _DecodeError('non-nullable field RackId was serialized as null')
+    else:
+        if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
+        _end8 = p + _n7
+        if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
+        o.rack_id = str(b[p:_end8], 'utf-8', 'replace')
+        p = _end8
+    o.replica_state = ReplicaState()
+    o.cluster_id = None
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag == 0:
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
+                if _n9 < 0:
+                    o.cluster_id = None
+                else:
+                    if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
+                    _end10 = p + _n9
+                    if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
+                    o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
+                    p = _end10
+            elif _tag in (1,):
+                raise _DecodeError('Tag {} is not valid for version 14'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchPartition_v15(b, p):
+    o = _new(FetchPartition)
+    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+    p += 32
+    o.replica_directory_id = _ZERO_UUID
+    o.high_watermark = 9223372036854775807
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag in (0, 1):
+                raise _DecodeError('Tag {} is not valid for version 15'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchTopic_v15(b, p):
+    o = _new(FetchTopic)
+    _u1, = _S_U.unpack_from(b, p)
+    o.topic_id = _uuid(_u1)
+    p += 16
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
+    if _n2 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n2 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n2))
+        _a3 = []
+        for _ in range(_n2):
+            _e4, p = _d_FetchPartition_v15(b, p)
+            _a3.append(_e4)
+        o.partitions = _a3
+    o.topic = ''
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
@@ -1746,7 +1967,7 @@ def _d_ReplicaState_v15(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1757,23 +1978,21 @@ def _d_FetchRequest_v15(b, p):
     o = _new(FetchRequest)
     o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
     p += 21
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
         _a2 = []
         for _ in range(_n1):
-            _e3, p = _d_FetchTopic_v13(b, p)
+            _e3, p = _d_FetchTopic_v15(b, p)
             _a2.append(_e3)
         o.topics = _a2
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
@@ -1783,10 +2002,9 @@ def _d_FetchRequest_v15(b, p):
             _e6, p = _d_ForgottenTopic_v13(b, p)
             _a5.append(_e6)
         o.forgotten_topics_data = _a5
-    _n7 = b[p]
-    if _n7 < 128: p += 1
-    else: _n7, p = _ruv(b, p)
-    _n7 -= 1
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
     if _n7 < 0:
         raise _DecodeError('non-nullable field RackId was serialized as null')
     else:
@@ -1808,13 +2026,10 @@ def _d_FetchRequest_v15(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
-                _n9 = b[p]
-                if _n9 < 128: p += 1
-                else: _n9, p = _ruv(b, p)
-                _n9 -= 1
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
                 if _n9 < 0:
                     o.cluster_id = None
                 else:
@@ -1826,8 +2041,148 @@ def _d_FetchRequest_v15(b, p):
             elif _tag == 1:
                 o.replica_state, p = _d_ReplicaState_v15(b, p)
             else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchPartition_v16(b, p):
+    o = _new(FetchPartition)
+    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+    p += 32
+    o.replica_directory_id = _ZERO_UUID
+    o.high_watermark = 9223372036854775807
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag in (0, 1):
+                raise _DecodeError('Tag {} is not valid for version 16'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchTopic_v16(b, p):
+    o = _new(FetchTopic)
+    _u1, = _S_U.unpack_from(b, p)
+    o.topic_id = _uuid(_u1)
+    p += 16
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
+    if _n2 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n2 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n2))
+        _a3 = []
+        for _ in range(_n2):
+            _e4, p = _d_FetchPartition_v16(b, p)
+            _a3.append(_e4)
+        o.partitions = _a3
+    o.topic = ''
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
             p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchRequest_v16(b, p):
+    o = _new(FetchRequest)
+    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
+    p += 21
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3, p = _d_FetchTopic_v16(b, p)
+            _a2.append(_e3)
+        o.topics = _a2
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
+    if _n4 < 0:
+        raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
+    else:
+        if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
+        _a5 = []
+        for _ in range(_n4):
+            _e6, p = _d_ForgottenTopic_v13(b, p)
+            _a5.append(_e6)
+        o.forgotten_topics_data = _a5
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
+    if _n7 < 0:
+        raise _DecodeError('non-nullable field RackId was serialized as null')
+    else:
+        if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
+        _end8 = p + _n7
+        if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
+        o.rack_id = str(b[p:_end8], 'utf-8', 'replace')
+        p = _end8
+    o.replica_id = -1
+    o.cluster_id = None
+    o.replica_state = ReplicaState()
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag == 0:
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
+                if _n9 < 0:
+                    o.cluster_id = None
+                else:
+                    if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
+                    _end10 = p + _n9
+                    if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
+                    o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
+                    p = _end10
+            elif _tag == 1:
+                o.replica_state, p = _d_ReplicaState_v15(b, p)
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -1848,14 +2203,16 @@ def _d_FetchPartition_v17(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 o.replica_directory_id = _uuid(_S_U.unpack_from(b, p)[0])
                 p += 16
+            elif _tag in (1,):
+                raise _DecodeError('Tag {} is not valid for version 17'.format(_tag))
             else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -1865,10 +2222,9 @@ def _d_FetchTopic_v17(b, p):
     _u1, = _S_U.unpack_from(b, p)
     o.topic_id = _uuid(_u1)
     p += 16
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -1890,7 +2246,7 @@ def _d_FetchTopic_v17(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1901,10 +2257,9 @@ def _d_FetchRequest_v17(b, p):
     o = _new(FetchRequest)
     o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
     p += 21
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -1914,10 +2269,9 @@ def _d_FetchRequest_v17(b, p):
             _e3, p = _d_FetchTopic_v17(b, p)
             _a2.append(_e3)
         o.topics = _a2
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
@@ -1927,10 +2281,9 @@ def _d_FetchRequest_v17(b, p):
             _e6, p = _d_ForgottenTopic_v13(b, p)
             _a5.append(_e6)
         o.forgotten_topics_data = _a5
-    _n7 = b[p]
-    if _n7 < 128: p += 1
-    else: _n7, p = _ruv(b, p)
-    _n7 -= 1
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
     if _n7 < 0:
         raise _DecodeError('non-nullable field RackId was serialized as null')
     else:
@@ -1952,13 +2305,10 @@ def _d_FetchRequest_v17(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
-                _n9 = b[p]
-                if _n9 < 128: p += 1
-                else: _n9, p = _ruv(b, p)
-                _n9 -= 1
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
                 if _n9 < 0:
                     o.cluster_id = None
                 else:
@@ -1970,8 +2320,10 @@ def _d_FetchRequest_v17(b, p):
             elif _tag == 1:
                 o.replica_state, p = _d_ReplicaState_v15(b, p)
             else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -1992,8 +2344,6 @@ def _d_FetchPartition_v18(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 o.replica_directory_id = _uuid(_S_U.unpack_from(b, p)[0])
                 p += 16
@@ -2001,8 +2351,10 @@ def _d_FetchPartition_v18(b, p):
                 o.high_watermark, = _S_q.unpack_from(b, p)
                 p += 8
             else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -2012,10 +2364,9 @@ def _d_FetchTopic_v18(b, p):
     _u1, = _S_U.unpack_from(b, p)
     o.topic_id = _uuid(_u1)
     p += 16
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -2037,7 +2388,7 @@ def _d_FetchTopic_v18(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -2048,10 +2399,9 @@ def _d_FetchRequest_v18(b, p):
     o = _new(FetchRequest)
     o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
     p += 21
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -2061,10 +2411,9 @@ def _d_FetchRequest_v18(b, p):
             _e3, p = _d_FetchTopic_v18(b, p)
             _a2.append(_e3)
         o.topics = _a2
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
@@ -2074,10 +2423,9 @@ def _d_FetchRequest_v18(b, p):
             _e6, p = _d_ForgottenTopic_v13(b, p)
             _a5.append(_e6)
         o.forgotten_topics_data = _a5
-    _n7 = b[p]
-    if _n7 < 128: p += 1
-    else: _n7, p = _ruv(b, p)
-    _n7 -= 1
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
     if _n7 < 0:
         raise _DecodeError('non-nullable field RackId was serialized as null')
     else:
@@ -2099,13 +2447,10 @@ def _d_FetchRequest_v18(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
-                _n9 = b[p]
-                if _n9 < 128: p += 1
-                else: _n9, p = _ruv(b, p)
-                _n9 -= 1
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
                 if _n9 < 0:
                     o.cluster_id = None
                 else:
@@ -2117,11 +2462,13 @@ def _d_FetchRequest_v18(b, p):
             elif _tag == 1:
                 o.replica_state, p = _d_ReplicaState_v15(b, p)
             else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
 FetchRequest._ENC = (_e_FetchRequest_v4, _e_FetchRequest_v5, _e_FetchRequest_v6, _e_FetchRequest_v7, _e_FetchRequest_v8, _e_FetchRequest_v9, _e_FetchRequest_v10, _e_FetchRequest_v11, _e_FetchRequest_v12, _e_FetchRequest_v13, _e_FetchRequest_v14, _e_FetchRequest_v15, _e_FetchRequest_v16, _e_FetchRequest_v17, _e_FetchRequest_v18)
-FetchRequest._DEC = (_d_FetchRequest_v4, _d_FetchRequest_v5, _d_FetchRequest_v5, _d_FetchRequest_v7, _d_FetchRequest_v7, _d_FetchRequest_v9, _d_FetchRequest_v9, _d_FetchRequest_v11, _d_FetchRequest_v12, _d_FetchRequest_v13, _d_FetchRequest_v13, _d_FetchRequest_v15, _d_FetchRequest_v15, _d_FetchRequest_v17, _d_FetchRequest_v18)
+FetchRequest._DEC = (_d_FetchRequest_v4, _d_FetchRequest_v5, _d_FetchRequest_v5, _d_FetchRequest_v7, _d_FetchRequest_v7, _d_FetchRequest_v9, _d_FetchRequest_v9, _d_FetchRequest_v11, _d_FetchRequest_v12, _d_FetchRequest_v13, _d_FetchRequest_v14, _d_FetchRequest_v15, _d_FetchRequest_v16, _d_FetchRequest_v17, _d_FetchRequest_v18)

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -1241,7 +1242,7 @@ def _d_AbortedTransaction_v12(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1263,7 +1264,7 @@ def _d_EpochEndOffset_v12(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1285,7 +1286,7 @@ def _d_LeaderIdAndEpoch_v12(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1307,7 +1308,7 @@ def _d_SnapshotId_v12(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1318,10 +1319,9 @@ def _d_PartitionData_v12(b, p):
     o = _new(PartitionData)
     o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset = _S_ihqqq.unpack_from(b, p)
     p += 30
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         o.aborted_transactions = None
     else:
@@ -1333,10 +1333,9 @@ def _d_PartitionData_v12(b, p):
         o.aborted_transactions = _a2
     o.preferred_read_replica, = _S_i.unpack_from(b, p)
     p += 4
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         o.records = None
     else:
@@ -1357,8 +1356,6 @@ def _d_PartitionData_v12(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 o.diverging_epoch, p = _d_EpochEndOffset_v12(b, p)
             elif _tag == 1:
@@ -1366,18 +1363,19 @@ def _d_PartitionData_v12(b, p):
             elif _tag == 2:
                 o.snapshot_id, p = _d_SnapshotId_v12(b, p)
             else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
 def _d_FetchableTopicResponse_v12(b, p):
     o = _new(FetchableTopicResponse)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topic was serialized as null')
     else:
@@ -1386,10 +1384,9 @@ def _d_FetchableTopicResponse_v12(b, p):
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
         o.topic = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -1411,7 +1408,7 @@ def _d_FetchableTopicResponse_v12(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1422,10 +1419,9 @@ def _d_FetchResponse_v12(b, p):
     o = _new(FetchResponse)
     o.throttle_time_ms, o.error_code, o.session_id = _S_ihi.unpack_from(b, p)
     p += 10
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Responses was serialized as null')
     else:
@@ -1446,10 +1442,13 @@ def _d_FetchResponse_v12(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
-            _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+            if _tag in (0,):
+                raise _DecodeError('Tag {} is not valid for version 12'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -1459,10 +1458,9 @@ def _d_FetchableTopicResponse_v13(b, p):
     _u1, = _S_U.unpack_from(b, p)
     o.topic_id = _uuid(_u1)
     p += 16
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -1484,7 +1482,7 @@ def _d_FetchableTopicResponse_v13(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1495,10 +1493,9 @@ def _d_FetchResponse_v13(b, p):
     o = _new(FetchResponse)
     o.throttle_time_ms, o.error_code, o.session_id = _S_ihi.unpack_from(b, p)
     p += 10
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Responses was serialized as null')
     else:
@@ -1519,10 +1516,89 @@ def _d_FetchResponse_v13(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
-            _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+            if _tag in (0,):
+                raise _DecodeError('Tag {} is not valid for version 13'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchResponse_v14(b, p):
+    o = _new(FetchResponse)
+    o.throttle_time_ms, o.error_code, o.session_id = _S_ihi.unpack_from(b, p)
+    p += 10
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Responses was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Responses: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3, p = _d_FetchableTopicResponse_v13(b, p)
+            _a2.append(_e3)
+        o.responses = _a2
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag in (0,):
+                raise _DecodeError('Tag {} is not valid for version 14'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_FetchResponse_v15(b, p):
+    o = _new(FetchResponse)
+    o.throttle_time_ms, o.error_code, o.session_id = _S_ihi.unpack_from(b, p)
+    p += 10
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Responses was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Responses: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3, p = _d_FetchableTopicResponse_v13(b, p)
+            _a2.append(_e3)
+        o.responses = _a2
+    o.node_endpoints = []
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag in (0,):
+                raise _DecodeError('Tag {} is not valid for version 15'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -1531,10 +1607,9 @@ def _d_NodeEndpoint_v16(b, p):
     o = _new(NodeEndpoint)
     o.node_id, = _S_i.unpack_from(b, p)
     p += 4
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
@@ -1545,10 +1620,9 @@ def _d_NodeEndpoint_v16(b, p):
         p = _end2
     o.port, = _S_i.unpack_from(b, p)
     p += 4
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         o.rack = None
     else:
@@ -1568,7 +1642,7 @@ def _d_NodeEndpoint_v16(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1579,10 +1653,9 @@ def _d_FetchResponse_v16(b, p):
     o = _new(FetchResponse)
     o.throttle_time_ms, o.error_code, o.session_id = _S_ihi.unpack_from(b, p)
     p += 10
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Responses was serialized as null')
     else:
@@ -1603,13 +1676,10 @@ def _d_FetchResponse_v16(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
-                _n4 = b[p]
-                if _n4 < 128: p += 1
-                else: _n4, p = _ruv(b, p)
-                _n4 -= 1
+                _n4 = b[p] - 1
+                if _n4 < 127: p += 1
+                else: _n4, p = _rlen(b, p)
                 if _n4 < 0:
                     raise _DecodeError('non-nullable field NodeEndpoints was serialized as null')
                 else:
@@ -1620,11 +1690,13 @@ def _d_FetchResponse_v16(b, p):
                         _a5.append(_e6)
                     o.node_endpoints = _a5
             else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
 FetchResponse._ENC = (_e_FetchResponse_v4, _e_FetchResponse_v5, _e_FetchResponse_v6, _e_FetchResponse_v7, _e_FetchResponse_v8, _e_FetchResponse_v9, _e_FetchResponse_v10, _e_FetchResponse_v11, _e_FetchResponse_v12, _e_FetchResponse_v13, _e_FetchResponse_v14, _e_FetchResponse_v15, _e_FetchResponse_v16, _e_FetchResponse_v16, _e_FetchResponse_v16)
-FetchResponse._DEC = (_d_FetchResponse_v4, _d_FetchResponse_v5, _d_FetchResponse_v5, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v11, _d_FetchResponse_v12, _d_FetchResponse_v13, _d_FetchResponse_v13, _d_FetchResponse_v13, _d_FetchResponse_v16, _d_FetchResponse_v16, _d_FetchResponse_v16)
+FetchResponse._DEC = (_d_FetchResponse_v4, _d_FetchResponse_v5, _d_FetchResponse_v5, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v7, _d_FetchResponse_v11, _d_FetchResponse_v12, _d_FetchResponse_v13, _d_FetchResponse_v14, _d_FetchResponse_v15, _d_FetchResponse_v16, _d_FetchResponse_v16, _d_FetchResponse_v16)

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -280,7 +281,7 @@ def _d_SnapshotId_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -302,7 +303,7 @@ def _d_LeaderIdAndEpoch_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -316,10 +317,9 @@ def _d_PartitionSnapshot_v0(b, p):
     o.snapshot_id, p = _d_SnapshotId_v0(b, p)
     o.size, o.position = _S_qq.unpack_from(b, p)
     p += 16
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field UnalignedRecords was serialized as null')
     else:
@@ -338,23 +338,22 @@ def _d_PartitionSnapshot_v0(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
                 o.current_leader, p = _d_LeaderIdAndEpoch_v0(b, p)
             else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
 
 def _d_TopicSnapshot_v0(b, p):
     o = _new(TopicSnapshot)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
@@ -363,10 +362,9 @@ def _d_TopicSnapshot_v0(b, p):
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         o.name = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -387,7 +385,7 @@ def _d_TopicSnapshot_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -398,10 +396,9 @@ def _d_FetchSnapshotResponse_v0(b, p):
     o = _new(FetchSnapshotResponse)
     o.throttle_time_ms, o.error_code = _S_ih.unpack_from(b, p)
     p += 6
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -422,10 +419,13 @@ def _d_FetchSnapshotResponse_v0(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
-            _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+            if _tag in (0,):
+                raise _DecodeError('Tag {} is not valid for version 0'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 
@@ -434,10 +434,9 @@ def _d_NodeEndpoint_v1(b, p):
     o = _new(NodeEndpoint)
     o.node_id, = _S_i.unpack_from(b, p)
     p += 4
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
@@ -459,7 +458,7 @@ def _d_NodeEndpoint_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -470,10 +469,9 @@ def _d_FetchSnapshotResponse_v1(b, p):
     o = _new(FetchSnapshotResponse)
     o.throttle_time_ms, o.error_code = _S_ih.unpack_from(b, p)
     p += 6
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -494,13 +492,10 @@ def _d_FetchSnapshotResponse_v1(b, p):
         for _ in range(_k):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
-            _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
             if _tag == 0:
-                _n4 = b[p]
-                if _n4 < 128: p += 1
-                else: _n4, p = _ruv(b, p)
-                _n4 -= 1
+                _n4 = b[p] - 1
+                if _n4 < 127: p += 1
+                else: _n4, p = _rlen(b, p)
                 if _n4 < 0:
                     raise _DecodeError('non-nullable field NodeEndpoints was serialized as null')
                 else:
@@ -511,8 +506,10 @@ def _d_FetchSnapshotResponse_v1(b, p):
                         _a5.append(_e6)
                     o.node_endpoints = _a5
             else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
                 _u.append((_tag, bytes(b[p:_end])))
-            p = _end
+                p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
 

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -59,7 +60,7 @@ def _d_KRaftVersionRecord_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u

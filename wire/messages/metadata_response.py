@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -1793,10 +1794,9 @@ def _d_MetadataResponseBroker_v9(b, p):
     o = _new(MetadataResponseBroker)
     o.node_id, = _S_i.unpack_from(b, p)
     p += 4
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
@@ -1807,10 +1807,9 @@ def _d_MetadataResponseBroker_v9(b, p):
         p = _end2
     o.port, = _S_i.unpack_from(b, p)
     p += 4
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         o.rack = None
     else:
@@ -1830,7 +1829,7 @@ def _d_MetadataResponseBroker_v9(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1841,10 +1840,9 @@ def _d_MetadataResponsePartition_v9(b, p):
     o = _new(MetadataResponsePartition)
     o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _S_hiii.unpack_from(b, p)
     p += 14
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
     else:
@@ -1852,10 +1850,9 @@ def _d_MetadataResponsePartition_v9(b, p):
         if _n1 < 32: o.replica_nodes = list(_A_i[_n1].unpack_from(b, p))
         else: o.replica_nodes = _unpack_array('i', _n1, b, p)
         p += _n1 * 4
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field IsrNodes was serialized as null')
     else:
@@ -1863,10 +1860,9 @@ def _d_MetadataResponsePartition_v9(b, p):
         if _n2 < 32: o.isr_nodes = list(_A_i[_n2].unpack_from(b, p))
         else: o.isr_nodes = _unpack_array('i', _n2, b, p)
         p += _n2 * 4
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field OfflineReplicas was serialized as null')
     else:
@@ -1885,7 +1881,7 @@ def _d_MetadataResponsePartition_v9(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1896,10 +1892,9 @@ def _d_MetadataResponseTopic_v9(b, p):
     o = _new(MetadataResponseTopic)
     o.error_code, = _S_h.unpack_from(b, p)
     p += 2
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
@@ -1910,10 +1905,9 @@ def _d_MetadataResponseTopic_v9(b, p):
         p = _end2
     o.is_internal, = _S_o.unpack_from(b, p)
     p += 1
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -1937,7 +1931,7 @@ def _d_MetadataResponseTopic_v9(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -1948,10 +1942,9 @@ def _d_MetadataResponse_v9(b, p):
     o = _new(MetadataResponse)
     o.throttle_time_ms, = _S_i.unpack_from(b, p)
     p += 4
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
@@ -1961,10 +1954,9 @@ def _d_MetadataResponse_v9(b, p):
             _e3, p = _d_MetadataResponseBroker_v9(b, p)
             _a2.append(_e3)
         o.brokers = _a2
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         o.cluster_id = None
     else:
@@ -1975,10 +1967,9 @@ def _d_MetadataResponse_v9(b, p):
         p = _end5
     o.controller_id, = _S_i.unpack_from(b, p)
     p += 4
-    _n6 = b[p]
-    if _n6 < 128: p += 1
-    else: _n6, p = _ruv(b, p)
-    _n6 -= 1
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -2002,7 +1993,7 @@ def _d_MetadataResponse_v9(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -2013,10 +2004,9 @@ def _d_MetadataResponseTopic_v10(b, p):
     o = _new(MetadataResponseTopic)
     o.error_code, = _S_h.unpack_from(b, p)
     p += 2
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
@@ -2028,10 +2018,9 @@ def _d_MetadataResponseTopic_v10(b, p):
     _u3, o.is_internal = _S_Uo.unpack_from(b, p)
     o.topic_id = _uuid(_u3)
     p += 17
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -2054,7 +2043,7 @@ def _d_MetadataResponseTopic_v10(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -2065,10 +2054,9 @@ def _d_MetadataResponse_v10(b, p):
     o = _new(MetadataResponse)
     o.throttle_time_ms, = _S_i.unpack_from(b, p)
     p += 4
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
@@ -2078,10 +2066,9 @@ def _d_MetadataResponse_v10(b, p):
             _e3, p = _d_MetadataResponseBroker_v9(b, p)
             _a2.append(_e3)
         o.brokers = _a2
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         o.cluster_id = None
     else:
@@ -2092,10 +2079,9 @@ def _d_MetadataResponse_v10(b, p):
         p = _end5
     o.controller_id, = _S_i.unpack_from(b, p)
     p += 4
-    _n6 = b[p]
-    if _n6 < 128: p += 1
-    else: _n6, p = _ruv(b, p)
-    _n6 -= 1
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -2119,7 +2105,7 @@ def _d_MetadataResponse_v10(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -2130,10 +2116,9 @@ def _d_MetadataResponse_v11(b, p):
     o = _new(MetadataResponse)
     o.throttle_time_ms, = _S_i.unpack_from(b, p)
     p += 4
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
@@ -2143,10 +2128,9 @@ def _d_MetadataResponse_v11(b, p):
             _e3, p = _d_MetadataResponseBroker_v9(b, p)
             _a2.append(_e3)
         o.brokers = _a2
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         o.cluster_id = None
     else:
@@ -2157,10 +2141,9 @@ def _d_MetadataResponse_v11(b, p):
         p = _end5
     o.controller_id, = _S_i.unpack_from(b, p)
     p += 4
-    _n6 = b[p]
-    if _n6 < 128: p += 1
-    else: _n6, p = _ruv(b, p)
-    _n6 -= 1
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -2183,7 +2166,7 @@ def _d_MetadataResponse_v11(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -2194,10 +2177,9 @@ def _d_MetadataResponseTopic_v12(b, p):
     o = _new(MetadataResponseTopic)
     o.error_code, = _S_h.unpack_from(b, p)
     p += 2
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         o.name = None
     else:
@@ -2209,10 +2191,9 @@ def _d_MetadataResponseTopic_v12(b, p):
     _u3, o.is_internal = _S_Uo.unpack_from(b, p)
     o.topic_id = _uuid(_u3)
     p += 17
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -2235,7 +2216,7 @@ def _d_MetadataResponseTopic_v12(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -2246,10 +2227,9 @@ def _d_MetadataResponse_v12(b, p):
     o = _new(MetadataResponse)
     o.throttle_time_ms, = _S_i.unpack_from(b, p)
     p += 4
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
@@ -2259,10 +2239,9 @@ def _d_MetadataResponse_v12(b, p):
             _e3, p = _d_MetadataResponseBroker_v9(b, p)
             _a2.append(_e3)
         o.brokers = _a2
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         o.cluster_id = None
     else:
@@ -2273,10 +2252,9 @@ def _d_MetadataResponse_v12(b, p):
         p = _end5
     o.controller_id, = _S_i.unpack_from(b, p)
     p += 4
-    _n6 = b[p]
-    if _n6 < 128: p += 1
-    else: _n6, p = _ruv(b, p)
-    _n6 -= 1
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -2299,7 +2277,7 @@ def _d_MetadataResponse_v12(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -2310,10 +2288,9 @@ def _d_MetadataResponse_v13(b, p):
     o = _new(MetadataResponse)
     o.throttle_time_ms, = _S_i.unpack_from(b, p)
     p += 4
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
@@ -2323,10 +2300,9 @@ def _d_MetadataResponse_v13(b, p):
             _e3, p = _d_MetadataResponseBroker_v9(b, p)
             _a2.append(_e3)
         o.brokers = _a2
-    _n4 = b[p]
-    if _n4 < 128: p += 1
-    else: _n4, p = _ruv(b, p)
-    _n4 -= 1
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         o.cluster_id = None
     else:
@@ -2337,10 +2313,9 @@ def _d_MetadataResponse_v13(b, p):
         p = _end5
     o.controller_id, = _S_i.unpack_from(b, p)
     p += 4
-    _n6 = b[p]
-    if _n6 < 128: p += 1
-    else: _n6, p = _ruv(b, p)
-    _n6 -= 1
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -2364,7 +2339,7 @@ def _d_MetadataResponse_v13(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -255,7 +256,7 @@ def _d_EpochEndOffset_v4(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -264,10 +265,9 @@ def _d_EpochEndOffset_v4(b, p):
 
 def _d_OffsetForLeaderTopicResult_v4(b, p):
     o = _new(OffsetForLeaderTopicResult)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topic was serialized as null')
     else:
@@ -276,10 +276,9 @@ def _d_OffsetForLeaderTopicResult_v4(b, p):
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
         o.topic = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
@@ -300,7 +299,7 @@ def _d_OffsetForLeaderTopicResult_v4(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -311,10 +310,9 @@ def _d_OffsetForLeaderEpochResponse_v4(b, p):
     o = _new(OffsetForLeaderEpochResponse)
     o.throttle_time_ms, = _S_i.unpack_from(b, p)
     p += 4
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
@@ -335,7 +333,7 @@ def _d_OffsetForLeaderEpochResponse_v4(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u

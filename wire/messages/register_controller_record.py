@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_uvarint as _ruv, same_tags as _same_tags, unpack_array as _unpack_array,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
@@ -148,10 +149,9 @@ def _e_RegisterControllerRecord_v0(w, o):
 
 def _d_ControllerEndpoint_v0(b, p):
     o = _new(ControllerEndpoint)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
@@ -160,10 +160,9 @@ def _d_ControllerEndpoint_v0(b, p):
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         o.name = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
-    _n3 = b[p]
-    if _n3 < 128: p += 1
-    else: _n3, p = _ruv(b, p)
-    _n3 -= 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
@@ -185,7 +184,7 @@ def _d_ControllerEndpoint_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -194,10 +193,9 @@ def _d_ControllerEndpoint_v0(b, p):
 
 def _d_ControllerFeature_v0(b, p):
     o = _new(ControllerFeature)
-    _n1 = b[p]
-    if _n1 < 128: p += 1
-    else: _n1, p = _ruv(b, p)
-    _n1 -= 1
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
@@ -219,7 +217,7 @@ def _d_ControllerFeature_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u
@@ -231,10 +229,9 @@ def _d_RegisterControllerRecord_v0(b, p):
     o.controller_id, _u1, o.zk_migration_ready = _S_iUo.unpack_from(b, p)
     o.incarnation_id = _uuid(_u1)
     p += 21
-    _n2 = b[p]
-    if _n2 < 128: p += 1
-    else: _n2, p = _ruv(b, p)
-    _n2 -= 1
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field EndPoints was serialized as null')
     else:
@@ -244,10 +241,9 @@ def _d_RegisterControllerRecord_v0(b, p):
             _e4, p = _d_ControllerEndpoint_v0(b, p)
             _a3.append(_e4)
         o.end_points = _a3
-    _n5 = b[p]
-    if _n5 < 128: p += 1
-    else: _n5, p = _ruv(b, p)
-    _n5 -= 1
+    _n5 = b[p] - 1
+    if _n5 < 127: p += 1
+    else: _n5, p = _rlen(b, p)
     if _n5 < 0:
         raise _DecodeError('non-nullable field Features was serialized as null')
     else:
@@ -268,7 +264,7 @@ def _d_RegisterControllerRecord_v0(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             _end = p + _size
-            if _end > len(b): raise _DecodeError('tagged field past the end')
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
             _u.append((_tag, bytes(b[p:_end])))
             p = _end
         if _u: o.unknown_tagged_fields = _u

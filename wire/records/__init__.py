@@ -8,7 +8,8 @@
 - :mod:`.compression`: gzip, snappy (xerial), lz4 (Kafka's frame), zstd; bounded decompression.
 - :mod:`.control`: control record keys and KRaft control batches (``control_batch`` from value
   bytes, ``build_control_batch`` / ``control_records`` from and to messages).
-- :mod:`.metadata`: the metadata-record value framing and KRaft data batches.
+- :mod:`.metadata`: the metadata-record value framing, the (type, version) -> codec
+  registry that decodes any metadata record value, and KRaft data batches.
 - :mod:`.reference`: a second, declarative description of the layout (``construct``), for tools and tests.
 """
 from .batch import RecordBatch, batch_records, build_batch, decode_batch, iter_batches
@@ -35,7 +36,17 @@ from .header import (
     walk,
     with_base_offset,
 )
-from .metadata import data_batch, frame_metadata_record, unframe_metadata_record
+from .metadata import (
+    METADATA_RECORD_DECODERS,
+    METADATA_RECORD_TYPES,
+    MetadataRecord,
+    data_batch,
+    decode_metadata_record,
+    encode_metadata_record,
+    frame_metadata_record,
+    metadata_record_class,
+    unframe_metadata_record,
+)
 from .record import Record
 
 __all__ = [
@@ -47,6 +58,9 @@ __all__ = [
     "CompressionType",
     "ControlRecordType",
     "DEFAULT_MAX_BYTES",
+    "METADATA_RECORD_DECODERS",
+    "METADATA_RECORD_TYPES",
+    "MetadataRecord",
     "Record",
     "RecordBatch",
     "TimestampType",
@@ -61,11 +75,14 @@ __all__ = [
     "data_batch",
     "decode_batch",
     "decode_control_key",
+    "decode_metadata_record",
     "decompress",
     "encode_control_key",
+    "encode_metadata_record",
     "frame_metadata_record",
     "iter_batches",
     "iter_headers",
+    "metadata_record_class",
     "read_header",
     "unframe_metadata_record",
     "walk",
