@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from tests import strategies as S
+from tests.support import strategies as S
 from wire.exceptions import DecodeError
 from wire.records import (
     METADATA_RECORD_DECODERS,
