@@ -9,7 +9,7 @@ Both sides run the same workload: the leader appends 256-byte records at a fixed
 (``--throughput``/``--record-size``, Kafka's flags), with the same static voter set,
 ``controller.quorum.append.linger.ms`` and ``controller.quorum.*`` timeouts
 (``bench/raft_cluster.py``, QUORUM_DEFAULTS: Kafka's defaults). Ours is
-``tools/test_raft_server.py`` (the real node plus an in-process generator); Kafka's is
+``tools/raft_load_server.py`` (the real node plus an in-process generator); Kafka's is
 ``kafka.tools.TestRaftServer`` from ``kafka_2.13-4.3.1.jar`` (topic
 ``__raft_performance_test``) started with ``kafka-run-class``, Kafka's server heap
 (``-Xmx1G -Xms1G``) and the wrapper's G1 options.

@@ -1,4 +1,4 @@
-"""Three-voter quorums on loopback for ``bench/raft.py``: ours (``tools.test_raft_server``)
+"""Three-voter quorums on loopback for ``bench/raft.py``: ours (``tools.raft_load_server``)
 and Apache Kafka 4.3.1's ``kafka.tools.TestRaftServer`` (from ``kafka_2.13-4.3.1.jar``).
 
 Both get the same static voter set (``controller.quorum.voters``), the same
@@ -303,7 +303,7 @@ class OurCluster(Cluster):
 
     def command(self, n):
         env = dict(os.environ, KRAFT_LOG_LEVEL="WARNING")
-        return ([sys.executable, "-m", "tools.test_raft_server", "--config", str(self.config_path(n)),
+        return ([sys.executable, "-m", "tools.raft_load_server", "--config", str(self.config_path(n)),
                  "--throughput", str(self.throughput), "--record-size", str(self.record_size)], env, ROOT)
 
     def parse(self, n, line, read_ms):

@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
         format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)",
     )
     from kraft_server.config import ConfigError
-    from kraft_server.node import StorageError, run
+    from kraft_server.shell.wiring import StorageError, run
 
     config_path = args[0]
     try:

@@ -5,7 +5,7 @@ what a controller-only quorum holds today).
 The package stays outside the sans-I/O core: it proposes records through
 ``RaftNode.propose`` (leader only) and reads committed batches from the log up to
 the high watermark. The shell calls ``Controller.poll(now_ms)`` after every turn of
-the Ready loop (``kraft_server/net/driver.py``; the simulation does the same), and
+the Ready loop (``kraft_server/shell/driver.py``; the simulation does the same), and
 runs another turn when it proposed something::
 
     proposed, deadline = controller.poll(now_ms)   # after core.advance(...)

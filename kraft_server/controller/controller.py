@@ -19,7 +19,7 @@ from .active import ActiveDuties
 from .loader import MetadataLoader
 from .registration import RegistrationSender, RegistrationWrites
 from .retention import CLEAN_INTERVAL_MS, maybe_clean
-from .snapshots import SnapshotGenerator
+from .snapshot_generator import SnapshotGenerator
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@
   (``kraft.metrics.prometheus.listener=HOST:PORT``; off by default).
 
 This package imports no asyncio: the protocol class is duck-typed, and
-``kraft_server/net/driver.py`` binds it, keeping socket I/O in ``net/``.
+``kraft_server/shell/driver.py`` binds it, keeping socket I/O in ``net/``.
 """
 from .prometheus import RaftCollector, ScrapeProtocol, node_registry, render
 from .raft_metrics import Metric, RaftMetrics

@@ -16,7 +16,7 @@ writes the exposition: text 0.0.4 by default, OpenMetrics when the scraper's
 Why not the library's own HTTP server: it answers from a thread, and the values
 are read from the Raft core, which only the event loop may touch between turns.
 :class:`ScrapeProtocol` is an asyncio protocol by duck typing (``connection_made``,
-``data_received``, ``connection_lost``) that ``kraft_server/net/driver.py`` binds:
+``data_received``, ``connection_lost``) that ``kraft_server/shell/driver.py`` binds:
 ``GET /metrics`` (or ``/``) answers 200, ``HEAD`` the headers only, other paths 404,
 other methods 405. One request per connection (``Connection: close``), which is
 what Prometheus needs.

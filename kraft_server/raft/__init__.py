@@ -7,7 +7,7 @@ file or socket, never reads a clock, never draws a random number of its own
 and never writes: it reads its log through ``log_view.LogView`` and hands every
 write (log appends, truncation, snapshot chunks and install, the election state)
 to its shell in ``Ready``. The shell (``kraft_server/shell``) is the one place that
-performs them, for the process (``kraft_server/net/driver.py``), the simulation,
+performs them, for the process (``kraft_server/shell/driver.py``), the simulation,
 the scenario engine and the tests alike::
 
     node = RaftNode(config, log, store.read(), rng, now_ms)
@@ -30,9 +30,9 @@ before its election state is written durably (tmp, fsync, rename) and its log
 writes are flushed; ``tests/simulation/test_core_writes.py`` runs the simulation with logs
 and stores that refuse any write called from inside the core.
 
-Map: ``node.py`` (``RaftNode``: the hub), ``io.py`` (the message and Ready types),
+Map: ``node.py`` (``RaftNode``: the hub), ``boundary.py`` (what crosses to and from the shell: the message and Ready types),
 ``log_api.py`` (what the shell's log offers), ``log_view.py`` (the core's read-only
-view of it, with its pending writes), ``config.py`` (``QuorumConfig``),
+view of it, with its pending writes), ``quorum_config.py`` (``QuorumConfig``),
 ``quorum_state.py`` (the state table), ``roles/`` (one module per state, plus
 ``poll.py`` for their timers), ``rpc/`` (one module per RPC; Fetch is
 ``rpc/fetch.py``), ``voters.py`` (immutable voter sets and the quorum arithmetic),
@@ -47,8 +47,8 @@ are built and walked by ``wire/records`` (``build_batch``, ``walk``). Scenario f
 
 # The public surface: the rest of the server (controller/, api/, net/, the shell)
 # imports these from ``kraft_server.raft``, never from its submodules.
-from kraft_server.raft.config import MAX_BATCH_BYTES, QuorumConfig, StaticVoter
-from kraft_server.raft.io import (
+from kraft_server.raft.quorum_config import MAX_BATCH_BYTES, QuorumConfig, StaticVoter
+from kraft_server.raft.boundary import (
     Destination, Endpoint, InboundRequest, InboundResponse, OutboundRequest, OutboundResponse, Ready,
     SendFailure,
 )

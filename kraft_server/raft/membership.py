@@ -21,7 +21,7 @@ from wire.errors import ErrorCode
 from wire.messages import AddRaftVoterResponse, RemoveRaftVoterResponse
 from wire.records import ControlRecordType, build_control_batch
 
-from kraft_server.raft.io import Endpoint, InboundRequest
+from kraft_server.raft.boundary import Endpoint, InboundRequest
 from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
 
 ADD, REMOVE = "add", "remove"

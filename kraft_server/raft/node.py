@@ -17,8 +17,8 @@ from collections import Counter, deque
 from dataclasses import dataclass, replace
 
 from kraft_server.raft import auto_join, membership
-from kraft_server.raft.config import MAX_BATCH_BYTES
-from kraft_server.raft.io import (
+from kraft_server.raft.quorum_config import MAX_BATCH_BYTES
+from kraft_server.raft.boundary import (
     Destination, Endpoint, InboundRequest, InboundResponse, OutboundRequest, OutboundResponse, Ready,
 )
 from kraft_server.common.values import ElectionState, OffsetAndEpoch

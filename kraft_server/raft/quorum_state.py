@@ -30,7 +30,7 @@ voter of a quorum campaigns at start-up straight from whatever state it resumed 
 """
 from __future__ import annotations
 
-from kraft_server.raft.io import Endpoint
+from kraft_server.raft.boundary import Endpoint
 from kraft_server.common.values import ElectionState
 from kraft_server.raft.roles import (
     CandidateState, FollowerState, LeaderState, ProspectiveState, ResignedState, UnattachedState,

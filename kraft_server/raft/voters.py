@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass
 from enum import Enum
 
-from kraft_server.raft.io import Endpoint
+from kraft_server.raft.boundary import Endpoint
 
 ZERO_UUID = uuid.UUID(int=0)
 

@@ -1,6 +1,6 @@
 """``Shell``: performs every effect a Raft core's ``Ready`` asks for, in the one
 order that keeps Raft safe, for whatever drives it (the process's event loop in
-``net/driver.py``, the simulation, the scenario engine, the tests)::
+``shell/driver.py``, the simulation, the scenario engine, the tests)::
 
     ready = shell.take()        # core.ready(); persist the election state; perform the log writes
     shell.finish(ready, now_ms, send, reply)

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from kraft_server.config import KafkaConfig
-from kraft_server.node import build_node
+from kraft_server.shell.wiring import build_node
 from tests.support.jdk import need_jdk
 from tools.kafka_dist.controller import KafkaController, run_tool
 from tools.storage.__main__ import main as storage_main

@@ -1,7 +1,7 @@
 """Dynamic-quorum scenarios (KIP-853) with our nodes as processes, each run with Apache
 Kafka 4.3.1's real ``kafka-metadata-quorum`` and with ours (``python -m
 tools.metadata_quorum``), while the leader commits records all the time (the nodes run
-``tools/test_raft_server.py``: a load generator proposes records on the leader, and the
+``tools/raft_load_server.py``: a load generator proposes records on the leader, and the
 controller writes a NoOpRecord every 50 ms). A recorder thread notes every high
 watermark and the committed bytes seen during the run; at the end every surviving voter
 must hold identical bytes for every offset below the highest high watermark seen

@@ -213,7 +213,7 @@ def test_no_endpoint_unless_configured(tmp_path):
     for mod in ("kraft_server.raft.node", "tools.storage"):
         if importlib.util.find_spec(mod) is None:
             pytest.skip(f"{mod} is not there yet")
-    from kraft_server.node import build_node
+    from kraft_server.shell.wiring import build_node
     nodes = make_quorum(tmp_path, "dynamic", random_cluster_id(), n=1)
     node = build_node(KafkaConfig.from_file(nodes[0].config))
     try:

@@ -11,9 +11,9 @@ import pytest
 from kraft_server.api.dispatch import Dispatcher
 from kraft_server.api.raft_rpcs import deliver
 from kraft_server.api.registry import listener_apis
-from kraft_server.net.driver import Driver, new_event_loop
+from kraft_server.shell.driver import Driver, new_event_loop
 from kraft_server.net.server import ListenerSpec
-from kraft_server.raft.io import Destination, Endpoint, OutboundRequest, SendFailure
+from kraft_server.raft.boundary import Destination, Endpoint, OutboundRequest, SendFailure
 from tests.support.net_fakes import FakeCore, FakeLog, FakeView
 from wire.framing import FrameReader
 from wire.headers import decode_response, encode_request

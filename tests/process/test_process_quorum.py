@@ -220,14 +220,14 @@ def _log_start(node) -> int:
 
 def _controller_wired() -> bool:
     from pathlib import Path
-    import kraft_server.node
-    return "kraft_server.controller" in Path(kraft_server.node.__file__).read_text()
+    import kraft_server.shell.wiring
+    return "kraft_server.controller" in Path(kraft_server.shell.wiring.__file__).read_text()
 
 
 def test_a_node_far_below_the_log_start_receives_a_snapshot(quorum_factory):
     if not _controller_wired():
         pytest.skip("snapshot creation (kraft_server/controller, metadata.log.max.record.bytes."
-                    "between.snapshots) is not wired into kraft_server/node.py yet")
+                    "between.snapshots) is not wired into kraft_server/shell/wiring.py yet")
     nodes = quorum_factory("dynamic", extra=(
         "metadata.log.max.record.bytes.between.snapshots=2000",
         "internal.metadata.log.segment.bytes=2048",

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from wire.messages import REQUESTS, RESPONSES
 
 from kraft_server.log.memory import MemoryLog, MemoryQuorumStateStore
-from kraft_server.raft.config import QuorumConfig, StaticVoter
-from kraft_server.raft.io import Endpoint, InboundRequest, InboundResponse, SendFailure
+from kraft_server.raft.quorum_config import QuorumConfig, StaticVoter
+from kraft_server.raft.boundary import Endpoint, InboundRequest, InboundResponse, SendFailure
 from kraft_server.raft.node import NotLeader, RaftNode
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet

@@ -41,7 +41,7 @@ from wire.messages import api_versions_response as avr
 from wire.messages import remove_raft_voter_request as rreq
 
 from kraft_server.log.memory import MemoryLog, MemoryQuorumStateStore
-from kraft_server.raft.io import InboundRequest
+from kraft_server.raft.boundary import InboundRequest
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import has_overlapping_majority, majority
 

@@ -7,7 +7,7 @@ import uuid
 from wire.messages import REQUESTS
 from wire.messages import begin_quorum_epoch_request as breq
 
-from kraft_server.raft.io import InboundRequest
+from kraft_server.raft.boundary import InboundRequest
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc import fetch
 from kraft_server.raft.voters import ZERO_UUID, VoterKey

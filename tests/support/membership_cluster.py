@@ -1,5 +1,5 @@
 """Helpers for ``tests/process/test_membership_scenarios.py``: our nodes as processes running
-``tools/test_raft_server.py`` (the real node plus a load generator proposing records on
+``tools/raft_load_server.py`` (the real node plus a load generator proposing records on
 the leader at a modest rate; the controller's NoOpRecords every 50 ms on top), the two
 ``metadata-quorum`` tools (Apache Kafka 4.3.1's and ours) behind one call, and a
 ``Recorder`` thread that watches the quorum during a scenario and checks afterwards that
@@ -42,14 +42,14 @@ LOAD_RECORD_SIZE = 128
 
 
 class LoadNode(OurNode):
-    """Our node started through ``tools/test_raft_server.py`` (same node, plus a load
+    """Our node started through ``tools/raft_load_server.py`` (same node, plus a load
     generator on the leader)."""
 
     def start(self) -> None:
         log = open(self.log_path, "ab")
         env = dict(os.environ, KRAFT_LOG_LEVEL=os.environ.get("KRAFT_TEST_LOG_LEVEL", "INFO"))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tools.test_raft_server", "--config", str(self.config),
+            [sys.executable, "-m", "tools.raft_load_server", "--config", str(self.config),
              "--throughput", str(LOAD_RATE), "--record-size", str(LOAD_RECORD_SIZE),
              "--report-interval-ms", "5000"],
             cwd=REPO, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -7,7 +7,7 @@ send requests to peers. Interop tests never use it: they run the real core.
 from __future__ import annotations
 
 from kraft_server.api.views import Features, ListenerAddress, QuorumView, ReplicaView, VoterView
-from kraft_server.raft.io import InboundRequest, InboundResponse, OutboundResponse, Ready
+from kraft_server.raft.boundary import InboundRequest, InboundResponse, OutboundResponse, Ready
 from wire.messages import VoteResponse
 
 

@@ -16,8 +16,8 @@ from wire.messages import vote_request as vreq
 from wire.records import build_batch
 
 from kraft_server.log.memory import MemoryLog, MemoryQuorumStateStore
-from kraft_server.raft.config import METADATA_TOPIC, METADATA_TOPIC_ID, QuorumConfig, StaticVoter
-from kraft_server.raft.io import Endpoint, InboundRequest, InboundResponse
+from kraft_server.raft.quorum_config import METADATA_TOPIC, METADATA_TOPIC_ID, QuorumConfig, StaticVoter
+from kraft_server.raft.boundary import Endpoint, InboundRequest, InboundResponse
 from kraft_server.raft.node import RaftNode
 from kraft_server.shell.loop import Shell
 

@@ -25,8 +25,8 @@ import uuid
 from wire.messages import REQUESTS, RESPONSES
 
 from kraft_server.log.memory import MemoryLog
-from kraft_server.raft.config import QuorumConfig, StaticVoter
-from kraft_server.raft.io import Endpoint, InboundRequest, InboundResponse
+from kraft_server.raft.quorum_config import QuorumConfig, StaticVoter
+from kraft_server.raft.boundary import Endpoint, InboundRequest, InboundResponse
 from kraft_server.raft.node import RaftNode
 from tests.support.raft_harness import start
 from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet

@@ -10,8 +10,8 @@ from kraft_server.controller import Controller, ControllerSettings
 from kraft_server.controller import records as rec
 from kraft_server.log.bootstrap import DEFAULT_FEATURES
 from kraft_server.log.memory import MemoryLog
-from kraft_server.raft.config import QuorumConfig, StaticVoter
-from kraft_server.raft.io import Endpoint
+from kraft_server.raft.quorum_config import QuorumConfig, StaticVoter
+from kraft_server.raft.boundary import Endpoint
 from tests.support.raft_harness import start
 from kraft_server.raft.roles.base import Role
 from wire.records import batch_records, walk

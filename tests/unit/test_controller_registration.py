@@ -12,7 +12,7 @@ from kraft_server.controller import records as rec
 from kraft_server.controller.image import MetadataImage
 from kraft_server.controller.registration import RegistrationSender, request_from_record
 from kraft_server.log.bootstrap import DEFAULT_FEATURES
-from kraft_server.raft.io import Endpoint, InboundResponse, SendFailure
+from kraft_server.raft.boundary import Endpoint, InboundResponse, SendFailure
 from kraft_server.raft.roles.base import Role
 from tests.unit.test_controller_active import Single
 from wire.messages import (ControllerRegistrationRequest, ControllerRegistrationResponse,

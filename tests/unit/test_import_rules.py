@@ -144,7 +144,7 @@ def test_only_wire_records_builds_or_walks_record_batches():
      "kraft_server.log.memory"),
     ("from ...log import memory", "kraft_server.raft.rpc.fetch", "kraft_server.log.memory"),
     ("from ..controller import active", "kraft_server.raft.node", "kraft_server.controller.active"),
-    ("def f():\n    import kraft_server.net.driver", "kraft_server.raft.node", "kraft_server.net.driver"),
+    ("def f():\n    import kraft_server.shell.driver", "kraft_server.raft.node", "kraft_server.shell.driver"),
 ])
 def test_imported_modules_resolves_absolute_relative_and_local_imports(source, module, expected):
     assert expected in [name for _, name in imported_modules(source, module)]

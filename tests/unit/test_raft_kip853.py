@@ -10,8 +10,8 @@ from wire.messages import update_raft_voter_request as ureq
 from wire.records import ControlRecordType, build_control_batch, control_records, walk
 
 from kraft_server.log.memory import MemoryLog
-from kraft_server.raft.config import QuorumConfig
-from kraft_server.raft.io import Endpoint
+from kraft_server.raft.quorum_config import QuorumConfig
+from kraft_server.raft.boundary import Endpoint
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
 from tests.support.raft_harness import CLUSTER, ask, begin_epoch_request, drain, elect, fetch_request, start
@@ -124,7 +124,7 @@ def test_observer_finds_the_leader_through_bootstrap_servers():
     follower = node(2)
     ask(follower, begin_epoch_request(leader=1, epoch=3, voter_id=2), 0)
     from tests.support.raft_harness import answer, roundtrip
-    follower.step(__import__("kraft_server.raft.io", fromlist=["x"]).InboundRequest(
+    follower.step(__import__("kraft_server.raft.boundary", fromlist=["x"]).InboundRequest(
         "h", 1, 18, roundtrip(fetch.body, 18)), 1)
     _, [resp] = drain(follower, 1)
     answer(obs, fetch, resp, 2)

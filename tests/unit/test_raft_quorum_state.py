@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from kraft_server.log.memory import MemoryQuorumStateStore
-from kraft_server.raft.config import QuorumConfig
+from kraft_server.raft.quorum_config import QuorumConfig
 from kraft_server.common.values import ElectionState
 from kraft_server.raft.quorum_state import IllegalTransition, QuorumState
 from kraft_server.raft.roles.base import Role

@@ -5,8 +5,8 @@ import pytest
 from wire.errors import ErrorCode
 from wire.messages import fetch_response as fresp
 
-from kraft_server.raft.config import METADATA_TOPIC
-from kraft_server.raft.io import SendFailure
+from kraft_server.raft.quorum_config import METADATA_TOPIC
+from kraft_server.raft.boundary import SendFailure
 from kraft_server.common.values import OffsetAndEpoch
 from kraft_server.raft.node import NotLeader
 from kraft_server.raft.roles.base import Role
@@ -114,7 +114,7 @@ def test_prospective_skips_pre_vote_when_peer_lacks_vote_v2():
     node.tick(10_000)
     requests, _ = drain(node, 10_000)
     vote = next(r for r in requests if r.api_key == 52)
-    from kraft_server.raft.io import InboundResponse
+    from kraft_server.raft.boundary import InboundResponse
     node.step(InboundResponse(vote.correlation, vote.destination, 52,
                               failure=SendFailure.UNSUPPORTED_VERSION), 10_001)
     assert node.role is Role.CANDIDATE and node.epoch == 1

@@ -5,7 +5,7 @@ from wire.errors import ErrorCode
 from wire.messages import fetch_response as fresp
 from wire.messages import fetch_snapshot_request as sreq
 
-from kraft_server.raft.config import METADATA_TOPIC
+from kraft_server.raft.quorum_config import METADATA_TOPIC
 from kraft_server.common.values import OffsetAndEpoch
 from tests.support.raft_harness import (
     CLUSTER, answer, ask, begin_epoch_request, data_batches, drain, elect, fetch_request, make_node,

@@ -4,7 +4,7 @@ from __future__ import annotations
 from wire.messages import KRaftVersionRecord
 from wire.records import ControlRecordType, build_batch, build_control_batch
 
-from kraft_server.raft.io import Endpoint
+from kraft_server.raft.boundary import Endpoint
 from kraft_server.raft.voter_history import VoterHistory
 from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
 

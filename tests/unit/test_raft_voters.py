@@ -6,7 +6,7 @@ import uuid
 import pytest
 from wire.messages import VotersRecord
 
-from kraft_server.raft.io import Endpoint
+from kraft_server.raft.boundary import Endpoint
 from kraft_server.raft.voters import (
     ZERO_UUID, ElectionResult, VoterKey, VoterNode, VoterSet, election_result,
     has_overlapping_majority, high_watermark_of, majority, next_high_watermark,

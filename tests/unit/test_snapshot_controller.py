@@ -6,7 +6,7 @@ from __future__ import annotations
 from kraft_server.controller import records as rec
 from kraft_server.controller.loader import MetadataLoader
 from kraft_server.controller.retention import maybe_clean
-from kraft_server.controller.snapshots import SnapshotGenerator
+from kraft_server.controller.snapshot_generator import SnapshotGenerator
 from kraft_server.log.file_log import FileReplicatedLog
 from wire.records import batch_records, control_records, walk
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from wire.records.control_scan import ControlBatchScan
 
-from kraft_server.raft.io import Endpoint
+from kraft_server.raft.boundary import Endpoint
 from kraft_server.common.values import ElectionState, OffsetAndEpoch
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import VoterKey

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kraft_server.raft.config import OBSERVER_SESSION_TIMEOUT_MS
+from kraft_server.raft.quorum_config import OBSERVER_SESSION_TIMEOUT_MS
 from kraft_server.common.values import ElectionState
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import ZERO_UUID, VoterKey, VoterSet, majority

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kraft_server.raft.io import Endpoint
+from kraft_server.raft.boundary import Endpoint
 from kraft_server.common.values import ElectionState
 from kraft_server.raft.roles.base import Role, same_candidate
 from kraft_server.raft.voters import VoterKey

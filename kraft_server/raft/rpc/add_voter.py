@@ -23,7 +23,7 @@ from wire.errors import ErrorCode
 from wire.messages import AddRaftVoterRequest, ApiVersionsRequest
 
 from kraft_server.raft import membership
-from kraft_server.raft.io import Destination, Endpoint
+from kraft_server.raft.boundary import Destination, Endpoint
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc.common import cluster_id_ok
 from kraft_server.raft.voters import ZERO_UUID, VoterKey, VoterNode

@@ -12,7 +12,7 @@ from wire.errors import ErrorCode
 from wire.messages import begin_quorum_epoch_request as breq
 from wire.messages import begin_quorum_epoch_response as bresp
 
-from kraft_server.raft.config import METADATA_TOPIC
+from kraft_server.raft.quorum_config import METADATA_TOPIC
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc.common import (
     cluster_id_ok, endpoints_from, handle_common_response, node_endpoints_for, single_partition,

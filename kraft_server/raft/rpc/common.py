@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from wire.errors import ErrorCode
 
-from kraft_server.raft.config import METADATA_PARTITION, METADATA_TOPIC
-from kraft_server.raft.io import Endpoint
+from kraft_server.raft.quorum_config import METADATA_PARTITION, METADATA_TOPIC
+from kraft_server.raft.boundary import Endpoint
 from kraft_server.raft.roles.base import Role
 
 

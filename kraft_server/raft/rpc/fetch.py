@@ -30,7 +30,7 @@ from wire.messages import fetch_request as freq
 from wire.messages import fetch_response as fresp
 from wire.records import walk
 
-from kraft_server.raft.config import (
+from kraft_server.raft.quorum_config import (
     MAX_FETCH_BYTES, METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID,
 )
 from kraft_server.common.values import OffsetAndEpoch

@@ -12,7 +12,7 @@ from wire.errors import ErrorCode
 from wire.messages import fetch_snapshot_request as sreq
 from wire.messages import fetch_snapshot_response as sresp
 
-from kraft_server.raft.config import MAX_SNAPSHOT_CHUNK, METADATA_TOPIC
+from kraft_server.raft.quorum_config import MAX_SNAPSHOT_CHUNK, METADATA_TOPIC
 from kraft_server.common.values import OffsetAndEpoch
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import VoterKey

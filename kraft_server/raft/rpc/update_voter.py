@@ -25,7 +25,7 @@ from wire.messages import update_raft_voter_response as uresp
 from wire.records import ControlRecordType, build_control_batch
 
 from kraft_server.raft import membership
-from kraft_server.raft.io import Endpoint
+from kraft_server.raft.boundary import Endpoint
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc.common import cluster_id_ok, handle_common_response
 from kraft_server.raft.rpc.fetch import leader_only_error

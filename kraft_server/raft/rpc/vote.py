@@ -18,8 +18,8 @@ from wire.errors import ErrorCode
 from wire.messages import vote_request as vreq
 from wire.messages import vote_response as vresp
 
-from kraft_server.raft.config import METADATA_TOPIC
-from kraft_server.raft.io import SendFailure
+from kraft_server.raft.quorum_config import METADATA_TOPIC
+from kraft_server.raft.boundary import SendFailure
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc.common import (
     cluster_id_ok, handle_common_response, node_endpoints_for, single_partition,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from kraft_server.raft.io import Endpoint
+from kraft_server.raft.boundary import Endpoint
 
 ZERO_UUID = uuid.UUID(int=0)
 

@@ -28,8 +28,8 @@ import time
 
 from kraft_server.shell.loop import Shell
 
-from .peers import Peers
-from .server import Listeners, ListenerSpec
+from kraft_server.net.peers import Peers
+from kraft_server.net.server import Listeners, ListenerSpec
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ class Driver:
 
     def wake(self) -> None:
         """Run a Ready cycle soon: for work handed to the core from outside the loop,
-        e.g. ``core.propose`` by the bench load generator (tools/test_raft_server.py)."""
+        e.g. ``core.propose`` by the bench load generator (tools/raft_load_server.py)."""
         if self._wake is not None:
             self._wake.set()
 

@@ -1,4 +1,4 @@
-"""``python -m tools.test_raft_server --config <server.properties> --throughput N``:
+"""``python -m tools.raft_load_server --config <server.properties> --throughput N``:
 our node with a load generator on the leader, for ``bench/raft.py``.
 
 The counterpart of Apache Kafka's ``kafka.tools.TestRaftServer`` (core, Scala): once
@@ -11,7 +11,7 @@ its rate throttle when it wins an election, and catches up after a stall (the ta
 
 Differences from Kafka's tool, on purpose:
 
-* It is the real node (``kraft_server.node.build_node``: the same log, core, listeners
+* It is the real node (``kraft_server.shell.wiring.build_node``: the same log, core, listeners
   and Ready loop as ``python -m kraft_server``) plus the generator; the storage must be
   formatted as for the server. ``kraft_server`` itself is unchanged: the generator lives
   here and uses only ``RaftNode.propose``, ``high_watermark`` and ``Driver.wake``.
@@ -41,7 +41,7 @@ import sys
 import time
 from collections import Counter, deque
 
-from kraft_server.raft.config import MAX_BATCH_BYTES
+from kraft_server.raft.quorum_config import MAX_BATCH_BYTES
 from kraft_server.raft.node import NotLeader
 from kraft_server.raft.roles.base import Role
 
@@ -238,8 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=os.environ.get("KRAFT_LOG_LEVEL", "INFO").upper(), stream=sys.stderr,
                         format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)")
     from kraft_server.config import KafkaConfig
-    from kraft_server.net.driver import run_forever
-    from kraft_server.node import build_node
+    from kraft_server.shell.driver import run_forever
+    from kraft_server.shell.wiring import build_node
 
     config = KafkaConfig.from_file(args.config)
     node = build_node(config, args.config)

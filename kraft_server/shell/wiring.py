@@ -1,5 +1,5 @@
 """Wiring: ``server.properties`` → storage check → log and quorum-state store →
-``RaftNode`` → the Ready loop on uvloop (``kraft_server/net/driver.py``).
+``RaftNode`` → the Ready loop on uvloop (``kraft_server/shell/driver.py``).
 
 Start-up, as Kafka's ``KafkaRaftServer`` does it:
 
@@ -32,8 +32,8 @@ from kraft_server.api.views import (
     ZERO_UUID, Features, ListenerAddress, QuorumView, ReplicaView, VoterView)
 from kraft_server.config import KafkaConfig
 from kraft_server.log.meta_properties import read_meta_properties
-from kraft_server.raft.config import QuorumConfig, StaticVoter
-from kraft_server.raft.io import Endpoint
+from kraft_server.raft.quorum_config import QuorumConfig, StaticVoter
+from kraft_server.raft.boundary import Endpoint
 
 log = logging.getLogger("kraft_server")
 
@@ -236,7 +236,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     from kraft_server.controller import Controller, ControllerSettings
     from kraft_server.log.file_log import FileReplicatedLog
     from kraft_server.log.quorum_state_file import FileQuorumStateStore
-    from kraft_server.net.driver import Driver, wall_clock_ms
+    from kraft_server.shell.driver import Driver, wall_clock_ms
     from kraft_server.net.server import ListenerSpec
     from kraft_server.raft.node import RaftNode
     from kraft_server.shell.transition_log import TransitionLog
@@ -313,7 +313,7 @@ def _with_prometheus(config: KafkaConfig, core, raft_log, clock, after_cycle, ad
 
 
 def run(config_path: str) -> int:
-    from kraft_server.net.driver import run_forever
+    from kraft_server.shell.driver import run_forever
 
     config = KafkaConfig.from_file(config_path)
     node = build_node(config, config_path)
