@@ -100,6 +100,9 @@ class RaftNode:
         self.stats: Counter = Counter()
         # The latest transitions (number, role, epoch, leader, reason), for the log.
         self.transitions: deque = deque(maxlen=32)
+        # Voters that refused a real vote: id -> [our (log end, last epoch) then, rounds
+        # their missing pre-vote counted as a refusal] (rpc/vote.py).
+        self.vote_refusals: dict[int, list] = {}
         self._now = now_ms
         self._next_correlation = 1
         self._inflight: dict[int, Inflight] = {}

@@ -56,7 +56,7 @@ class MembershipChecker(Checker):
     def __init__(self):
         super().__init__()
         # epoch -> {(voter-id set a candidate used, VotersRecord offsets its log held,
-        # its log start offset)}
+        # its log start offset, its log end offset, committed end when it stood)}
         self.election_sets: dict[int, set] = {}
         self.voters_checked: set = set()  # offsets of VotersRecords already verified
         self.changes_committed = 0
@@ -68,7 +68,8 @@ class MembershipChecker(Checker):
     def check(self, node_id: int, node, log) -> None:
         if node.role is Role.CANDIDATE:
             mine = frozenset(node.quorum.state.voter_ids)
-            entry = (mine, tuple(node.history._voter_offsets), log.start_offset())
+            entry = (mine, tuple(node.history._voter_offsets), log.start_offset(), log.end_offset(),
+                     self.committed_end)
             seen = self.election_sets.setdefault(node.epoch, set())
             if entry not in seen:
                 for other in seen:
@@ -87,8 +88,12 @@ class MembershipChecker(Checker):
 
     def _stale(self, entry) -> bool:
         """The candidacy's log lacked a VotersRecord known committed (one above its log
-        start: below it, its snapshot carries the committed set)."""
-        _, held, start = entry
+        start: below it, its snapshot carries the committed set), or lacked data already
+        committed when it stood (its log ended below the committed end): either way no
+        majority of voters holding that committed entry grants it a vote."""
+        _, held, start, end, committed_end = entry
+        if end < committed_end:
+            return True
         held = set(held)
         return any(offset >= start and offset not in held for offset in self.voters_checked)
 

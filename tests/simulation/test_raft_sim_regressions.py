@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
+
 from wire.messages import REQUESTS
 from wire.messages import begin_quorum_epoch_request as breq
 
@@ -112,9 +114,47 @@ def test_stale_candidates_are_exempt_from_the_election_sets_overlap_check():
     from tests.simulation.membership import MembershipChecker
     checker = MembershipChecker()
     checker.voters_checked = {40}
-    stale = (frozenset({1, 2, 3}), (10,), 0)
-    fresh = (frozenset({1, 3, 4}), (10, 25, 40), 0)
-    from_snapshot = (frozenset({1, 3, 4}), (), 50)
+    stale = (frozenset({1, 2, 3}), (10,), 0, 60, 60)
+    fresh = (frozenset({1, 3, 4}), (10, 25, 40), 0, 60, 60)
+    from_snapshot = (frozenset({1, 3, 4}), (), 50, 60, 60)
     assert checker._stale(stale)
     assert not checker._stale(fresh)
     assert not checker._stale(from_snapshot)
+    # Membership seed 117639402 (5 nodes): a voter holding an uncommitted VotersRecord
+    # at 52 from an older epoch, while data up to 73 was committed without it, stands
+    # with that set: its log ends (53) below the committed end, so it cannot win.
+    behind = (frozenset({1, 2, 3, 4, 5, 6, 7}), (10, 25, 40), 0, 53, 73)
+    assert checker._stale(behind)
+
+
+def test_the_overlap_check_still_catches_two_up_to_date_candidacies():
+    """Two candidates of one epoch, both holding all committed data, with voter sets
+    whose majorities can miss each other: a violation (the check stays armed)."""
+    from tests.simulation.invariants import InvariantViolation
+    from tests.simulation.membership import MembershipChecker
+
+    class Candidate:
+        role = Role.CANDIDATE
+        epoch = 7
+        high_watermark = None
+        stats = {"truncated_below_hwm": 0, "conflicting_leader": 0, "hwm_regression_ignored": 0}
+
+        def __init__(self, voter_ids, offsets):
+            self.quorum = type("Q", (), {"state": type("S", (), {"voter_ids": frozenset(voter_ids)})()})()
+            self.history = type("H", (), {"_voter_offsets": offsets})()
+
+    class Log:
+        def start_offset(self):
+            return 0
+
+        def end_offset(self):
+            return 80
+
+        def latest_snapshot(self):
+            return None
+
+    checker = MembershipChecker()
+    checker.committed_end = 73
+    checker.check(1, Candidate({1, 2, 3, 4, 6}, [2, 41, 109]), Log())
+    with pytest.raises(InvariantViolation, match="candidates used voter sets"):
+        checker.check(3, Candidate({1, 2, 3, 4, 5, 6, 7}, [2, 41, 52]), Log())

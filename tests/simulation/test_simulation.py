@@ -90,6 +90,10 @@ REGRESSION_SEEDS = (
     (220, EVENTS, 3, "default", True), (359, 15000, 3, "default", True),
     (100102, 10000, 3, "default", False), (200084, 10000, 5, "chaos", False),
     (300011, 10000, 3, "default", True),
+    # make simulate-long, first seed 67638700: a stale candidate's epoch bumps kept
+    # fencing the voter that could win (livelock), and the overlap check missing a
+    # candidate whose log ended below the committed end.
+    (107639315, 10000, 3, "default", True), (117639402, 10000, 5, "default", True),
 )
 
 

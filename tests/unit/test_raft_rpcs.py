@@ -277,3 +277,46 @@ def test_only_voter_restarting_becomes_leader_at_once_in_a_new_epoch():
     drain(node, 0)
     again = make_node(voters=(1,), log=node.shell.log, store=node.store)
     assert again.role is Role.LEADER and again.epoch == 2
+
+
+def test_a_voter_without_pre_vote_that_refused_our_log_is_not_asked_again_every_round():
+    """Beyond Kafka (membership seed 107639315): a voter that cannot take pre-votes
+    (Vote < v2) is asked for a real vote straight away; once it refused our log, its
+    missing pre-vote counts as a refusal while our log is unchanged (for 3 rounds), so
+    we stop bumping the epoch for votes it will refuse."""
+    from wire.messages import vote_response as vresp
+    from kraft_server.raft.boundary import InboundResponse
+    from tests.support.raft_harness import answer
+
+    def answer_vote(node, now, granted=None):
+        requests, _ = drain(node, now)
+        [req] = [r for r in requests if r.api_key == 52]
+        pre = req.body.topics[0].partitions[0].pre_vote
+        if granted is None:
+            node.step(InboundResponse(req.correlation, req.destination, 52,
+                                      failure=SendFailure.UNSUPPORTED_VERSION), now)
+        else:
+            part = vresp.PartitionData(partition_index=0, leader_id=-1, leader_epoch=node.epoch,
+                                       vote_granted=granted)
+            answer(node, req, vresp.VoteResponse(topics=[vresp.TopicData(topic_name=METADATA_TOPIC,
+                                                                        partitions=[part])]), now)
+        return pre
+
+    node = make_node(voters=(1, 2))
+    now = 10_000
+    node.tick(now)
+    assert node.role is Role.PROSPECTIVE
+    assert answer_vote(node, now) is True                # pre-vote: voter 2 predates KIP-996
+    assert node.role is Role.CANDIDATE and node.epoch == 1
+    assert answer_vote(node, now, granted=False) is False  # it refuses our log
+    epochs = []
+    for _ in range(4):
+        now += 5_000
+        node.tick(now)
+        if node.role is Role.PROSPECTIVE:
+            answer_vote(node, now)
+        epochs.append((node.role, node.epoch))
+    # Three rounds the refusal stands (no new epoch), then we ask for real again.
+    assert [e for _, e in epochs[:3]] == [1, 1, 1]
+    assert all(role is not Role.CANDIDATE for role, _ in epochs[:3])
+    assert epochs[3] == (Role.CANDIDATE, 2)

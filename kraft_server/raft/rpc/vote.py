@@ -89,8 +89,13 @@ def handle_vote_response(node, inflight, body, failure, now_ms: int) -> bool:
     if failure is not None:
         if failure is SendFailure.UNSUPPORTED_VERSION and inflight.pre_vote \
                 and q.role is Role.PROSPECTIVE and q.epoch == inflight.epoch:
-            # The peer predates KIP-996: skip pre-voting (Kafka does the same).
-            node.transition_to_candidate(now_ms)
+            if _refused_this_log(node, voter_id):
+                # It refused a real vote for this very log before: count its silence as
+                # a refusal instead of bumping the epoch again for a vote it will refuse.
+                _count(node, q.state, voter_id, False, now_ms, pre_vote=True)
+            else:
+                # The peer predates KIP-996: skip pre-voting (Kafka does the same).
+                node.transition_to_candidate(now_ms)
             return True
         return False
     if body.error_code:
@@ -107,7 +112,31 @@ def handle_vote_response(node, inflight, body, failure, now_ms: int) -> bool:
     if inflight.pre_vote and q.role is Role.PROSPECTIVE:
         _count(node, q.state, voter_id, part.vote_granted, now_ms, pre_vote=True)
     elif not inflight.pre_vote and q.role is Role.CANDIDATE:
+        if not part.vote_granted:
+            node.vote_refusals[voter_id] = [_log_position(node), 0]
         _count(node, q.state, voter_id, part.vote_granted, now_ms, pre_vote=False)
+    return True
+
+
+# Beyond Kafka: a voter that cannot take pre-votes (Vote < v2) is, as in Kafka, asked
+# for a real vote straight away, which bumps the epoch. A candidate whose log such a
+# voter already refused would otherwise bump the epoch on every round and keep
+# fencing the voters that could win (found by the simulation, seed 107639315 of the
+# membership sweep). So while our log is unchanged, that voter's missing pre-vote
+# counts as a refusal, for a few rounds, after which we ask it for real again.
+_SUPPRESSED_ROUNDS = 3
+
+
+def _log_position(node):
+    return node.log.end_offset(), node.log.last_fetched_epoch()
+
+
+def _refused_this_log(node, voter_id: int) -> bool:
+    entry = node.vote_refusals.get(voter_id)
+    if entry is None or entry[0] != _log_position(node) or entry[1] >= _SUPPRESSED_ROUNDS:
+        node.vote_refusals.pop(voter_id, None)
+        return False
+    entry[1] += 1
     return True
 
 
