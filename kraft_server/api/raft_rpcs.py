@@ -11,7 +11,7 @@ hands these straight to its ``RaftManager``.
 """
 from __future__ import annotations
 
-from kraft_server.raft.boundary import InboundRequest, OutboundResponse
+from kraft_server.raft import InboundRequest, OutboundResponse
 
 
 def to_core(call) -> InboundRequest:

@@ -31,7 +31,7 @@ import math
 from collections import deque
 from dataclasses import dataclass
 
-from kraft_server.raft.roles.base import Role
+from kraft_server.raft import Role
 
 GROUP = "raft-metrics"
 WINDOW_MS = 60_000

@@ -28,7 +28,7 @@ import struct
 import time
 from collections import deque
 
-from kraft_server.raft.boundary import InboundResponse, OutboundRequest, SendFailure
+from kraft_server.raft import InboundResponse, OutboundRequest, SendFailure
 from wire.exceptions import DecodeError, EncodeError
 from wire.framing import DEFAULT_MAX_BYTES, FrameReader
 from wire.headers import decode_response, encode_request

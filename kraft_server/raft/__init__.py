@@ -52,11 +52,17 @@ from kraft_server.raft.boundary import (
     Destination, Endpoint, InboundRequest, InboundResponse, OutboundRequest, OutboundResponse, Ready,
     SendFailure,
 )
+from kraft_server.raft.log_view import Append, InstallSnapshot, SnapshotAbort, SnapshotChunk, Truncate
 from kraft_server.raft.node import NotLeader, RaftNode
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
 
 __all__ = [
+    "Append",
+    "InstallSnapshot",
+    "SnapshotAbort",
+    "SnapshotChunk",
+    "Truncate",
     "MAX_BATCH_BYTES",
     "Destination",
     "Endpoint",

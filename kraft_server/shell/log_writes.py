@@ -7,7 +7,7 @@ restarts the log at its end offset.
 """
 from __future__ import annotations
 
-from kraft_server.raft.log_view import Append, InstallSnapshot, SnapshotAbort, SnapshotChunk, Truncate
+from kraft_server.raft import Append, InstallSnapshot, SnapshotAbort, SnapshotChunk, Truncate
 
 
 class LogWriter:

@@ -32,8 +32,7 @@ from kraft_server.api.views import (
     ZERO_UUID, Features, ListenerAddress, QuorumView, ReplicaView, VoterView)
 from kraft_server.config import KafkaConfig
 from kraft_server.log.meta_properties import read_meta_properties
-from kraft_server.raft.quorum_config import QuorumConfig, StaticVoter
-from kraft_server.raft.boundary import Endpoint
+from kraft_server.raft import Endpoint, QuorumConfig, StaticVoter
 
 log = logging.getLogger("kraft_server")
 
@@ -238,7 +237,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     from kraft_server.log.quorum_state_file import FileQuorumStateStore
     from kraft_server.shell.driver import Driver, wall_clock_ms
     from kraft_server.net.server import ListenerSpec
-    from kraft_server.raft.node import RaftNode
+    from kraft_server.raft import RaftNode
     from kraft_server.shell.transition_log import TransitionLog
 
     if not config.is_controller:

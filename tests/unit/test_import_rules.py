@@ -4,8 +4,8 @@
   ``controller`` or ``shell``;
 - ``kraft_server/log`` (storage) imports nothing from ``raft``;
 - ``wire`` (the codecs) imports nothing from ``kraft_server``;
-- ``kraft_server/controller`` uses the core only through ``kraft_server.raft`` itself,
-  never its submodules;
+- the other rooms (``controller``, ``shell``, ``api``, ``net``, ``metrics``) use the core
+  only through ``kraft_server.raft`` itself, never its submodules;
 - record batches are built and walked only in ``wire/records``: nowhere else in the
   server, the tools or the benches is CRC-32C computed or a batch header packed.
 
@@ -89,17 +89,21 @@ def _raft_submodule(name: str) -> bool:
     return parts[:2] == ["kraft_server", "raft"] and len(parts) > 2 and parts[2] in RAFT_SUBMODULES
 
 
-def test_the_controller_uses_only_the_cores_public_surface():
-    assert violations("kraft_server/controller", _raft_submodule) == []
+USERS_OF_THE_CORE = ("controller", "shell", "api", "net", "metrics")
+
+
+@pytest.mark.parametrize("room", USERS_OF_THE_CORE)
+def test_the_other_rooms_use_only_the_cores_public_surface(room):
+    assert violations(f"kraft_server/{room}", _raft_submodule) == []
 
 
 def test_the_cores_public_surface_is_exported():
-    """What controller/ imports from ``kraft_server.raft`` is in its ``__all__``."""
+    """What the other rooms import from ``kraft_server.raft`` is in its ``__all__``."""
     init = ast.parse((ROOT / "kraft_server" / "raft" / "__init__.py").read_text())
     [exported] = [ast.literal_eval(node.value) for node in init.body if isinstance(node, ast.Assign)
                   and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)]
     used = set()
-    for path in python_files("kraft_server/controller"):
+    for path in python_files(*(f"kraft_server/{room}" for room in USERS_OF_THE_CORE)):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module == "kraft_server.raft":
                 used |= {alias.name for alias in node.names}
