@@ -20,7 +20,12 @@ FORMAT_HINT = "kraft-storage format -t $(kraft-storage random-uuid) -c server.pr
 
 
 class StorageError(RuntimeError):
-    """The log directories are not usable by this node."""
+    """The log directories are not usable by this node: a one-line message and the file
+    or directory at fault (``path``, when known), printed by the entry point."""
+
+    def __init__(self, message: str, path: Path | str | None = None):
+        super().__init__(message)
+        self.path = path
 
 
 @dataclass(frozen=True)

@@ -32,18 +32,10 @@ from kraft_server.api.views import (
     ZERO_UUID, Features, ListenerAddress, QuorumView, ReplicaView, VoterView)
 from kraft_server.config import KafkaConfig
 from kraft_server.log.meta_properties import read_meta_properties
+from kraft_server.log.startup import StorageError, all_log_dirs
 from kraft_server.raft import Endpoint, QuorumConfig, StaticVoter
 
 log = logging.getLogger("kraft_server")
-
-
-class StorageError(RuntimeError):
-    """The metadata log directory cannot be used as it is: a one-line message and
-    the file or directory at fault (``path``), printed by the entry point."""
-
-    def __init__(self, message: str, path: Path | str | None = None):
-        super().__init__(message)
-        self.path = path
 
 
 def format_hint(config_path: str | None) -> str:
@@ -76,8 +68,6 @@ def check_storage(config: KafkaConfig, config_path: str | None = None):
 
 def _check_cluster_ids(config: KafkaConfig, cluster_id: str, directory: Path) -> None:
     """Every formatted log directory belongs to one cluster (Kafka's MetaPropertiesEnsemble)."""
-    from kraft_server.log.startup import all_log_dirs
-
     for other in all_log_dirs(config):
         if Path(other) == directory:
             continue
