@@ -21,7 +21,7 @@ from kraft_server.raft.quorum_config import MAX_BATCH_BYTES
 from kraft_server.raft.boundary import (
     Destination, Endpoint, InboundRequest, InboundResponse, OutboundRequest, OutboundResponse, Ready,
 )
-from kraft_server.common.values import ElectionState, OffsetAndEpoch
+from kraft_server.common.values import ElectionState
 from kraft_server.raft.log_view import LogView
 from kraft_server.raft.quorum_state import QuorumState
 from kraft_server.raft.start_of_epoch import start_of_epoch_batch
@@ -505,34 +505,6 @@ class RaftNode:
         if new is not None:
             self.high_watermark = new
             membership.on_high_watermark(self, leader)
-
-    # -- follower log writes -----------------------------------------------------------------
-    def update_follower_high_watermark(self, offset: int) -> None:
-        if self.high_watermark is None or offset > self.high_watermark:
-            self.high_watermark = offset
-        elif offset < self.high_watermark:
-            self.stats["hwm_regression_ignored"] += 1
-
-    def truncate_diverging(self, diverging: OffsetAndEpoch) -> None:
-        local = self.log.end_offset_for_epoch(diverging.epoch)
-        if local.epoch == diverging.epoch:
-            offset = min(local.offset, diverging.offset)
-        else:
-            offset = local.offset
-        offset = max(offset, self.log.start_offset())
-        if self.high_watermark is not None and offset < self.high_watermark:
-            self.stats["truncated_below_hwm"] += 1  # would lose committed data: a bug
-        self.log.truncate_to(offset)
-        self.history.truncate_to(self.log.end_offset())
-        self.stats["truncations"] += 1
-
-    def install_snapshot(self, snapshot_id: OffsetAndEpoch, control_batches: bytes) -> None:
-        """The fetched snapshot is complete: the log restarts at its end, and the voter
-        history is rebuilt from its control batches."""
-        self.log.install_snapshot(snapshot_id)
-        self.history.reset(0)
-        self.history.observe_snapshot(control_batches, snapshot_id.offset)
-        self.stats["snapshots_installed"] += 1
 
     def _load_history(self) -> VoterHistory:
         cfg = self.config

@@ -233,7 +233,7 @@ def handle_fetch_response(node, inflight, body, failure, now_ms: int) -> bool:
         state.has_fetched = True
         state.fetch_deadline_ms = now_ms + node.config.fetch_timeout_ms
     if part.diverging_epoch.epoch >= 0 and part.diverging_epoch.end_offset >= 0:
-        node.truncate_diverging(OffsetAndEpoch(part.diverging_epoch.end_offset, part.diverging_epoch.epoch))
+        truncate_diverging(node, OffsetAndEpoch(part.diverging_epoch.end_offset, part.diverging_epoch.epoch))
         return True
     if part.snapshot_id.epoch >= 0 and part.snapshot_id.end_offset >= 0:
         snap = OffsetAndEpoch(part.snapshot_id.end_offset, part.snapshot_id.epoch)
@@ -243,8 +243,31 @@ def handle_fetch_response(node, inflight, body, failure, now_ms: int) -> bool:
     if records:
         append_checked(node.log, node.history, bytes(records))
     if part.high_watermark >= 0:
-        node.update_follower_high_watermark(min(part.high_watermark, node.log.end_offset()))
+        _follow_high_watermark(node, min(part.high_watermark, node.log.end_offset()))
     return True
+
+
+def _follow_high_watermark(node, offset: int) -> None:
+    if node.high_watermark is None or offset > node.high_watermark:
+        node.high_watermark = offset
+    elif offset < node.high_watermark:
+        node.stats["hwm_regression_ignored"] += 1
+
+
+def truncate_diverging(node, diverging: OffsetAndEpoch) -> None:
+    """DivergingEpoch: truncate to where our log and the leader's agree (Kafka's
+    ``KafkaRaftClient.handleFetchResponse`` -> ``truncateToEndOffset``)."""
+    local = node.log.end_offset_for_epoch(diverging.epoch)
+    if local.epoch == diverging.epoch:
+        offset = min(local.offset, diverging.offset)
+    else:
+        offset = local.offset
+    offset = max(offset, node.log.start_offset())
+    if node.high_watermark is not None and offset < node.high_watermark:
+        node.stats["truncated_below_hwm"] += 1  # would lose committed data: a bug
+    node.log.truncate_to(offset)
+    node.history.truncate_to(node.log.end_offset())
+    node.stats["truncations"] += 1
 
 
 def append_checked(log, history, data: bytes) -> int:

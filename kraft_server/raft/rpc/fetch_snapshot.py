@@ -108,5 +108,14 @@ def handle_fetch_snapshot_response(node, inflight, body, failure, now_ms: int) -
         q.state.fetch_deadline_ms = now_ms + node.config.fetch_timeout_ms
     if download.position >= part.size:
         q.state.snapshot = None
-        node.install_snapshot(download.snapshot_id, download.scan.batches())
+        _install(node, download.snapshot_id, download.scan.batches())
     return True
+
+
+def _install(node, snapshot_id: OffsetAndEpoch, control_batches: bytes) -> None:
+    """The fetched snapshot is complete: the log restarts at its end, and the voter
+    history is rebuilt from its control batches."""
+    node.log.install_snapshot(snapshot_id)
+    node.history.reset(0)
+    node.history.observe_snapshot(control_batches, snapshot_id.offset)
+    node.stats["snapshots_installed"] += 1
