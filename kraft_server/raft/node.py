@@ -1,10 +1,11 @@
 """``RaftNode``: the sans-I/O KRaft core (see the package docstring for the loop).
 
-This module is the hub: it owns the log, the quorum state and the voter history,
+This module is the hub: it owns the log view (``log_view.py``: reads, plus the
+writes decided since the last ``ready()``), the quorum state and the voter history,
 dispatches inbound messages to ``rpc/`` and timer work to ``roles/*``, keeps the
 outbox the shell drains through ``ready()``, and holds the few operations the RPC
-modules share (transitions with their side effects, leader appends, truncation,
-snapshot installation, high watermark updates).
+modules share (transitions with their side effects, leader appends, the leader's
+high watermark).
 
 Requests to peers go out one at a time per destination, with
 ``quorum.retry.backoff.ms`` after a failure, like Kafka's ``RequestManager``; every
