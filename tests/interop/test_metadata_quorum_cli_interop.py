@@ -308,9 +308,12 @@ def test_add_and_remove_controllers_on_a_real_kafka_dynamic_quorum(tmp_path):
 # -- 4. reassign on a real Kafka quorum ---------------------------------------------------------------
 
 def _reassign_proc(bootstrap: str, voters: str) -> subprocess.Popen[str]:
+    # SIGINT back to its default in the child: a test run started in the background by a
+    # shell without job control inherits SIGINT ignored, and the tool would never see it.
     return subprocess.Popen([sys.executable, "-u", "-m", "tools.metadata_quorum", "--bootstrap-controller",
                              bootstrap, "reassign", "--voters", voters], cwd=REPO, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def test_reassign_from_1_to_2_3_on_a_real_kafka_quorum_interrupted_and_resumed(tmp_path):
