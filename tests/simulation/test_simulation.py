@@ -94,6 +94,10 @@ REGRESSION_SEEDS = (
     # fencing the voter that could win (livelock), and the overlap check missing a
     # candidate whose log ended below the committed end.
     (107639315, 10000, 3, "default", True), (117639402, 10000, 5, "default", True),
+    # make simulate-long, first seed 49830600: a voter that cannot take pre-votes kept
+    # bumping the epoch; the one voter that could win heard each new epoch only from a
+    # fenced pre-vote and then waited a whole timeout, to be fenced again (livelock).
+    (89831161, 10000, 3, "default", True),
 )
 
 

@@ -11,7 +11,7 @@ from kraft_server.common.values import OffsetAndEpoch
 from kraft_server.raft.node import NotLeader
 from kraft_server.raft.roles.base import Role
 from tests.support.raft_harness import (
-    ask, begin_epoch_request, data_batches, drain, elect, end_epoch_request, fetch_request,
+    answer, ask, begin_epoch_request, data_batches, drain, elect, end_epoch_request, fetch_request,
     make_node, partition, vote_request,
 )
 
@@ -120,6 +120,26 @@ def test_prospective_skips_pre_vote_when_peer_lacks_vote_v2():
     assert node.role is Role.CANDIDATE and node.epoch == 1
     drain(node, 10_001)  # the shell persists the vote for ourselves before the Votes leave
     assert node.store.read().voted_id == 1
+
+
+def test_pre_vote_fenced_by_a_newer_leaderless_epoch_is_retried_after_a_backoff():
+    # Not the rest of the election timer: a voter that cannot win but keeps bumping
+    # the epoch would otherwise fence every pre-vote we send (simulation seed 89831161).
+    from wire.messages import vote_response as vresp
+    node = make_node()
+    node.tick(10_000)
+    assert node.role is Role.PROSPECTIVE
+    requests, _ = drain(node, 10_000)
+    pre_vote = next(r for r in requests if r.api_key == 52 and r.destination.node_id == 2)
+    part = vresp.PartitionData(partition_index=0, error_code=ErrorCode.FENCED_LEADER_EPOCH,
+                               leader_id=-1, leader_epoch=5, vote_granted=False)
+    answer(node, pre_vote, vresp.VoteResponse(
+        topics=[vresp.TopicData(topic_name=METADATA_TOPIC, partitions=[part])]), 10_001)
+    assert node.role is Role.UNATTACHED and node.epoch == 5
+    deadline = node.quorum.state.election_deadline_ms
+    assert 10_001 < deadline <= 10_001 + 2 * node.config.retry_backoff_ms
+    node.tick(deadline)
+    assert node.role is Role.PROSPECTIVE and node.epoch == 5
 
 
 def test_single_voter_elects_itself_and_commits_alone():
