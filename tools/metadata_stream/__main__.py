@@ -1,0 +1,78 @@
+"""``kraft-metadata-stream``: stream (or read once) ``__cluster_metadata`` into Spark.
+
+    kraft-metadata-stream                                  # console, local[*], 127.0.0.1:9092
+    kraft-metadata-stream --sink parquet --path out/ --checkpoint ckpt/
+    kraft-metadata-stream --batch --view brokers           # one read, then a view
+    kraft-metadata-stream --prepare                        # resolve the connector jars only
+    spark-submit ... -m tools.metadata_stream --master spark://host:7077 ...
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from .jars import JarsError, ensure_jars
+from .views import VIEWS
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(prog="kraft-metadata-stream", description=__doc__.splitlines()[0])
+    p.add_argument("--bootstrap-server", default="127.0.0.1:9092",
+                   help="the node's client listener (kafka.bootstrap.servers)")
+    p.add_argument("--topic", default="__cluster_metadata")
+    p.add_argument("--master", default=None, help="Spark master (default: spark-submit's, else local[*])")
+    p.add_argument("--batch", action="store_true", help="read [starting offsets, latest) once")
+    p.add_argument("--sink", choices=("console", "parquet", "memory"), default="console")
+    p.add_argument("--path", help="output directory of the parquet sink (any path Spark resolves)")
+    p.add_argument("--checkpoint", help="checkpoint location of the stream (any path Spark resolves)")
+    p.add_argument("--starting-offsets", default="earliest")
+    p.add_argument("--trigger-interval", default=None, help="processing-time trigger, e.g. '1 second'")
+    p.add_argument("--available-now", action="store_true",
+                   help="process what is there now, then stop (resumes from the checkpoint next time)")
+    p.add_argument("--view", choices=VIEWS, help="with --batch: print this view of the rows")
+    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting")
+    p.add_argument("--prepare", action="store_true", help="resolve the connector jars into the cache and exit")
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        jars = ensure_jars()
+    except JarsError as exc:
+        print(f"kraft-metadata-stream: {exc}", file=sys.stderr)
+        return 1
+    if args.prepare:
+        print("\n".join(str(p) for p in jars))
+        return 0
+    from . import pipeline, views
+    from .rowtype import RowType
+    from .session import spark_session
+    conf = [tuple(c.split("=", 1)) for c in args.conf]
+    spark = spark_session(args.master, conf=conf)
+    row_type = RowType.load()
+    options = pipeline.kafka_options(args.bootstrap_server, args.topic, args.starting_offsets)
+    if args.batch:
+        rows = pipeline.read_batch(spark, options, row_type)
+        if args.view:
+            views.view(args.view, rows).show(1000, truncate=False)
+        elif args.sink == "parquet":
+            rows.write.mode("overwrite").parquet(args.path)
+        else:
+            pipeline.summary_columns(rows, row_type).show(1_000_000, truncate=False)
+        return 0
+    trigger = {"availableNow": True} if args.available_now else (
+        {"processingTime": args.trigger_interval} if args.trigger_interval else None)
+    query = pipeline.start_stream(pipeline.read_stream(spark, options, row_type), args.sink,
+                                  checkpoint=args.checkpoint, path=args.path, trigger=trigger)
+    try:
+        query.awaitTermination()
+    except KeyboardInterrupt:
+        query.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
