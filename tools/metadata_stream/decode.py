@@ -34,7 +34,9 @@ def decode_batch(batch: pa.RecordBatch, row_type: RowType) -> pa.RecordBatch:
             continue
         types[i] = record.api_key
         versions[i] = record.version
-        structs[record.api_key][i] = converters[record.api_key](record.message)
+        column = structs.get(record.api_key)
+        if column is not None:
+            column[i] = converters[record.api_key](record.message)
     names = [None if t is None else row_type.names[t] for t in types]
     schema = row_type.schema
     timestamps = batch.column("timestamp").cast(schema.field("timestamp").type)

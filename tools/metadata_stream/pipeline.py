@@ -62,7 +62,7 @@ def summary_columns(df, row_type: RowType | None = None):
     """Compact rows for a console: place, type, and the record's fields as JSON."""
     from pyspark.sql import functions as F
     row_type = row_type or RowType.load()
-    fields = F.coalesce(*[F.to_json(F.col(c)) for c in row_type.columns.values()], F.col("error"))
+    fields = F.coalesce(*[F.to_json(F.col(c)) for c in row_type.columns.values()], F.col("error"), F.lit("{}"))
     return df.select("offset", "timestamp", "type_name", "version", fields.alias("fields"))
 
 

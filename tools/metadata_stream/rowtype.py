@@ -3,7 +3,7 @@
 Each row carries where the record sits (partition, offset, batch timestamp, leader epoch),
 what it is (type, type name, version), an ``error`` when its value does not decode, and
 one struct column per record type (``topic_record``, ``partition_record``, ...): only the
-column of the row's own type is set. Field names are the generated codecs' attribute names
+column of the row's own type is set (types without fields have none). Field names are the generated codecs' attribute names
 (Kafka's CamelCase in snake_case); uuids are Kafka's text form (base64url, no padding), as
 ``kafka-dump-log`` prints them; ``unknown_tagged_fields`` are left out.
 
@@ -75,10 +75,14 @@ def _struct_type(model, struct) -> pa.StructType:
 
 
 class RowType:
-    """The output schema and, per record type, a function from a decoded message to a dict."""
+    """The output schema and, per record type, a function from a decoded message to a dict.
+
+    A type without fields (NoOpRecord, EndTransactionRecord) has no struct column: Parquet
+    cannot store an empty struct, and ``type_name`` says all there is."""
 
     def __init__(self, models: dict[int, object]):
         self.names = {key: m.name for key, m in sorted(models.items())}
+        models = {key: m for key, m in models.items() if m.top.fields}
         self.columns = {key: column_name(m.name) for key, m in sorted(models.items())}
         self.schema = pa.schema(list(BASE_FIELDS) + [
             pa.field(self.columns[key], _struct_type(m, m.top)) for key, m in sorted(models.items())

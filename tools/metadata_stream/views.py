@@ -34,7 +34,7 @@ def brokers(rows):
     unreg = rows.where("type = 1").select(
         F.col("offset").alias("u_offset"), "unregister_broker_record.*")
     live = latest.join(unreg, (latest.broker_id == unreg.broker_id) & (latest.broker_epoch == unreg.broker_epoch)
-                       & (unreg.u_offset > latest.offset), "left_anti")
+                       & (unreg.u_offset > latest["offset"]), "left_anti")
     fence_events = (
         rows.where("type = 7").select("offset", F.col("fence_broker_record.id").alias("id"), F.lit(True).alias("f"))
         .unionByName(rows.where("type = 8").select(
@@ -44,7 +44,7 @@ def brokers(rows):
             (F.col("broker_registration_change_record.fenced") == 1).alias("f"))))
     last_fence = _latest(fence_events, ["id"]).select(
         F.col("id").alias("fid"), F.col("offset").alias("f_offset"), "f")
-    joined = live.join(last_fence, (live.broker_id == last_fence.fid) & (last_fence.f_offset > live.offset), "left")
+    joined = live.join(last_fence, (live.broker_id == last_fence.fid) & (last_fence.f_offset > live["offset"]), "left")
     return joined.select(
         "broker_id", "broker_epoch", "incarnation_id", "end_points", "rack",
         F.coalesce("f", "fenced").alias("fenced"), F.col("offset").alias("registered_at"))
@@ -72,7 +72,7 @@ def partitions(rows):
     folded = changes.groupBy("topic_id", "partition_id").agg(*agg).withColumnRenamed(
         "topic_id", "c_topic_id").withColumnRenamed("partition_id", "c_partition_id")
     joined = base.join(folded, (base.topic_id == folded.c_topic_id) & (base.partition_id == folded.c_partition_id)
-                       & (folded.c_offset > base.offset), "left")
+                       & (folded.c_offset > base["offset"]), "left")
     live = joined.join(topics(rows).select("topic_id", "name"), "topic_id")
     return live.select(
         F.col("name").alias("topic"), "topic_id", "partition_id",
@@ -89,7 +89,7 @@ def features(rows):
 def controllers(rows):
     latest = _latest(rows.where("type = 27").select("offset", "register_controller_record.*"), ["controller_id"])
     return latest.select("controller_id", "incarnation_id", "zk_migration_ready", "end_points", "features",
-                         latest.offset.alias("registered_at"))
+                         latest["offset"].alias("registered_at"))
 
 
 def voters_view(spark, companion_rows=None):
