@@ -5,14 +5,14 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export KRAFT_CACHE ?= $(CURDIR)/.cache
 
-.PHONY: venv test test-slow fuzz simulate simulate-long bench bench-raft bench-membership codegen check-codegen kafka-dist run clean
+.PHONY: stream venv test test-slow fuzz simulate simulate-long bench bench-raft bench-membership codegen check-codegen kafka-dist run clean
 
 $(STAMP): setup.cfg pyproject.toml
 	@command -v java >/dev/null || (apt-get update && apt-get install -y openjdk-17-jdk-headless)
 	@command -v mvn >/dev/null || (apt-get update && apt-get install -y maven)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,spark]'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -61,6 +61,12 @@ bench-membership: $(STAMP) kafka-dist
 
 run: $(STAMP)
 	$(PY) -m tools.run_local --config config/server.properties
+
+# Stream __cluster_metadata of `make run`'s node (client listener 127.0.0.1:9092) into
+# Spark (local[*]) and print the rows of each micro-batch as it commits; STREAM_ARGS adds
+# options (see `python -m tools.metadata_stream --help`).
+stream: $(STAMP)
+	$(PY) -m tools.metadata_stream --bootstrap-server 127.0.0.1:9092 $(STREAM_ARGS)
 
 clean:
 	rm -rf $(VENV) .cache
