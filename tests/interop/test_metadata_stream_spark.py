@@ -25,7 +25,8 @@ from tools.metadata_stream import pipeline, views  # noqa: E402
 from tools.metadata_stream.jars import JarsError, ensure_jars  # noqa: E402
 from wire.messages import (  # noqa: E402
     AbortTransactionRecord, BeginTransactionRecord, EndTransactionRecord, FeatureLevelRecord,
-    MetadataRequest, NoOpRecord, PartitionRecord, TopicRecord,
+    MetadataRequest, NoOpRecord, PartitionChangeRecord, PartitionRecord, RegisterBrokerRecord, TopicRecord,
+    UnfenceBrokerRecord, UnregisterBrokerRecord,
 )
 from wire.messages.metadata_request import MetadataRequestTopic  # noqa: E402
 from wire.records import decode_metadata_record, encode_metadata_record  # noqa: E402
@@ -63,7 +64,14 @@ def _values():
               enc(AbortTransactionRecord(reason="controller moved"), 0),
               enc(PartitionRecord(partition_id=1, topic_id=topic_id, replicas=[1], isr=[1], leader=1,
                                   leader_epoch=0, partition_epoch=0), 1),
-              enc(NoOpRecord(), 0)]
+              enc(NoOpRecord(), 0),
+              # 11-16: two brokers, one unfenced, one gone; partition 1 moves to broker 1 only
+              enc(RegisterBrokerRecord(broker_id=1, broker_epoch=11, incarnation_id=uuid.uuid4()), 3),
+              enc(RegisterBrokerRecord(broker_id=2, broker_epoch=12, incarnation_id=uuid.uuid4()), 3),
+              enc(UnfenceBrokerRecord(id=1, epoch=11), 0),
+              enc(UnregisterBrokerRecord(broker_id=2, broker_epoch=12), 0),
+              enc(PartitionChangeRecord(partition_id=1, topic_id=topic_id, leader=2, isr=[1, 2]), 0),
+              enc(PartitionChangeRecord(partition_id=1, topic_id=topic_id, replicas=[1, 2]), 0)]
     return first, second
 
 
@@ -107,7 +115,7 @@ def test_stream_over_a_kafka_broker_resumes_exactly_once_and_drops_aborts(spark,
         producer.flush()
         producer.close()
         _run_available_now(spark, options, checkpoint, out)  # a new query: from the checkpoint
-        expected = [0, 1, 2, 3, 4, 5, 6, 8, 9, 10]  # 7: the PartitionRecord of the aborted one
+        expected = [0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16]  # 7: in the aborted one
         assert _parquet_offsets(spark, out) == expected
 
         _run_available_now(spark, options, checkpoint, out)  # nothing new: nothing written
@@ -116,7 +124,9 @@ def test_stream_over_a_kafka_broker_resumes_exactly_once_and_drops_aborts(spark,
         names = [r.type_name for r in rows.select("type_name").collect()]
         assert names == ["BeginTransactionRecord", "FeatureLevelRecord", "FeatureLevelRecord",
                          "FeatureLevelRecord", "EndTransactionRecord", "TopicRecord",
-                         "BeginTransactionRecord", "AbortTransactionRecord", "PartitionRecord", "NoOpRecord"]
+                         "BeginTransactionRecord", "AbortTransactionRecord", "PartitionRecord", "NoOpRecord",
+                         "RegisterBrokerRecord", "RegisterBrokerRecord", "UnfenceBrokerRecord",
+                         "UnregisterBrokerRecord", "PartitionChangeRecord", "PartitionChangeRecord"]
         assert rows.where("type = 3").select("version").first().version == 1
 
         batch = pipeline.read_batch(spark, options)
@@ -125,7 +135,9 @@ def test_stream_over_a_kafka_broker_resumes_exactly_once_and_drops_aborts(spark,
         assert features == {"metadata.version": 30, "group.version": 1, "transaction.version": 2}
         assert [r.name for r in views.topics(batch).collect()] == ["orders"]
         parts = views.partitions(batch).collect()
-        assert [(p.topic, p.partition_id, p.leader) for p in parts] == [("orders", 1, 1)]
+        assert [(p.topic, p.partition_id, p.leader, p.isr, p.replicas) for p in parts] == [
+            ("orders", 1, 2, [1, 2], [1, 2])]
+        assert [(b.broker_id, b.broker_epoch, b.fenced) for b in views.brokers(batch).collect()] == [(1, 11, False)]
     finally:
         broker.close()
 

@@ -71,7 +71,8 @@ def start_stream(df, sink: str, *, checkpoint: str | None, path: str | None = No
     """Start writing ``df`` to ``sink``: ``console``, ``parquet`` (``path``) or ``memory``
     (a table named ``query_name``)."""
     if sink == "console":
-        writer = summary_columns(df).writeStream.format("console").option("truncate", "false")
+        writer = (summary_columns(df).writeStream.format("console").option("truncate", "false")
+                  .option("numRows", 1_000_000))
     elif sink == "parquet":
         if not path:
             raise ValueError("the parquet sink needs a path")
