@@ -2,6 +2,7 @@
 
     python bench/metadata_decode.py            # ~20 s
     python bench/metadata_decode.py --quick    # a few seconds
+    python bench/metadata_decode.py --json     # the numbers as JSON
 
 The input is what Spark hands ``mapInArrow``: Arrow batches of 10,000 source rows
 (partition, offset, timestamp, value) whose values are a metadata log's usual mix,
@@ -18,6 +19,7 @@ the median of the rounds:
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
 import uuid
@@ -81,12 +83,17 @@ def timed(fn, rounds: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     rounds = 3 if args.quick else 9
     row_type = RowType.load()
     vals = values()
     batch = source_batch(vals)
     frame = batch.to_pandas()
+    decoded = decode_batch(batch, row_type)
+    # Sanity before timing: every row decoded, to the type it was written as.
+    assert decoded.num_rows == ROWS and decoded.column("error").null_count == ROWS
+    assert decoded.column("type").to_pylist() == [decode_metadata_record(v).api_key for v in vals]
 
     def via_pandas():
         pdf = pa.RecordBatch.from_pandas(batch.to_pandas(), preserve_index=False)
@@ -98,6 +105,9 @@ def main() -> None:
         "txn filter": timed(lambda: transactions.split(frame), rounds),
         "codec only": timed(lambda: [decode_metadata_record(v) for v in vals], rounds),
     }
+    if args.json:
+        print(json.dumps({"rows_per_batch": ROWS, "rounds": rounds, "rows_per_s": results}))
+        return
     print(f"{'path':<22} {'rows/s':>10}   ({ROWS} rows a batch, median of {rounds})")
     for name, rate in results.items():
         print(f"{name:<22} {rate:>10,.0f}")
