@@ -22,7 +22,9 @@ def spark_session(master: str | None = None, app_name: str = "kraft-metadata-str
                .config("spark.jars", ",".join(str(p) for p in ensure_jars()))
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.shuffle.partitions", "1")
-               .config("spark.ui.showConsoleProgress", "false"))
+               .config("spark.ui.showConsoleProgress", "false")
+               # pyspark 4.2's own pandas concat in applyInPandasWithState warns on every batch.
+               .config("spark.executorEnv.PYTHONWARNINGS", "ignore::FutureWarning"))
     for key, value in conf:
         builder = builder.config(key, value)
     spark = builder.getOrCreate() if master else _default_master(builder)
