@@ -54,10 +54,10 @@ def main() -> int:
     args = ap.parse_args()
     node = None
     bootstrap = args.bootstrap
+    workdir = tempfile.TemporaryDirectory(prefix="stream-latency-")
     if bootstrap is None:
         from tests.support.kraft_nodes import OurNode
-        node = OurNode(Path(tempfile.mkdtemp(prefix="stream-latency-")),
-                       extra=("metadata.max.idle.interval.ms=200",))
+        node = OurNode(Path(workdir.name), extra=("metadata.max.idle.interval.ms=200",))
         node.format_with_ours(uuid.uuid4().hex[:22])
         node.start()
         node.wait_leader(60)
@@ -67,6 +67,7 @@ def main() -> int:
     finally:
         if node is not None:
             node.stop()
+        workdir.cleanup()
     if not latencies:
         print("no rows arrived: does the node's Metadata list __cluster_metadata?", file=sys.stderr)
         return 1

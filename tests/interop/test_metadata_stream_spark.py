@@ -20,7 +20,7 @@ pytest.importorskip("pyarrow", reason="pyarrow (the `spark` extra) is not instal
 
 from tests.support.kafka_broker import kafka_broker  # noqa: E402
 from tests.support.kraft_nodes import OurNode, _roundtrip, wait_for  # noqa: E402
-from tests.support.metadata_rows import source_rows  # noqa: E402
+from tests.support.metadata_rows import dump_log_rows, kafka_type_name, source_rows  # noqa: E402
 from tools.metadata_stream import pipeline, views  # noqa: E402
 from tools.metadata_stream.jars import JarsError, ensure_jars  # noqa: E402
 from wire.messages import (  # noqa: E402
@@ -135,8 +135,8 @@ def test_stream_over_a_kafka_broker_resumes_exactly_once_and_drops_aborts(spark,
         assert features == {"metadata.version": 30, "group.version": 1, "transaction.version": 2}
         assert [r.name for r in views.topics(batch).collect()] == ["orders"]
         parts = views.partitions(batch).collect()
-        assert [(p.topic, p.partition_id, p.leader, p.isr, p.replicas) for p in parts] == [
-            ("orders", 1, 2, [1, 2], [1, 2])]
+        assert [(p.topic, p.partition_id, p.leader, p.isr, p.replicas, p.leader_epoch, p.partition_epoch)
+                for p in parts] == [("orders", 1, 2, [1, 2], [1, 2], 1, 2)]
         assert [(b.broker_id, b.broker_epoch, b.fenced) for b in views.brokers(batch).collect()] == [(1, 11, False)]
     finally:
         broker.close()
@@ -168,7 +168,7 @@ def test_stream_over_our_node_yields_its_committed_records(request, tmp_path):
         wait_for(lambda: spark.sql("SELECT count(*) AS n FROM our_rows").first().n >= 25, 240,
                  "25 rows from our node")
         query.stop()
-        rows = spark.sql("SELECT offset, type, version, error FROM our_rows ORDER BY offset").collect()
+        rows = spark.sql("SELECT offset, type, type_name, version, error FROM our_rows ORDER BY offset").collect()
     finally:
         if query is not None and query.isActive:
             query.stop()
@@ -178,6 +178,9 @@ def test_stream_over_our_node_yields_its_committed_records(request, tmp_path):
     assert all(r.error is None for r in rows)
     decoded = [decode_metadata_record(r["value"]) for r in expected]
     assert [(r.type, r.version) for r in rows] == [(d.api_key, d.version) for d in decoded]
+    # Apache Kafka's own reading of the same segments agrees record by record.
+    assert [(r.offset, kafka_type_name(r.type_name), r.version) for r in rows] == dump_log_rows(
+        node.data, below=rows[-1].offset + 1)
 
 
 @pytest.mark.slow
@@ -228,3 +231,4 @@ def test_stream_over_our_quorum_survives_kill_9_of_the_leader(request, tmp_path)
             node.stop()
     expected = [r["offset"] for r in source_rows(survivor.data, below=offsets[-1] + 1)]
     assert offsets == expected  # once each (no duplicate across the restart), in order, none lost
+    assert offsets == [o for o, _, _ in dump_log_rows(survivor.data, below=offsets[-1] + 1)]

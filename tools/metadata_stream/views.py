@@ -8,7 +8,9 @@ Each view folds the rows in offset order, as a metadata image does:
   registration, Fence/UnfenceBroker and BrokerRegistrationChange.
 - ``topics``: TopicRecords whose id no RemoveTopicRecord removed.
 - ``partitions``: PartitionRecord with each field replaced by the last
-  PartitionChangeRecord that set it, for live topics.
+  PartitionChangeRecord that set it, for live topics; as in Kafka's
+  ``PartitionRegistration.merge`` every change bumps the partition epoch and one that
+  names a leader (not -2) bumps the leader epoch.
 - ``features``: the last FeatureLevelRecord of each name (level 0 removes it).
 - ``controllers``: the last RegisterControllerRecord of each controller id.
 - ``voters``: not here. The voter set lives in control records (VotersRecord), which no
@@ -68,7 +70,8 @@ def partitions(rows):
     agg = [F.max_by(F.when(F.col("leader") != -2, F.col("leader")),
                     F.when(F.col("leader") != -2, F.col("offset"))).alias("c_leader")]
     agg += [F.max_by(F.col(f), F.when(F.col(f).isNotNull(), F.col("offset"))).alias(f"c_{f}") for f in fields]
-    agg += [F.max("offset").alias("c_offset")]
+    agg += [F.max("offset").alias("c_offset"), F.count("*").alias("c_changes"),
+            F.count(F.when(F.col("leader") != -2, 1)).alias("c_leader_changes")]
     folded = changes.groupBy("topic_id", "partition_id").agg(*agg).withColumnRenamed(
         "topic_id", "c_topic_id").withColumnRenamed("partition_id", "c_partition_id")
     joined = base.join(folded, (base.topic_id == folded.c_topic_id) & (base.partition_id == folded.c_partition_id)
@@ -78,7 +81,8 @@ def partitions(rows):
         F.col("name").alias("topic"), "topic_id", "partition_id",
         F.coalesce("c_leader", "leader").alias("leader"),
         *[F.coalesce(f"c_{f}", f).alias(f) for f in fields],
-        "leader_epoch", "partition_epoch")
+        (F.col("leader_epoch") + F.coalesce("c_leader_changes", F.lit(0))).alias("leader_epoch"),
+        (F.col("partition_epoch") + F.coalesce("c_changes", F.lit(0))).alias("partition_epoch"))
 
 
 def features(rows):
