@@ -22,5 +22,9 @@ def kafka_broker(workdir) -> tuple[KafkaController, str]:
         "auto.create.topics.enable": "false",
     })
     node.overrides["listeners"] = node.overrides["listeners"].format(port=node.port)
-    node.start_ready(timeout=120)
+    try:
+        node.start_ready(timeout=120)
+    except BaseException:
+        node.close()
+        raise
     return node, f"127.0.0.1:{client_port}"
