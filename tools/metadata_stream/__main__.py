@@ -32,6 +32,8 @@ def parse_args(argv=None):
                    help="process what is there now, then stop (resumes from the checkpoint next time)")
     p.add_argument("--view", choices=VIEWS, help="with --batch: print this view of the rows")
     p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra Kafka source option, e.g. failOnDataLoss=false or kafka.security.protocol=SSL")
     p.add_argument("--prepare", action="store_true", help="resolve the connector jars into the cache and exit")
     return p.parse_args(argv)
 
@@ -54,7 +56,8 @@ def main(argv=None) -> int:
     conf = [tuple(c.split("=", 1)) for c in args.conf]
     spark = spark_session(args.master, conf=conf)
     row_type = RowType.load()
-    options = pipeline.kafka_options(args.bootstrap_server, args.topic, args.starting_offsets)
+    options = pipeline.kafka_options(args.bootstrap_server, args.topic, args.starting_offsets,
+                                     dict(o.split("=", 1) for o in args.option))
     if args.batch:
         rows = pipeline.read_batch(spark, options, row_type)
         if args.view:
