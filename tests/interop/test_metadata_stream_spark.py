@@ -232,3 +232,35 @@ def test_stream_over_our_quorum_survives_kill_9_of_the_leader(request, tmp_path)
     expected = [r["offset"] for r in source_rows(survivor.data, below=offsets[-1] + 1)]
     assert offsets == expected  # once each (no duplicate across the restart), in order, none lost
     assert offsets == [o for o, _, _ in dump_log_rows(survivor.data, below=offsets[-1] + 1)]
+
+
+@pytest.mark.slow
+def test_batch_over_our_observer_of_a_kafka_quorum_reads_kafka_written_records(request, tmp_path):
+    """Metadata written by Apache Kafka 4.3.1's own active controller, replicated to our
+    node as an observer and read from our node's client listener: the batch job's rows
+    are the records Kafka's kafka-dump-log reads from our copy of the log."""
+    from tools.kafka_dist.controller import KafkaController
+    ctl = KafkaController(tmp_path / "kafka", node_id=1)
+    (tmp_path / "ours").mkdir()
+    node = OurNode(tmp_path / "ours", node_id=2)
+    try:
+        ctl.start_ready(timeout=120)
+        node.format_as_observer_of(ctl.bootstrap, ctl.cluster_id)
+        node.start()
+        wait_for(lambda: len(source_rows(node.data)) >= 20, 90, "20 Kafka-written records on our observer")
+        if not _lists_metadata_topic(node.client_port):
+            msg = f"our node's client listener does not list {TOPIC} in Metadata yet"
+            print(f"SKIP: {msg}")
+            pytest.skip(msg)
+        spark = request.getfixturevalue("spark")
+        rows = pipeline.read_batch(spark, pipeline.kafka_options(f"127.0.0.1:{node.client_port}"))
+        rows = rows.select("offset", "type_name", "version", "error", "register_controller_record").collect()
+    finally:
+        node.kill()
+        ctl.close()
+    assert len(rows) >= 20 and all(r.error is None for r in rows)
+    assert [(r.offset, kafka_type_name(r.type_name), r.version) for r in rows] == dump_log_rows(
+        node.data, below=rows[-1].offset + 1)
+    controllers = [r.register_controller_record for r in rows if r.type_name == "RegisterControllerRecord"]
+    # Kafka's active controller registered itself and our observer (ControllerRegistration).
+    assert sorted(c.controller_id for c in controllers) == [1, 2]
