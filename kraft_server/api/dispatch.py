@@ -12,6 +12,7 @@ from .api_versions import handle_api_versions_request
 from .controller_registration import handle_controller_registration_request
 from .describe_cluster import handle_describe_cluster_request
 from .describe_quorum import handle_describe_quorum_request
+from .groups import handle as handle_group_request
 from .metadata import handle_metadata_request
 from .raft_rpcs import to_core
 
@@ -23,11 +24,14 @@ class Dispatcher:
 
     ``submit(inbound_request)`` queues a request for the core (the Ready loop
     steps it in); ``tables`` maps each listener name to its API table;
-    ``advertised`` maps listener names to the (host, port) we advertise."""
+    ``advertised`` maps listener names to the (host, port) we advertise; ``groups``
+    answers the consumer-group APIs (``kraft_server/api/groups``)."""
 
     def __init__(self, view, submit, *, tables: dict[str, dict[int, tuple[int, int]]],
-                 controller_listeners: set[str], advertised: dict[str, tuple[str, int]]):
+                 controller_listeners: set[str], advertised: dict[str, tuple[str, int]],
+                 groups=None):
         self.view = view
+        self.groups = groups  # kraft_server.api.groups.GroupService (client listener)
         self.submit = submit
         self.tables = tables
         self.controller_listeners = controller_listeners
@@ -47,6 +51,8 @@ class Dispatcher:
             handle_controller_registration_request(call, self.view)
         elif key == registry.METADATA:
             handle_metadata_request(call, self.view, self.advertised)
+        elif key in registry.GROUP_APIS and self.groups is not None:
+            handle_group_request(call, self.groups, self.view.node_id, self.advertised)
         elif key in registry.CORE_APIS:
             if key != registry.FETCH and log.isEnabledFor(logging.DEBUG):
                 log.debug("received %s on %s", type(call.body).__name__, call.listener)

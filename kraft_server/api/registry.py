@@ -19,15 +19,18 @@ Differences from Kafka 4.3.1's ranges, on purpose:
 The client listener (any listener not in ``controller.listener.names``) is the
 future home of broker-facing APIs (Fetch for consumers...); today it serves
 ApiVersions, Metadata (ourselves as the only broker, no topics), DescribeCluster
-and DescribeQuorum: enough for ``kafka-metadata-quorum --bootstrap-server``.
+and DescribeQuorum: enough for ``kafka-metadata-quorum --bootstrap-server``; and the
+classic consumer-group APIs at Kafka 4.3.1's broker ranges (``kraft_server/api/groups``).
 """
 from __future__ import annotations
 
 from wire.messages import (
     AddRaftVoterRequest, ApiVersionsRequest, BeginQuorumEpochRequest, ControllerRegistrationRequest,
-    DescribeClusterRequest, DescribeQuorumRequest, EndQuorumEpochRequest, FetchRequest,
-    FetchSnapshotRequest, MetadataRequest, RemoveRaftVoterRequest, UpdateFeaturesRequest,
-    UpdateRaftVoterRequest, VoteRequest,
+    DescribeClusterRequest, DescribeGroupsRequest, DescribeQuorumRequest, EndQuorumEpochRequest,
+    FetchRequest, FetchSnapshotRequest, FindCoordinatorRequest, HeartbeatRequest, JoinGroupRequest,
+    LeaveGroupRequest, ListGroupsRequest, MetadataRequest, OffsetCommitRequest, OffsetFetchRequest,
+    RemoveRaftVoterRequest, SyncGroupRequest, UpdateFeaturesRequest, UpdateRaftVoterRequest,
+    VoteRequest,
 )
 
 # The keys come from the generated messages (schemas/), the one place they are written.
@@ -63,11 +66,25 @@ RECONFIGURATION_APIS: dict[int, tuple[int, int]] = {
     ADD_RAFT_VOTER: (0, 1),
     REMOVE_RAFT_VOTER: (0, 0),
 }
+# The classic consumer-group APIs, at the versions a Kafka 4.3.1 broker serves
+# (its specs' validVersions); answered by kraft_server/api/groups.
+GROUP_APIS: dict[int, tuple[int, int]] = {
+    OffsetCommitRequest.API_KEY: (2, 10),
+    OffsetFetchRequest.API_KEY: (1, 10),
+    FindCoordinatorRequest.API_KEY: (0, 6),
+    JoinGroupRequest.API_KEY: (0, 9),
+    HeartbeatRequest.API_KEY: (0, 4),
+    LeaveGroupRequest.API_KEY: (0, 5),
+    SyncGroupRequest.API_KEY: (0, 5),
+    DescribeGroupsRequest.API_KEY: (0, 6),
+    ListGroupsRequest.API_KEY: (0, 5),
+}
 CLIENT_APIS: dict[int, tuple[int, int]] = {
     METADATA: (0, 13),
     API_VERSIONS: (0, 4),
     DESCRIBE_QUORUM: (0, 3),
     DESCRIBE_CLUSTER: (0, 2),
+    **GROUP_APIS,
 }
 
 # The RPCs the Raft core answers (through InboundRequest / OutboundResponse).

@@ -42,6 +42,7 @@ class ServerConnection(asyncio.Protocol):
     def connection_made(self, transport) -> None:
         self.transport = transport
         self.peer = transport.get_extra_info("peername")
+        self.pipeline.peer = self.peer
         if self._registry is not None:
             self._registry.add(self)
 

@@ -97,6 +97,7 @@ class Pipeline:
         self._on_output = on_output  # called when output() has something new
         self.closed = False
         self.failed: str | None = None  # set when the connection must be closed
+        self.peer = None  # the client's (host, port), set by the adapter (DescribeGroups' client host)
 
     # -- input ---------------------------------------------------------------------
     def receive_data(self, data) -> None:

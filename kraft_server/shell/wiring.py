@@ -218,6 +218,7 @@ class Node:
     core: object
     raft_log: object
     cluster_id: str
+    groups: object = None  # kraft_server.api.groups.GroupService
 
 
 def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=None, rng=None) -> Node:
@@ -243,6 +244,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     levels = bootstrap_feature_levels(config.metadata_log_dir)
     controller = Controller(core, raft_log, ControllerSettings.from_config(config, levels), clock())
     view = CoreView(core, config.node_id, meta.cluster_id, levels, clock, controller)
+    groups = _group_service(config, clock)
 
     controller_names = set(config.controller_listener_names)
     advertised = {e.name: (e.host, e.port) for e in config.effective_advertised_listeners()}
@@ -255,7 +257,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
 
     def make_dispatcher(submit):
         return Dispatcher(view, submit, tables=tables, controller_listeners=controller_names,
-                          advertised=advertised)
+                          advertised=advertised, groups=groups)
 
     after_cycle, extra_servers = TransitionLog(core, config.node_id), []
     prometheus = config["kraft.metrics.prometheus.listener"]
@@ -265,9 +267,20 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
                     listeners=specs, request_timeout_ms=config.quorum_request_timeout_ms,
                     retry_backoff_ms=config.quorum_retry_backoff_ms,
                     max_bytes=config.socket_request_max_bytes, clock=clock,
-                    after_cycle=after_cycle, extra_servers=extra_servers, controller=controller)
+                    after_cycle=after_cycle, extra_servers=extra_servers, controller=controller,
+                    timers=[groups])
+    groups.wake = driver.wake
     _wire_controller_channel(config, controller, driver)
-    return Node(config, driver, core, raft_log, meta.cluster_id)
+    return Node(config, driver, core, raft_log, meta.cluster_id, groups)
+
+
+def _group_service(config: KafkaConfig, clock):
+    """The consumer-group coordinator, its offsets in ``metadata.log.dir`` (api/groups)."""
+    from kraft_server.api.groups import GroupService
+    from kraft_server.api.groups.coordinator import GroupSettings
+    from kraft_server.api.groups.offset_store import OffsetStore
+
+    return GroupService(OffsetStore(config.metadata_log_dir), clock, GroupSettings.from_config(config))
 
 
 def _wire_controller_channel(config: KafkaConfig, controller, driver) -> None:
@@ -318,5 +331,7 @@ def run(config_path: str) -> int:
         run_forever(node.driver, on_started=started)
     finally:
         node.raft_log.close()
+        if node.groups is not None:
+            node.groups.close()
         log.info("[KRaftServer id=%d] shut down completed", config.node_id)
     return 0

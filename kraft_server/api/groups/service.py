@@ -1,0 +1,62 @@
+"""``GroupService``: the coordinator state, the offset store and the clock, as the group
+API handlers (one module per API in this package) and the node's loop see them.
+
+- Handlers call the coordinator with ``service.now()`` and answer on the call; after each
+  request ``service.touched()`` wakes the loop so that a changed deadline is seen.
+- The loop calls ``service.poll(now_ms)`` every cycle (``shell/driver.py``): it runs the
+  coordinator's timers and returns the next deadline.
+- A group that is Empty and has no committed offsets is forgotten (Kafka's cleanup does
+  the same, later); groups with offsets outlive their members and a restart.
+
+Offsets are per node: each node of a quorum keeps its own file and every node names
+itself the coordinator of every group (see the README, "Consumer groups").
+"""
+from __future__ import annotations
+
+import logging
+
+from .coordinator import GroupCoordinator, GroupSettings
+from .group import GroupState
+from .offset_store import OffsetStore
+
+log = logging.getLogger(__name__)
+
+
+class GroupService:
+    def __init__(self, store: OffsetStore, clock, settings: GroupSettings = GroupSettings(),
+                 coordinator: GroupCoordinator | None = None):
+        self.store = store
+        self.clock = clock
+        self.settings = settings
+        self.coordinator = coordinator or GroupCoordinator(settings)
+        self.wake = lambda: None  # set by the shell: run a loop cycle soon
+        for group_id in store.groups():  # groups known only by their offsets start Empty
+            self.coordinator.ensure_group(group_id)
+
+    def now(self) -> int:
+        return self.clock()
+
+    def touched(self) -> None:
+        self._prune()
+        self.wake()
+
+    def poll(self, now_ms: int) -> int | None:
+        deadline = self.coordinator.tick(now_ms)
+        self._prune()
+        return deadline
+
+    def _prune(self) -> None:
+        groups = self.coordinator.groups
+        for group_id in [g for g, grp in groups.items()
+                         if grp.state is GroupState.EMPTY and not grp.members
+                         and not grp.pending_members and not self.store.get(g)]:
+            del groups[group_id]
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def client_host(call) -> str:
+    """The client's address as Kafka reports it (``/127.0.0.1``)."""
+    peer = getattr(call.pipeline, "peer", None)
+    return f"/{peer[0]}" if peer else ""
