@@ -147,13 +147,37 @@ class GroupCoordinator:
         member_id = f"{prefix}-{self._new_id()}"
         if req.group_instance_id is not None:
             old = group.static_members.get(req.group_instance_id)
-            if old is not None and old in group.members:
-                self._remove_member(group, old, E.FENCED_INSTANCE_ID, now)
             group.static_members[req.group_instance_id] = member_id
+            if old is not None and old in group.members:
+                return self._replace_static_member(group, old, member_id, req, now, reply)
         elif req.require_known_member_id:
             group.pending_members[member_id] = now + req.session_timeout_ms
             return reply(JoinResult(E.MEMBER_ID_REQUIRED, member_id))
         self._add_member_and_rebalance(group, req, member_id, now, reply)
+
+    def _replace_static_member(self, group: Group, old_id: str, member_id: str, req: JoinRequest,
+                               now: int, reply) -> None:
+        """KIP-345: the returning instance takes the old member's place (and leadership);
+        the old id is fenced from now on. The group then rebalances."""
+        old = group.members[old_id]
+        group.members = {(member_id if k == old_id else k): v for k, v in group.members.items()}
+        for parked in (old.join_reply, old.sync_reply):
+            if parked is not None:
+                parked(JoinResult(E.FENCED_INSTANCE_ID, old_id) if parked is old.join_reply
+                       else SyncResult(E.FENCED_INSTANCE_ID))
+        old.join_reply = old.sync_reply = None
+        old.member_id = member_id
+        old.client_id, old.client_host = req.client_id, req.client_host
+        if group.leader_id == old_id:
+            group.leader_id = member_id
+        if old_id in group.pending_sync:
+            group.pending_sync.discard(old_id)
+            group.pending_sync.add(member_id)
+        self._update_member(old, req, now, reply)
+        if group.state is PREPARING:
+            self._maybe_complete_join(group, now)
+        else:
+            self._prepare_rebalance(group, now, f"static member {req.group_instance_id} rejoined")
 
     def _join_known(self, group: Group, req: JoinRequest, now: int, reply) -> None:
         member_id = req.member_id
@@ -213,8 +237,8 @@ class GroupCoordinator:
             for m in group.members.values():
                 m.assignment = b""
         timeout = group.max_rebalance_timeout_ms()
-        if group.state is EMPTY:
-            delay = min(self.settings.initial_rebalance_delay_ms, timeout)
+        delay = min(self.settings.initial_rebalance_delay_ms, timeout)
+        if group.state is EMPTY and delay > 0:
             group.initial_join_end = now + timeout
             group.join_deadline = now + delay
         else:
