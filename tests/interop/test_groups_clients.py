@@ -8,6 +8,9 @@ clients, over a real node process on free loopback ports:
   distribution's ``kafka-run-class`` as ``kafka-consumer-groups.sh`` runs it): ``--list``,
   ``--describe --members --verbose``, ``--describe --state``; ListGroups, DescribeGroups,
   FindCoordinator and OffsetFetch from the Java admin client.
+- Kafka 4.3.1's Java consumer (the console consumer in subscribe mode) joins, and leaves
+  on close; as a static member (``group.instance.id``) killed with SIGKILL it is removed
+  when its session times out.
 - Committed offsets survive ``kill -9`` and a restart of the node (they were fsync'd
   before OffsetCommit was answered).
 - End to end (records consumed in a group and committed, then resumed by the next member;
@@ -18,14 +21,20 @@ clients, over a real node process on free loopback ports:
 """
 from __future__ import annotations
 
+import os
+import queue
 import shutil
+import signal
 import subprocess
+import threading
+import time
 
 import pytest
 
 from tests.support.jdk import need_jdk
 from tests.support.kraft_nodes import OurNode, TOPIC, _roundtrip, wait_for
-from tools.kafka_dist.controller import random_cluster_id, run_tool
+from tools.kafka_dist import bin_path
+from tools.kafka_dist.controller import random_cluster_id, run_tool, tool_env
 
 kafka = pytest.importorskip("kafka")
 from kafka import KafkaConsumer, TopicPartition  # noqa: E402
@@ -59,16 +68,52 @@ def consumer(node, group: str, **kw) -> KafkaConsumer:
                          session_timeout_ms=10000, heartbeat_interval_ms=500, **kw)
 
 
+class PollingConsumer:
+    """A kafka-python consumer polled continuously by its own thread, as an application
+    does (one thread polling two consumers starves each one's join and heartbeats).
+    ``call(fn)`` runs ``fn(consumer)`` on that thread between polls."""
+
+    def __init__(self, node, group: str, client_id: str):
+        self.consumer = consumer(node, group, client_id=client_id)
+        self.consumer.subscribe([TOPIC])
+        self._calls: queue.Queue = queue.Queue()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"poll-{client_id}", daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.is_set():
+            self.consumer.poll(timeout_ms=50)
+            while not self._calls.empty():
+                fn, box = self._calls.get()
+                try:
+                    box.put((True, fn(self.consumer)))
+                except Exception as exc:  # handed back to the caller
+                    box.put((False, exc))
+
+    def call(self, fn, timeout: float = 60.0):
+        box: queue.Queue = queue.Queue()
+        self._calls.put((fn, box))
+        ok, value = box.get(timeout=timeout)
+        if not ok:
+            raise value
+        return value
+
+    def close(self):
+        """Stop polling, then close (LeaveGroup) on the caller's thread."""
+        self._stop.set()
+        self._thread.join(30)
+        self.consumer.close()
+
+
 def describe(node, group: str):
     from wire.messages import DescribeGroupsRequest
     return _roundtrip(node.client_port, DescribeGroupsRequest(groups=[group]), 5).groups[0]
 
 
-def stable_with(node, group: str, consumers, n: int):
-    """Poll the consumers (which drives their join/sync) until the group is Stable with n members."""
+def stable_with(node, group: str, n: int):
+    """The group's description once it is Stable with n members."""
     def check():
-        for c in consumers:
-            c.poll(timeout_ms=100)
         g = describe(node, group)
         return g if g.group_state == "Stable" and len(g.members) == n else None
     return wait_for(check, 60, f"{group} Stable with {n} members", interval=0.05)
@@ -110,33 +155,29 @@ def skip_unless_served(node):
 def test_kafka_python_members_join_sync_heartbeat_commit_and_leave(node):
     need_jdk()
     group = "kp-group"
-    a = consumer(node, group, client_id="member-a")
+    a = PollingConsumer(node, group, "member-a")
     b = None
     try:
-        a.subscribe([TOPIC])
-        first = stable_with(node, group, [a], 1)
+        first = stable_with(node, group, 1)
         (a_id,) = [m.member_id for m in first.members]
         assert a_id.startswith("member-a-")  # the id we handed out with MEMBER_ID_REQUIRED
         assert first.protocol_type == "consumer" and first.protocol_data in ("range", "roundrobin")
 
-        b = consumer(node, group, client_id="member-b")
-        b.subscribe([TOPIC])
-        both = stable_with(node, group, [a, b], 2)
+        b = PollingConsumer(node, group, "member-b")
+        both = stable_with(node, group, 2)
         assert sorted(m.client_id for m in both.members) == ["member-a", "member-b"]
         assert {m.client_host for m in both.members} == {"/127.0.0.1"}
 
         def commit_in_generation():
-            # As a member, in its generation. kafka-python refuses to commit while it
-            # is itself rejoining (its leader rejoins once when its metadata settles).
+            # As a member, in its generation; kafka-python refuses while it is itself
+            # rejoining (its leader rejoins once when its metadata settles).
             try:
-                a.commit({TP: OffsetAndMetadata(3, "from-a", -1)})
+                a.call(lambda c: c.commit({TP: OffsetAndMetadata(3, "from-a", -1)}))
                 return True
             except (kafka.errors.RebalanceInProgressError, kafka.errors.CommitFailedError):
-                a.poll(timeout_ms=100)
-                b.poll(timeout_ms=100)
                 return False
         wait_for(commit_in_generation, 60, "a commit in a stable generation")
-        assert a.committed(TP) == 3
+        assert a.call(lambda c: c.committed(TP)) == 3
 
         listed = consumer_groups("--bootstrap-server", bootstrap(node), "--list")
         assert group in listed.split()
@@ -154,12 +195,12 @@ def test_kafka_python_members_join_sync_heartbeat_commit_and_leave(node):
 
         b.close()  # LeaveGroup: a is alone again after a rebalance
         b = None
-        stable_with(node, group, [a], 1)
+        assert [m.client_id for m in stable_with(node, group, 1).members] == ["member-a"]
         a.close()
         a = None
         g = wait_for(lambda: (lambda d: d if d.group_state == "Empty" else None)(describe(node, group)),
                      30, "the group Empty after the last member left")
-        assert g.members == []
+        assert g.members == []  # it stays, Empty, because it has committed offsets
         state = table(consumer_groups("--bootstrap-server", bootstrap(node), "--describe",
                                       "--group", group, "--state"))
         assert state[1][4:6] == ["Empty", "0"]
@@ -167,6 +208,70 @@ def test_kafka_python_members_join_sync_heartbeat_commit_and_leave(node):
         for c in (a, b):
             if c is not None:
                 c.close()
+
+
+def console_consumer(node, group: str, *props: str) -> subprocess.Popen:
+    """Kafka 4.3.1's console consumer in subscribe mode (no --partition): a classic group
+    member (JoinGroup v9, SyncGroup v5, Heartbeat v4, LeaveGroup v5)."""
+    args = [str(bin_path("kafka-console-consumer")), "--bootstrap-server", bootstrap(node),
+            "--topic", TOPIC, "--group", group]
+    for prop in props:
+        args += ["--consumer-property", prop]
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            stdin=subprocess.DEVNULL, env=tool_env(None, fast=True),
+                            start_new_session=True)
+
+
+def member_of(node, group: str, client_id: str):
+    g = describe(node, group)
+    if g.group_state == "Stable" and [m.client_id for m in g.members] == [client_id]:
+        return g.members[0]
+    return None
+
+
+def stop_process(proc: subprocess.Popen, sig=signal.SIGTERM) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, sig)
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+
+def test_java_consumer_joins_and_leaves(node):
+    """The Java consumer joins even though the topic has no partitions for it yet; on a
+    clean close it sends LeaveGroup, so the group empties at once (its session timeout is
+    Java's default 45 s, far longer than the wait)."""
+    need_jdk()
+    proc = console_consumer(node, "java-group")
+    try:
+        member = wait_for(lambda: member_of(node, "java-group", "console-consumer"), 60,
+                          "the console consumer Stable in its group")
+        assert member.member_id.startswith("console-consumer-") and member.group_instance_id is None
+        stop_process(proc)  # SIGTERM: the consumer closes and leaves
+        wait_for(lambda: describe(node, "java-group").members == [], 10, "the group empty after LeaveGroup")
+    finally:
+        stop_process(proc, signal.SIGKILL)
+
+
+def test_java_static_member_expires_after_its_session_timeout(node):
+    """KIP-345 static member (group.instance.id): killed without a word, it leaves the
+    group only when its 6 s session times out (the coordinator's timer, not a request)."""
+    need_jdk()
+    proc = console_consumer(node, "static-group", "group.instance.id=static-1",
+                            "session.timeout.ms=6000", "heartbeat.interval.ms=500")
+    try:
+        member = wait_for(lambda: member_of(node, "static-group", "console-consumer"), 60,
+                          "the static member Stable")
+        assert member.group_instance_id == "static-1" and member.member_id.startswith("static-1-")
+        stop_process(proc, signal.SIGKILL)
+        killed = time.monotonic()
+        assert describe(node, "static-group").members != []  # still there: no LeaveGroup was sent
+        wait_for(lambda: describe(node, "static-group").members == [], 30, "the session to expire")
+        assert time.monotonic() - killed >= 4.0  # expired by the session timer, not at once
+    finally:
+        stop_process(proc, signal.SIGKILL)
 
 
 def test_committed_offsets_survive_kill_and_restart(node):

@@ -222,8 +222,16 @@ class GroupCoordinator:
             self._prepare_rebalance(group, now, f"{member_id} joined")
 
     def _update_member(self, member: Member, req: JoinRequest, now: int, reply) -> None:
-        if member.join_reply is not None and member.join_reply is not reply:
-            member.join_reply(JoinResult(E.REBALANCE_IN_PROGRESS, member.member_id))
+        earlier = member.join_reply
+        if earlier is not None and earlier is not reply:
+            # A client that gave up waiting sent another JoinGroup while its first is
+            # still parked. Kafka never sees this on one connection (it reads the next
+            # request only after answering), so both get the rebalance's answer here.
+            later = reply
+
+            def reply(result, earlier=earlier, later=later):
+                earlier(result)
+                later(result)
         member.protocols = list(req.protocols)
         member.session_timeout_ms = req.session_timeout_ms
         member.rebalance_timeout_ms = req.rebalance_timeout_ms
