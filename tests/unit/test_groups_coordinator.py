@@ -261,3 +261,30 @@ def test_list_and_describe(svc):
     assert (described[1].error_code, described[1].group_state) == (0, "Dead")
     v6 = send(svc, DescribeGroupsRequest(groups=["nope"]), 6).answer.groups[0]
     assert v6.error_code == E.GROUP_ID_NOT_FOUND and v6.error_message == "Group nope not found."
+
+
+def test_a_repeated_join_while_parked_gets_the_same_answer(svc):
+    a_id, b_id = stable_pair(svc)
+    join(svc, b_id, metadata=b"changed")  # a rebalance; b's join is parked
+    b_again = join(svc, b_id, metadata=b"changed")  # b gave up waiting and asked again
+    a3 = join(svc, a_id)
+    first = svc.coordinator.group("g")
+    assert first.state is GroupState.COMPLETING_REBALANCE and a3.answer.generation_id == 3
+    assert b_again.answer.generation_id == 3 and b_again.answer.error_code == 0
+
+
+def test_bad_joins_are_refused(svc):
+    def bad(**kw):
+        fields = dict(group_id="g", session_timeout_ms=SESSION, rebalance_timeout_ms=REBALANCE,
+                      member_id="", protocol_type="consumer",
+                      protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")])
+        fields.update(kw)
+        return send(svc, JoinGroupRequest(**fields), 9).answer.error_code
+    assert bad(group_id="") == E.INVALID_GROUP_ID
+    assert bad(session_timeout_ms=1000) == E.INVALID_SESSION_TIMEOUT
+    assert bad(protocols=[]) == E.INCONSISTENT_GROUP_PROTOCOL
+    assert bad(member_id="never-issued") == E.UNKNOWN_MEMBER_ID
+    a_id, _ = stable_pair(svc)
+    assert bad(protocol_type="connect") == E.INCONSISTENT_GROUP_PROTOCOL
+    assert bad(protocols=[JoinGroupRequestProtocol(name="sticky", metadata=b"")]) \
+        == E.INCONSISTENT_GROUP_PROTOCOL
