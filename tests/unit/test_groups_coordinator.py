@@ -213,7 +213,9 @@ def test_leave_rebalances_and_the_last_leave_empties(svc):
     assert state(svc) is GroupState.PREPARING_REBALANCE
     assert join(svc, a_id).answer.generation_id == 3
     assert send(svc, LeaveGroupRequest(group_id="g", member_id=a_id), 2).answer.error_code == 0
-    # Empty and no committed offsets: the group is forgotten, as Kafka's cleanup does.
+    # Empty and no committed offsets: the group is forgotten (at the loop's next poll),
+    # as Kafka's cleanup does.
+    advance(svc, 0)
     assert svc.coordinator.group("g") is None
     assert send(svc, LeaveGroupRequest(group_id="g", member_id=a_id), 1).answer.error_code \
         == E.UNKNOWN_MEMBER_ID
@@ -288,3 +290,19 @@ def test_bad_joins_are_refused(svc):
     assert bad(protocol_type="connect") == E.INCONSISTENT_GROUP_PROTOCOL
     assert bad(protocols=[JoinGroupRequestProtocol(name="sticky", metadata=b"")]) \
         == E.INCONSISTENT_GROUP_PROTOCOL
+
+
+def test_poll_walks_the_groups_only_when_something_can_be_due(svc, monkeypatch):
+    a_id, _ = stable_pair(svc)
+    ticks = []
+    real = svc.coordinator.tick
+    monkeypatch.setattr(svc.coordinator, "tick", lambda now: ticks.append(now) or real(now))
+    deadline = advance(svc, 0)
+    assert len(ticks) == 1 and deadline is not None
+    advance(svc, 10)  # no request and nothing due: the cached deadline, no walk
+    assert len(ticks) == 1
+    heartbeat(svc, a_id, 2)  # a request may move a deadline
+    advance(svc, 0)
+    assert len(ticks) == 2
+    advance(svc, SESSION)  # past the deadline: walked again (and the sessions expire)
+    assert len(ticks) == 3

@@ -4,7 +4,8 @@ API handlers (one module per API in this package) and the node's loop see them.
 - Handlers call the coordinator with ``service.now()`` and answer on the call; after each
   request ``service.touched()`` wakes the loop so that a changed deadline is seen.
 - The loop calls ``service.poll(now_ms)`` every cycle (``shell/driver.py``): it runs the
-  coordinator's timers and returns the next deadline.
+  coordinator's timers and returns the next deadline. Between requests and before that
+  deadline nothing can be due, so the groups are not walked on every cycle.
 - A group that is Empty and has no committed offsets is forgotten (Kafka's cleanup does
   the same, later); groups with offsets outlive their members and a restart.
 
@@ -30,6 +31,8 @@ class GroupService:
         self.settings = settings
         self.coordinator = coordinator or GroupCoordinator(settings)
         self.wake = lambda: None  # set by the shell: run a loop cycle soon
+        self._changed = True  # a request came in since the last tick
+        self._next: int | None = None  # the earliest deadline as of the last tick
         for group_id in store.groups():  # groups known only by their offsets start Empty
             self.coordinator.ensure_group(group_id)
 
@@ -37,13 +40,16 @@ class GroupService:
         return self.clock()
 
     def touched(self) -> None:
-        self._prune()
+        self._changed = True
         self.wake()
 
     def poll(self, now_ms: int) -> int | None:
-        deadline = self.coordinator.tick(now_ms)
+        if not self._changed and (self._next is None or now_ms < self._next):
+            return self._next
+        self._changed = False
+        self._next = self.coordinator.tick(now_ms)
         self._prune()
-        return deadline
+        return self._next
 
     def _prune(self) -> None:
         groups = self.coordinator.groups
