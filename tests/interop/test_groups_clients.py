@@ -12,7 +12,7 @@ clients, over a real node process on free loopback ports:
   on close; as a static member (``group.instance.id``) killed with SIGKILL it is removed
   when its session times out.
 - Committed offsets survive ``kill -9`` and a restart of the node (they were fsync'd
-  before OffsetCommit was answered).
+  before OffsetCommit was answered), and a torn tail in their file is cut off at start.
 - End to end (records consumed in a group and committed, then resumed by the next member;
   ``kafka-consumer-groups --describe`` offsets and lag; the Java console consumer and
   ``kcat -G`` in subscribe mode) needs the client listener to serve ``__cluster_metadata``
@@ -285,6 +285,10 @@ def test_committed_offsets_survive_kill_and_restart(node):
     finally:
         c.close()
     node.kill()  # SIGKILL: only what was fsync'd survives
+    offsets = node.data / "kraft-group-offsets.log"
+    whole = offsets.stat().st_size
+    with open(offsets, "ab") as f:  # and a commit torn by the crash: half a frame
+        f.write(b"\x00\x00\x00\x40\x12\x34")
     node.start()
     node.wait_leader()
     again = consumer(node, group)
@@ -294,6 +298,8 @@ def test_committed_offsets_survive_kill_and_restart(node):
         again.close()
     g = describe(node, group)
     assert (g.error_code, g.group_state) == (0, "Empty")
+    assert offsets.stat().st_size == whole  # the torn tail was cut off at start
+    assert "truncating a torn tail of 6 bytes" in node.log_path.read_text()
 
 
 def test_commit_to_another_topic_is_refused(node):
