@@ -189,3 +189,11 @@ def test_find_coordinator_batched(svc, version):
         ("a", 7, 9092, 0), ("b", 7, 9092, 0)]
     txn = send(svc, FindCoordinatorRequest(key_type=1, coordinator_keys=["t"]), version)
     assert txn.coordinators[0].error_code == E.INVALID_REQUEST
+
+
+def test_a_long_group_id_is_stored(tmp_path):
+    store = OffsetStore(tmp_path)
+    group = "g" * 70000  # longer than a 16-bit length
+    store.commit(group, {TP: CommittedOffset(1)})
+    store.close()
+    assert OffsetStore(tmp_path).get(group)[TP].offset == 1

@@ -8,7 +8,7 @@ Each OffsetCommit that is accepted becomes one frame, written and fsync'd before
 answer leaves (``commit`` returns only once the bytes are on disk)::
 
     length:uint32  crc:uint32 (zlib CRC-32 of the payload)  payload
-    payload = version:int8 (0)  group:str16  count:uint16  count x entry
+    payload = version:int8 (0)  group:str32  count:uint16  count x entry
     entry   = topic:str16  partition:int32  offset:int64  leader_epoch:int32
               metadata:nullable str32  commit_timestamp:int64
 
@@ -60,8 +60,13 @@ def _str16(value: str) -> bytes:
     return _U16.pack(len(raw)) + raw
 
 
+def _str32(value: str) -> bytes:
+    raw = value.encode()
+    return _I32.pack(len(raw)) + raw
+
+
 def encode_frame(group: str, entries: dict[tuple[str, int], CommittedOffset]) -> bytes:
-    parts = [b"\x00", _str16(group), _U16.pack(len(entries))]
+    parts = [b"\x00", _str32(group), _U16.pack(len(entries))]
     for (topic, partition), c in entries.items():
         parts.append(_str16(topic))
         parts.append(_ENTRY.pack(partition, c.offset, c.leader_epoch))
@@ -97,7 +102,7 @@ def decode_payload(payload: bytes) -> tuple[str, dict[tuple[str, int], Committed
     r = _Reader(payload)
     if r.take(1) != b"\x00":
         raise CorruptFrame("unknown frame version")
-    group = r.str16()
+    group = r.take(r.unpack(_I32)[0]).decode()
     entries = {}
     for _ in range(r.unpack(_U16)[0]):
         topic = r.str16()
