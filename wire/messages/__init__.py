@@ -21,6 +21,8 @@ from .control_record_type_schema import ControlRecordTypeSchema
 from .controller_registration_request import ControllerRegistrationRequest
 from .controller_registration_response import ControllerRegistrationResponse
 from .delegation_token_record import DelegationTokenRecord
+from .delete_groups_request import DeleteGroupsRequest
+from .delete_groups_response import DeleteGroupsResponse
 from .describe_cluster_request import DescribeClusterRequest
 from .describe_cluster_response import DescribeClusterResponse
 from .describe_groups_request import DescribeGroupsRequest
@@ -57,6 +59,8 @@ from .metadata_response import MetadataResponse
 from .no_op_record import NoOpRecord
 from .offset_commit_request import OffsetCommitRequest
 from .offset_commit_response import OffsetCommitResponse
+from .offset_delete_request import OffsetDeleteRequest
+from .offset_delete_response import OffsetDeleteResponse
 from .offset_fetch_request import OffsetFetchRequest
 from .offset_fetch_response import OffsetFetchResponse
 from .offset_for_leader_epoch_request import OffsetForLeaderEpochRequest
@@ -107,6 +111,8 @@ REQUESTS = {
     16: ListGroupsRequest,
     18: ApiVersionsRequest,
     23: OffsetForLeaderEpochRequest,
+    42: DeleteGroupsRequest,
+    47: OffsetDeleteRequest,
     52: VoteRequest,
     53: BeginQuorumEpochRequest,
     54: EndQuorumEpochRequest,
@@ -135,6 +141,8 @@ RESPONSES = {
     16: ListGroupsResponse,
     18: ApiVersionsResponse,
     23: OffsetForLeaderEpochResponse,
+    42: DeleteGroupsResponse,
+    47: OffsetDeleteResponse,
     52: VoteResponse,
     53: BeginQuorumEpochResponse,
     54: EndQuorumEpochResponse,
@@ -194,6 +202,8 @@ BY_NAME = {
     'ControllerRegistrationRequest': ControllerRegistrationRequest,
     'ControllerRegistrationResponse': ControllerRegistrationResponse,
     'DelegationTokenRecord': DelegationTokenRecord,
+    'DeleteGroupsRequest': DeleteGroupsRequest,
+    'DeleteGroupsResponse': DeleteGroupsResponse,
     'DescribeClusterRequest': DescribeClusterRequest,
     'DescribeClusterResponse': DescribeClusterResponse,
     'DescribeGroupsRequest': DescribeGroupsRequest,
@@ -230,6 +240,8 @@ BY_NAME = {
     'NoOpRecord': NoOpRecord,
     'OffsetCommitRequest': OffsetCommitRequest,
     'OffsetCommitResponse': OffsetCommitResponse,
+    'OffsetDeleteRequest': OffsetDeleteRequest,
+    'OffsetDeleteResponse': OffsetDeleteResponse,
     'OffsetFetchRequest': OffsetFetchRequest,
     'OffsetFetchResponse': OffsetFetchResponse,
     'OffsetForLeaderEpochRequest': OffsetForLeaderEpochRequest,
