@@ -26,11 +26,11 @@ from __future__ import annotations
 
 from wire.messages import (
     AddRaftVoterRequest, ApiVersionsRequest, BeginQuorumEpochRequest, ControllerRegistrationRequest,
-    DescribeClusterRequest, DescribeGroupsRequest, DescribeQuorumRequest, EndQuorumEpochRequest,
-    FetchRequest, FetchSnapshotRequest, FindCoordinatorRequest, HeartbeatRequest, JoinGroupRequest,
-    LeaveGroupRequest, ListGroupsRequest, MetadataRequest, OffsetCommitRequest, OffsetFetchRequest,
-    RemoveRaftVoterRequest, SyncGroupRequest, UpdateFeaturesRequest, UpdateRaftVoterRequest,
-    VoteRequest,
+    DeleteGroupsRequest, DescribeClusterRequest, DescribeGroupsRequest, DescribeQuorumRequest,
+    EndQuorumEpochRequest, FetchRequest, FetchSnapshotRequest, FindCoordinatorRequest,
+    HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, ListGroupsRequest, MetadataRequest,
+    OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest, RemoveRaftVoterRequest,
+    SyncGroupRequest, UpdateFeaturesRequest, UpdateRaftVoterRequest, VoteRequest,
 )
 
 # The keys come from the generated messages (schemas/), the one place they are written.
@@ -78,6 +78,8 @@ GROUP_APIS: dict[int, tuple[int, int]] = {
     SyncGroupRequest.API_KEY: (0, 5),
     DescribeGroupsRequest.API_KEY: (0, 6),
     ListGroupsRequest.API_KEY: (0, 5),
+    DeleteGroupsRequest.API_KEY: (0, 2),
+    OffsetDeleteRequest.API_KEY: (0, 0),
 }
 CLIENT_APIS: dict[int, tuple[int, int]] = {
     METADATA: (0, 13),

@@ -6,8 +6,9 @@ clients, over a real node process on free loopback ports:
   a second member joins and leaves again.
 - Apache Kafka 4.3.1's ``kafka-consumer-groups`` (``ConsumerGroupCommand``, run through the
   distribution's ``kafka-run-class`` as ``kafka-consumer-groups.sh`` runs it): ``--list``,
-  ``--describe --members --verbose``, ``--describe --state``; ListGroups, DescribeGroups,
-  FindCoordinator and OffsetFetch from the Java admin client.
+  ``--describe --members --verbose``, ``--describe --state``, ``--delete-offsets``,
+  ``--delete``; ListGroups, DescribeGroups, FindCoordinator, OffsetFetch, OffsetDelete and
+  DeleteGroups from the Java admin client.
 - Kafka 4.3.1's Java consumer (the console consumer in subscribe mode) joins, and leaves
   on close; as a static member (``group.instance.id``) killed with SIGKILL it is removed
   when its session times out.
@@ -300,6 +301,30 @@ def test_committed_offsets_survive_kill_and_restart(node):
     assert (g.error_code, g.group_state) == (0, "Empty")
     assert offsets.stat().st_size == whole  # the torn tail was cut off at start
     assert "truncating a torn tail of 6 bytes" in node.log_path.read_text()
+
+
+def test_kafka_consumer_groups_deletes_offsets_and_groups(node):
+    """``--delete-offsets`` (OffsetDelete) and ``--delete`` (DeleteGroups) on an Empty group."""
+    need_jdk()
+    for group in ("delete-me", "delete-offsets"):
+        c = consumer(node, group)
+        try:
+            c.commit({TP: OffsetAndMetadata(9, "", -1)})
+        finally:
+            c.close()
+    out = consumer_groups("--bootstrap-server", bootstrap(node), "--delete-offsets", "--group",
+                          "delete-offsets", "--topic", f"{TOPIC}:0")
+    assert "Request succeeded for deleting offsets from group delete-offsets." in out, out
+    assert table(out)[-1] == [TOPIC, "0", "Successful"]
+    fetched = consumer(node, "delete-offsets")
+    try:
+        assert fetched.committed(TP) is None
+    finally:
+        fetched.close()
+    out = consumer_groups("--bootstrap-server", bootstrap(node), "--delete", "--group", "delete-me")
+    assert "Deletion of requested consumer groups ('delete-me') was successful." in out, out
+    assert describe(node, "delete-me").group_state == "Dead"  # unknown again
+    assert "delete-me" not in consumer_groups("--bootstrap-server", bootstrap(node), "--list").split()
 
 
 def test_commit_to_another_topic_is_refused(node):

@@ -197,3 +197,48 @@ def test_a_long_group_id_is_stored(tmp_path):
     store.commit(group, {TP: CommittedOffset(1)})
     store.close()
     assert OffsetStore(tmp_path).get(group)[TP].offset == 1
+
+
+def test_deletions_are_durable(tmp_path):
+    store = OffsetStore(tmp_path)
+    store.commit("g", {TP: CommittedOffset(5)})
+    store.commit("h", {TP: CommittedOffset(6)})
+    store.delete("g")
+    store.close()
+    again = OffsetStore(tmp_path)
+    assert again.groups() == ["h"] and again.get("g") == {}
+    again.delete("h", [TP])
+    again.compact()
+    again.close()
+    assert OffsetStore(tmp_path).groups() == []
+
+
+def test_delete_groups_and_offsets(svc):
+    from wire.messages import DeleteGroupsRequest, OffsetDeleteRequest
+    from wire.messages import offset_delete_request as od
+    from .test_groups_coordinator import SESSION, REBALANCE
+    from wire.messages import JoinGroupRequest
+    from wire.messages.join_group_request import JoinGroupRequestProtocol
+    commit(svc, 8, [("__cluster_metadata", None, [(0, 42)])], group="empty")
+    commit(svc, 8, [("__cluster_metadata", None, [(0, 7)])], group="busy")
+    # A member of "busy" subscribed to __cluster_metadata (ConsumerProtocolSubscription v0).
+    sub = b"\x00\x00" + b"\x00\x00\x00\x01" + b"\x00\x12__cluster_metadata" + b"\x00\x00\x00\x00"
+    send(svc, JoinGroupRequest(group_id="busy", session_timeout_ms=SESSION, rebalance_timeout_ms=REBALANCE,
+                               protocol_type="consumer",
+                               protocols=[JoinGroupRequestProtocol(name="range", metadata=sub)]), 3)
+
+    od_answer = send(svc, OffsetDeleteRequest(group_id="busy", topics=[
+        od.OffsetDeleteRequestTopic(name="__cluster_metadata", partitions=[
+            od.OffsetDeleteRequestPartition(partition_index=0)])]), 0)
+    assert od_answer.topics[0].partitions[0].error_code == E.GROUP_SUBSCRIBED_TO_TOPIC
+    assert send(svc, OffsetDeleteRequest(group_id="nope"), 0).error_code == E.GROUP_ID_NOT_FOUND
+    od_answer = send(svc, OffsetDeleteRequest(group_id="empty", topics=[
+        od.OffsetDeleteRequestTopic(name="__cluster_metadata", partitions=[
+            od.OffsetDeleteRequestPartition(partition_index=0)])]), 0)
+    assert od_answer.error_code == 0 and od_answer.topics[0].partitions[0].error_code == 0
+    assert svc.store.get("empty") == {}
+
+    results = send(svc, DeleteGroupsRequest(groups_names=["busy", "empty", "nope"]), 2).results
+    assert [(r.group_id, r.error_code) for r in results] == [
+        ("busy", E.NON_EMPTY_GROUP), ("empty", 0), ("nope", E.GROUP_ID_NOT_FOUND)]
+    assert svc.coordinator.group("empty") is None and svc.store.get("busy")[TP].offset == 7

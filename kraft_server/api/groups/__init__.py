@@ -9,18 +9,19 @@ needs a group coordinator. This package is one, for that one topic:
 - ``offset_store.py`` committed offsets, fsync'd before the answer, torn tail truncated
 - ``service.py``      the coordinator + store + clock the handlers and the loop share
 - one module per API: FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
-  OffsetCommit, OffsetFetch, ListGroups, DescribeGroups.
+  OffsetCommit, OffsetFetch, ListGroups, DescribeGroups, DeleteGroups, OffsetDelete.
 
 ``handle(call, service, node_id, advertised)`` routes one decoded request.
 """
 from __future__ import annotations
 
 from wire.messages import (
-    DescribeGroupsRequest, FindCoordinatorRequest, HeartbeatRequest, JoinGroupRequest,
+    DeleteGroupsRequest, DescribeGroupsRequest, OffsetDeleteRequest, FindCoordinatorRequest, HeartbeatRequest, JoinGroupRequest,
     LeaveGroupRequest, ListGroupsRequest, OffsetCommitRequest, OffsetFetchRequest,
     SyncGroupRequest,
 )
 
+from .delete_groups import handle_delete_groups_request
 from .describe_groups import handle_describe_groups_request
 from .find_coordinator import handle_find_coordinator_request
 from .heartbeat import handle_heartbeat_request
@@ -28,6 +29,7 @@ from .join_group import handle_join_group_request
 from .leave_group import handle_leave_group_request
 from .list_groups import handle_list_groups_request
 from .offset_commit import handle_offset_commit_request
+from .offset_delete import handle_offset_delete_request
 from .offset_fetch import handle_offset_fetch_request
 from .service import GroupService
 from .sync_group import handle_sync_group_request
@@ -41,6 +43,8 @@ _HANDLERS = {
     SyncGroupRequest.API_KEY: handle_sync_group_request,
     DescribeGroupsRequest.API_KEY: handle_describe_groups_request,
     ListGroupsRequest.API_KEY: handle_list_groups_request,
+    DeleteGroupsRequest.API_KEY: handle_delete_groups_request,
+    OffsetDeleteRequest.API_KEY: handle_offset_delete_request,
 }
 
 

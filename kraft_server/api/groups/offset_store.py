@@ -8,7 +8,8 @@ Each OffsetCommit that is accepted becomes one frame, written and fsync'd before
 answer leaves (``commit`` returns only once the bytes are on disk)::
 
     length:uint32  crc:uint32 (zlib CRC-32 of the payload)  payload
-    payload = version:int8 (0)  group:str32  count:uint16  count x entry
+    payload = kind:int8  group:str32  count:uint16  count x entry
+              (kind 0 sets the entries' offsets, kind 1 deletes those partitions)
     entry   = topic:str16  partition:int32  offset:int64  leader_epoch:int32
               metadata:nullable str32  commit_timestamp:int64
 
@@ -65,8 +66,12 @@ def _str32(value: str) -> bytes:
     return _I32.pack(len(raw)) + raw
 
 
-def encode_frame(group: str, entries: dict[tuple[str, int], CommittedOffset]) -> bytes:
-    parts = [b"\x00", _str32(group), _U16.pack(len(entries))]
+SET, DELETE = b"\x00", b"\x01"
+_GONE = CommittedOffset(-1)
+
+
+def encode_frame(group: str, entries: dict[tuple[str, int], CommittedOffset], kind: bytes = SET) -> bytes:
+    parts = [kind, _str32(group), _U16.pack(len(entries))]
     for (topic, partition), c in entries.items():
         parts.append(_str16(topic))
         parts.append(_ENTRY.pack(partition, c.offset, c.leader_epoch))
@@ -98,10 +103,11 @@ class _Reader:
         return self.take(self.unpack(_U16)[0]).decode()
 
 
-def decode_payload(payload: bytes) -> tuple[str, dict[tuple[str, int], CommittedOffset]]:
+def decode_payload(payload: bytes) -> tuple[bytes, str, dict[tuple[str, int], CommittedOffset]]:
     r = _Reader(payload)
-    if r.take(1) != b"\x00":
-        raise CorruptFrame("unknown frame version")
+    kind = r.take(1)
+    if kind not in (SET, DELETE):
+        raise CorruptFrame("unknown frame kind")
     group = r.take(r.unpack(_I32)[0]).decode()
     entries = {}
     for _ in range(r.unpack(_U16)[0]):
@@ -112,10 +118,10 @@ def decode_payload(payload: bytes) -> tuple[str, dict[tuple[str, int], Committed
         entries[(topic, partition)] = CommittedOffset(offset, epoch, metadata, r.unpack(_I64)[0])
     if r.pos != len(payload):
         raise CorruptFrame("trailing bytes in a frame")
-    return group, entries
+    return kind, group, entries
 
 
-def read_frames(data: bytes) -> tuple[list[tuple[str, dict]], int]:
+def read_frames(data: bytes) -> tuple[list[tuple[bytes, str, dict]], int]:
     """The frames of a file's bytes, and the length of its valid prefix."""
     frames, pos = [], 0
     while pos + _FRAME_HEAD.size <= len(data):
@@ -154,8 +160,8 @@ class OffsetStore:
         except FileNotFoundError:
             return
         frames, valid = read_frames(data)
-        for group, entries in frames:
-            self.offsets.setdefault(group, {}).update(entries)
+        for kind, group, entries in frames:
+            self._apply(kind, group, entries)
         if valid < len(data):
             log.warning("%s: truncating a torn tail of %d bytes at byte %d",
                         self.path, len(data) - valid, valid)
@@ -172,9 +178,28 @@ class OffsetStore:
     def get(self, group: str) -> dict[tuple[str, int], CommittedOffset]:
         return self.offsets.get(group, {})
 
+    def _apply(self, kind: bytes, group: str, entries) -> None:
+        if kind == SET:
+            self.offsets.setdefault(group, {}).update(entries)
+            return
+        current = self.offsets.get(group, {})
+        for key in entries:
+            current.pop(key, None)
+        if not current:
+            self.offsets.pop(group, None)
+
     def commit(self, group: str, entries: dict[tuple[str, int], CommittedOffset]) -> None:
         """Append and fsync; the offsets are visible only once durable. Raises OSError."""
-        frame = encode_frame(group, entries)
+        self._append(SET, group, entries)
+
+    def delete(self, group: str, partitions=None) -> None:
+        """Forget ``partitions`` (all when None) of ``group``, durably. Raises OSError."""
+        keys = list(self.get(group)) if partitions is None else list(partitions)
+        if keys:
+            self._append(DELETE, group, {k: _GONE for k in keys})
+
+    def _append(self, kind: bytes, group: str, entries) -> None:
+        frame = encode_frame(group, entries, kind)
         view = memoryview(frame)
         try:
             while view:
@@ -186,8 +211,9 @@ class OffsetStore:
         self._file_bytes += len(frame)
         before = self.offsets.get(group)
         old_size = len(encode_frame(group, before)) if before else 0
-        self.offsets.setdefault(group, {}).update(entries)
-        self._live_bytes += len(encode_frame(group, self.offsets[group])) - old_size
+        self._apply(kind, group, entries)
+        after = self.offsets.get(group)
+        self._live_bytes += (len(encode_frame(group, after)) if after else 0) - old_size
         if self._file_bytes > max(COMPACT_MIN_BYTES, COMPACT_FACTOR * self._live_bytes):
             self.compact()
 
