@@ -194,8 +194,10 @@ class GroupCoordinator:
             self._maybe_complete_join(group, now)
         elif group.state is COMPLETING and same:
             # The JoinGroup answer was lost: answer again with the current generation.
+            member.session_deadline = now + member.session_timeout_ms
             reply(self._join_result(group, member_id))
         elif group.state is STABLE and same and member_id != group.leader_id:
+            member.session_deadline = now + member.session_timeout_ms
             reply(self._join_result(group, member_id, include_members=False))
         else:  # a changed subscription, or the leader asking to rebalance
             self._update_member(member, req, now, reply)
