@@ -11,7 +11,8 @@ clients, over a real node process on free loopback ports:
   DeleteGroups from the Java admin client.
 - Kafka 4.3.1's Java consumer (the console consumer in subscribe mode) joins, and leaves
   on close; as a static member (``group.instance.id``) killed with SIGKILL it is removed
-  when its session times out.
+  when its session times out, or, restarted in time, takes its place back with no
+  rebalance.
 - Committed offsets survive ``kill -9`` and a restart of the node (they were fsync'd
   before OffsetCommit was answered), and a torn tail in their file is cut off at start.
 - End to end (records consumed in a group and committed, then resumed by the next member;
@@ -274,6 +275,29 @@ def test_java_static_member_expires_after_its_session_timeout(node):
         assert time.monotonic() - killed >= 4.0  # expired by the session timer, not at once
     finally:
         stop_process(proc, signal.SIGKILL)
+
+
+def test_java_static_member_restarts_without_a_rebalance(node):
+    """KIP-345: a static member restarted within its session timeout takes its old
+    place under a new member id, in the same generation (no rebalance)."""
+    need_jdk()
+    props = ("group.instance.id=static-2", "session.timeout.ms=30000")
+    first = console_consumer(node, "static-restart", *props)
+    try:
+        old = wait_for(lambda: member_of(node, "static-restart", "console-consumer"), 60,
+                       "the static member Stable")
+    finally:
+        stop_process(first, signal.SIGKILL)
+    second = console_consumer(node, "static-restart", *props)
+    try:
+        new = wait_for(lambda: (lambda m: m if m and m.member_id != old.member_id else None)(
+            member_of(node, "static-restart", "console-consumer")), 60, "the restarted member")
+        assert new.group_instance_id == "static-2" and new.member_id.startswith("static-2-")
+        log_text = node.log_path.read_text()
+        assert f"static member static-2 rejoined as {new.member_id} without a rebalance" in log_text
+        assert "group static-restart: generation 2" not in log_text
+    finally:
+        stop_process(second, signal.SIGKILL)
 
 
 def test_committed_offsets_survive_kill_and_restart(node):

@@ -306,3 +306,58 @@ def test_poll_walks_the_groups_only_when_something_can_be_due(svc, monkeypatch):
     assert len(ticks) == 2
     advance(svc, SESSION)  # past the deadline: walked again (and the sessions expire)
     assert len(ticks) == 3
+
+
+def stable_static_pair(svc):
+    a = join(svc, instance="i-a")
+    a_id = a.answer.member_id
+    sync(svc, a_id, 1, [(a_id, b"all")])
+    b = join(svc, instance="i-b", metadata=b"mb")
+    join(svc, a_id, instance="i-a")
+    b_id = b.answer.member_id
+    sync(svc, b_id, 2)
+    sync(svc, a_id, 2, [(a_id, b"x"), (b_id, b"y")])
+    assert state(svc) is GroupState.STABLE and b.answer.generation_id == 2
+    return a_id, b_id
+
+
+def test_a_static_follower_comes_back_without_a_rebalance(svc):
+    a_id, b_id = stable_static_pair(svc)
+    back = join(svc, instance="i-b", metadata=b"mb")  # restarted: no member id
+    new_b = back.answer.member_id
+    assert back.answer.error_code == 0 and new_b != b_id
+    assert back.answer.generation_id == 2 and state(svc) is GroupState.STABLE  # no rebalance
+    assert back.answer.leader == a_id and not back.answer.skip_assignment
+    assert sync(svc, new_b, 2).answer.assignment == b"y"  # its old assignment
+    assert heartbeat(svc, a_id, 2) == E.NONE  # the other member never noticed
+    fenced = send(svc, HeartbeatRequest(group_id="g", generation_id=2, member_id=b_id,
+                                        group_instance_id="i-b"), 4)
+    assert fenced.answer.error_code == E.FENCED_INSTANCE_ID
+
+
+@pytest.mark.parametrize("version", [8, 9])
+def test_a_static_leader_comes_back_without_a_rebalance(svc, version):
+    a_id, b_id = stable_static_pair(svc)
+    back = join(svc, instance="i-a", version=version)
+    new_a = back.answer.member_id
+    assert back.answer.generation_id == 2 and state(svc) is GroupState.STABLE
+    if version >= 9:  # KIP-814: it leads, sees the members, and must not reassign
+        assert back.answer.leader == new_a and back.answer.skip_assignment
+        assert {m.member_id for m in back.answer.members} == {new_a, b_id}
+    else:  # an older client is told the old id leads, so it does not assign
+        assert back.answer.leader == a_id and back.answer.members == []
+    assert sync(svc, new_a, 2).answer.assignment == b"x"
+
+
+def test_a_static_member_whose_vote_changes_the_protocol_rebalances(svc):
+    first = join(svc, instance="i-a")  # alone, offering only range
+    a_id = first.answer.member_id
+    sync(svc, a_id, 1, [(a_id, b"all")])
+    back = send(svc, JoinGroupRequest(
+        group_id="g", session_timeout_ms=SESSION, rebalance_timeout_ms=REBALANCE,
+        group_instance_id="i-a", protocol_type="consumer",
+        protocols=[JoinGroupRequestProtocol(name="roundrobin", metadata=b""),
+                   JoinGroupRequestProtocol(name="range", metadata=b"")]), 9)
+    # Its vote now picks roundrobin: a new generation, not the old assignment.
+    assert back.answer.generation_id == 2 and back.answer.protocol_name == "roundrobin"
+    assert state(svc) is GroupState.COMPLETING_REBALANCE

@@ -20,11 +20,12 @@ The state machine follows Kafka's classic ``GroupMetadataManager``/``ClassicGrou
   removed and the group rebalances again.
 - A member that neither heartbeats nor commits for ``session.timeout.ms`` is removed
   (a member parked in JoinGroup/SyncGroup is kept alive), which rebalances the group.
-- Static membership (KIP-345), the cheap part: a JoinGroup carrying a known
-  ``group.instance.id`` with no member id replaces the old member id (the old one is then
-  fenced: FENCED_INSTANCE_ID) and rebalances; static members skip MEMBER_ID_REQUIRED.
-  Kafka's shortcut of handing a returning static member its old assignment without a
-  rebalance is not done here.
+- Static membership (KIP-345): a JoinGroup carrying a known ``group.instance.id`` with
+  no member id replaces the old member id (the old one is then fenced:
+  FENCED_INSTANCE_ID); in a Stable group whose protocol would not change the member
+  keeps its assignment with no rebalance (a returning leader is told to skip the
+  assignment on v9+, KIP-814), otherwise the group rebalances. Static members skip
+  MEMBER_ID_REQUIRED.
 """
 from __future__ import annotations
 
@@ -71,6 +72,7 @@ class JoinResult:
     protocol_name: str | None = None
     leader: str = ""
     members: list[tuple[str, str | None, bytes]] = field(default_factory=list)
+    skip_assignment: bool = False  # v9+: a returning static leader must not reassign
 
 
 @dataclass
@@ -93,6 +95,7 @@ class JoinRequest:
     protocol_type: str
     protocols: list[tuple[str, bytes]]
     require_known_member_id: bool  # v4+ (KIP-394)
+    supports_skip_assignment: bool = False  # v9+ (KIP-814)
 
 
 class GroupCoordinator:
@@ -158,7 +161,10 @@ class GroupCoordinator:
     def _replace_static_member(self, group: Group, old_id: str, member_id: str, req: JoinRequest,
                                now: int, reply) -> None:
         """KIP-345: the returning instance takes the old member's place (and leadership);
-        the old id is fenced from now on. The group then rebalances."""
+        the old id is fenced from now on. In a Stable group whose protocol would not change
+        it keeps its assignment without a rebalance (Kafka's
+        ``updateStaticMemberThenRebalanceOrCompleteJoin``); otherwise the group rebalances."""
+        current_leader = group.leader_id
         old = group.members[old_id]
         group.members = {(member_id if k == old_id else k): v for k, v in group.members.items()}
         for parked in (old.join_reply, old.sync_reply):
@@ -174,7 +180,19 @@ class GroupCoordinator:
             group.pending_sync.discard(old_id)
             group.pending_sync.add(member_id)
         self._update_member(old, req, now, reply)
-        if group.state is PREPARING:
+        if group.state is STABLE and group.select_protocol() == group.protocol_name:
+            log.info("group %s: static member %s rejoined as %s without a rebalance",
+                     group.group_id, req.group_instance_id, member_id)
+            parked, old.join_reply = old.join_reply, None
+            if req.supports_skip_assignment:
+                is_leader = group.leader_id == member_id
+                result = self._join_result(group, member_id, include_members=is_leader)
+                result.skip_assignment = is_leader
+            else:  # an older client must not think it leads: name the leader it replaced
+                result = self._join_result(group, member_id, include_members=False)
+                result.leader = current_leader or ""
+            parked(result)
+        elif group.state is PREPARING:
             self._maybe_complete_join(group, now)
         else:
             self._prepare_rebalance(group, now, f"static member {req.group_instance_id} rejoined")

@@ -16,7 +16,7 @@ def join_group_response(version: int, result: JoinResult) -> JoinGroupResponse:
     return JoinGroupResponse(
         error_code=result.error, generation_id=result.generation_id,
         protocol_type=result.protocol_type if version >= 7 else None, protocol_name=name,
-        leader=result.leader, member_id=result.member_id,
+        leader=result.leader, member_id=result.member_id, skip_assignment=result.skip_assignment,
         members=[JoinGroupResponseMember(member_id=m, group_instance_id=i, metadata=md)
                  for m, i, md in result.members])
 
@@ -29,7 +29,8 @@ def join_request(version: int, body, client_id: str, host: str) -> JoinRequest:
         session_timeout_ms=body.session_timeout_ms, rebalance_timeout_ms=rebalance,
         protocol_type=body.protocol_type,
         protocols=[(p.name, bytes(p.metadata)) for p in body.protocols],
-        require_known_member_id=version >= 4 and body.group_instance_id is None)
+        require_known_member_id=version >= 4 and body.group_instance_id is None,
+        supports_skip_assignment=version >= 9)
 
 
 def handle_join_group_request(call, service) -> None:
