@@ -254,6 +254,8 @@ DEFINITIONS: tuple[_Def, ...] = (
     _Def("group.max.session.timeout.ms", _t_int, 1800000),
     _Def("group.max.size", _t_int, 2147483647, _at_least(1)),
     _Def("offset.metadata.max.bytes", _t_int, 4096),
+    _Def("offsets.retention.minutes", _t_int, 10080, _at_least(1)),
+    _Def("offsets.retention.check.interval.ms", _t_long, 600000, _at_least(1)),
     # Ours, not Kafka's: HOST:PORT of an optional Prometheus text endpoint (GET /metrics)
     # exporting the raft-metrics group; unset (the default) serves none.
     _Def("kraft.metrics.prometheus.listener", _t_string, None,

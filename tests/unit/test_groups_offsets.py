@@ -16,7 +16,7 @@ from kraft_server.api.groups import offset_store
 from kraft_server.api.groups.coordinator import GroupSettings
 from kraft_server.api.groups.offset_store import FILE_NAME, CommittedOffset, OffsetStore, read_frames
 from wire.errors import ErrorCode as E
-from wire.messages import FindCoordinatorRequest, OffsetCommitRequest, OffsetFetchRequest
+from wire.messages import FindCoordinatorRequest, HeartbeatRequest, OffsetCommitRequest, OffsetFetchRequest
 from wire.messages import offset_commit_request as oc
 from wire.messages import offset_fetch_request as of
 
@@ -242,3 +242,34 @@ def test_delete_groups_and_offsets(svc):
     assert [(r.group_id, r.error_code) for r in results] == [
         ("busy", E.NON_EMPTY_GROUP), ("empty", 0), ("nope", E.GROUP_ID_NOT_FOUND)]
     assert svc.coordinator.group("empty") is None and svc.store.get("busy")[TP].offset == 7
+
+
+def test_offsets_expire_after_retention(tmp_path):
+    from .test_groups_coordinator import Clock, advance, joined_member, sync
+    from wire.messages import LeaveGroupRequest
+    clock = Clock()
+    svc = GroupService(OffsetStore(tmp_path), clock, GroupSettings(
+        initial_rebalance_delay_ms=0, offsets_retention_ms=60_000,
+        offsets_retention_check_interval_ms=1_000))
+    svc.clock_obj = clock
+    try:
+        commit(svc, 8, [("__cluster_metadata", None, [(0, 1)])], group="simple")
+        a = joined_member(svc, group="g")  # a consumer group with a member
+        a_id = a.answer.member_id
+        assert sync(svc, a_id, 1, [(a_id, b"")]).answer.error_code == 0
+        answer = send(svc, OffsetCommitRequest(group_id="g", generation_id_or_member_epoch=1, member_id=a_id,
+                                               topics=[oc.OffsetCommitRequestTopic(name="__cluster_metadata", partitions=[
+                                                   oc.OffsetCommitRequestPartition(partition_index=0, committed_offset=2)])]), 8)
+        assert answer.topics[0].partitions[0].error_code == 0
+        for _ in range(14):  # 70 s with a live member (heartbeating): its offsets stay
+            advance(svc, 5_000)
+            assert send(svc, HeartbeatRequest(group_id="g", generation_id=1, member_id=a_id), 4).error_code == 0
+        assert svc.store.groups() == ["g"]  # "simple" expired 60 s after its commit
+        send(svc, LeaveGroupRequest(group_id="g", member_id=a_id), 2)
+        advance(svc, 59_000)
+        assert svc.store.get("g")[TP].offset == 2  # Empty for 59 s: kept
+        advance(svc, 2_000)
+        assert svc.store.groups() == [] and svc.coordinator.group("g") is None
+    finally:
+        svc.close()
+    assert OffsetStore(tmp_path).groups() == []  # durably

@@ -53,6 +53,8 @@ class GroupSettings:
     max_session_timeout_ms: int = 1800000  # group.max.session.timeout.ms
     max_size: int = 2147483647  # group.max.size
     offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes
+    offsets_retention_ms: int = 7 * 24 * 3600 * 1000  # offsets.retention.minutes (10080)
+    offsets_retention_check_interval_ms: int = 600000  # offsets.retention.check.interval.ms
 
     @classmethod
     def from_config(cls, config) -> "GroupSettings":
@@ -60,7 +62,9 @@ class GroupSettings:
                    min_session_timeout_ms=config["group.min.session.timeout.ms"],
                    max_session_timeout_ms=config["group.max.session.timeout.ms"],
                    max_size=config["group.max.size"],
-                   offset_metadata_max_bytes=config["offset.metadata.max.bytes"])
+                   offset_metadata_max_bytes=config["offset.metadata.max.bytes"],
+                   offsets_retention_ms=config["offsets.retention.minutes"] * 60000,
+                   offsets_retention_check_interval_ms=config["offsets.retention.check.interval.ms"])
 
 
 @dataclass
@@ -108,10 +112,10 @@ class GroupCoordinator:
     def group(self, group_id: str) -> Group | None:
         return self.groups.get(group_id)
 
-    def ensure_group(self, group_id: str) -> Group:
+    def ensure_group(self, group_id: str, now: int = 0) -> Group:
         group = self.groups.get(group_id)
         if group is None:
-            group = self.groups[group_id] = Group(group_id)
+            group = self.groups[group_id] = Group(group_id, state_since=now)
         return group
 
     def _member_error(self, group: Group | None, member_id: str, instance_id: str | None) -> int:
@@ -136,7 +140,7 @@ class GroupCoordinator:
         if req.member_id and (group is None or (req.member_id not in group.members
                                                 and req.member_id not in group.pending_members)):
             return reply(JoinResult(E.UNKNOWN_MEMBER_ID, req.member_id))
-        group = self.ensure_group(req.group_id)
+        group = self.ensure_group(req.group_id, now)
         if not group.supports(req.protocol_type, [n for n, _ in req.protocols]):
             return reply(JoinResult(E.INCONSISTENT_GROUP_PROTOCOL, req.member_id))
         if not req.member_id:
@@ -291,6 +295,7 @@ class GroupCoordinator:
         group.generation_id += 1
         if group.is_empty():
             group.state, group.protocol_name, group.leader_id = EMPTY, None, None
+            group.state_since = now
             log.info("group %s: empty at generation %d", group.group_id, group.generation_id)
             return
         group.protocol_name = group.select_protocol()
@@ -426,7 +431,7 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if group is None:
             if generation_id < 0:
-                self.ensure_group(group_id)  # a "simple" group: admin or assign() commits
+                self.ensure_group(group_id, now)  # a "simple" group: admin or assign() commits
                 return E.NONE
             return E.GROUP_ID_NOT_FOUND if version >= 9 else E.ILLEGAL_GENERATION
         if generation_id < 0 and group.state is EMPTY:

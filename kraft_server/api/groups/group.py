@@ -54,6 +54,7 @@ class Member:
 class Group:
     group_id: str
     state: GroupState = GroupState.EMPTY
+    state_since: int = 0  # when it last became Empty (offset retention counts from there)
     generation_id: int = 0
     protocol_type: str | None = None
     protocol_name: str | None = None
