@@ -152,8 +152,10 @@ class QuorumState:
         if self.role is Role.CANDIDATE:
             voted = self.local_key
         resigned = self.role is Role.FOLLOWER and s.leader_resigned
+        early = s.timeout_deadline_ms if self.role is Role.FOLLOWER and not resigned else None
         self._swap(ProspectiveState(self.epoch, self.election_deadline(now_ms), frozenset(voter_ids),
-                                    leader_id, endpoints, voted, resigned, {self.local_key.node_id}))
+                                    leader_id, endpoints, voted, resigned, {self.local_key.node_id},
+                                    early_return_deadline_ms=early))
 
     def to_candidate(self, voter_ids, now_ms: int) -> None:
         if self.role not in (Role.PROSPECTIVE, Role.UNATTACHED, Role.RESIGNED, Role.CANDIDATE):

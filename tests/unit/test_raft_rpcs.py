@@ -91,6 +91,60 @@ def test_follower_that_fetched_refuses_pre_votes():
     assert not partition(resp).vote_granted
 
 
+def _fetching_follower():
+    """A voter following leader 2 in epoch 1 that fetched once; returns (node, fetch)."""
+    node = make_node()
+    ask(node, begin_epoch_request(leader=2, epoch=1), 0)
+    drain(node, 0)
+    fetch = next(r for r in node.sent if r.api_key == 1)
+    part = fresp.PartitionData(partition_index=0, high_watermark=-1,
+                               current_leader=fresp.LeaderIdAndEpoch(leader_id=2, leader_epoch=1))
+    answer(node, fetch, fresp.FetchResponse(responses=[fresp.FetchableTopicResponse(
+        topic=METADATA_TOPIC, partitions=[part])]), 1)
+    requests, _ = drain(node, 1)
+    return node, next(r for r in requests if r.api_key == 1)
+
+
+def _fail(node, request, failure, now):
+    from kraft_server.raft.boundary import InboundResponse
+    node.step(InboundResponse(request.correlation, request.destination, request.api_key,
+                              failure=failure), now)
+
+
+def test_reset_connection_to_the_leader_starts_a_pre_vote_early_and_grants_pre_votes():
+    node, fetch = _fetching_follower()
+    assert node.quorum.state.fetch_deadline_ms == 1 + node.config.fetch_timeout_ms
+    _fail(node, fetch, SendFailure.DISCONNECTED, 10)
+    deadline = node.quorum.state.fetch_deadline_ms
+    assert 10 < deadline <= 10 + node.config.election_timeout_ms // 4
+    [resp] = ask(node, vote_request(candidate=3, epoch=1, pre_vote=True), 11)
+    assert partition(resp).vote_granted      # we no longer hear from the leader either
+    node.tick(deadline)
+    assert node.role is Role.PROSPECTIVE and node.epoch == 1
+
+
+def test_timeout_to_the_leader_is_no_evidence():
+    node, fetch = _fetching_follower()
+    _fail(node, fetch, SendFailure.TIMEOUT, 10)
+    assert node.quorum.state.fetch_deadline_ms == 1 + node.config.fetch_timeout_ms
+    [resp] = ask(node, vote_request(candidate=3, epoch=1, pre_vote=True), 11)
+    assert not partition(resp).vote_granted
+
+
+def test_early_pre_vote_never_becomes_an_election_without_a_majority():
+    # A voter that cannot take pre-votes counts as refusing an early pre-vote; losing
+    # it returns to the leader with the fetch timeout we had, in the same epoch.
+    node, fetch = _fetching_follower()
+    _fail(node, fetch, SendFailure.DISCONNECTED, 10)
+    node.tick(node.quorum.state.fetch_deadline_ms)
+    assert node.role is Role.PROSPECTIVE
+    requests, _ = drain(node, node._now)
+    for r in [r for r in requests if r.api_key == 52]:
+        _fail(node, r, SendFailure.UNSUPPORTED_VERSION, node._now + 1)
+    assert node.role is Role.FOLLOWER and node.epoch == 1
+    assert node.quorum.state.fetch_deadline_ms == 1 + node.config.fetch_timeout_ms
+
+
 # -- elections ---------------------------------------------------------------------------
 def test_election_goes_prospective_then_candidate_then_leader():
     node = make_node()
