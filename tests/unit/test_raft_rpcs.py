@@ -148,9 +148,13 @@ def test_early_pre_vote_never_becomes_an_election_without_a_majority():
 # -- elections ---------------------------------------------------------------------------
 def test_election_goes_prospective_then_candidate_then_leader():
     node = make_node()
-    node.tick(999)
-    assert node.role is Role.UNATTACHED     # election timeout is 1000 ms + random jitter
-    epoch = elect(node)
+    start = node.quorum.state.election_deadline_ms
+    # Starting with no leader known: a short random delay (a quarter of the election
+    # timeout at most), not the whole timeout (issue 12 item 2).
+    assert 0 < start <= node.config.election_timeout_ms // 4
+    node.tick(start - 1)
+    assert node.role is Role.UNATTACHED
+    epoch = elect(node, now=start - 10_000)  # ticks at ``start``
     assert node.role is Role.LEADER and epoch == 1
     pre_votes = [r for r in node.sent if r.api_key == 52 and r.body.topics[0].partitions[0].pre_vote]
     assert {r.destination.node_id for r in pre_votes} == {2, 3}
@@ -161,6 +165,26 @@ def test_election_goes_prospective_then_candidate_then_leader():
     assert node.store.read().leader_id == 1
     # start of epoch: a LeaderChangeMessage control batch at offset 0
     assert node.log.end_offset() == 1
+
+
+def test_refused_connections_lose_the_pre_vote_at_once_and_it_is_retried_after_a_backoff():
+    # Voters not listening yet (all three started together): their refused connections
+    # answer this round, instead of a wait for the election timeout.
+    node = make_node()
+    start = node.quorum.state.election_deadline_ms
+    node.tick(start)
+    assert node.role is Role.PROSPECTIVE
+    requests, _ = drain(node, start)
+    pre_votes = [r for r in requests if r.api_key == 52]
+    assert len(pre_votes) == 2
+    _fail(node, pre_votes[0], SendFailure.DISCONNECTED, start + 1)
+    assert node.role is Role.PROSPECTIVE     # node 3 could still make a majority with us
+    _fail(node, pre_votes[1], SendFailure.DISCONNECTED, start + 2)
+    assert node.role is Role.UNATTACHED and node.epoch == 0
+    retry = node.quorum.state.election_deadline_ms
+    assert start + 2 < retry <= start + 2 + 2 * node.config.retry_backoff_ms
+    node.tick(retry)
+    assert node.role is Role.PROSPECTIVE and node.epoch == 0
 
 
 def test_prospective_skips_pre_vote_when_peer_lacks_vote_v2():
