@@ -75,6 +75,11 @@ class InboundCall:
         """Answer with ``body`` (encoded at the request's version unless told)."""
         self.pipeline.complete(self, body, self.api_version if api_version is None else api_version)
 
+    def close_connection(self, reason: str) -> None:
+        """Answer nothing and close the connection (Kafka does so for an acks=0
+        produce that failed)."""
+        self.pipeline.fail(self, reason)
+
     def __repr__(self) -> str:
         return (f"InboundCall({self.listener} key={self.api_key} v{self.api_version} "
                 f"corr={self.correlation_id})")
@@ -186,6 +191,13 @@ class Pipeline:
                 head._encoded = None
                 grew = True
         if grew and self._on_output is not None:
+            self._on_output()
+
+    def fail(self, call: InboundCall, reason: str) -> None:
+        """``call`` gets no answer; the connection is closed once what is ready is written."""
+        call._done = True
+        self.failed = reason
+        if self._on_output is not None:
             self._on_output()
 
     def output(self) -> bytes:
