@@ -80,8 +80,8 @@ class ConsumerFetch:
     def __init__(self, partition, *, sessions: FetchSessionCache | None = None,
                  long_poll: LongPoll | None = None):
         self.partition = partition
-        self.sessions = sessions or FetchSessionCache()
-        self.long_poll = long_poll or LongPoll()
+        self.sessions = FetchSessionCache() if sessions is None else sessions
+        self.long_poll = LongPoll() if long_poll is None else long_poll
         self._last_hwm = None
 
     def progress(self) -> None:

@@ -5,8 +5,10 @@ offset for the latest). A consumer that saw the epoch change (KIP-320) uses it t
 check its position was not truncated away; kafka-python stops fetching for good
 after an epoch change unless it gets this answer.
 
-``CurrentLeaderEpoch`` is checked as Fetch checks it; an epoch older than the log
-knows gives UNDEFINED_EPOCH (-1) and UNDEFINED_EPOCH_OFFSET (-1), as Kafka's cache does.
+``CurrentLeaderEpoch`` is checked as Fetch checks it. As Kafka's
+``LeaderEpochFileCache.endOffsetFor``: an epoch older than any the log knows gives
+itself and the start of the first known epoch, an epoch newer than the latest
+UNDEFINED_EPOCH (-1) and UNDEFINED_EPOCH_OFFSET (-1).
 """
 from __future__ import annotations
 
@@ -24,9 +26,9 @@ def _answer(partition, topic: str, p) -> EpochEndOffset:
     code = partition.check_epoch(p.current_leader_epoch)
     if code:
         return EpochEndOffset(partition=p.partition, error_code=code)
-    found = partition.end_offset_for_epoch(p.leader_epoch)
+    epoch, end_offset = partition.end_offset_for_epoch(p.leader_epoch)
     return EpochEndOffset(partition=p.partition, error_code=ErrorCode.NONE,
-                          leader_epoch=found.epoch, end_offset=found.offset)
+                          leader_epoch=epoch, end_offset=end_offset)
 
 
 def offset_for_leader_epoch_response(body, partition) -> OffsetForLeaderEpochResponse:

@@ -82,8 +82,14 @@ class MetadataPartition:
             found = epoch
         return found
 
-    def end_offset_for_epoch(self, epoch: int):
-        return self.log.end_offset_for_epoch(epoch)
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(epoch, end offset) as Kafka's ``LeaderEpochFileCache.endOffsetFor`` answers:
+        an epoch newer than the latest the log holds is unknown (-1, -1)."""
+        entries = self.log.epoch_entries()
+        if epoch < 0 or not entries or epoch > entries[-1][0]:
+            return -1, -1
+        found = self.log.end_offset_for_epoch(epoch)
+        return found.epoch, found.offset
 
     def is_topic(self, name) -> bool:
         return name == TOPIC
