@@ -235,6 +235,10 @@ def test_fetch_errors(part):
     f = ConsumerFetch(part)
     assert only(fetch(f, 12, offset=21)).error_code == E.OFFSET_OUT_OF_RANGE
     assert only(fetch(f, 12, offset=-1)).error_code == E.OFFSET_OUT_OF_RANGE
+    part.core.leader_id = 2  # a follower cannot tell whether the leader committed offset 21
+    assert only(fetch(f, 12, offset=21)).error_code == E.OFFSET_NOT_AVAILABLE
+    assert only(fetch(f, 12, offset=-1)).error_code == E.OFFSET_OUT_OF_RANGE
+    part.core.leader_id = 1
     assert only(fetch(f, 12, epoch=2)).error_code == E.FENCED_LEADER_EPOCH
     assert only(fetch(f, 12, epoch=4)).error_code == E.UNKNOWN_LEADER_EPOCH
     assert only(fetch(f, 12, topic="other")).error_code == E.UNKNOWN_TOPIC_OR_PARTITION

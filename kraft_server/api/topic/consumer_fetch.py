@@ -9,7 +9,11 @@ Per partition, Kafka's rules:
 - ``CurrentLeaderEpoch`` (v9+) older than ours FENCED_LEADER_EPOCH, newer
   UNKNOWN_LEADER_EPOCH, -1 unchecked;
 - a fetch offset below the log start or above the log end: OFFSET_OUT_OF_RANGE;
-  between the high watermark and the log end: no records, no error;
+  between the high watermark and the log end: no records, no error. Above the log
+  end of a node that is not the Raft leader: OFFSET_NOT_AVAILABLE (retriable)
+  instead, since a lagging follower cannot tell an offset the leader committed
+  from one that never existed, and a consumer that moved over from another node
+  must not be reset (a leader holds every committed offset, so its answer is sure);
 - no high watermark known yet (a restarted node before its first commit):
   OFFSET_NOT_AVAILABLE (retriable);
 - otherwise whole batches from the one holding the fetch offset, below the high
@@ -63,8 +67,11 @@ def _answer(partition, version: int, key, wanted, budget: int, first: bool,
         return _error(index, ErrorCode.OFFSET_NOT_AVAILABLE)
     start = partition.start_offset()
     offset = wanted.fetch_offset
-    if offset < start or offset > partition.end_offset():
+    if offset < start:
         return _error(index, ErrorCode.OFFSET_OUT_OF_RANGE)
+    if offset > partition.end_offset():
+        return _error(index, ErrorCode.OFFSET_OUT_OF_RANGE if partition.is_leader()
+                      else ErrorCode.OFFSET_NOT_AVAILABLE)
     limit = min(wanted.max_bytes, budget)
     records = b""
     if offset < hwm and (limit > 0 or first):

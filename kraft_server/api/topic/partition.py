@@ -50,6 +50,9 @@ class MetadataPartition:
             self._hwm = self.log.start_offset()  # a snapshot was installed past it
         return self._hwm
 
+    def is_leader(self) -> bool:
+        return self.core.leader_id == self.node_id
+
     def high_watermark_current(self) -> bool:
         """False while the core does not know this epoch's high watermark (a new
         leader): ListOffsets answers OFFSET_NOT_AVAILABLE then, as Kafka does."""
