@@ -380,3 +380,21 @@ def test_find_coordinator_has_no_coordinator(version):
             ("g", E.COORDINATOR_NOT_AVAILABLE, -1), ("h", E.COORDINATOR_NOT_AVAILABLE, -1)]
     else:
         assert (r.error_code, r.node_id) == (E.COORDINATOR_NOT_AVAILABLE, -1)
+
+
+def test_large_fetch_answers_reference_the_segment_bytes(tmp_path):
+    """From segment file to socket buffers with no copy in Python: the response frame's
+    buffers hold the very view of the mmapped segment (what the connection hands to
+    ``transport.writelines``), and they concatenate to the plain encoding."""
+    from wire.headers import encode_response_parts
+    with FileReplicatedLog(tmp_path) as log:
+        for i in range(40):
+            log.append(data_batch(i * 8, 1, T0, [bytes([i]) * 8192] * 8))
+        log.flush()
+        part = MetadataPartition(Core(epoch=1, hwm=320), log, 1)
+        call = fetch(ConsumerFetch(part), 12, offset=0)
+        records = only(call).records
+        assert len(records) > 900_000 and isinstance(records.obj, __import__("mmap").mmap)
+        parts = encode_response_parts(1, 12, 7, call.response)
+        assert any(p is records for p in parts)
+        assert b"".join(parts) == encode_response(1, 12, 7, call.response)
