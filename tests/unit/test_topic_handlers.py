@@ -346,6 +346,20 @@ def test_session_cache_is_bounded(part):
                  session=(0, 0)).response.session_id == 0  # no slots: sessionless
 
 
+def test_sessions_hold_a_bounded_number_of_partitions(part):
+    from kraft_server.api.topic.fetch_sessions import MAX_SESSION_PARTITIONS
+    f = ConsumerFetch(part)
+    many = [FetchTopic(topic=f"t{i}", topic_id=uuid.UUID(int=0), partitions=[FetchPartition(partition=0)])
+            for i in range(MAX_SESSION_PARTITIONS + 1)]
+    call = Call(1, 12, fetch_body(12, session=(0, 0), topics=many))
+    f.handle(call)
+    assert call.response.session_id == 0 and len(call.response.responses) == MAX_SESSION_PARTITIONS + 1
+    sid = fetch(f, 12, session=(0, 0)).response.session_id
+    call = Call(1, 12, fetch_body(12, session=(sid, 1), topics=many))
+    f.handle(call)
+    assert call.response.error_code == E.FETCH_SESSION_ID_NOT_FOUND and sid not in f.sessions.sessions
+
+
 # -- Produce / FindCoordinator ----------------------------------------------------------------
 
 @pytest.mark.parametrize("version", [3, 8, 9, 12, 13])

@@ -15,7 +15,11 @@ rules:
 The cache is bounded (``max.incremental.fetch.session.cache.slots``, Kafka's
 property, default 1000 sessions): opening a session in a full cache evicts the
 least recently used one, whose client then gets FETCH_SESSION_ID_NOT_FOUND and
-starts over with a full fetch. Versions below 7 have no session fields.
+starts over with a full fetch. A session holds at most ``MAX_SESSION_PARTITIONS``
+partitions (there is one real partition; the rest would be unknown ones): a full
+fetch listing more opens no session (answered sessionless, which KIP-227 allows),
+an incremental one that would grow past it closes the session
+(FETCH_SESSION_ID_NOT_FOUND). Versions below 7 have no session fields.
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ from wire.errors import ErrorCode
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
 DEFAULT_SLOTS = 1000
+MAX_SESSION_PARTITIONS = 1000
 
 
 @dataclass
@@ -89,7 +94,7 @@ class FetchSessionCache:
                 return session_id
 
     def _open(self, parts: list) -> int:
-        if self.slots == 0:
+        if self.slots == 0 or len(parts) > MAX_SESSION_PARTITIONS:
             return 0
         while len(self.sessions) >= self.slots:
             self.sessions.popitem(last=False)
@@ -128,4 +133,7 @@ class FetchSessionCache:
                 known.fetch_offset = wanted.fetch_offset
                 known.max_bytes = wanted.max_bytes
                 known.current_leader_epoch = wanted.current_leader_epoch
+        if len(session.partitions) > MAX_SESSION_PARTITIONS:
+            del self.sessions[session_id]
+            return FetchContext(0, [], False, ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
         return FetchContext(session_id, list(session.partitions.items()), True)
