@@ -412,3 +412,23 @@ def test_large_fetch_answers_reference_the_segment_bytes(tmp_path):
         parts = encode_response_parts(1, 12, 7, call.response)
         assert any(p is records for p in parts)
         assert b"".join(parts) == encode_response(1, 12, 7, call.response)
+
+
+def test_timestamp_lookups_across_segments(tmp_path):
+    """Small segments: look-ups skip segments whose largest timestamp is too small
+    and still answer as a full scan does (timestamps not monotonic on purpose)."""
+    with FileReplicatedLog(tmp_path, segment_bytes=4096) as log:
+        stamps = [T0 + s for s in (5, 1, 9, 3, 20, 7, 2, 30, 4, 6, 8, 1)]
+        for i, ts in enumerate(stamps):
+            log.append(data_batch(i, 1, ts, [b"z" * 1500]))
+        log.flush()
+        assert len(log.segments) > 3
+        part = MetadataPartition(Core(epoch=1, hwm=len(stamps)), log, 1)
+        for ts in sorted(set(stamps)) + [T0 + 31, T0]:
+            first = next((i for i, s in enumerate(stamps) if s >= ts), None)
+            want = (0, first, stamps[first], 1) if first is not None else (0, -1, -1, -1)
+            assert list_offsets(part, 11, ts) == [want], ts
+        assert list_offsets(part, 11, -3) == [(0, 7, T0 + 30, 1)]
+        part.core.high_watermark = 7  # the largest timestamp is past the high watermark
+        part._hwm = None
+        assert list_offsets(part, 11, -3) == [(0, 4, T0 + 20, 1)]

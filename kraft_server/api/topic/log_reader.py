@@ -82,8 +82,9 @@ class LogReader:
         return memoryview(data)[:pos] if pos else b""
 
     # -- timestamps ---------------------------------------------------------------------
-    def _headers(self, end: int):
-        """(header, segment, position) of every batch below ``end``, oldest first."""
+    def _headers(self, end: int, wanted=None):
+        """(header, segment, position) of every batch below ``end``, oldest first;
+        ``wanted(segment)`` false skips a whole segment unread."""
         segments = self._segments()
         if segments is None:
             start = self.log.start_offset()
@@ -96,7 +97,8 @@ class LogReader:
         for segment in list(segments):
             if segment.base_offset >= end:
                 return
-            yield from self._segment_headers(segment, end)
+            if wanted is None or wanted(segment):
+                yield from self._segment_headers(segment, end)
 
     def _segment_headers(self, segment, end: int):
         positions, next_offsets = segment.positions, segment.next_offsets
@@ -109,16 +111,23 @@ class LogReader:
         """(offset, timestamp, epoch) of the first record below ``end`` whose timestamp
         is >= ``ts``, judged by batch max timestamps (Kafka's ``fetchOffsetByTimestamp``),
         or None."""
-        for header, segment, pos in self._headers(end):
-            if segment is not None and segment.last_timestamp < ts:
-                continue
+        for header, segment, pos in self._headers(end, lambda segment: segment.last_timestamp >= ts):
             if header.max_timestamp >= ts:
                 return self._first_record_at_least(header, segment, pos, ts)
         return None
 
     def max_timestamp(self, end: int):
         """(offset, timestamp, epoch) of the first record holding the largest timestamp
-        below ``end`` (ListOffsets MAX_TIMESTAMP), or None for an empty log."""
+        below ``end`` (ListOffsets MAX_TIMESTAMP), or None for an empty log. As Kafka,
+        only the segment(s) with the largest timestamp are read, unless that
+        timestamp lies past ``end``."""
+        segments = self._segments()
+        if segments:
+            top = max(s.last_timestamp for s in segments if s.base_offset < end) if segments[0].base_offset < end else None
+            if top is not None:
+                for header, segment, pos in self._headers(end, lambda s: s.last_timestamp == top):
+                    if header.max_timestamp == top:
+                        return self._first_record_at_least(header, segment, pos, top)
         best = None
         for header, segment, pos in self._headers(end):
             if best is None or header.max_timestamp > best[0].max_timestamp:
