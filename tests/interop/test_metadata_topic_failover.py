@@ -14,9 +14,16 @@ README.)
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import subprocess
 
+import pytest
+
+from tests.support.jdk import need_jdk
 from tests.support.kraft_nodes import agreed_leader, make_quorum, read_batches, wait_for
-from tools.kafka_dist.controller import random_cluster_id
+from tools.kafka_dist import bin_path
+from tools.kafka_dist.controller import random_cluster_id, tool_env
 from wire.records import decode_batch
 
 TOPIC = "__cluster_metadata"
@@ -83,3 +90,46 @@ def test_kafka_python_reads_on_when_the_leader_is_killed(tmp_path, caplog):
     log = data_records(next(n for n in survivors if n.node_id == serving))
     assert offsets == [o for o in sorted(log) if o <= offsets[-1]]  # every committed data record
     assert all(log[o] == v for o, _, v in got)
+
+
+@pytest.mark.java
+def test_java_console_consumer_reads_on_when_the_leader_is_killed(tmp_path):
+    """The Java console consumer of Kafka 4.3.1 (assign mode) over the same kill -9.
+    Which node it reads from is its choice (each names itself leader); when it is the
+    killed one, the client goes back to its bootstrap servers and reads on."""
+    need_jdk()
+    nodes = make_quorum(tmp_path, "dynamic", random_cluster_id())
+    out_path = tmp_path / "consumer.out"
+    proc = None
+
+    def offsets() -> list[int]:
+        return [int(line.split(":")[1]) for line in out_path.read_text().split()
+                if line.startswith("Offset:")]
+
+    try:
+        for n in nodes:
+            n.start()
+        leader, quorum = agreed_leader(nodes)
+        with open(out_path, "w") as out:
+            proc = subprocess.Popen(
+                [str(bin_path("kafka-console-consumer")),
+                 "--bootstrap-server", ",".join(f"127.0.0.1:{n.client_port}" for n in nodes),
+                 "--topic", TOPIC, "--partition", "0", "--offset", "earliest", "--max-messages", "100000",
+                 "--formatter-property", "print.offset=true", "--formatter-property", "print.value=false"],
+                stdout=out, stderr=subprocess.STDOUT, env=tool_env(), start_new_session=True)
+        wait_for(lambda: len(offsets()) >= 30, 60, "30 records read")
+        killed_at = offsets()[-1]
+        leader.kill()
+        survivors = [n for n in nodes if n is not leader]
+        agreed_leader(survivors, exclude=(leader.node_id,), min_epoch=quorum.leader_epoch + 1)
+        wait_for(lambda: offsets()[-1] > killed_at + 30, 60, "records after the election")
+    finally:
+        if proc is not None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+        for n in nodes:
+            n.kill()
+    got = offsets()
+    assert got == sorted(set(got)), "a record twice or out of order"
+    log = max((data_records(n) for n in survivors), key=len)  # the survivor that has it all
+    assert got == [o for o in sorted(log) if o <= got[-1]]
