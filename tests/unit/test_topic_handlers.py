@@ -432,3 +432,21 @@ def test_timestamp_lookups_across_segments(tmp_path):
         part.core.high_watermark = 7  # the largest timestamp is past the high watermark
         part._hwm = None
         assert list_offsets(part, 11, -3) == [(0, 4, T0 + 20, 1)]
+
+
+def test_produce_below_v3_closes_the_connection():
+    """Produce is advertised from v0, as Kafka brokers do for librdkafka, but a v0-2
+    request cannot be decoded: the connection is closed, as Kafka 4 does."""
+    import struct
+
+    from kraft_server.api.registry import listener_apis
+    from kraft_server.net.pipeline import Pipeline, ProtocolViolation
+    apis = listener_apis(False)
+    assert apis[0] == (0, 13)
+    header = struct.pack(">hhih", 0, 2, 5, 1) + b"c"
+    body = struct.pack(">hii", 1, 1000, 0)  # acks, timeout, no topics
+    frame = header + body
+    pipe = Pipeline("CLIENT", apis)
+    pipe.receive_data(struct.pack(">i", len(frame)) + frame)
+    with pytest.raises(ProtocolViolation):
+        pipe.next_call()
