@@ -121,13 +121,12 @@ class LogReader:
         below ``end`` (ListOffsets MAX_TIMESTAMP), or None for an empty log. As Kafka,
         only the segment(s) with the largest timestamp are read, unless that
         timestamp lies past ``end``."""
-        segments = self._segments()
-        if segments:
-            top = max(s.last_timestamp for s in segments if s.base_offset < end) if segments[0].base_offset < end else None
-            if top is not None:
-                for header, segment, pos in self._headers(end, lambda s: s.last_timestamp == top):
-                    if header.max_timestamp == top:
-                        return self._first_record_at_least(header, segment, pos, top)
+        below = [s for s in self._segments() or () if s.base_offset < end]
+        if below:
+            top = max(s.last_timestamp for s in below)
+            for header, segment, pos in self._headers(end, lambda s: s.last_timestamp == top):
+                if header.max_timestamp == top:
+                    return self._first_record_at_least(header, segment, pos, top)
         best = None
         for header, segment, pos in self._headers(end):
             if best is None or header.max_timestamp > best[0].max_timestamp:
