@@ -187,3 +187,19 @@ def test_incremental_fetch_session(node):
     assert fetch(node, 0, wait_ms=0, session=(session, 9)).error_code == ErrorCode.INVALID_FETCH_SESSION_EPOCH
     assert fetch(node, 0, wait_ms=0, session=(session ^ 0x5a5a, 1)).error_code == \
         ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+
+
+def test_produce_acks_0_closes_only_that_connection(node):
+    """A Kafka broker sends nothing to an acks=0 produce and closes the connection when
+    it fails; ours always fails here (the topic is written by the quorum only)."""
+    import socket
+
+    from wire.headers import encode_request
+    from wire.messages import ProduceRequest
+    from wire.messages.produce_request import PartitionProduceData, TopicProduceData
+    body = ProduceRequest(acks=0, timeout_ms=1000, topic_data=[TopicProduceData(
+        name=TOPIC, partition_data=[PartitionProduceData(index=0, records=b"")])])
+    with socket.create_connection(("127.0.0.1", node.client_port), timeout=10) as s:
+        s.sendall(encode_request(0, 9, 1, body, "t"))
+        assert s.recv(100) == b""  # closed, nothing answered
+    assert latest(node) > 0  # the node serves on
