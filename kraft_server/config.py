@@ -256,6 +256,8 @@ DEFINITIONS: tuple[_Def, ...] = (
     _Def("offset.metadata.max.bytes", _t_int, 4096),
     _Def("offsets.retention.minutes", _t_int, 10080, _at_least(1)),
     _Def("offsets.retention.check.interval.ms", _t_long, 600000, _at_least(1)),
+    # Consumer fetch sessions (KIP-227) kept for __cluster_metadata readers.
+    _Def("max.incremental.fetch.session.cache.slots", _t_int, 1000, _at_least(0)),
     # Ours, not Kafka's: HOST:PORT of an optional Prometheus text endpoint (GET /metrics)
     # exporting the raft-metrics group; unset (the default) serves none.
     _Def("kraft.metrics.prometheus.listener", _t_string, None,

@@ -255,11 +255,14 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
         tables[ep.name] = apis
         specs.append(ListenerSpec(ep.name, ep.host, ep.port, apis))
 
+    partition, consumer_fetch = _metadata_topic(config, core, raft_log)
+
     def make_dispatcher(submit):
         return Dispatcher(view, submit, tables=tables, controller_listeners=controller_names,
-                          advertised=advertised, groups=groups)
+                          advertised=advertised, partition=partition, consumer_fetch=consumer_fetch,
+                          groups=groups)
 
-    after_cycle, extra_servers = TransitionLog(core, config.node_id), []
+    after_cycle, extra_servers = _chain(TransitionLog(core, config.node_id), consumer_fetch.progress), []
     prometheus = config["kraft.metrics.prometheus.listener"]
     if prometheus:  # off by default; see kraft_server/metrics
         after_cycle, extra_servers = _with_prometheus(config, core, raft_log, clock, after_cycle, prometheus)
@@ -281,6 +284,25 @@ def _group_service(config: KafkaConfig, clock):
     from kraft_server.api.groups.offset_store import OffsetStore
 
     return GroupService(OffsetStore(config.metadata_log_dir), clock, GroupSettings.from_config(config))
+
+
+def _metadata_topic(config: KafkaConfig, core, raft_log):
+    """``__cluster_metadata``-0 for consumers (kraft_server/api/topic): the partition view
+    and the consumer fetch path, whose parked fetches wake after each Ready cycle."""
+    from kraft_server.api.topic import MetadataPartition
+    from kraft_server.api.topic.consumer_fetch import ConsumerFetch
+    from kraft_server.api.topic.fetch_sessions import FetchSessionCache
+
+    partition = MetadataPartition(core, raft_log, config.node_id)
+    slots = int(config["max.incremental.fetch.session.cache.slots"])
+    return partition, ConsumerFetch(partition, sessions=FetchSessionCache(slots))
+
+
+def _chain(first, second):
+    def both(now_ms: int) -> None:
+        first(now_ms)
+        second()
+    return both
 
 
 def _wire_controller_channel(config: KafkaConfig, controller, driver) -> None:

@@ -67,6 +67,8 @@ from .offset_for_leader_epoch_request import OffsetForLeaderEpochRequest
 from .offset_for_leader_epoch_response import OffsetForLeaderEpochResponse
 from .partition_change_record import PartitionChangeRecord
 from .partition_record import PartitionRecord
+from .produce_request import ProduceRequest
+from .produce_response import ProduceResponse
 from .producer_ids_record import ProducerIdsRecord
 from .quorum_state_data import QuorumStateData
 from .register_broker_record import RegisterBrokerRecord
@@ -97,6 +99,7 @@ from .voters_record import VotersRecord
 from .zk_migration_state_record import ZkMigrationStateRecord
 
 REQUESTS = {
+    0: ProduceRequest,
     1: FetchRequest,
     2: ListOffsetsRequest,
     3: MetadataRequest,
@@ -127,6 +130,7 @@ REQUESTS = {
     82: UpdateRaftVoterRequest,
 }
 RESPONSES = {
+    0: ProduceResponse,
     1: FetchResponse,
     2: ListOffsetsResponse,
     3: MetadataResponse,
@@ -248,6 +252,8 @@ BY_NAME = {
     'OffsetForLeaderEpochResponse': OffsetForLeaderEpochResponse,
     'PartitionChangeRecord': PartitionChangeRecord,
     'PartitionRecord': PartitionRecord,
+    'ProduceRequest': ProduceRequest,
+    'ProduceResponse': ProduceResponse,
     'ProducerIdsRecord': ProducerIdsRecord,
     'QuorumStateData': QuorumStateData,
     'RegisterBrokerRecord': RegisterBrokerRecord,
