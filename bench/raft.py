@@ -34,7 +34,11 @@ What is measured (per implementation; each phase on fresh directories):
 4. Failover: SIGKILL to the leader's process group → the new leader's first commit in
    its epoch (ours: ``hwm_first``; Kafka: LeaderState's "High watermark set ... for the
    first time for epoch N"), from the Unix-ms timestamps the nodes log. Dominated by
-   ``controller.quorum.fetch.timeout.ms`` (2 s) plus the election. ``--failovers``
+   ``controller.quorum.fetch.timeout.ms`` (2 s) plus the election for Kafka; ours
+   gives up on the leader when its connection is reset or refused (issue 12 item 1:
+   target <= 0.15 of Kafka's). Then one SIGSTOP of the leader (silent: connections
+   stay open) -> the new leader's first commit: both sides wait the fetch timeout, and
+   ours must not be worse. ``--failovers``
    (3; quick 1) kills: after each, the victim is restarted and rejoins before the next
    kill of the new leader; the row is the median.
 5. Highest throughput held: the latency run's rate, then the ``--ladder`` rates above
@@ -195,8 +199,29 @@ def run_main(impl: str, workdir: Path, args, log) -> dict:
                              120, "restarted node following")
                 _wait_until(cluster, now_ms() + 2000, watch=cluster.nodes)
             leader, epoch = ev.node, ev.epoch
+        if args.failovers:
+            res["pause_failover"] = _pause_failover(cluster, victim, leader, epoch, log, impl)
         res["generator_died"] = _generator_dead(cluster)
     return res
+
+
+def _pause_failover(cluster, killed, leader: int, epoch: int, log, impl: str) -> dict:
+    """SIGSTOP the leader (silent: its connections stay open) -> the new leader's first
+    commit. The last kill's victim is restarted first so that two voters remain."""
+    t_restart = now_ms()
+    cluster.start_node(killed)
+    cluster.wait(lambda: cluster.find("leader", node=killed.node_id, after_ms=t_restart, min_epoch=epoch),
+                 120, "restarted node following")
+    _wait_until(cluster, now_ms() + 2000, watch=cluster.nodes)
+    victim = cluster.node(leader)
+    t_stop = now_ms()
+    victim.signal(signal.SIGSTOP)
+    try:
+        ev = _first_commit(cluster, after_ms=t_stop, min_epoch=epoch + 1, exclude=leader)
+    finally:
+        victim.signal(signal.SIGCONT)
+    log(f"{impl}: SIGSTOP failover {leader} -> {ev.node} in {ev.t_ms - t_stop:.0f} ms")
+    return {"stopped": leader, "new_leader": ev.node, "epoch": ev.epoch, "failover_ms": ev.t_ms - t_stop}
 
 
 def run_rate(impl: str, workdir: Path, rate: int, args) -> dict:
@@ -255,7 +280,10 @@ def _rows(ours: dict, kafka: dict) -> list[dict]:
         ("commit latency p999 (ms)", ours["latency"]["p999"], kafka["latency"]["p999"], None, None),
         ("throughput held (records/s)", ours["throughput_held"], kafka["throughput_held"], ">=", 1.0),
         ("failover: kill -9 -> new leader commits (ms, median)", fo(ours, "failover_ms"),
-         fo(kafka, "failover_ms"), "<=", 1.0),
+         fo(kafka, "failover_ms"), "<=", 0.15),
+        ("failover: SIGSTOP (silent) -> new leader commits (ms)",
+         ours.get("pause_failover", {}).get("failover_ms"), kafka.get("pause_failover", {}).get("failover_ms"),
+         "<=", 1.0),
         ("  of which: kill -9 -> new leader elected (ms, median)", fo(ours, "election_ms"), fo(kafka, "election_ms"),
          None, None),
         ("start-up -> listening (ms, slowest of 3)", ours["startup"]["listening_ms"],

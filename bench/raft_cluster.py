@@ -145,6 +145,14 @@ class NodeProc:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def signal(self, sig: int) -> None:
+        """Send ``sig`` to the node's process group (SIGSTOP/SIGCONT: a silent pause)."""
+        if self.alive:
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                pass
+
     def kill(self) -> None:
         if self.alive:
             try:

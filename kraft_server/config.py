@@ -248,6 +248,16 @@ DEFINITIONS: tuple[_Def, ...] = (
     _Def("metadata.log.max.snapshot.interval.ms", _t_long, 3600 * 1000, _at_least(0)),
     _Def("metadata.max.idle.interval.ms", _t_int, 500, _at_least(0)),
     _Def("socket.request.max.bytes", _t_int, 100 * MiB, _at_least(1)),
+    # The classic group coordinator (kraft_server/api/groups), Kafka's names and defaults.
+    _Def("group.initial.rebalance.delay.ms", _t_int, 3000, _at_least(0)),
+    _Def("group.min.session.timeout.ms", _t_int, 6000),
+    _Def("group.max.session.timeout.ms", _t_int, 1800000),
+    _Def("group.max.size", _t_int, 2147483647, _at_least(1)),
+    _Def("offset.metadata.max.bytes", _t_int, 4096),
+    _Def("offsets.retention.minutes", _t_int, 10080, _at_least(1)),
+    _Def("offsets.retention.check.interval.ms", _t_long, 600000, _at_least(1)),
+    # Consumer fetch sessions (KIP-227) kept for __cluster_metadata readers.
+    _Def("max.incremental.fetch.session.cache.slots", _t_int, 1000, _at_least(0)),
     # Ours, not Kafka's: HOST:PORT of an optional Prometheus text endpoint (GET /metrics)
     # exporting the raft-metrics group; unset (the default) serves none.
     _Def("kraft.metrics.prometheus.listener", _t_string, None,

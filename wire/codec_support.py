@@ -69,6 +69,19 @@ def spill(w: bytearray, data) -> None:
         w += data
 
 
+def encode_parts(head: bytes, message, version: int) -> list:
+    """``head`` then ``message`` at ``version``, as a list of buffers whose concatenation
+    is the encoding: records fields of ``SPILL_BYTES`` or more are in the list by
+    reference (e.g. views of a log segment), never copied; the rest is copied once."""
+    w = _Output()
+    w += head
+    message.write(w, version)
+    if w.parts:
+        w.parts.append(bytes(w))
+        return w.parts
+    return [bytes(w)]
+
+
 ZERO_COPY_BYTES = 1 << 20  # from this input size on, records fields are views
 _DECODE_FAILURES = (struct.error, IndexError, ValueError, TypeError, OverflowError,
                     MemoryError, RecursionError)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import struct
 
+from .codec_support import encode_parts
 from .exceptions import DecodeError
 from .messages import REQUESTS, RESPONSES, ApiVersionsRequest, RequestHeader, ResponseHeader
 
@@ -66,6 +67,18 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body) -
     body.write(w, api_version)
     struct.pack_into(">i", w, 0, len(w) - 4)
     return bytes(w)
+
+
+def encode_response_parts(api_key: int, api_version: int, correlation_id: int, body) -> list:
+    """The same frame as ``encode_response`` as a list of buffers (size prefix first):
+    large records fields are referenced, not copied (``codec_support.encode_parts``),
+    so a fetch answer goes from the segment's pages to the socket without a copy in
+    Python (the transport's ``writelines`` gathers them)."""
+    w = bytearray()
+    ResponseHeader(correlation_id=correlation_id).write(w, response_header_version(api_key, api_version))
+    parts = encode_parts(bytes(w), body, api_version)
+    size = sum(len(p) for p in parts)
+    return [struct.pack(">i", size), *parts]
 
 
 def decode_response(frame, api_key: int, api_version: int):

@@ -8,4 +8,7 @@ API family.
 - ``raft_rpcs.py``: Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch, FetchSnapshot,
   UpdateRaftVoter (and Add/RemoveRaftVoter): handed to the Raft core as
   ``InboundRequest`` and answered when the core says so.
+- ``groups/``: the classic consumer-group coordinator of the client listener
+  (FindCoordinator, Join/Sync/Heartbeat/LeaveGroup, OffsetCommit/Fetch, List/DescribeGroups)
+  and its durable offset store.
 """

@@ -12,8 +12,15 @@ from .api_versions import handle_api_versions_request
 from .controller_registration import handle_controller_registration_request
 from .describe_cluster import handle_describe_cluster_request
 from .describe_quorum import handle_describe_quorum_request
+from .groups import handle as handle_group_request
 from .metadata import handle_metadata_request
+from .find_coordinator import handle_find_coordinator_request
 from .raft_rpcs import to_core
+from .topic.consumer_fetch import replica_id
+from .topic.describe_topic_partitions import handle_describe_topic_partitions_request
+from .topic.list_offsets import handle_list_offsets_request
+from .topic.offset_for_leader_epoch import handle_offset_for_leader_epoch_request
+from .topic.produce import handle_produce_request
 
 log = logging.getLogger(__name__)
 
@@ -23,11 +30,18 @@ class Dispatcher:
 
     ``submit(inbound_request)`` queues a request for the core (the Ready loop
     steps it in); ``tables`` maps each listener name to its API table;
-    ``advertised`` maps listener names to the (host, port) we advertise."""
+    ``advertised`` maps listener names to the (host, port) we advertise;
+    ``partition`` and ``consumer_fetch`` serve ``__cluster_metadata`` to consumers on
+    client listeners (None: no topic, e.g. in unit tests); ``groups`` answers the
+    consumer-group APIs (``kraft_server/api/groups``)."""
 
     def __init__(self, view, submit, *, tables: dict[str, dict[int, tuple[int, int]]],
-                 controller_listeners: set[str], advertised: dict[str, tuple[str, int]]):
+                 controller_listeners: set[str], advertised: dict[str, tuple[str, int]],
+                 partition=None, consumer_fetch=None, groups=None):
         self.view = view
+        self.partition = partition
+        self.consumer_fetch = consumer_fetch
+        self.groups = groups  # kraft_server.api.groups.GroupService (client listener)
         self.submit = submit
         self.tables = tables
         self.controller_listeners = controller_listeners
@@ -46,10 +60,30 @@ class Dispatcher:
         elif key == registry.CONTROLLER_REGISTRATION:
             handle_controller_registration_request(call, self.view)
         elif key == registry.METADATA:
-            handle_metadata_request(call, self.view, self.advertised)
+            handle_metadata_request(call, self.view, self.advertised, self.partition)
+        elif key == registry.FETCH and self._consumer_fetch(call):
+            self.consumer_fetch.handle(call)
+        elif key == registry.LIST_OFFSETS:
+            handle_list_offsets_request(call, self.partition)
+        elif key == registry.OFFSET_FOR_LEADER_EPOCH:
+            handle_offset_for_leader_epoch_request(call, self.partition)
+        elif key == registry.DESCRIBE_TOPIC_PARTITIONS:
+            handle_describe_topic_partitions_request(call, self.partition)
+        elif key in registry.GROUP_APIS and self.groups is not None:
+            handle_group_request(call, self.groups, self.view.node_id, self.advertised)
+        elif key == registry.FIND_COORDINATOR:  # no group service (unit tests)
+            handle_find_coordinator_request(call)
+        elif key == registry.PRODUCE:
+            handle_produce_request(call, self.partition)
         elif key in registry.CORE_APIS:
             if key != registry.FETCH and log.isEnabledFor(logging.DEBUG):
                 log.debug("received %s on %s", type(call.body).__name__, call.listener)
             self.submit(to_core(call))
         else:  # the listener table let through a key with no handler: our bug
             raise LookupError(f"no handler for API key {key}")
+
+    def _consumer_fetch(self, call) -> bool:
+        """A consumer's Fetch (replica id < 0) on a client listener; the Raft fetch
+        between quorum members (and any fetch on a controller listener) goes to the core."""
+        return (self.consumer_fetch is not None and call.listener not in self.controller_listeners
+                and replica_id(call.api_version, call.body) < 0)

@@ -16,18 +16,27 @@ Differences from Kafka 4.3.1's ranges, on purpose:
 - UpdateFeatures (57) on the controller listener is answered by the core and only
   moves kraft.version (0 -> 1, ``raft/rpc/update_features.py``).
 
-The client listener (any listener not in ``controller.listener.names``) is the
-future home of broker-facing APIs (Fetch for consumers...); today it serves
-ApiVersions, Metadata (ourselves as the only broker, no topics), DescribeCluster
-and DescribeQuorum: enough for ``kafka-metadata-quorum --bootstrap-server``.
+The client listener (any listener not in ``controller.listener.names``) serves
+ApiVersions, DescribeCluster and DescribeQuorum (enough for ``kafka-metadata-quorum
+--bootstrap-server``), and ``__cluster_metadata``-0 as an ordinary topic to Kafka
+consumers (``api/topic/``): Metadata, ListOffsets, Fetch (consumer fetches; a
+replica id >= 0 still goes to the core), OffsetForLeaderEpoch,
+DescribeTopicPartitions, FindCoordinator (no coordinator: COORDINATOR_NOT_AVAILABLE)
+and Produce (advertised from v0 as Kafka brokers do, for librdkafka; refused).
+The classic consumer-group APIs, FindCoordinator included, are answered by
+``kraft_server/api/groups`` at Kafka 4.3.1's broker ranges.
 """
 from __future__ import annotations
 
 from wire.messages import (
     AddRaftVoterRequest, ApiVersionsRequest, BeginQuorumEpochRequest, ControllerRegistrationRequest,
-    DescribeClusterRequest, DescribeQuorumRequest, EndQuorumEpochRequest, FetchRequest,
-    FetchSnapshotRequest, MetadataRequest, RemoveRaftVoterRequest, UpdateFeaturesRequest,
-    UpdateRaftVoterRequest, VoteRequest,
+    DeleteGroupsRequest, DescribeClusterRequest, DescribeGroupsRequest, DescribeQuorumRequest,
+    DescribeTopicPartitionsRequest, EndQuorumEpochRequest, FetchRequest, FetchSnapshotRequest,
+    FindCoordinatorRequest, HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
+    ListGroupsRequest, ListOffsetsRequest, MetadataRequest, OffsetCommitRequest,
+    OffsetDeleteRequest, OffsetFetchRequest, OffsetForLeaderEpochRequest, ProduceRequest,
+    RemoveRaftVoterRequest, SyncGroupRequest, UpdateFeaturesRequest, UpdateRaftVoterRequest,
+    VoteRequest,
 )
 
 # The keys come from the generated messages (schemas/), the one place they are written.
@@ -45,6 +54,11 @@ CONTROLLER_REGISTRATION = ControllerRegistrationRequest.API_KEY  # KIP-919; cont
 ADD_RAFT_VOTER = AddRaftVoterRequest.API_KEY
 REMOVE_RAFT_VOTER = RemoveRaftVoterRequest.API_KEY
 UPDATE_RAFT_VOTER = UpdateRaftVoterRequest.API_KEY
+PRODUCE = ProduceRequest.API_KEY
+LIST_OFFSETS = ListOffsetsRequest.API_KEY
+FIND_COORDINATOR = FindCoordinatorRequest.API_KEY
+OFFSET_FOR_LEADER_EPOCH = OffsetForLeaderEpochRequest.API_KEY
+DESCRIBE_TOPIC_PARTITIONS = DescribeTopicPartitionsRequest.API_KEY
 
 CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     FETCH: (4, 18),
@@ -63,11 +77,33 @@ RECONFIGURATION_APIS: dict[int, tuple[int, int]] = {
     ADD_RAFT_VOTER: (0, 1),
     REMOVE_RAFT_VOTER: (0, 0),
 }
+# The classic consumer-group APIs, at the versions a Kafka 4.3.1 broker serves
+# (its specs' validVersions); answered by kraft_server/api/groups.
+GROUP_APIS: dict[int, tuple[int, int]] = {
+    OffsetCommitRequest.API_KEY: (2, 10),
+    OffsetFetchRequest.API_KEY: (1, 10),
+    FindCoordinatorRequest.API_KEY: (0, 6),
+    JoinGroupRequest.API_KEY: (0, 9),
+    HeartbeatRequest.API_KEY: (0, 4),
+    LeaveGroupRequest.API_KEY: (0, 5),
+    SyncGroupRequest.API_KEY: (0, 5),
+    DescribeGroupsRequest.API_KEY: (0, 6),
+    ListGroupsRequest.API_KEY: (0, 5),
+    DeleteGroupsRequest.API_KEY: (0, 2),
+    OffsetDeleteRequest.API_KEY: (0, 0),
+}
 CLIENT_APIS: dict[int, tuple[int, int]] = {
+    PRODUCE: (0, 13),  # min 0 as Kafka brokers advertise (KAFKA-18659); below 3 closes the connection
+    FETCH: (4, 18),
+    LIST_OFFSETS: (1, 11),
     METADATA: (0, 13),
+    FIND_COORDINATOR: (0, 6),
+    OFFSET_FOR_LEADER_EPOCH: (2, 4),
+    DESCRIBE_TOPIC_PARTITIONS: (0, 0),
     API_VERSIONS: (0, 4),
     DESCRIBE_QUORUM: (0, 3),
     DESCRIBE_CLUSTER: (0, 2),
+    **GROUP_APIS,
 }
 
 # The RPCs the Raft core answers (through InboundRequest / OutboundResponse).

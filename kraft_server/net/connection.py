@@ -42,6 +42,7 @@ class ServerConnection(asyncio.Protocol):
     def connection_made(self, transport) -> None:
         self.transport = transport
         self.peer = transport.get_extra_info("peername")
+        self.pipeline.peer = self.peer
         if self._registry is not None:
             self._registry.add(self)
 
@@ -111,9 +112,11 @@ class ServerConnection(asyncio.Protocol):
     def _write_out(self) -> None:
         if self.transport is None:
             return
-        data = self.pipeline.output()
-        if data:
-            self.transport.write(data)
+        buffers = self.pipeline.output_buffers()
+        if len(buffers) == 1:
+            self.transport.write(buffers[0])
+        elif buffers:
+            self.transport.writelines(buffers)  # gathered: no join of record views
         if self.pipeline.failed:
             self.abort(self.pipeline.failed)
 

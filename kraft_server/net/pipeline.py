@@ -32,7 +32,7 @@ from collections import deque
 
 from wire.exceptions import DecodeError, EncodeError
 from wire.framing import DEFAULT_MAX_BYTES, FrameReader, FrameTooLarge
-from wire.headers import decode_request_header, encode_response, peek_key_version
+from wire.headers import decode_request_header, encode_response_parts, peek_key_version
 from wire.messages import REQUESTS, ApiVersionsRequest, ApiVersionsResponse
 from wire.messages.api_versions_response import ApiVersion
 
@@ -60,7 +60,7 @@ class InboundCall:
         self.api_version = api_version
         self.body = body
         self.listener = listener
-        self._encoded: bytes | None = None
+        self._encoded: list | None = None  # the response frame as buffers
         self._done = False
 
     @property
@@ -74,6 +74,11 @@ class InboundCall:
     def respond(self, body, api_version: int | None = None) -> None:
         """Answer with ``body`` (encoded at the request's version unless told)."""
         self.pipeline.complete(self, body, self.api_version if api_version is None else api_version)
+
+    def close_connection(self, reason: str) -> None:
+        """Answer nothing and close the connection (Kafka does so for an acks=0
+        produce that failed)."""
+        self.pipeline.fail(self, reason)
 
     def __repr__(self) -> str:
         return (f"InboundCall({self.listener} key={self.api_key} v{self.api_version} "
@@ -93,10 +98,11 @@ class Pipeline:
         self._reader = FrameReader(max_bytes)
         self._backlog: deque[bytes] = deque()  # complete frames not yet dispatched
         self._calls: deque[InboundCall] = deque()  # dispatched, in request order
-        self._out: list[bytes] = []
+        self._out: list = []  # buffers (bytes, or views of log segments) to write, in order
         self._on_output = on_output  # called when output() has something new
         self.closed = False
         self.failed: str | None = None  # set when the connection must be closed
+        self.peer = None  # the client's (host, port), set by the adapter (DescribeGroups' client host)
 
     # -- input ---------------------------------------------------------------------
     def receive_data(self, data) -> None:
@@ -166,7 +172,7 @@ class Pipeline:
             call._done = True
             return
         try:
-            call._encoded = encode_response(call.api_key, api_version, call.correlation_id, body)
+            call._encoded = encode_response_parts(call.api_key, api_version, call.correlation_id, body)
         except EncodeError as exc:
             # A response the request's version cannot carry is our bug; the client would
             # wait forever for it, so the connection is closed rather than skipped.
@@ -182,19 +188,28 @@ class Pipeline:
         while calls and calls[0]._done:
             head = calls.popleft()
             if head._encoded is not None:
-                out.append(head._encoded)
+                out.extend(head._encoded)
                 head._encoded = None
                 grew = True
         if grew and self._on_output is not None:
             self._on_output()
 
+    def fail(self, call: InboundCall, reason: str) -> None:
+        """``call`` gets no answer; the connection is closed once what is ready is written."""
+        call._done = True
+        self.failed = reason
+        if self._on_output is not None:
+            self._on_output()
+
     def output(self) -> bytes:
         """Responses ready to be written, in request order."""
-        if not self._out:
-            return b""
-        data = b"".join(self._out)
-        self._out.clear()
-        return data
+        return b"".join(self.output_buffers())
+
+    def output_buffers(self) -> list:
+        """The same as buffers, for a gathering write: large records fields (fetch
+        answers) are views of the log, not copies."""
+        out, self._out = self._out, []
+        return out
 
     def close(self) -> list[InboundCall]:
         """Forget the connection; returns the calls that will never be answered."""

@@ -466,6 +466,12 @@ class RaftNode:
                     q.state.leader_resigned = True
                     q.state.fetch_deadline_ms = deadline
                     q.election_retries = retries
+                elif old.early_return_deadline_ms is not None:
+                    # An early pre-vote (the leader's connection was reset) that the
+                    # others refused: they still hear from it. Back to the fetch timeout
+                    # we had; more resets do not start another early one before it.
+                    q.state.fetch_deadline_ms = old.early_return_deadline_ms
+                    q.state.leader_unreachable = True
             else:
                 q.to_unattached(q.epoch, now_ms)
                 q.state.election_deadline_ms = deadline

@@ -43,7 +43,8 @@ class Driver:
                  store=None,
                  request_timeout_ms: int = 2000, retry_backoff_ms: int = 20,
                  max_bytes: int = 104857600, shutdown_timeout_ms: int = 5000,
-                 clock=wall_clock_ms, after_cycle=None, extra_servers=(), controller=None):
+                 clock=wall_clock_ms, after_cycle=None, extra_servers=(), controller=None,
+                 timers=()):
         """``make_dispatcher(submit)`` builds the API dispatcher around our ``submit``;
         ``deliver(outbound_response)`` writes a core answer on its connection."""
         self.core = core
@@ -57,6 +58,9 @@ class Driver:
         # kraft_server.controller.Controller: replays committed records, snapshots,
         # and proposes on the leader; polled after every cycle.
         self.controller = controller
+        # Objects with ``poll(now_ms) -> next deadline or None`` run after every cycle,
+        # e.g. the consumer-group coordinator's session and rebalance timers.
+        self.timers = list(timers)
         self._inbox: list = []
         self._wake: asyncio.Event | None = None
         self._stop_requested = False
@@ -142,6 +146,10 @@ class Driver:
         if self.controller is not None:
             proposed, wanted = self.controller.poll(now)
             more = more is True or proposed
+            if wanted is not None:
+                deadline = wanted if deadline is None else min(deadline, wanted)
+        for timer in self.timers:
+            wanted = timer.poll(now)
             if wanted is not None:
                 deadline = wanted if deadline is None else min(deadline, wanted)
         if self.after_cycle is not None:

@@ -218,6 +218,7 @@ class Node:
     core: object
     raft_log: object
     cluster_id: str
+    groups: object = None  # kraft_server.api.groups.GroupService
 
 
 def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=None, rng=None) -> Node:
@@ -243,6 +244,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     levels = bootstrap_feature_levels(config.metadata_log_dir)
     controller = Controller(core, raft_log, ControllerSettings.from_config(config, levels), clock())
     view = CoreView(core, config.node_id, meta.cluster_id, levels, clock, controller)
+    groups = _group_service(config, clock)
 
     controller_names = set(config.controller_listener_names)
     advertised = {e.name: (e.host, e.port) for e in config.effective_advertised_listeners()}
@@ -253,11 +255,14 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
         tables[ep.name] = apis
         specs.append(ListenerSpec(ep.name, ep.host, ep.port, apis))
 
+    partition, consumer_fetch = _metadata_topic(config, core, raft_log)
+
     def make_dispatcher(submit):
         return Dispatcher(view, submit, tables=tables, controller_listeners=controller_names,
-                          advertised=advertised)
+                          advertised=advertised, partition=partition, consumer_fetch=consumer_fetch,
+                          groups=groups)
 
-    after_cycle, extra_servers = TransitionLog(core, config.node_id), []
+    after_cycle, extra_servers = _chain(TransitionLog(core, config.node_id), consumer_fetch.progress), []
     prometheus = config["kraft.metrics.prometheus.listener"]
     if prometheus:  # off by default; see kraft_server/metrics
         after_cycle, extra_servers = _with_prometheus(config, core, raft_log, clock, after_cycle, prometheus)
@@ -265,9 +270,39 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
                     listeners=specs, request_timeout_ms=config.quorum_request_timeout_ms,
                     retry_backoff_ms=config.quorum_retry_backoff_ms,
                     max_bytes=config.socket_request_max_bytes, clock=clock,
-                    after_cycle=after_cycle, extra_servers=extra_servers, controller=controller)
+                    after_cycle=after_cycle, extra_servers=extra_servers, controller=controller,
+                    timers=[groups])
+    groups.wake = driver.wake
     _wire_controller_channel(config, controller, driver)
-    return Node(config, driver, core, raft_log, meta.cluster_id)
+    return Node(config, driver, core, raft_log, meta.cluster_id, groups)
+
+
+def _group_service(config: KafkaConfig, clock):
+    """The consumer-group coordinator, its offsets in ``metadata.log.dir`` (api/groups)."""
+    from kraft_server.api.groups import GroupService
+    from kraft_server.api.groups.coordinator import GroupSettings
+    from kraft_server.api.groups.offset_store import OffsetStore
+
+    return GroupService(OffsetStore(config.metadata_log_dir), clock, GroupSettings.from_config(config))
+
+
+def _metadata_topic(config: KafkaConfig, core, raft_log):
+    """``__cluster_metadata``-0 for consumers (kraft_server/api/topic): the partition view
+    and the consumer fetch path, whose parked fetches wake after each Ready cycle."""
+    from kraft_server.api.topic import MetadataPartition
+    from kraft_server.api.topic.consumer_fetch import ConsumerFetch
+    from kraft_server.api.topic.fetch_sessions import FetchSessionCache
+
+    partition = MetadataPartition(core, raft_log, config.node_id)
+    slots = int(config["max.incremental.fetch.session.cache.slots"])
+    return partition, ConsumerFetch(partition, sessions=FetchSessionCache(slots))
+
+
+def _chain(first, second):
+    def both(now_ms: int) -> None:
+        first(now_ms)
+        second()
+    return both
 
 
 def _wire_controller_channel(config: KafkaConfig, controller, driver) -> None:
@@ -318,5 +353,7 @@ def run(config_path: str) -> int:
         run_forever(node.driver, on_started=started)
     finally:
         node.raft_log.close()
+        if node.groups is not None:
+            node.groups.close()
         log.info("[KRaftServer id=%d] shut down completed", config.node_id)
     return 0

@@ -20,6 +20,7 @@ ROWS = (
     "commit latency p50 (ms)", "commit latency p75 (ms)", "commit latency p99 (ms)",
     "commit latency p999 (ms)", "throughput held (records/s)",
     "failover: kill -9 -> new leader commits (ms, median)",
+    "failover: SIGSTOP (silent) -> new leader commits (ms)",
     "  of which: kill -9 -> new leader elected (ms, median)",
     "start-up -> listening (ms, slowest of 3)", "start-up -> leader known (ms, slowest of 3)",
     "RSS of the leader under load (MiB)", "RSS, largest of 3 (MiB)",
@@ -50,3 +51,4 @@ def test_bench_raft_quick_json():
         res = report["results"][impl]
         assert res["ladder"] and res["ladder"][0]["rate"] == report["meta"]["rate"]
         assert res["failovers"] and res["failovers"][0]["new_leader"] != res["failovers"][0]["killed"]
+        assert res["pause_failover"]["new_leader"] != res["pause_failover"]["stopped"]

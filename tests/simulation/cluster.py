@@ -71,6 +71,11 @@ class Faults:
     shutdown_every_ms: int = 8000  # mean time between graceful leader shutdowns (0: never)
     snapshot_every_ms: int = 3000  # mean time between snapshots (0: never)
     propose_every_ms: int = 60
+    # Probability that a crash closes the node's connections (its peers' requests fail
+    # at once with DISCONNECTED, and connecting to it is refused until it restarts), as
+    # when its process dies; otherwise the crash is silent (a host that lost power:
+    # timeouts only). A graceful stop always closes them; partitions are always silent.
+    crash_reset: float = 0.5
 
 
 HEALTHY = Faults(loss=0.0, duplicate=0.0, slow_fsync=0.0, crash_every_ms=0, partition_every_ms=0, jump_every_ms=0, snapshot_every_ms=0,
@@ -92,6 +97,7 @@ class SimNode:
     pending: dict = field(default_factory=dict)  # correlation -> (api_key, destination)
     controller: Controller | None = None
     controller_deadline: int | None = None
+    resets: bool = False  # while down: its connections are refused (see Faults.crash_reset)
     snapshot_settings: dict = field(default_factory=dict)
     # The last few messages each way, for the liveness diagnosis (diagnose.py):
     # (time, "req"/"resp"/"fail", api key, peer, what became of it).
@@ -105,6 +111,9 @@ class Simulation:
         self.seed, self.n = seed, nodes
         self.observers = observers if observers is not None else (seed // 2) % 2
         self.rng = random.Random(seed)
+        # Connection resets draw from their own generator, so they leave the draws of
+        # every other fault where they were.
+        self.net_rng = random.Random(seed * 7919 + 17)
         self.faults = faults if faults is not None else Faults()
         self.kraft_version = kraft_version if kraft_version is not None else seed % 2
         self.now = 0
@@ -160,6 +169,7 @@ class Simulation:
         if self.kraft_version and node.log.bootstrap_checkpoint() is None:
             self._bootstrap_checkpoints()
         node.incarnation += 1
+        node.resets = False
         node.io_pending = None
         node.pending.clear()
         node.wake_at = None
@@ -281,6 +291,11 @@ class Simulation:
         self._push(self.now + node.config.request_timeout_ms, "timeout", node.node_id,
                    node.incarnation, req.correlation)
         peer = self.nodes.get(dst)
+        if peer is not None and peer.raft is None and peer.resets and self._connected(node.node_id, dst):
+            node.sent.append((self.now, "req", req.api_key, dst, "refused"))
+            self._push(self.now + self.net_rng.randint(1, 5), "fail", node.node_id, node.incarnation,
+                       req.correlation, SendFailure.DISCONNECTED)
+            return
         version = min(node.max_versions[req.api_key], peer.max_versions[req.api_key]) if peer else 0
         if version < req.min_version:
             self._push(self.now + 1, "fail", node.node_id, node.incarnation, req.correlation,
@@ -372,6 +387,8 @@ class Simulation:
         node = self.rng.choice(alive)
         node.raft = None
         node.log.crash()
+        if self.net_rng.random() < self.faults.crash_reset:
+            self._reset_connections(node)
         self._push(self.now + self.rng.randint(10, 3000), "restart", node.node_id)
 
     def _on_shutdown(self) -> None:
@@ -390,7 +407,21 @@ class Simulation:
             return
         node.raft = None
         node.log.flush()  # a clean stop flushes
+        self._reset_connections(node)  # and closes its sockets
         self._push(self.now + self.rng.randint(10, 2000), "restart", node.node_id)
+
+    def _reset_connections(self, down: SimNode) -> None:
+        """``down``'s process is gone: every request a connected peer has in flight to
+        it fails with DISCONNECTED, and new ones are refused until it restarts."""
+        down.resets = True
+        for node in self.nodes.values():
+            if node.raft is None or node is down or not self._connected(node.node_id, down.node_id):
+                continue
+            for corr, (_, destination) in sorted(node.pending.items()):
+                dst = destination.node_id if destination.node_id >= 0 else destination.endpoint.port - PORT_BASE
+                if dst == down.node_id:
+                    self._push(self.now + self.net_rng.randint(1, 5), "fail", node.node_id,
+                               node.incarnation, corr, SendFailure.DISCONNECTED)
 
     def _on_restart(self, node_id) -> None:
         node = self.nodes[node_id]

@@ -23,6 +23,10 @@ class FakeTransport:
     def write(self, data):
         self.written += data
 
+    def writelines(self, buffers):
+        for data in buffers:
+            self.written += data
+
     def pause_reading(self):
         self.paused = True
         self.pauses += 1

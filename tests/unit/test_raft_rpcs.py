@@ -91,12 +91,70 @@ def test_follower_that_fetched_refuses_pre_votes():
     assert not partition(resp).vote_granted
 
 
+def _fetching_follower():
+    """A voter following leader 2 in epoch 1 that fetched once; returns (node, fetch)."""
+    node = make_node()
+    ask(node, begin_epoch_request(leader=2, epoch=1), 0)
+    drain(node, 0)
+    fetch = next(r for r in node.sent if r.api_key == 1)
+    part = fresp.PartitionData(partition_index=0, high_watermark=-1,
+                               current_leader=fresp.LeaderIdAndEpoch(leader_id=2, leader_epoch=1))
+    answer(node, fetch, fresp.FetchResponse(responses=[fresp.FetchableTopicResponse(
+        topic=METADATA_TOPIC, partitions=[part])]), 1)
+    requests, _ = drain(node, 1)
+    return node, next(r for r in requests if r.api_key == 1)
+
+
+def _fail(node, request, failure, now):
+    from kraft_server.raft.boundary import InboundResponse
+    node.step(InboundResponse(request.correlation, request.destination, request.api_key,
+                              failure=failure), now)
+
+
+def test_reset_connection_to_the_leader_starts_a_pre_vote_early_and_grants_pre_votes():
+    node, fetch = _fetching_follower()
+    assert node.quorum.state.fetch_deadline_ms == 1 + node.config.fetch_timeout_ms
+    _fail(node, fetch, SendFailure.DISCONNECTED, 10)
+    deadline = node.quorum.state.fetch_deadline_ms
+    assert 10 < deadline <= 10 + node.config.election_timeout_ms // 4
+    [resp] = ask(node, vote_request(candidate=3, epoch=1, pre_vote=True), 11)
+    assert partition(resp).vote_granted      # we no longer hear from the leader either
+    node.tick(deadline)
+    assert node.role is Role.PROSPECTIVE and node.epoch == 1
+
+
+def test_timeout_to_the_leader_is_no_evidence():
+    node, fetch = _fetching_follower()
+    _fail(node, fetch, SendFailure.TIMEOUT, 10)
+    assert node.quorum.state.fetch_deadline_ms == 1 + node.config.fetch_timeout_ms
+    [resp] = ask(node, vote_request(candidate=3, epoch=1, pre_vote=True), 11)
+    assert not partition(resp).vote_granted
+
+
+def test_early_pre_vote_never_becomes_an_election_without_a_majority():
+    # A voter that cannot take pre-votes counts as refusing an early pre-vote; losing
+    # it returns to the leader with the fetch timeout we had, in the same epoch.
+    node, fetch = _fetching_follower()
+    _fail(node, fetch, SendFailure.DISCONNECTED, 10)
+    node.tick(node.quorum.state.fetch_deadline_ms)
+    assert node.role is Role.PROSPECTIVE
+    requests, _ = drain(node, node._now)
+    for r in [r for r in requests if r.api_key == 52]:
+        _fail(node, r, SendFailure.UNSUPPORTED_VERSION, node._now + 1)
+    assert node.role is Role.FOLLOWER and node.epoch == 1
+    assert node.quorum.state.fetch_deadline_ms == 1 + node.config.fetch_timeout_ms
+
+
 # -- elections ---------------------------------------------------------------------------
 def test_election_goes_prospective_then_candidate_then_leader():
     node = make_node()
-    node.tick(999)
-    assert node.role is Role.UNATTACHED     # election timeout is 1000 ms + random jitter
-    epoch = elect(node)
+    start = node.quorum.state.election_deadline_ms
+    # Starting with no leader known: a short random delay (a quarter of the election
+    # timeout at most), not the whole timeout (issue 12 item 2).
+    assert 0 < start <= node.config.election_timeout_ms // 4
+    node.tick(start - 1)
+    assert node.role is Role.UNATTACHED
+    epoch = elect(node, now=start - 10_000)  # ticks at ``start``
     assert node.role is Role.LEADER and epoch == 1
     pre_votes = [r for r in node.sent if r.api_key == 52 and r.body.topics[0].partitions[0].pre_vote]
     assert {r.destination.node_id for r in pre_votes} == {2, 3}
@@ -107,6 +165,26 @@ def test_election_goes_prospective_then_candidate_then_leader():
     assert node.store.read().leader_id == 1
     # start of epoch: a LeaderChangeMessage control batch at offset 0
     assert node.log.end_offset() == 1
+
+
+def test_refused_connections_lose_the_pre_vote_at_once_and_it_is_retried_after_a_backoff():
+    # Voters not listening yet (all three started together): their refused connections
+    # answer this round, instead of a wait for the election timeout.
+    node = make_node()
+    start = node.quorum.state.election_deadline_ms
+    node.tick(start)
+    assert node.role is Role.PROSPECTIVE
+    requests, _ = drain(node, start)
+    pre_votes = [r for r in requests if r.api_key == 52]
+    assert len(pre_votes) == 2
+    _fail(node, pre_votes[0], SendFailure.DISCONNECTED, start + 1)
+    assert node.role is Role.PROSPECTIVE     # node 3 could still make a majority with us
+    _fail(node, pre_votes[1], SendFailure.DISCONNECTED, start + 2)
+    assert node.role is Role.UNATTACHED and node.epoch == 0
+    retry = node.quorum.state.election_deadline_ms
+    assert start + 2 < retry <= start + 2 + 2 * node.config.retry_backoff_ms
+    node.tick(retry)
+    assert node.role is Role.PROSPECTIVE and node.epoch == 0
 
 
 def test_prospective_skips_pre_vote_when_peer_lacks_vote_v2():

@@ -21,8 +21,12 @@ from .control_record_type_schema import ControlRecordTypeSchema
 from .controller_registration_request import ControllerRegistrationRequest
 from .controller_registration_response import ControllerRegistrationResponse
 from .delegation_token_record import DelegationTokenRecord
+from .delete_groups_request import DeleteGroupsRequest
+from .delete_groups_response import DeleteGroupsResponse
 from .describe_cluster_request import DescribeClusterRequest
 from .describe_cluster_response import DescribeClusterResponse
+from .describe_groups_request import DescribeGroupsRequest
+from .describe_groups_response import DescribeGroupsResponse
 from .describe_quorum_request import DescribeQuorumRequest
 from .describe_quorum_response import DescribeQuorumResponse
 from .describe_topic_partitions_request import DescribeTopicPartitionsRequest
@@ -38,17 +42,33 @@ from .fetch_snapshot_request import FetchSnapshotRequest
 from .fetch_snapshot_response import FetchSnapshotResponse
 from .find_coordinator_request import FindCoordinatorRequest
 from .find_coordinator_response import FindCoordinatorResponse
+from .heartbeat_request import HeartbeatRequest
+from .heartbeat_response import HeartbeatResponse
+from .join_group_request import JoinGroupRequest
+from .join_group_response import JoinGroupResponse
 from .kraft_version_record import KRaftVersionRecord
 from .leader_change_message import LeaderChangeMessage
+from .leave_group_request import LeaveGroupRequest
+from .leave_group_response import LeaveGroupResponse
+from .list_groups_request import ListGroupsRequest
+from .list_groups_response import ListGroupsResponse
 from .list_offsets_request import ListOffsetsRequest
 from .list_offsets_response import ListOffsetsResponse
 from .metadata_request import MetadataRequest
 from .metadata_response import MetadataResponse
 from .no_op_record import NoOpRecord
+from .offset_commit_request import OffsetCommitRequest
+from .offset_commit_response import OffsetCommitResponse
+from .offset_delete_request import OffsetDeleteRequest
+from .offset_delete_response import OffsetDeleteResponse
+from .offset_fetch_request import OffsetFetchRequest
+from .offset_fetch_response import OffsetFetchResponse
 from .offset_for_leader_epoch_request import OffsetForLeaderEpochRequest
 from .offset_for_leader_epoch_response import OffsetForLeaderEpochResponse
 from .partition_change_record import PartitionChangeRecord
 from .partition_record import PartitionRecord
+from .produce_request import ProduceRequest
+from .produce_response import ProduceResponse
 from .producer_ids_record import ProducerIdsRecord
 from .quorum_state_data import QuorumStateData
 from .register_broker_record import RegisterBrokerRecord
@@ -63,6 +83,8 @@ from .request_header import RequestHeader
 from .response_header import ResponseHeader
 from .snapshot_footer_record import SnapshotFooterRecord
 from .snapshot_header_record import SnapshotHeaderRecord
+from .sync_group_request import SyncGroupRequest
+from .sync_group_response import SyncGroupResponse
 from .topic_record import TopicRecord
 from .unfence_broker_record import UnfenceBrokerRecord
 from .unregister_broker_record import UnregisterBrokerRecord
@@ -77,12 +99,23 @@ from .voters_record import VotersRecord
 from .zk_migration_state_record import ZkMigrationStateRecord
 
 REQUESTS = {
+    0: ProduceRequest,
     1: FetchRequest,
     2: ListOffsetsRequest,
     3: MetadataRequest,
+    8: OffsetCommitRequest,
+    9: OffsetFetchRequest,
     10: FindCoordinatorRequest,
+    11: JoinGroupRequest,
+    12: HeartbeatRequest,
+    13: LeaveGroupRequest,
+    14: SyncGroupRequest,
+    15: DescribeGroupsRequest,
+    16: ListGroupsRequest,
     18: ApiVersionsRequest,
     23: OffsetForLeaderEpochRequest,
+    42: DeleteGroupsRequest,
+    47: OffsetDeleteRequest,
     52: VoteRequest,
     53: BeginQuorumEpochRequest,
     54: EndQuorumEpochRequest,
@@ -97,12 +130,23 @@ REQUESTS = {
     82: UpdateRaftVoterRequest,
 }
 RESPONSES = {
+    0: ProduceResponse,
     1: FetchResponse,
     2: ListOffsetsResponse,
     3: MetadataResponse,
+    8: OffsetCommitResponse,
+    9: OffsetFetchResponse,
     10: FindCoordinatorResponse,
+    11: JoinGroupResponse,
+    12: HeartbeatResponse,
+    13: LeaveGroupResponse,
+    14: SyncGroupResponse,
+    15: DescribeGroupsResponse,
+    16: ListGroupsResponse,
     18: ApiVersionsResponse,
     23: OffsetForLeaderEpochResponse,
+    42: DeleteGroupsResponse,
+    47: OffsetDeleteResponse,
     52: VoteResponse,
     53: BeginQuorumEpochResponse,
     54: EndQuorumEpochResponse,
@@ -162,8 +206,12 @@ BY_NAME = {
     'ControllerRegistrationRequest': ControllerRegistrationRequest,
     'ControllerRegistrationResponse': ControllerRegistrationResponse,
     'DelegationTokenRecord': DelegationTokenRecord,
+    'DeleteGroupsRequest': DeleteGroupsRequest,
+    'DeleteGroupsResponse': DeleteGroupsResponse,
     'DescribeClusterRequest': DescribeClusterRequest,
     'DescribeClusterResponse': DescribeClusterResponse,
+    'DescribeGroupsRequest': DescribeGroupsRequest,
+    'DescribeGroupsResponse': DescribeGroupsResponse,
     'DescribeQuorumRequest': DescribeQuorumRequest,
     'DescribeQuorumResponse': DescribeQuorumResponse,
     'DescribeTopicPartitionsRequest': DescribeTopicPartitionsRequest,
@@ -179,17 +227,33 @@ BY_NAME = {
     'FetchSnapshotResponse': FetchSnapshotResponse,
     'FindCoordinatorRequest': FindCoordinatorRequest,
     'FindCoordinatorResponse': FindCoordinatorResponse,
+    'HeartbeatRequest': HeartbeatRequest,
+    'HeartbeatResponse': HeartbeatResponse,
+    'JoinGroupRequest': JoinGroupRequest,
+    'JoinGroupResponse': JoinGroupResponse,
     'KRaftVersionRecord': KRaftVersionRecord,
     'LeaderChangeMessage': LeaderChangeMessage,
+    'LeaveGroupRequest': LeaveGroupRequest,
+    'LeaveGroupResponse': LeaveGroupResponse,
+    'ListGroupsRequest': ListGroupsRequest,
+    'ListGroupsResponse': ListGroupsResponse,
     'ListOffsetsRequest': ListOffsetsRequest,
     'ListOffsetsResponse': ListOffsetsResponse,
     'MetadataRequest': MetadataRequest,
     'MetadataResponse': MetadataResponse,
     'NoOpRecord': NoOpRecord,
+    'OffsetCommitRequest': OffsetCommitRequest,
+    'OffsetCommitResponse': OffsetCommitResponse,
+    'OffsetDeleteRequest': OffsetDeleteRequest,
+    'OffsetDeleteResponse': OffsetDeleteResponse,
+    'OffsetFetchRequest': OffsetFetchRequest,
+    'OffsetFetchResponse': OffsetFetchResponse,
     'OffsetForLeaderEpochRequest': OffsetForLeaderEpochRequest,
     'OffsetForLeaderEpochResponse': OffsetForLeaderEpochResponse,
     'PartitionChangeRecord': PartitionChangeRecord,
     'PartitionRecord': PartitionRecord,
+    'ProduceRequest': ProduceRequest,
+    'ProduceResponse': ProduceResponse,
     'ProducerIdsRecord': ProducerIdsRecord,
     'QuorumStateData': QuorumStateData,
     'RegisterBrokerRecord': RegisterBrokerRecord,
@@ -204,6 +268,8 @@ BY_NAME = {
     'ResponseHeader': ResponseHeader,
     'SnapshotFooterRecord': SnapshotFooterRecord,
     'SnapshotHeaderRecord': SnapshotHeaderRecord,
+    'SyncGroupRequest': SyncGroupRequest,
+    'SyncGroupResponse': SyncGroupResponse,
     'TopicRecord': TopicRecord,
     'UnfenceBrokerRecord': UnfenceBrokerRecord,
     'UnregisterBrokerRecord': UnregisterBrokerRecord,

@@ -9,6 +9,17 @@ timer (``rpc/end_epoch.py``) must not be pushed back by a Fetch answer the leade
 before it resigned (``rpc/fetch.py``), and a lost pre-vote brings us back here with
 an election backoff instead of a whole fetch timeout (``RaftNode.election_lost``).
 
+``leader_unreachable`` records a Fetch to the leader that failed with a refused or
+reset connection: evidence that its process is gone (a silent partition or a paused
+process only ever times out). We then start a pre-vote after a short election backoff
+instead of waiting out the fetch timeout, and grant other voters' pre-votes again;
+a successful Fetch clears it (``rpc/fetch.py``). Beyond Kafka, which waits the fetch
+timeout in both cases; safe because the pre-vote still needs a majority, and voters
+still fetching from a live leader refuse it. Such an early pre-vote never becomes a real
+election without that majority (a voter that cannot take pre-votes counts as refusing,
+``rpc/vote.py``), and losing it restores the fetch timeout it had, so a leader that is
+alive after all keeps its epoch.
+
 Observers (nodes not in the voter set) are followers that never vote.
 """
 from __future__ import annotations
@@ -48,6 +59,8 @@ class FollowerState:
     # The leader sent us EndQuorumEpoch for this epoch: it resigned and will never
     # answer a Fetch successfully in this epoch again.
     leader_resigned: bool = False
+    leader_unreachable: bool = False  # its connection was refused or reset (see above)
+    timeout_deadline_ms: int | None = None  # the fetch timeout, while an early deadline runs
     snapshot: SnapshotDownload | None = None
     # UpdateRaftVoter: when the endpoints check may run next, and whether the
     # leader already has our current endpoints (KIP-853).
@@ -63,4 +76,4 @@ class FollowerState:
     def can_grant_vote(self, key: VoterKey, log_up_to_date: bool, pre_vote: bool) -> bool:
         if not pre_vote:
             return False  # this epoch has a leader already
-        return not self.has_fetched and log_up_to_date
+        return (not self.has_fetched or self.leader_unreachable) and log_up_to_date

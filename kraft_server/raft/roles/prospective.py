@@ -29,6 +29,9 @@ class ProspectiveState:
     leader_resigned: bool = False  # that leader sent us EndQuorumEpoch (see FollowerState)
     granted: set = field(default_factory=set)
     rejected: set = field(default_factory=set)
+    # Set when we came early, on a refused or reset connection to that leader: the fetch
+    # timeout to return to if the pre-vote is lost (FollowerState.leader_unreachable).
+    early_return_deadline_ms: int | None = None
     role = ROLE
 
     def election(self, data_version: int) -> ElectionState:

@@ -33,6 +33,7 @@ from wire.records import walk
 from kraft_server.raft.quorum_config import (
     MAX_FETCH_BYTES, METADATA_PARTITION, METADATA_TOPIC, METADATA_TOPIC_ID,
 )
+from kraft_server.raft.boundary import SendFailure
 from kraft_server.common.values import OffsetAndEpoch
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.roles.follower import SnapshotDownload
@@ -211,6 +212,8 @@ def refuse_parked(node, old_leader) -> None:
 
 
 def handle_fetch_response(node, inflight, body, failure, now_ms: int) -> bool:
+    if failure is SendFailure.DISCONNECTED:
+        _leader_unreachable(node, inflight, now_ms)
     if failure is not None or body.error_code:
         return False
     if len(body.responses) != 1 or len(body.responses[0].partitions) != 1:
@@ -231,6 +234,8 @@ def handle_fetch_response(node, inflight, body, failure, now_ms: int) -> bool:
         # After EndQuorumEpoch any success is an answer the leader sent before it
         # resigned: take its records but keep the shortened election timer.
         state.has_fetched = True
+        state.leader_unreachable = False
+        state.timeout_deadline_ms = None
         state.fetch_deadline_ms = now_ms + node.config.fetch_timeout_ms
     if part.diverging_epoch.epoch >= 0 and part.diverging_epoch.end_offset >= 0:
         truncate_diverging(node, OffsetAndEpoch(part.diverging_epoch.end_offset, part.diverging_epoch.epoch))
@@ -245,6 +250,26 @@ def handle_fetch_response(node, inflight, body, failure, now_ms: int) -> bool:
     if part.high_watermark >= 0:
         _follow_high_watermark(node, min(part.high_watermark, node.log.end_offset()))
     return True
+
+
+def _leader_unreachable(node, inflight, now_ms: int) -> None:
+    """A voter's Fetch to its leader found the connection refused or reset: the
+    leader's process is most likely gone. Pre-vote after a short random delay rather
+    than the rest of the fetch timeout (``roles/follower.py``)."""
+    q = node.quorum
+    if q.role is not Role.FOLLOWER or inflight.epoch != q.epoch or not node.is_voter():
+        return
+    state = q.state
+    if inflight.destination.node_id != state.leader_id or state.leader_unreachable:
+        return
+    state.leader_unreachable = True
+    state.timeout_deadline_ms = state.fetch_deadline_ms
+    # Spread over a quarter of the election timeout: the other voters saw the same
+    # reset at the same moment, and candidacies closer together than a vote round trip
+    # split the vote (then everyone waits a whole election timeout).
+    spread = max(node.config.election_timeout_ms // 4, 1)
+    state.fetch_deadline_ms = min(state.fetch_deadline_ms, now_ms + 1 + node.rng.randrange(spread))
+    node.stats["leader_unreachable"] += 1
 
 
 def _follow_high_watermark(node, offset: int) -> None:

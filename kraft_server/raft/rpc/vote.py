@@ -89,7 +89,11 @@ def handle_vote_response(node, inflight, body, failure, now_ms: int) -> bool:
     if failure is not None:
         if failure is SendFailure.UNSUPPORTED_VERSION and inflight.pre_vote \
                 and q.role is Role.PROSPECTIVE and q.epoch == inflight.epoch:
-            if _refused_this_log(node, voter_id):
+            if q.state.early_return_deadline_ms is not None:
+                # An early pre-vote (our leader's connection was reset) must not turn
+                # into a real election: without its opinion, count it as refusing.
+                _count(node, q.state, voter_id, False, now_ms, pre_vote=True)
+            elif _refused_this_log(node, voter_id):
                 # It refused a real vote for this very log before: count its silence as
                 # a refusal instead of bumping the epoch again for a vote it will refuse.
                 _count(node, q.state, voter_id, False, now_ms, pre_vote=True)
@@ -97,6 +101,13 @@ def handle_vote_response(node, inflight, body, failure, now_ms: int) -> bool:
                 # The peer predates KIP-996: skip pre-voting (Kafka does the same).
                 node.transition_to_candidate(now_ms)
             return True
+        if failure is SendFailure.DISCONNECTED and q.epoch == inflight.epoch and (
+                q.role is (Role.PROSPECTIVE if inflight.pre_vote else Role.CANDIDATE)):
+            # Beyond Kafka (which retries until the election timeout): a refused or reset
+            # connection is that voter's answer for this round. If the others cannot
+            # make a majority without it, the round is lost now and retried after a
+            # backoff (voters not listening yet at start-up; a voter that crashed).
+            _count(node, q.state, voter_id, False, now_ms, pre_vote=inflight.pre_vote)
         return False
     if body.error_code:
         return False

@@ -1,0 +1,15 @@
+"""``__cluster_metadata`` partition 0 served to ordinary Kafka consumers on the client
+listener (issue 10): every node, leader or follower, serves its own log up to the
+high watermark it knows, with Kafka's partition rules.
+
+One module per API: ``metadata_topic`` (the topic in Metadata), ``list_offsets``,
+``consumer_fetch`` (Fetch with replica id -1; the Raft fetch stays with the core),
+``fetch_sessions`` (KIP-227), ``offset_for_leader_epoch``,
+``describe_topic_partitions`` and ``produce`` (refused: the quorum alone writes this
+topic). ``partition`` is what they all read: the log, the high watermark, the epoch;
+``log_reader`` reads batches as views of the segment files; ``long_poll`` parks
+fetches until the high watermark moves.
+"""
+from .partition import TOPIC, TOPIC_ID, MetadataPartition
+
+__all__ = ["TOPIC", "TOPIC_ID", "MetadataPartition"]

@@ -1,0 +1,21 @@
+"""``__cluster_metadata`` in Metadata (v0-13) and DescribeTopicPartitions answers.
+
+One partition, led by this node (the node that will answer the fetches) at the
+epoch the fetch path enforces, with itself as the only replica and ISR.
+``is_internal`` is false: Kafka's client-side list of internal topics does not hold
+this one, and Spark's Kafka source silently drops partitions of internal topics.
+"""
+from __future__ import annotations
+
+from wire.messages.metadata_response import MetadataResponsePartition, MetadataResponseTopic
+
+from .partition import PARTITION, TOPIC, TOPIC_ID
+
+
+def metadata_topic(partition) -> MetadataResponseTopic:
+    node = partition.node_id
+    return MetadataResponseTopic(
+        error_code=0, name=TOPIC, topic_id=TOPIC_ID, is_internal=False,
+        partitions=[MetadataResponsePartition(
+            error_code=0, partition_index=PARTITION, leader_id=node, leader_epoch=partition.epoch,
+            replica_nodes=[node], isr_nodes=[node], offline_replicas=[])])
