@@ -81,16 +81,23 @@ def _run_maven(pom: Path, libs: Path, log: TextIO) -> None:
         "-DincludeScope=runtime",
         "-DoverWriteReleases=true",
     ]
-    # Offline first: machines whose ~/.m2 already holds everything never
-    # touch the network. Fall back to Maven Central on any failure.
-    offline = subprocess.run(base + ["-o", "-q"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if offline.returncode == 0:
-        return
-    print("kafka_dist: resolving from Maven Central (not all in ~/.m2 yet)...", file=log, flush=True)
+    code = maven_offline_then_online(
+        base, log, "kafka_dist: resolving from Maven Central (not all in ~/.m2 yet)...")
+    if code:
+        raise DistError(f"mvn dependency:copy-dependencies failed (exit {code}); see output above")
+
+
+def maven_offline_then_online(base: list[str], log: TextIO, banner: str) -> int:
+    """Run the Maven command ``base`` offline first (a ~/.m2 that holds everything
+    never touches the network), then against Maven Central, printing ``banner``.
+    Returns 0, or the online run's exit code after writing its output's tail to ``log``."""
+    if subprocess.run(base + ["-o", "-q"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT).returncode == 0:
+        return 0
+    print(banner, file=log, flush=True)
     online = subprocess.run(base, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if online.returncode != 0:
         log.write(online.stdout[-8000:])
-        raise DistError(f"mvn dependency:copy-dependencies failed (exit {online.returncode}); see output above")
+    return online.returncode
 
 
 def _check_classes(libs: Path) -> None:

@@ -11,13 +11,12 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import TextIO
 
-from tools.kafka_dist.prepare import cache_root
+from tools.kafka_dist.prepare import cache_root, maven_offline_then_online
 
 SPARK_VERSION = "4.2.0"
 MAVEN_DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
@@ -84,13 +83,10 @@ def _maven(pom: Path, out: Path, log: TextIO) -> None:
     base = [mvn, "-B", "-C", "--no-transfer-progress", "-f", str(pom),
             f"{MAVEN_DEPENDENCY_PLUGIN}:copy-dependencies", f"-DoutputDirectory={out}",
             "-DexcludeTransitive=true"]
-    if subprocess.run(base + ["-o", "-q"], capture_output=True).returncode == 0:
-        return
-    print("metadata_stream: resolving the Kafka connector jars from Maven Central...", file=log, flush=True)
-    online = subprocess.run(base, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if online.returncode != 0:
-        log.write(online.stdout[-8000:])
-        raise JarsError(f"mvn copy-dependencies failed (exit {online.returncode})")
+    code = maven_offline_then_online(
+        base, log, "metadata_stream: resolving the Kafka connector jars from Maven Central...")
+    if code:
+        raise JarsError(f"mvn copy-dependencies failed (exit {code})")
 
 
 def ensure_jars(log: TextIO | None = None) -> list[Path]:
