@@ -59,11 +59,14 @@ class QuorumState:
         timeout = self.config.election_timeout_ms
         return now_ms + timeout + self.rng.randrange(max(timeout, 1))
 
-    def start_deadline(self, now_ms: int) -> int:
-        """A voter that starts knowing no leader pre-votes after a short random delay,
-        not a whole election timeout (issue 12 item 2, beyond Kafka): a pre-vote changes
-        no epoch, a voter that is not listening yet refuses it at once (``rpc/vote.py``),
-        and a voter that follows a leader refuses it and names that leader."""
+    def early_deadline(self, now_ms: int) -> int:
+        """A short random delay (a quarter of the election timeout at most) before a
+        pre-vote that needs no whole timeout, beyond Kafka (issue 12 items 1-2): at
+        start-up with no leader known, and when the leader's connection was reset
+        (``rpc/fetch.py``). A pre-vote changes no epoch; a voter not listening yet
+        refuses it at once (``rpc/vote.py``); a voter that follows a live leader refuses
+        it and names that leader. The spread keeps voters that saw the same event from
+        splitting the vote."""
         return now_ms + 1 + self.rng.randrange(max(self.config.election_timeout_ms // 4, 1))
 
     def election_backoff_deadline(self, now_ms: int) -> int:
@@ -105,7 +108,7 @@ class QuorumState:
         is_voter = voters.is_voter(self.local_key)
         if stored is None or stored.epoch < log_last_epoch:
             epoch = max(log_last_epoch, stored.epoch if stored else 0)
-            self._swap(UnattachedState(epoch, self.start_deadline(now_ms)))
+            self._swap(UnattachedState(epoch, self.early_deadline(now_ms)))
             return
         voted = None
         if stored.voted_id >= 0:
@@ -120,7 +123,7 @@ class QuorumState:
             self._swap(FollowerState(stored.epoch, stored.leader_id, endpoints_of(stored.leader_id),
                                      now_ms + self.config.fetch_timeout_ms, voted))
         else:
-            self._swap(UnattachedState(stored.epoch, self.start_deadline(now_ms), voted))
+            self._swap(UnattachedState(stored.epoch, self.early_deadline(now_ms), voted))
 
     # -- transitions ---------------------------------------------------------------------
     def to_unattached(self, epoch: int, now_ms: int, observer: bool = False) -> None:

@@ -11,8 +11,8 @@ an election backoff instead of a whole fetch timeout (``RaftNode.election_lost``
 
 ``leader_unreachable`` records a Fetch to the leader that failed with a refused or
 reset connection: evidence that its process is gone (a silent partition or a paused
-process only ever times out). We then start a pre-vote after a short election backoff
-instead of waiting out the fetch timeout, and grant other voters' pre-votes again;
+process only ever times out). We then start a pre-vote after a short random delay
+(``QuorumState.early_deadline``) instead of waiting out the fetch timeout, and grant other voters' pre-votes again;
 a successful Fetch clears it (``rpc/fetch.py``). Beyond Kafka, which waits the fetch
 timeout in both cases; safe because the pre-vote still needs a majority, and voters
 still fetching from a live leader refuse it. Such an early pre-vote never becomes a real

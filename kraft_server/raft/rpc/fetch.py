@@ -264,11 +264,7 @@ def _leader_unreachable(node, inflight, now_ms: int) -> None:
         return
     state.leader_unreachable = True
     state.timeout_deadline_ms = state.fetch_deadline_ms
-    # Spread over a quarter of the election timeout: the other voters saw the same
-    # reset at the same moment, and candidacies closer together than a vote round trip
-    # split the vote (then everyone waits a whole election timeout).
-    spread = max(node.config.election_timeout_ms // 4, 1)
-    state.fetch_deadline_ms = min(state.fetch_deadline_ms, now_ms + 1 + node.rng.randrange(spread))
+    state.fetch_deadline_ms = min(state.fetch_deadline_ms, q.early_deadline(now_ms))
     node.stats["leader_unreachable"] += 1
 
 

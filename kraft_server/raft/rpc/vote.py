@@ -89,13 +89,10 @@ def handle_vote_response(node, inflight, body, failure, now_ms: int) -> bool:
     if failure is not None:
         if failure is SendFailure.UNSUPPORTED_VERSION and inflight.pre_vote \
                 and q.role is Role.PROSPECTIVE and q.epoch == inflight.epoch:
-            if q.state.early_return_deadline_ms is not None:
-                # An early pre-vote (our leader's connection was reset) must not turn
-                # into a real election: without its opinion, count it as refusing.
-                _count(node, q.state, voter_id, False, now_ms, pre_vote=True)
-            elif _refused_this_log(node, voter_id):
-                # It refused a real vote for this very log before: count its silence as
-                # a refusal instead of bumping the epoch again for a vote it will refuse.
+            if q.state.early_return_deadline_ms is not None or _refused_this_log(node, voter_id):
+                # Count its silence as a refusal: an early pre-vote (our leader's
+                # connection was reset) must not turn into a real election, and a voter
+                # that refused a real vote for this very log would refuse again.
                 _count(node, q.state, voter_id, False, now_ms, pre_vote=True)
             else:
                 # The peer predates KIP-996: skip pre-voting (Kafka does the same).
