@@ -24,6 +24,10 @@ from .snapshot_generator import SnapshotGenerator
 log = logging.getLogger(__name__)
 
 MiB = 1024 * 1024
+# Log bytes replayed per Ready cycle: a long catch-up (start-up, a burst of commits)
+# yields to socket I/O between slices, so fetches keep being answered.
+REPLAY_BUDGET_BYTES = 512 * 1024
+
 SECURITY_PROTOCOLS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
 
 # What a Kafka 4.3.1 controller puts in its registration
@@ -128,7 +132,7 @@ class Controller:
         return levels, self.image.offset
 
     def poll(self, now_ms: int) -> tuple[bool, int | None]:
-        replayed, loaded = self.loader.catch_up(self.core.high_watermark)
+        replayed, loaded = self.loader.catch_up(self.core.high_watermark, REPLAY_BUDGET_BYTES)
         if loaded:
             self.snapshots.reset(now_ms)
         reason = self.snapshots.due(replayed, now_ms)
@@ -145,7 +149,8 @@ class Controller:
         retry = self._poll_sender(now_ms)
         if retry is not None:
             deadline = min(deadline, retry)
-        return proposed, deadline
+        # More to replay: ask for another cycle at once (after the sockets had a turn).
+        return proposed or self.loader.behind(self.core.high_watermark), deadline
 
     def _poll_sender(self, now_ms: int) -> int | None:
         responses, self._responses = self._responses, []
