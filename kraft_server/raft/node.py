@@ -566,6 +566,12 @@ class RaftNode:
         if snap is not None:
             history.observe_snapshot(self.log.read_snapshot(snap, 0, self.log.snapshot_size(snap)), snap.offset)
         offset = max(self.log.start_offset(), history.next_offset)
+        controls = self.log.control_offsets(offset)
+        if controls is not None:  # only the control batches carry voter history
+            for base in controls:
+                history.observe(self.log.read(base, 1))  # that one batch
+            history.next_offset = max(history.next_offset, self.log.end_offset())
+            return history
         while offset < self.log.end_offset():
             data = self.log.read(offset, MAX_BATCH_BYTES)
             history.observe(data)
