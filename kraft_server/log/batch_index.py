@@ -7,7 +7,8 @@ batch's CRC-32C (uint32) and attributes (int16, then 6 bytes of padding),
 little-endian. Entries are appended after each flush
 (the segment data is durable first); truncating the segment truncates the index.
 The file is advisory and never fsync'd on its own: at start-up it is trusted only if
-its entries start at position 0 and its last entry still describes a whole batch of
+its entries start at position 0, it holds no zero-filled stretch (what a power loss
+can leave of an appended file) and its last entry still describes a whole batch of
 the segment (same next offset, epoch and CRC, the CRC checked over the bytes).
 Otherwise the segment is scanned from its start as before and the index rewritten.
 A Kafka controller opening the directory ignores the file (``LogLoader`` only looks
@@ -77,6 +78,11 @@ def load(path: Path, fd: int, size: int) -> tuple[Loaded | None, int]:
     try:
         data = path.read_bytes()
     except OSError:
+        return None, 0
+    if data.find(bytes(ENTRY_SIZE), ENTRY_SIZE) >= 0:
+        # A zero-filled page (file size made durable before its data, after a power
+        # loss): a real entry is never all zeros (next offset and CRC), nor are two
+        # entries' neighbouring bytes, so 40 zero bytes past the first entry mean damage.
         return None, 0
     index = Loaded(data)
     if not index.count or index.positions[0] != 0:

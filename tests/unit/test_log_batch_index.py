@@ -90,7 +90,7 @@ def test_truncation_truncates_the_index(tmp_path):
     assert got == reference(tmp_path)
 
 
-@pytest.mark.parametrize("damage", ["stale", "garbage", "short", "empty", "shifted"])
+@pytest.mark.parametrize("damage", ["stale", "garbage", "short", "empty", "shifted", "zero-page"])
 def test_a_bad_index_falls_back_to_a_full_scan(tmp_path, damage):
     with FileReplicatedLog.open(tmp_path) as log:
         fill(log, [1] * 30)
@@ -110,6 +110,10 @@ def test_a_bad_index_falls_back_to_a_full_scan(tmp_path, damage):
         index.write_bytes(good[:-7])  # a torn last entry: the whole entries before it still count
     elif damage == "empty":
         index.write_bytes(b"")
+    elif damage == "zero-page":
+        # entries 5-14 never reached the disk, the last one did (a power loss)
+        size = batch_index.ENTRY_SIZE
+        index.write_bytes(good[:5 * size] + bytes(10 * size) + good[15 * size:])
     else:
         entries = bytearray(good)
         struct.pack_into("<q", entries, len(entries) - batch_index.ENTRY_SIZE, 5)  # last position wrong
