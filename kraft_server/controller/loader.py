@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from kraft_server.raft import MAX_BATCH_BYTES
 from wire.messages import NoOpRecord
-from wire.records import ControlRecordType, batch_records, control_records, read_header, walk
+from wire.records import ControlRecordType, batch_records, batch_values, control_records, read_header, walk
 
 from .image import MetadataImage
 
 
-# A NoOpRecord value (frame version 1, type 20) changes nothing: its body is not read.
+# A NoOpRecord value (frame version 1, type 20) changes nothing: not even copied out.
 NO_OP_PREFIX = bytes((1, NoOpRecord.API_KEY))
 
 
@@ -86,9 +86,8 @@ class MetadataLoader:
     def _replay_batch(self, data, info) -> None:
         img = self.image
         if not info.is_control:
-            for _, value in batch_records(data, info):
-                if value is None or value[:2] != NO_OP_PREFIX:
-                    img.replay(value)
+            for value in batch_values(data, info, skip=NO_OP_PREFIX):
+                img.replay(value)
         img.offset, img.epoch = info.last_offset, info.epoch
         img.last_timestamp = batch_timestamp(data, info)
         self.next_offset = info.next_offset

@@ -39,7 +39,7 @@ from kraft_server.raft.voters import (
     ZERO_UUID, ElectionResult, VoterKey, VoterSet, election_result, next_high_watermark,
 )
 
-from wire.records import HEADER_SIZE, build_batch
+from wire.records import HEADER_SIZE, build_value_batch
 
 _REQUEST_HANDLERS = {
     fetch.API_KEY: fetch.handle_fetch_request,
@@ -526,7 +526,7 @@ class RaftNode:
 
     def _append_proposed(self, records: list) -> None:
         leader = self.quorum.state
-        data = build_batch(self.log.end_offset(), leader.epoch, self._now, [(None, r) for r in records])
+        data = build_value_batch(self.log.end_offset(), leader.epoch, self._now, records)
         self.leader_append(data)
         leader.appended(self.log.end_offset() - 1, len(data))
 
