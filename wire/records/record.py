@@ -324,8 +324,8 @@ def encode_values(values) -> bytes:
     try:
         for i, value in enumerate(values):
             n = len(value)
-            head = b"\x00\x00" + (table[i] if i < size else write_varint(i)) + b"\x01" + (
-                table[n] if n < size else write_varint(n))
+            head = b"\x00\x00" + (table[i] if i < size else _varint3(i) if i < 1 << 20 else write_varint(i)) + (
+                b"\x01") + (table[n] if n < size else write_varint(n))
             body = len(head) + n + 1
             append(table[body] if body < size else write_varint(body))
             append(head)
@@ -337,6 +337,8 @@ def encode_values(values) -> bytes:
 
 
 def _varint_at(data, pos: int):
+    """One to three bytes by hand (offset deltas of batches up to 1M records), longer
+    ones by ``read_varint``."""
     b = data[pos]
     if b < 0x80:
         return _ZIGZAG[b], pos + 1
@@ -344,7 +346,17 @@ def _varint_at(data, pos: int):
     if c < 0x80:
         b = (b & 0x7F) | (c << 7)
         return (b >> 1) ^ -(b & 1), pos + 2
+    d = data[pos + 2]
+    if d < 0x80:
+        b = (b & 0x7F) | ((c & 0x7F) << 7) | (d << 14)
+        return (b >> 1) ^ -(b & 1), pos + 3
     return read_varint(data, pos)
+
+
+def _varint3(n: int) -> bytes:
+    """The zig-zag varint of 0 <= n < 2**20 (three bytes past the table)."""
+    z = n << 1
+    return bytes(((z & 0x7F) | 0x80, ((z >> 7) & 0x7F) | 0x80, z >> 14))
 
 
 def decode_values(data: bytes, pos: int, end: int, count: int, skip: bytes | None = None) -> list:
