@@ -2,7 +2,9 @@
 
 A control batch keeps its base offset, offset deltas, partition leader epoch and
 timestamps, so every record keeps its offset; only the control flag is cleared and
-each record becomes ``key`` = the control type's name (``CONTROL_NAMES``, UTF-8),
+each record becomes ``key`` = the control type's name (UTF-8,
+``wire.records.control_names``: LeaderChange, Voters, KRaftVersion, SnapshotHeader,
+SnapshotFooter),
 ``value`` = the control record's value unchanged: the type's message at v0 with no
 version prefix (``LeaderChangeMessage``, ``VotersRecord``, ...; decode it with
 ``wire.records.control`` or ``wire.messages``). ``headers`` (name, bytes) pairs are
@@ -17,23 +19,14 @@ watermark, which Spark's Kafka source requires of every offset range it plans.
 from __future__ import annotations
 
 from wire.records import CONTROL_MASK, ControlRecordType, RecordBatch, decode_batch, decode_control_key
+from wire.records.control_names import CONTROL_TYPE_NAMES
 from wire.records.record import Record
-
-CONTROL_NAMES = {
-    ControlRecordType.ABORT: "Abort",
-    ControlRecordType.COMMIT: "Commit",
-    ControlRecordType.LEADER_CHANGE: "LeaderChange",
-    ControlRecordType.SNAPSHOT_HEADER: "SnapshotHeader",
-    ControlRecordType.SNAPSHOT_FOOTER: "SnapshotFooter",
-    ControlRecordType.KRAFT_VERSION: "KRaftVersion",
-    ControlRecordType.KRAFT_VOTERS: "Voters",
-}
 
 
 def control_name(key) -> str:
     _, type_id = decode_control_key(key)
     try:
-        return CONTROL_NAMES[ControlRecordType(type_id)]
+        return CONTROL_TYPE_NAMES[ControlRecordType(type_id)]
     except ValueError:
         return f"Unknown{type_id}"
 
