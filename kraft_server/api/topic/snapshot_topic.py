@@ -1,19 +1,22 @@
-"""``__cluster_metadata_snapshot``-0: the snapshot at the metadata log's start offset,
-so that a consumer can rebuild the full current state after retention has deleted
-the beginning of ``__cluster_metadata`` (README: "The full state after retention").
+"""``__cluster_metadata_snapshot``-0: the oldest snapshot at or after the metadata
+log's start offset, so that a consumer can rebuild the full current state after
+retention has deleted the beginning of ``__cluster_metadata`` (README: "The full
+state after retention"). Retention moves the log start to a snapshot's end offset, so
+this is usually the snapshot *at* the log start; after a restart the log start is the
+first segment's base offset, at or below it.
 
 Its records are the snapshot's records at the snapshot's own offsets, 0..n-1: the
 metadata records as they are in the ``.checkpoint`` file, and its control records
 (SnapshotHeader, KRaftVersion, Voters, SnapshotFooter) as data records keyed by
 their type name (``as_data.py``). Every one of those carries two headers naming the
 snapshot: ``snapshot.end.offset`` and ``snapshot.epoch`` (ASCII decimals). The end
-offset is where the consumer continues ``__cluster_metadata``; it equals that
-topic's log start (earliest) for as long as this snapshot is served.
+offset S is where the consumer continues ``__cluster_metadata``: the log holds it for
+as long as this snapshot is served (S >= the log start).
 
 While the log start is 0 the served snapshot is the bootstrap checkpoint
-(``00000000000000000000-0000000000.checkpoint``) if there is one, else nothing (an
-empty partition). When retention moves the log start, the next snapshot replaces
-the content wholesale: a reader that finds the SnapshotHeader's and the
+(``00000000000000000000-0000000000.checkpoint``) if there is one; with no snapshot
+at all the partition is empty (read the log from 0). When retention moves the log
+start past S, the next snapshot replaces the content wholesale: a reader that finds the SnapshotHeader's and the
 SnapshotFooter's ids differ read across a replacement and starts over. Read it as a
 batch (``spark.read``), not as a stream.
 
@@ -45,7 +48,7 @@ def snapshot_headers(snapshot_id) -> tuple:
 
 
 class SnapshotReader:
-    """The served snapshot's batches, loaded when the log start's snapshot changes."""
+    """The served snapshot's batches, loaded when the served snapshot changes."""
 
     def __init__(self, raft_log):
         self.log = raft_log
@@ -54,8 +57,8 @@ class SnapshotReader:
 
     def _wanted(self):
         start = self.log.start_offset()
-        at_start = [s for s in self.log.snapshot_ids() if s.offset == start]
-        return at_start[-1] if at_start else None
+        kept = [s for s in self.log.snapshot_ids() if s.offset >= start]
+        return kept[0] if kept else None
 
     def current(self) -> BatchList:
         wanted = self._wanted()
