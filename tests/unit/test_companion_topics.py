@@ -10,13 +10,15 @@ from kraft_server.api.metadata import metadata_response
 from kraft_server.api.topic import (CONTROL_TOPIC, CONTROL_TOPIC_ID, SNAPSHOT_TOPIC, SNAPSHOT_TOPIC_ID,
                                     TOPIC, Topics)
 from kraft_server.api.topic.consumer_fetch import ConsumerFetch
+from kraft_server.api.topic.describe_topic_partitions import describe_topic_partitions_response
 from kraft_server.api.topic.list_offsets import list_offsets_response
 from kraft_server.api.topic.produce import produce_response
 from kraft_server.log.file_log import FileReplicatedLog
 from kraft_server.common.values import OffsetAndEpoch
 from wire.errors import ErrorCode as E
-from wire.messages import (LeaderChangeMessage, ListOffsetsRequest, MetadataRequest, ProduceRequest,
-                           SnapshotHeaderRecord, VotersRecord)
+from wire.messages import (DescribeTopicPartitionsRequest, LeaderChangeMessage, ListOffsetsRequest,
+                           MetadataRequest, ProduceRequest, SnapshotHeaderRecord, VotersRecord)
+from wire.messages.describe_topic_partitions_request import Cursor
 from wire.messages.leader_change_message import Voter
 from wire.messages.list_offsets_request import ListOffsetsPartition, ListOffsetsTopic
 from wire.messages.produce_request import PartitionProduceData, TopicProduceData
@@ -88,6 +90,20 @@ def test_metadata_lists_the_three_topics(topics):
     assert [(t.name, t.topic_id, t.is_internal) for t in r.topics] == [
         (TOPIC, topics.main.topic_id, False), (CONTROL_TOPIC, CONTROL_TOPIC_ID, False),
         (SNAPSHOT_TOPIC, SNAPSHOT_TOPIC_ID, False)]
+    by_id = metadata_response(12, MetadataRequest(topics=[_by_id(CONTROL_TOPIC_ID)]), node_id=1, host="h",
+                              port=9, cluster_id="c", topics=topics)
+    assert [t.name for t in by_id.topics] == [CONTROL_TOPIC]
+    described = describe_topic_partitions_response(DescribeTopicPartitionsRequest(topics=[]), topics)
+    assert [t.name for t in described.topics] == [TOPIC, CONTROL_TOPIC, SNAPSHOT_TOPIC]
+    after = describe_topic_partitions_response(DescribeTopicPartitionsRequest(
+        topics=[], cursor=Cursor(topic_name=CONTROL_TOPIC, partition_index=0)), topics)
+    assert [(t.name, len(t.partitions)) for t in after.topics] == [(TOPIC, 0), (CONTROL_TOPIC, 1),
+                                                                  (SNAPSHOT_TOPIC, 1)]
+
+
+def _by_id(topic_id):
+    from wire.messages.metadata_request import MetadataRequestTopic
+    return MetadataRequestTopic(name=None, topic_id=topic_id)
 
 
 @pytest.mark.parametrize("version", [4, 12, 13])
