@@ -19,11 +19,15 @@ one run each:
   leaves out the group join).
 
 Prints MB/s (10^6 bytes of record values, as ConsumerPerformance counts) and
-records/s, and the ratio ours / Kafka.
+records/s, the ratio ours / Kafka, and the CPU seconds our node's process and the
+broker's JVM spent while each client read (from /proc: what bounds the server side).
+Both JVMs (broker and perf tool) run with Kafka's own default JVM options
+(``kafka-run-class``: G1, full JIT, 1 GiB heap), not the tests' fast-start ones.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 import sys
 import tempfile
@@ -34,6 +38,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 TOPIC = "bench"
+KAFKA_JVM = ("-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 "
+             "-XX:+ExplicitGCInvokesConcurrent -XX:MaxInlineLevel=15 -Djava.awt.headless=true")
 SIZES = {"1 KiB": 1, "64 KiB": 64}  # records per batch
 
 
@@ -162,6 +168,19 @@ def java_consumer(bootstrap: str, topic: str, n: int) -> tuple[float, float]:
     return float(row["fetch.MB.sec"]), float(row["fetch.nMsg.sec"])
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process and its reaped children, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def measured(pids: list[int], run):
+    """(run(), [CPU seconds each pid spent during it])."""
+    before = [cpu_seconds(p) for p in pids]
+    result = run()
+    return result, [cpu_seconds(p) - b for p, b in zip(pids, before)]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--records", type=int, default=20000)
@@ -169,6 +188,8 @@ def main() -> int:
     ap.add_argument("--clients", default="python,java")
     args = ap.parse_args()
     clients = args.clients.split(",")
+    os.environ["KAFKA_JVM_PERFORMANCE_OPTS"] = KAFKA_JVM  # for the broker and the perf tool
+    os.environ["KAFKA_HEAP_OPTS"] = "-Xmx1g -Xms1g"
     from tests.support.kafka_broker import kafka_broker
     vals = values(args.records, args.record_bytes)
     total = sum(len(v) for v in vals)
@@ -181,25 +202,31 @@ def main() -> int:
             try:
                 fill_kafka(kafka_bootstrap, vals, per_batch)
                 our_bootstrap = f"127.0.0.1:{ours.client_port}"
+                pids = [ours.proc.pid, kafka.proc.pid]
                 if "python" in clients:
-                    ours_s, _ = python_consumer(our_bootstrap, "__cluster_metadata", first, args.records)
-                    kafka_s, _ = python_consumer(kafka_bootstrap, TOPIC, 0, args.records)
+                    (ours_s, _), (o_cpu, _) = measured(pids, lambda: python_consumer(
+                        our_bootstrap, "__cluster_metadata", first, args.records))
+                    (kafka_s, _), (_, k_cpu) = measured(pids, lambda: python_consumer(
+                        kafka_bootstrap, TOPIC, 0, args.records))
                     results.append((label, "kafka-python", total / ours_s / 1e6, args.records / ours_s,
-                                    total / kafka_s / 1e6, args.records / kafka_s))
+                                    total / kafka_s / 1e6, args.records / kafka_s, o_cpu, k_cpu))
                 if "java" in clients:
                     # ConsumerPerformance reads from offset 0: on our node the first few dozen
                     # records it counts are the node's own (small) and as many bench ones are left.
-                    o_mb, o_rec = java_consumer(our_bootstrap, "__cluster_metadata", args.records)
-                    k_mb, k_rec = java_consumer(kafka_bootstrap, TOPIC, args.records)
-                    results.append((label, "java perf-test", o_mb, o_rec, k_mb, k_rec))
+                    (o_mb, o_rec), (o_cpu, _) = measured(pids, lambda: java_consumer(
+                        our_bootstrap, "__cluster_metadata", args.records))
+                    (k_mb, k_rec), (_, k_cpu) = measured(pids, lambda: java_consumer(
+                        kafka_bootstrap, TOPIC, args.records))
+                    results.append((label, "java perf-test", o_mb, o_rec, k_mb, k_rec, o_cpu, k_cpu))
             finally:
                 ours.stop()
                 kafka.close()
     print(f"\n{args.records} records of {args.record_bytes} bytes ({total / 1e6:.1f} MB of values), one run each\n")
     print(f"{'batches':8} {'client':15} {'ours MB/s':>10} {'ours rec/s':>11} {'Kafka MB/s':>11} "
-          f"{'Kafka rec/s':>12} {'ours/Kafka':>10}")
-    for label, client, o_mb, o_rec, k_mb, k_rec in results:
-        print(f"{label:8} {client:15} {o_mb:10.1f} {o_rec:11.0f} {k_mb:11.1f} {k_rec:12.0f} {o_mb / k_mb:9.2f}x")
+          f"{'Kafka rec/s':>12} {'ours/Kafka':>10} {'ours CPU s':>10} {'Kafka CPU s':>11}")
+    for label, client, o_mb, o_rec, k_mb, k_rec, o_cpu, k_cpu in results:
+        print(f"{label:8} {client:15} {o_mb:10.1f} {o_rec:11.0f} {k_mb:11.1f} {k_rec:12.0f} {o_mb / k_mb:9.2f}x"
+              f" {o_cpu:10.2f} {k_cpu:11.2f}")
     return 0
 
 
