@@ -58,5 +58,18 @@ class BuildExt(build_ext):
         if not self.parallel:
             self.parallel = os.cpu_count() or 1
 
+    def build_extensions(self):
+        self._failed = set()
+        super().build_extensions()
+        # what did not compile is neither copied nor installed: those modules stay pure Python
+        self.extensions = [e for e in self.extensions if e.name not in self._failed]
+
+    def build_extension(self, ext):
+        try:
+            super().build_extension(ext)
+        except Exception as exc:  # no working compiler
+            self._failed.add(ext.name)
+            print(f"kraft-server: {ext.name} not compiled ({exc}); it stays pure Python", file=sys.stderr)
+
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})
