@@ -75,3 +75,25 @@ def test_record_batches_are_identical_compiled_and_pure(pure):
         batch, end = decode_batch(data, 0)
         assert end == len(data)
         assert batch.encode() == data
+
+
+def test_a_stale_or_missing_build_means_pure(tmp_path, monkeypatch):
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    monkeypatch.delenv(native.PURE_ENV, raising=False)
+    monkeypatch.setattr(native, "ROOT", tmp_path)
+    monkeypatch.setattr(native, "COMPILED", ["wire.a", "wire.b"])
+    (tmp_path / "wire").mkdir()
+    for name in ("a", "b"):
+        (tmp_path / "wire" / f"{name}.py").write_text("")
+    assert native._choose() == (False, "pure Python (no compiled modules: no C compiler or Cython at install time)")
+    for name in ("a", "b"):
+        so = tmp_path / "wire" / f"{name}{EXTENSION_SUFFIXES[0]}"
+        so.write_bytes(b"")
+        os.utime(so, (2_000_000_000, 2_000_000_000))
+    assert native._choose() == (True, "compiled with Cython (2 modules)")
+    os.utime(tmp_path / "wire" / "b.py", (2_000_000_100, 2_000_000_100))  # edited after the build
+    compiled, why = native._choose()
+    assert not compiled and "wire.b is older than its source" in why
+    monkeypatch.setenv(native.PURE_ENV, "1")
+    assert native._choose() == (False, "pure Python (KRAFT_PURE_PYTHON is set)")
