@@ -3,17 +3,29 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# The compiled codecs (setup.py, wire/native.py) are rebuilt when a wire source changes;
+# KRAFT_PURE_PYTHON=1 skips them (and forces the pure-Python codecs at run time).
+COMPILED := $(VENV)/.compiled
+ifeq ($(filter-out 0,$(KRAFT_PURE_PYTHON)),)
+CODECS := $(COMPILED)
+else
+CODECS := $(STAMP)
+endif
 export KRAFT_CACHE ?= $(CURDIR)/.cache
 
 .PHONY: stream venv test test-slow fuzz simulate simulate-long bench bench-raft bench-startup bench-membership codegen check-codegen kafka-dist run clean
 
-$(STAMP): setup.cfg pyproject.toml
+$(STAMP): setup.cfg pyproject.toml setup.py
 	@command -v java >/dev/null || (apt-get update && apt-get install -y openjdk-17-jdk-headless)
 	@command -v mvn >/dev/null || (apt-get update && apt-get install -y maven)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,spark]'
+	KRAFT_PURE_PYTHON=1 $(PY) -m pip install -q -e '.[test,spark]'
 	touch $(STAMP)
+
+$(COMPILED): $(STAMP) $(wildcard wire/*.py wire/messages/*.py wire/records/*.py)
+	$(PY) -m pip install -q --no-deps -e .
+	touch $(COMPILED)
 
 venv: $(STAMP)
 
@@ -26,14 +38,14 @@ codegen: $(STAMP)
 check-codegen: $(STAMP)
 	$(PY) -m codegen --check
 
-test: $(STAMP) kafka-dist
+test: $(CODECS) kafka-dist
 	$(PY) -m codegen --check
 	$(PY) -m pytest -m 'not slow' -p no:cacheprovider
 
-test-slow: $(STAMP) kafka-dist
+test-slow: $(CODECS) kafka-dist
 	$(PY) -m pytest -m slow -p no:cacheprovider
 
-fuzz: $(STAMP)
+fuzz: $(CODECS)
 	FUZZ_INPUTS=$${FUZZ_INPUTS:-2000000} $(PY) -m pytest tests/unit/test_fuzz.py -p no:cacheprovider
 
 SEEDS ?= 200
@@ -48,7 +60,7 @@ LONG_EVENTS ?= 10000
 simulate-long: $(STAMP)
 	$(PY) -m tests.simulation.long --seeds $(LONG_SEEDS) --events $(LONG_EVENTS) $(if $(FIRST_SEED),--first-seed $(FIRST_SEED))
 
-bench: $(STAMP)
+bench: $(CODECS)
 	$(PY) bench/codec.py
 
 bench-raft: $(STAMP) kafka-dist
@@ -63,7 +75,7 @@ bench-startup: $(STAMP)
 bench-membership: $(STAMP) kafka-dist
 	$(PY) bench/membership.py $(if $(FULL),--full)
 
-run: $(STAMP)
+run: $(CODECS)
 	$(PY) -m tools.run_local --config config/server.properties
 
 # Stream __cluster_metadata of `make run`'s node (client listener 127.0.0.1:9092) into

@@ -12,7 +12,10 @@ objects that re-encode to the same bytes. What is timed:
 
 * encode: library object -> bytes-like output (message body, no header or framing).
   ours ``obj.encode(v)``; kafka-python ``obj.encode(version=v)``; kio
-  ``entity_writer(cls)(BytesIO(), obj)`` + ``getvalue()``.
+  ``entity_writer(cls)(BytesIO(), obj)`` + ``getvalue()``. For FetchResponse, ours is what
+  the server does to put a response on the wire: ``codec_support.encode_parts`` (the body
+  as a list of buffers with the record views by reference, for ``writelines``); the
+  byte-identity check joins that list.
 * decode: ``bytes`` -> full library objects, every field materialised.
   ours ``Cls.decode(buf, v)``; kafka-python ``Cls.decode(buf, version=v)``; kio
   ``entity_reader(cls)(buf, 0)`` (its native Rust reader).
@@ -28,12 +31,18 @@ median over rounds (the minimum is in the JSON too). The cyclic GC is disabled i
 rounds (as ``timeit`` does) and a collection runs between cells.
 
 ``speedup_vs_best_peer`` = (the faster of kafka-python and kio) / ours; 2.0 means ours
-is twice as fast as the best peer.
+is twice as fast as the best peer. "ours" is the path this process imports: the compiled
+codecs when they are built (``wire.native``). The "pure" column is ours again, timed in a
+child process with ``KRAFT_PURE_PYTHON=1`` right after (``--no-pure`` leaves it out), so the
+gain from compilation is visible; the child times the peers again too, so that its "pure
+speedup" (``pure_speedup_vs_best_peer`` in the JSON) compares figures taken side by side.
 """
 from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import os
+import subprocess
 import gc
 import io
 import json
@@ -71,6 +80,8 @@ from kio.schema.vote.v2 import request as kio_vote  # noqa: E402
 from kio.serial import entity_reader, entity_writer  # noqa: E402
 from kio.static.primitive import TZAwareMicros  # noqa: E402
 
+from wire import native  # noqa: E402
+from wire.codec_support import encode_parts  # noqa: E402
 from wire.messages import describe_quorum_response as our_dq  # noqa: E402
 from wire.messages import fetch_response as our_fetch  # noqa: E402
 from wire.messages import metadata_response as our_md  # noqa: E402
@@ -459,14 +470,14 @@ def _kio_encoder(cls, obj):
     return enc
 
 
-def message_row(name, title, data, version, our_cls, kp_cls, kio_cls, builders):
+def message_row(name, title, data, version, our_cls, kp_cls, kio_cls, builders, parts=False):
     ours_obj, kp_obj, kio_obj = (b(data) for b in builders)
     enc = {
-        "ours": lambda: ours_obj.encode(version),
+        "ours": (lambda: encode_parts(b"", ours_obj, version)) if parts else (lambda: ours_obj.encode(version)),
         "kafka_python": lambda: kp_obj.encode(version=version),
         "kio": _kio_encoder(kio_cls, kio_obj),
     }
-    outs = {lib: bytes(fn()) for lib, fn in enc.items()}
+    outs = {lib: b"".join(fn()) if lib == "ours" and parts else bytes(fn()) for lib, fn in enc.items()}
     canonical = outs["ours"]
     for lib, out in outs.items():
         check(out == canonical, f"{name}: {lib} encodes different bytes ({len(out)} vs {len(canonical)})")
@@ -553,7 +564,7 @@ def build_rows(only=None):
         rows.append(message_row(
             "fetch_response_v16", f"FetchResponse v16 (50 partitions x {len(blob) / 2**20:.2f} MiB batch)",
             fetch_data(blob), 16, our_fetch.FetchResponse, KpFetchResponse, kio_fetch.FetchResponse,
-            (fetch_ours, fetch_kp, fetch_kio)))
+            (fetch_ours, fetch_kp, fetch_kio), parts=True))
     if want("describe_quorum_response_v2"):
         rows.append(message_row(
             "describe_quorum_response_v2", "DescribeQuorumResponse v2 (5 voters, 50 observers, 5 nodes)",
@@ -642,8 +653,23 @@ def run(rows, quick: bool) -> list[dict]:
     return results
 
 
+def add_pure_column(results, argv) -> str:
+    """Time ours again in a child process on the pure-Python path; returns its description."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--no-pure", "--json", *argv]
+    env = dict(os.environ, KRAFT_PURE_PYTHON="1")
+    child = json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout)
+    pure = {(r["row"], r["direction"]): r for r in child["results"]}
+    for entry in results:
+        p = pure[(entry["row"], entry["direction"])]
+        entry["pure_us"], entry["pure_min_us"] = p["ours_us"], p["ours_min_us"]
+        entry["pure_speedup_vs_best_peer"] = p["speedup_vs_best_peer"]
+        entry["compiled_gain"] = p["ours_us"] / entry["ours_us"]
+    return child["meta"]["codecs"]
+
+
 def meta(rows) -> dict:
     return {
+        "codecs": native.describe(),
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
         "machine": platform.machine(),
@@ -684,14 +710,18 @@ def print_table(results, m):
               f"{m['verified'][name]}")
     if not m["ours_records"]:
         print("  record_batch_1000: wire.records not importable; 'ours' is n/a")
+    print(f"ours: {m['codecs']}" + (f"; pure: {m['pure_codecs']}" if m.get("pure_codecs") else ""))
     print("Times in µs/op (median); speedup = best peer / ours (2.0 = twice as fast).")
-    head = ("row", "dir", "bytes", "ours", "kafka-python", "kio", "best peer", "speedup")
+    head = ("row", "dir", "bytes", "ours", "pure", "kafka-python", "kio", "best peer", "speedup",
+            "pure speedup")
     lines = [head]
     for r in results:
         sp = r["speedup_vs_best_peer"]
+        psp = r.get("pure_speedup_vs_best_peer")
         lines.append((r["row"], r["direction"], f"{r['bytes']:,}", _fmt(r["ours_us"]),
-                      _fmt(r["kafka_python_us"]), _fmt(r["kio_us"]), r["best_peer"],
-                      "n/a" if sp is None else f"{sp:.2f}x"))
+                      _fmt(r.get("pure_us")), _fmt(r["kafka_python_us"]), _fmt(r["kio_us"]),
+                      r["best_peer"], "n/a" if sp is None else f"{sp:.2f}x",
+                      "n/a" if psp is None else f"{psp:.2f}x"))
     widths = [max(len(str(line[i])) for line in lines) for i in range(len(head))]
     for i, line in enumerate(lines):
         cells = [str(c).ljust(w) if j < 2 else str(c).rjust(w)
@@ -706,11 +736,15 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="short smoke run")
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ap.add_argument("--only", action="append", help="run only this row (repeatable)")
+    ap.add_argument("--no-pure", action="store_true", help="leave out the pure-Python column")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     rows = build_rows(set(args.only) if args.only else None)
     results = run(rows, args.quick)
     m = meta(rows)
+    if not args.no_pure:
+        passed = (["--quick"] if args.quick else []) + [a for o in args.only or () for a in ("--only", o)]
+        m["pure_codecs"] = add_pure_column(results, passed)
     m["quick"] = args.quick
     m["elapsed_s"] = round(time.perf_counter() - t0, 2)
     if args.json:

@@ -31,6 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     from kraft_server.config import ConfigError
     from kraft_server.shell.wiring import StorageError, run
+    from wire import native
+
+    logging.getLogger("kraft_server").info("%s", native.describe())
 
     config_path = args[0]
     try:

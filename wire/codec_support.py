@@ -7,7 +7,7 @@ only ``DecodeError``; encoders raise ``EncodeError``/``UnsupportedVersionError``
 from __future__ import annotations
 
 import struct
-from uuid import UUID
+from uuid import UUID, SafeUUID
 
 from .exceptions import DecodeError, EncodeError, UnsupportedVersionError
 from .varint import read_uvarint, read_uvarint_int, write_uvarint
@@ -88,10 +88,18 @@ _DECODE_FAILURES = (struct.error, IndexError, ValueError, TypeError, OverflowErr
 _ENCODE_FAILURES = (struct.error, TypeError, AttributeError, OverflowError, ValueError)
 
 
+_set = object.__setattr__
+_UNKNOWN = SafeUUID.unknown
+
+
 def uuid_from_bytes(raw) -> UUID:
+    """``UUID(bytes=raw)`` without its argument checks (raw is 16 bytes from a Struct)."""
     if raw == _ZERO16:
         return ZERO_UUID
-    return UUID(bytes=bytes(raw))
+    u = new(UUID)
+    _set(u, "int", int.from_bytes(raw, "big"))
+    _set(u, "is_safe", _UNKNOWN)
+    return u
 
 
 _array_structs: dict[tuple[str, int], struct.Struct] = {}

@@ -35,6 +35,7 @@ def test_bench_quick_json():
 
     meta = report["meta"]
     assert meta["quick"] is True
+    assert meta["pure_codecs"] == "wire codecs: pure Python (KRAFT_PURE_PYTHON is set)"
     results = report["results"]
     assert {(r["row"], r["direction"]) for r in results} == {
         (row, d) for row in ROWS for d in DIRECTIONS}
@@ -60,5 +61,7 @@ def test_bench_quick_json():
             assert _positive(r["ours_us"]), where
             assert _positive(r["speedup_vs_best_peer"]), where
             assert math.isclose(r["speedup_vs_best_peer"], r["best_peer_us"] / r["ours_us"]), where
+            # the pure-Python column, timed in a KRAFT_PURE_PYTHON=1 child
+            assert _positive(r["pure_us"]) and _positive(r["pure_speedup_vs_best_peer"]), where
         else:
             assert r["ours_us"] is None and r["speedup_vs_best_peer"] is None, where

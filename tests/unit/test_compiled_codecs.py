@@ -1,0 +1,99 @@
+"""The compiled codecs (Cython, built from the same .py by setup.py) and the pure-Python
+sources agree: a pure child process (KRAFT_PURE_PYTHON=1) encodes samples of every message
+and version; here, on the compiled path, the same objects encode to the same bytes and
+those bytes decode to equal objects with the same repr. Record batches likewise."""
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+
+import pytest
+
+from tests.support.strategies import REPO
+from wire import native
+
+
+def _pure_samples(tmp_path) -> dict:
+    out = tmp_path / "samples.pickle"
+    env = dict(os.environ, KRAFT_PURE_PYTHON="1")
+    subprocess.run([sys.executable, "-m", "tests.support.codec_samples", str(out)],
+                   cwd=REPO, env=env, check=True, timeout=300)
+    with open(out, "rb") as f:
+        return pickle.load(f)
+
+
+def test_pure_switch_reports_its_path():
+    env = dict(os.environ, KRAFT_PURE_PYTHON="1")
+    code = ("import wire.native as n, wire.codec_support as c, wire.messages.fetch_response as f;"
+            "print(n.describe()); print(c.__file__); print(f.__file__)")
+    lines = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, check=True,
+                           capture_output=True, text=True, timeout=60).stdout.splitlines()
+    assert lines[0] == "wire codecs: pure Python (KRAFT_PURE_PYTHON is set)"
+    assert lines[1].endswith("codec_support.py") and lines[2].endswith("fetch_response.py")
+
+
+@pytest.fixture(scope="module")
+def pure(tmp_path_factory):
+    if not native.COMPILED_IN_USE:
+        pytest.skip(f"the compiled codecs are not in use here: {native.DESCRIPTION}")
+    data = _pure_samples(tmp_path_factory.mktemp("pure"))
+    assert data["path"].startswith("pure Python")
+    return data
+
+
+def test_compiled_modules_are_extension_modules():
+    if not native.COMPILED_IN_USE:
+        pytest.skip(f"the compiled codecs are not in use here: {native.DESCRIPTION}")
+    import importlib
+
+    for name in native.COMPILED:
+        module = importlib.import_module(name)
+        assert not module.__file__.endswith(".py"), f"{name} is {module.__file__}"
+
+
+def test_every_message_and_version_is_identical_compiled_and_pure(pure):
+    from wire.messages import BY_NAME
+
+    rows = pure["messages"]
+    seen = {(name, version) for name, version, *_ in rows}
+    assert seen == {(n, v) for n, c in BY_NAME.items() for v in range(c.MIN_VERSION, c.MAX_VERSION + 1)}
+    for name, version, obj, data, decoded_repr in rows:
+        cls = BY_NAME[name]
+        assert type(obj) is cls  # unpickled into this process's (compiled) class
+        assert obj.encode(version) == data, f"{name} v{version}: compiled encodes other bytes"
+        decoded = cls.decode(data, version)
+        assert decoded == obj, f"{name} v{version}: compiled decodes to a different object"
+        assert repr(decoded) == decoded_repr, f"{name} v{version}: repr differs"
+
+
+def test_record_batches_are_identical_compiled_and_pure(pure):
+    from wire.records import decode_batch
+
+    for data in pure["batches"]:
+        batch, end = decode_batch(data, 0)
+        assert end == len(data)
+        assert batch.encode() == data
+
+
+def test_a_stale_or_missing_build_means_pure(tmp_path, monkeypatch):
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    monkeypatch.delenv(native.PURE_ENV, raising=False)
+    monkeypatch.setattr(native, "ROOT", tmp_path)
+    monkeypatch.setattr(native, "COMPILED", ["wire.a", "wire.b"])
+    (tmp_path / "wire").mkdir()
+    for name in ("a", "b"):
+        (tmp_path / "wire" / f"{name}.py").write_text("")
+    assert native._choose() == (False, "pure Python (no compiled modules: no C compiler or Cython at install time)")
+    for name in ("a", "b"):
+        so = tmp_path / "wire" / f"{name}{EXTENSION_SUFFIXES[0]}"
+        so.write_bytes(b"")
+        os.utime(so, (2_000_000_000, 2_000_000_000))
+    assert native._choose() == (True, "compiled with Cython (2 modules)")
+    os.utime(tmp_path / "wire" / "b.py", (2_000_000_100, 2_000_000_100))  # edited after the build
+    compiled, why = native._choose()
+    assert not compiled and "wire.b is older than its source" in why
+    monkeypatch.setenv(native.PURE_ENV, "1")
+    assert native._choose() == (False, "pure Python (KRAFT_PURE_PYTHON is set)")
