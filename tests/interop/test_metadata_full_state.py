@@ -138,6 +138,7 @@ def test_snapshot_then_log_rebuilds_the_state_of_a_reader_from_offset_0(early_an
     assert late.same() == early.same() and late.upto == early.upto
 
 
+@pytest.mark.slow  # its own Spark session and a node restart: about 100 s
 def test_spark_bootstrap_mode_yields_the_same_state(request, node, early_and_late):
     """Spark's batch jobs take longer than this node's retention window (a snapshot every
     few seconds), so the node is restarted with snapshots and retention off first: its
