@@ -72,8 +72,8 @@ class MetadataLoader:
     def _replay_batch(self, data, info) -> None:
         img = self.image
         if not info.is_control:
-            for _, value in batch_records(data, info):
-                img.replay(value)
+            for i, (_, value) in enumerate(batch_records(data, info)):
+                img.replay(value, info.base_offset + i)
         img.offset, img.epoch = info.last_offset, info.epoch
         img.last_timestamp = batch_timestamp(data, info)
         self.next_offset = info.next_offset
@@ -89,7 +89,7 @@ class MetadataLoader:
                         img.last_timestamp = msg.last_contained_log_timestamp
             else:
                 for _, value in batch_records(data, info):
-                    img.replay(value)
+                    img.replay(value, snapshot_id.offset - 1)
         img.offset, img.epoch = snapshot_id.offset - 1, snapshot_id.epoch
         self.image = img
         self.next_offset = snapshot_id.offset
