@@ -9,6 +9,7 @@ import logging
 
 from . import registry
 from .api_versions import handle_api_versions_request
+from .broker_lifecycle import handle_broker_heartbeat_request, handle_broker_registration_request
 from .controller_registration import handle_controller_registration_request
 from .describe_cluster import handle_describe_cluster_request
 from .describe_quorum import handle_describe_quorum_request
@@ -59,6 +60,10 @@ class Dispatcher:
             handle_describe_quorum_request(call, self.view)
         elif key == registry.CONTROLLER_REGISTRATION:
             handle_controller_registration_request(call, self.view)
+        elif key == registry.BROKER_HEARTBEAT:
+            handle_broker_heartbeat_request(call, self.view)
+        elif key == registry.BROKER_REGISTRATION:
+            handle_broker_registration_request(call, self.view)
         elif key == registry.METADATA:
             handle_metadata_request(call, self.view, self.advertised, self.partition)
         elif key == registry.FETCH and self._consumer_fetch(call):

@@ -28,6 +28,7 @@ The classic consumer-group APIs, FindCoordinator included, are answered by
 """
 from __future__ import annotations
 
+from wire.messages import BrokerHeartbeatRequest, BrokerRegistrationRequest
 from wire.messages import (
     AddRaftVoterRequest, ApiVersionsRequest, BeginQuorumEpochRequest, ControllerRegistrationRequest,
     DeleteGroupsRequest, DescribeClusterRequest, DescribeGroupsRequest, DescribeQuorumRequest,
@@ -59,6 +60,8 @@ LIST_OFFSETS = ListOffsetsRequest.API_KEY
 FIND_COORDINATOR = FindCoordinatorRequest.API_KEY
 OFFSET_FOR_LEADER_EPOCH = OffsetForLeaderEpochRequest.API_KEY
 DESCRIBE_TOPIC_PARTITIONS = DescribeTopicPartitionsRequest.API_KEY
+BROKER_REGISTRATION = BrokerRegistrationRequest.API_KEY  # the active controller's (controller/)
+BROKER_HEARTBEAT = BrokerHeartbeatRequest.API_KEY
 
 CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     FETCH: (4, 18),
@@ -72,6 +75,8 @@ CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     CONTROLLER_REGISTRATION: (0, 0),  # answered by kraft_server/controller (registration.py)
     UPDATE_RAFT_VOTER: (0, 0),
     UPDATE_FEATURES: (0, 2),  # kraft.version 0 -> 1 only (raft/rpc/update_features.py)
+    BROKER_REGISTRATION: (0, 4),  # kraft_server/controller/broker_requests.py
+    BROKER_HEARTBEAT: (0, 2),
 }
 RECONFIGURATION_APIS: dict[int, tuple[int, int]] = {
     ADD_RAFT_VOTER: (0, 1),

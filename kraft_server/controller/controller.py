@@ -12,14 +12,17 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 
+from kraft_server.raft import Role
 from wire.messages import RegisterControllerRecord
 from wire.messages.register_controller_record import ControllerEndpoint, ControllerFeature
 
 from .active import ActiveDuties
+from .broker_requests import BrokerRequests
 from .loader import MetadataLoader
 from .registration import RegistrationSender, RegistrationWrites
 from .retention import CLEAN_INTERVAL_MS, maybe_clean
 from .snapshot_generator import SnapshotGenerator
+from .write_queue import WriteQueue
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +55,7 @@ class ControllerSettings:
     retention_bytes: int = 100 * MiB  # metadata.max.retention.bytes
     retention_ms: int = 7 * 24 * 3_600_000  # metadata.max.retention.ms
     clean_interval_ms: int = CLEAN_INTERVAL_MS
+    broker_session_timeout_ms: int = 9000  # broker.session.timeout.ms
 
     @classmethod
     def from_config(cls, config, bootstrap_levels: dict) -> "ControllerSettings":
@@ -68,6 +72,7 @@ class ControllerSettings:
             snapshot_interval_ms=config.metadata_log_max_snapshot_interval_ms,
             retention_bytes=config.metadata_max_retention_bytes,
             retention_ms=config.metadata_max_retention_ms,
+            broker_session_timeout_ms=int(config["broker.session.timeout.ms"]),
         )
 
     def registration(self) -> RegisterControllerRecord | None:
@@ -97,6 +102,12 @@ class Controller:
         self.registrations = RegistrationWrites()
         self.sender = RegistrationSender(settings.node_id, self.duties.registration,
                                          settings.endpoints[0][0] if settings.endpoints else None)
+        # Requests that write metadata (broker registration, heartbeats, ...): run one at
+        # a time on the committed image, answered after commit (write_queue.py).
+        self.writes = WriteQueue()
+        self.brokers = BrokerRequests(core.config.cluster_id, settings.broker_session_timeout_ms,
+                                      core.kraft_version)
+        self._now_ms = now_ms
         self.outbound = None  # the shell's send(OutboundRequest); None: never send
         self.wake = None  # the shell's "run a cycle soon", for arrivals outside the loop
         self._responses: list = []
@@ -107,6 +118,25 @@ class Controller:
         self.registrations.submit(body, respond)
         if self.wake is not None:
             self.wake()
+
+    def submit_broker_registration(self, body, version: int, respond) -> None:
+        run, fail = self.brokers.registration(body, version, lambda: self._now_ms)
+        self._submit("BrokerRegistration", run, fail, respond)
+
+    def submit_broker_heartbeat(self, body, version: int, respond) -> None:
+        run, fail = self.brokers.heartbeat(body, version, self._now_ms)
+        self._submit("BrokerHeartbeat", run, fail, respond)
+
+    def _submit(self, name, run, fail, respond) -> None:
+        self.writes.submit(name, run, fail, respond)
+        if self.wake is not None:
+            self.wake()
+
+    def is_active(self) -> bool:
+        """The active controller: the Raft leader whose image caught up with its epoch."""
+        core = self.core
+        return (core.role is Role.LEADER and self.duties.active and self.duties.epoch == core.epoch
+                and not core.quorum.state.resign_requested)
 
     def deliver_response(self, response) -> None:
         """The ``InboundResponse`` to a request ``outbound`` sent for us."""
@@ -128,6 +158,7 @@ class Controller:
         return levels, self.image.offset
 
     def poll(self, now_ms: int) -> tuple[bool, int | None]:
+        self._now_ms = now_ms
         replayed, loaded = self.loader.catch_up(self.core.high_watermark)
         if loaded:
             self.snapshots.reset(now_ms)
@@ -138,7 +169,15 @@ class Controller:
             self.clean(now_ms)
         proposed = self.duties.poll(self.core, self.image, self.loader.next_offset, now_ms)
         proposed = self.registrations.poll(self.core, self.image, self.duties, now_ms) or proposed
+        active = self.is_active()
+        fence = self.brokers.expiry(self.image, active and self.image.has_metadata, self.core.epoch, now_ms)
+        if fence is not None:
+            self.writes.submit("FenceStaleBroker", fence, lambda code: None, lambda body: None)
+        proposed = self.writes.poll(self.core, self.image, active, now_ms) or proposed
         deadline = self.next_clean_ms
+        expiry = self.brokers.deadline()
+        if expiry is not None:
+            deadline = min(deadline, expiry)
         noop = self.duties.deadline()
         if noop is not None:
             deadline = min(deadline, noop)

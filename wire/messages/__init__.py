@@ -13,7 +13,11 @@ from .api_versions_response import ApiVersionsResponse
 from .begin_quorum_epoch_request import BeginQuorumEpochRequest
 from .begin_quorum_epoch_response import BeginQuorumEpochResponse
 from .begin_transaction_record import BeginTransactionRecord
+from .broker_heartbeat_request import BrokerHeartbeatRequest
+from .broker_heartbeat_response import BrokerHeartbeatResponse
 from .broker_registration_change_record import BrokerRegistrationChangeRecord
+from .broker_registration_request import BrokerRegistrationRequest
+from .broker_registration_response import BrokerRegistrationResponse
 from .clear_elr_record import ClearElrRecord
 from .client_quota_record import ClientQuotaRecord
 from .config_record import ConfigRecord
@@ -123,6 +127,8 @@ REQUESTS = {
     57: UpdateFeaturesRequest,
     59: FetchSnapshotRequest,
     60: DescribeClusterRequest,
+    62: BrokerRegistrationRequest,
+    63: BrokerHeartbeatRequest,
     70: ControllerRegistrationRequest,
     75: DescribeTopicPartitionsRequest,
     80: AddRaftVoterRequest,
@@ -154,6 +160,8 @@ RESPONSES = {
     57: UpdateFeaturesResponse,
     59: FetchSnapshotResponse,
     60: DescribeClusterResponse,
+    62: BrokerRegistrationResponse,
+    63: BrokerHeartbeatResponse,
     70: ControllerRegistrationResponse,
     75: DescribeTopicPartitionsResponse,
     80: AddRaftVoterResponse,
@@ -198,7 +206,11 @@ BY_NAME = {
     'BeginQuorumEpochRequest': BeginQuorumEpochRequest,
     'BeginQuorumEpochResponse': BeginQuorumEpochResponse,
     'BeginTransactionRecord': BeginTransactionRecord,
+    'BrokerHeartbeatRequest': BrokerHeartbeatRequest,
+    'BrokerHeartbeatResponse': BrokerHeartbeatResponse,
     'BrokerRegistrationChangeRecord': BrokerRegistrationChangeRecord,
+    'BrokerRegistrationRequest': BrokerRegistrationRequest,
+    'BrokerRegistrationResponse': BrokerRegistrationResponse,
     'ClearElrRecord': ClearElrRecord,
     'ClientQuotaRecord': ClientQuotaRecord,
     'ConfigRecord': ConfigRecord,
