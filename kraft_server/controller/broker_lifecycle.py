@@ -61,6 +61,7 @@ class Outcome:
     should_shut_down: bool = False
     next_state: State | None = None
     controlled_shutdown: bool = False  # entered CONTROLLED_SHUTDOWN: remember the batch end
+    transition: bool = False  # the heartbeat changed the broker's state
 
 
 # -- registration ---------------------------------------------------------------------
@@ -247,4 +248,5 @@ def heartbeat(image, req, version: int, *, shutdown_offset: int | None,
                                                        cordoned_log_dirs=list(cordoned)), 3))
     return Outcome(records=records, caught_up=caught_up, fenced=nxt.fenced,
                    should_shut_down=nxt is State.SHUTDOWN_NOW, next_state=nxt,
-                   controlled_shutdown=nxt is State.CONTROLLED_SHUTDOWN and nxt is not current)
+                   controlled_shutdown=nxt is State.CONTROLLED_SHUTDOWN and nxt is not current,
+                   transition=nxt is not current)

@@ -78,7 +78,7 @@ class BrokerRequests:
             def written(first, last):
                 if outcome.controlled_shutdown:
                     self.shutdown_offsets[key] = last
-                if outcome.next_state is not None:
+                if outcome.transition:
                     log.info("[Controller] broker %d heartbeat: %s", body.broker_id, outcome.next_state.value)
             return Write(outcome.records,
                          lambda: BrokerHeartbeatResponse(
