@@ -28,7 +28,10 @@ The classic consumer-group APIs, FindCoordinator included, are answered by
 """
 from __future__ import annotations
 
-from wire.messages import BrokerHeartbeatRequest, BrokerRegistrationRequest
+from wire.messages import (
+    AllocateProducerIdsRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest, CreateTopicsRequest,
+    EnvelopeRequest,
+)
 from wire.messages import (
     AddRaftVoterRequest, ApiVersionsRequest, BeginQuorumEpochRequest, ControllerRegistrationRequest,
     DeleteGroupsRequest, DescribeClusterRequest, DescribeGroupsRequest, DescribeQuorumRequest,
@@ -62,6 +65,9 @@ OFFSET_FOR_LEADER_EPOCH = OffsetForLeaderEpochRequest.API_KEY
 DESCRIBE_TOPIC_PARTITIONS = DescribeTopicPartitionsRequest.API_KEY
 BROKER_REGISTRATION = BrokerRegistrationRequest.API_KEY  # the active controller's (controller/)
 BROKER_HEARTBEAT = BrokerHeartbeatRequest.API_KEY
+CREATE_TOPICS = CreateTopicsRequest.API_KEY
+ALLOCATE_PRODUCER_IDS = AllocateProducerIdsRequest.API_KEY
+ENVELOPE = EnvelopeRequest.API_KEY
 
 CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     FETCH: (4, 18),
@@ -77,6 +83,9 @@ CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     UPDATE_FEATURES: (0, 2),  # kraft.version 0 -> 1 only (raft/rpc/update_features.py)
     BROKER_REGISTRATION: (0, 4),  # kraft_server/controller/broker_requests.py
     BROKER_HEARTBEAT: (0, 2),
+    CREATE_TOPICS: (2, 7),  # kraft_server/api/controller_writes.py
+    ALLOCATE_PRODUCER_IDS: (0, 0),
+    ENVELOPE: (0, 0),
 }
 RECONFIGURATION_APIS: dict[int, tuple[int, int]] = {
     ADD_RAFT_VOTER: (0, 1),

@@ -127,6 +127,10 @@ class Controller:
         run, fail = self.brokers.heartbeat(body, version, self._now_ms)
         self._submit("BrokerHeartbeat", run, fail, respond)
 
+    def submit_write(self, name: str, run, fail, respond) -> None:
+        """A write-queue operation (``write_queue.py``) built by an API handler."""
+        self._submit(name, run, fail, respond)
+
     def _submit(self, name, run, fail, respond) -> None:
         self.writes.submit(name, run, fail, respond)
         if self.wake is not None:

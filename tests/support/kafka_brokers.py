@@ -40,7 +40,6 @@ class KafkaBroker(KafkaController):
             "num.io.threads": "2",
             "num.network.threads": "2",
             "background.threads": "2",
-            "log.flush.interval.messages": "1",
         }
         props.update(self.overrides)
         return props

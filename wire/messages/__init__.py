@@ -8,6 +8,8 @@ from .abort_transaction_record import AbortTransactionRecord
 from .access_control_entry_record import AccessControlEntryRecord
 from .add_raft_voter_request import AddRaftVoterRequest
 from .add_raft_voter_response import AddRaftVoterResponse
+from .allocate_producer_ids_request import AllocateProducerIdsRequest
+from .allocate_producer_ids_response import AllocateProducerIdsResponse
 from .api_versions_request import ApiVersionsRequest
 from .api_versions_response import ApiVersionsResponse
 from .begin_quorum_epoch_request import BeginQuorumEpochRequest
@@ -24,6 +26,8 @@ from .config_record import ConfigRecord
 from .control_record_type_schema import ControlRecordTypeSchema
 from .controller_registration_request import ControllerRegistrationRequest
 from .controller_registration_response import ControllerRegistrationResponse
+from .create_topics_request import CreateTopicsRequest
+from .create_topics_response import CreateTopicsResponse
 from .delegation_token_record import DelegationTokenRecord
 from .delete_groups_request import DeleteGroupsRequest
 from .delete_groups_response import DeleteGroupsResponse
@@ -38,6 +42,8 @@ from .describe_topic_partitions_response import DescribeTopicPartitionsResponse
 from .end_quorum_epoch_request import EndQuorumEpochRequest
 from .end_quorum_epoch_response import EndQuorumEpochResponse
 from .end_transaction_record import EndTransactionRecord
+from .envelope_request import EnvelopeRequest
+from .envelope_response import EnvelopeResponse
 from .feature_level_record import FeatureLevelRecord
 from .fence_broker_record import FenceBrokerRecord
 from .fetch_request import FetchRequest
@@ -117,6 +123,7 @@ REQUESTS = {
     15: DescribeGroupsRequest,
     16: ListGroupsRequest,
     18: ApiVersionsRequest,
+    19: CreateTopicsRequest,
     23: OffsetForLeaderEpochRequest,
     42: DeleteGroupsRequest,
     47: OffsetDeleteRequest,
@@ -125,10 +132,12 @@ REQUESTS = {
     54: EndQuorumEpochRequest,
     55: DescribeQuorumRequest,
     57: UpdateFeaturesRequest,
+    58: EnvelopeRequest,
     59: FetchSnapshotRequest,
     60: DescribeClusterRequest,
     62: BrokerRegistrationRequest,
     63: BrokerHeartbeatRequest,
+    67: AllocateProducerIdsRequest,
     70: ControllerRegistrationRequest,
     75: DescribeTopicPartitionsRequest,
     80: AddRaftVoterRequest,
@@ -150,6 +159,7 @@ RESPONSES = {
     15: DescribeGroupsResponse,
     16: ListGroupsResponse,
     18: ApiVersionsResponse,
+    19: CreateTopicsResponse,
     23: OffsetForLeaderEpochResponse,
     42: DeleteGroupsResponse,
     47: OffsetDeleteResponse,
@@ -158,10 +168,12 @@ RESPONSES = {
     54: EndQuorumEpochResponse,
     55: DescribeQuorumResponse,
     57: UpdateFeaturesResponse,
+    58: EnvelopeResponse,
     59: FetchSnapshotResponse,
     60: DescribeClusterResponse,
     62: BrokerRegistrationResponse,
     63: BrokerHeartbeatResponse,
+    67: AllocateProducerIdsResponse,
     70: ControllerRegistrationResponse,
     75: DescribeTopicPartitionsResponse,
     80: AddRaftVoterResponse,
@@ -201,6 +213,8 @@ BY_NAME = {
     'AccessControlEntryRecord': AccessControlEntryRecord,
     'AddRaftVoterRequest': AddRaftVoterRequest,
     'AddRaftVoterResponse': AddRaftVoterResponse,
+    'AllocateProducerIdsRequest': AllocateProducerIdsRequest,
+    'AllocateProducerIdsResponse': AllocateProducerIdsResponse,
     'ApiVersionsRequest': ApiVersionsRequest,
     'ApiVersionsResponse': ApiVersionsResponse,
     'BeginQuorumEpochRequest': BeginQuorumEpochRequest,
@@ -217,6 +231,8 @@ BY_NAME = {
     'ControlRecordTypeSchema': ControlRecordTypeSchema,
     'ControllerRegistrationRequest': ControllerRegistrationRequest,
     'ControllerRegistrationResponse': ControllerRegistrationResponse,
+    'CreateTopicsRequest': CreateTopicsRequest,
+    'CreateTopicsResponse': CreateTopicsResponse,
     'DelegationTokenRecord': DelegationTokenRecord,
     'DeleteGroupsRequest': DeleteGroupsRequest,
     'DeleteGroupsResponse': DeleteGroupsResponse,
@@ -231,6 +247,8 @@ BY_NAME = {
     'EndQuorumEpochRequest': EndQuorumEpochRequest,
     'EndQuorumEpochResponse': EndQuorumEpochResponse,
     'EndTransactionRecord': EndTransactionRecord,
+    'EnvelopeRequest': EnvelopeRequest,
+    'EnvelopeResponse': EnvelopeResponse,
     'FeatureLevelRecord': FeatureLevelRecord,
     'FenceBrokerRecord': FenceBrokerRecord,
     'FetchRequest': FetchRequest,

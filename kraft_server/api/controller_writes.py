@@ -1,0 +1,97 @@
+"""CreateTopics (19, v2-7), AllocateProducerIds (67, v0) and Envelope (58, v0) on the
+controller listener: metadata writes of the active controller
+(``kraft_server/controller/admin_requests.py``), answered after commit, NOT_CONTROLLER
+elsewhere.
+
+Envelope (what a broker forwards, e.g. ``kafka-topics --create`` through a broker or
+Metadata auto-creation): RequestData is the inner request's header and body; it is
+decoded and run as if it came directly, and its answer (a response header with the
+inner correlation id, then the body) goes back in ResponseData. The principal is
+not checked: no authorizer runs here. An inner API we do not serve gets the
+envelope error UNSUPPORTED_VERSION (the broker hands that one to its client as is);
+undecodable inner data gets INVALID_REQUEST.
+"""
+from __future__ import annotations
+
+import logging
+
+from wire.errors import ErrorCode
+from wire.exceptions import DecodeError
+from wire.headers import decode_request_header, peek_key_version, response_header_version
+from wire.messages import (
+    AllocateProducerIdsRequest, CreateTopicsRequest, EnvelopeResponse, REQUESTS, ResponseHeader,
+)
+
+from kraft_server.controller.admin_requests import (
+    allocate_error_response, allocate_producer_ids_op, create_topics_error_response, create_topics_op,
+)
+
+log = logging.getLogger(__name__)
+
+CREATE_TOPICS = CreateTopicsRequest.API_KEY
+ALLOCATE_PRODUCER_IDS = AllocateProducerIdsRequest.API_KEY
+# Inner requests an Envelope may carry that we answer, with their versions.
+ENVELOPED: dict[int, tuple[int, int]] = {CREATE_TOPICS: (2, 7)}
+
+
+def _responder(call):
+    def respond(body) -> None:
+        if not call.done:
+            call.respond(body)
+    return respond
+
+
+def _build(api_key: int, version: int, body):
+    if api_key == CREATE_TOPICS:
+        return "CreateTopics", create_topics_op(body, version)
+    if api_key == ALLOCATE_PRODUCER_IDS:
+        return "AllocateProducerIds", allocate_producer_ids_op(body)
+    raise LookupError(api_key)
+
+
+def _no_controller(api_key: int, body):
+    if api_key == CREATE_TOPICS:
+        return create_topics_error_response(body, ErrorCode.NOT_CONTROLLER)
+    return allocate_error_response(ErrorCode.NOT_CONTROLLER)
+
+
+def submit(view, api_key: int, version: int, body, respond) -> None:
+    controller = getattr(view, "controller", None)
+    if controller is None:
+        respond(_no_controller(api_key, body))
+        return
+    name, (run, fail) = _build(api_key, version, body)
+    controller.submit_write(name, run, fail, respond)
+
+
+def handle_controller_write(call, view) -> None:
+    submit(view, call.api_key, call.api_version, call.body, _responder(call))
+
+
+def handle_envelope_request(call, view) -> None:
+    respond = _responder(call)
+    data = bytes(call.body.request_data)
+    try:
+        api_key, version = peek_key_version(data)
+        served = ENVELOPED.get(api_key)
+        if served is None or not served[0] <= version <= served[1]:
+            log.info("Envelope carrying API %d v%d: not served", api_key, version)
+            respond(EnvelopeResponse(response_data=None, error_code=ErrorCode.UNSUPPORTED_VERSION))
+            return
+        header, pos = decode_request_header(data)
+        inner, end = REQUESTS[api_key].read(data, pos, version)
+        if end != len(data):
+            raise DecodeError("bytes left after the enveloped request")
+    except (DecodeError, ValueError, IndexError) as exc:
+        log.info("undecodable Envelope: %s", exc)
+        respond(EnvelopeResponse(response_data=None, error_code=ErrorCode.INVALID_REQUEST))
+        return
+
+    def respond_inner(body) -> None:
+        w = bytearray()
+        ResponseHeader(correlation_id=header.correlation_id).write(
+            w, response_header_version(api_key, version))
+        body.write(w, version)
+        respond(EnvelopeResponse(response_data=bytes(w), error_code=0))
+
+    submit(view, api_key, version, inner, respond_inner)

@@ -1,0 +1,71 @@
+"""CreateTopics (19, v2-7) and AllocateProducerIds (67, v0) as write-queue operations
+of the active controller (decisions in ``topic_creation.py``; producer ids in
+``ProducerIdControlManager``'s way: blocks of 1000 from the image's NextProducerId,
+a ProducerIdsRecord {BrokerId, BrokerEpoch, NextProducerId = start + 1000}; the
+broker epoch must match its registration, else STALE_BROKER_EPOCH).
+"""
+from __future__ import annotations
+
+import logging
+import random
+
+from wire.errors import ErrorCode, error_message
+from wire.messages import AllocateProducerIdsResponse, CreateTopicsResponse, ProducerIdsRecord
+from wire.messages.create_topics_response import CreatableTopicConfigs, CreatableTopicResult
+
+from .topic_creation import DYNAMIC_TOPIC_CONFIG, create_topics
+from .write_queue import Write
+
+log = logging.getLogger(__name__)
+
+PRODUCER_ID_BLOCK = 1000
+
+
+def create_topics_error_response(request, code: int) -> CreateTopicsResponse:
+    return CreateTopicsResponse(throttle_time_ms=0, topics=[
+        CreatableTopicResult(name=t.name, error_code=code, error_message=error_message(code),
+                             num_partitions=-1, replication_factor=-1, configs=None)
+        for t in request.topics])
+
+
+def _result(r) -> CreatableTopicResult:
+    if r.error:
+        return CreatableTopicResult(name=r.name, error_code=r.error, error_message=r.message,
+                                    num_partitions=-1, replication_factor=-1, configs=None)
+    return CreatableTopicResult(
+        name=r.name, topic_id=r.topic_id, error_code=0, error_message=None,
+        num_partitions=r.num_partitions, replication_factor=r.replication_factor,
+        configs=[CreatableTopicConfigs(name=n, value=v, read_only=False,
+                                       config_source=DYNAMIC_TOPIC_CONFIG, is_sensitive=False)
+                 for n, v in r.configs])
+
+
+def create_topics_op(request, version: int, rng: random.Random | None = None):
+    rng = rng or random.Random()
+
+    def run(image, next_offset, now_ms):
+        results, records = create_topics(image, request, rng=rng, validate_only=request.validate_only)
+        created = [r.name for r in results if not r.error]
+        if records:
+            log.info("[Controller] creating topic(s) %s", ", ".join(created))
+        return Write(records, lambda: CreateTopicsResponse(throttle_time_ms=0,
+                                                           topics=[_result(r) for r in results]))
+    return run, lambda code: create_topics_error_response(request, code)
+
+
+def allocate_error_response(code: int) -> AllocateProducerIdsResponse:
+    return AllocateProducerIdsResponse(throttle_time_ms=0, error_code=code, producer_id_start=0,
+                                       producer_id_len=0)
+
+
+def allocate_producer_ids_op(request):
+    def run(image, next_offset, now_ms):
+        b = image.brokers.get(request.broker_id)
+        if b is None or b.epoch != request.broker_epoch:
+            return Write([], lambda: allocate_error_response(ErrorCode.STALE_BROKER_EPOCH))
+        start = max(image.next_producer_id, 0)
+        record = ProducerIdsRecord(broker_id=request.broker_id, broker_epoch=request.broker_epoch,
+                                   next_producer_id=start + PRODUCER_ID_BLOCK)
+        return Write([(record, 0)], lambda: AllocateProducerIdsResponse(
+            throttle_time_ms=0, error_code=0, producer_id_start=start, producer_id_len=PRODUCER_ID_BLOCK))
+    return run, allocate_error_response

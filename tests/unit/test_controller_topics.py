@@ -1,0 +1,154 @@
+"""CreateTopics decisions (validation, striped placement, the atomic batch),
+AllocateProducerIds blocks and the Envelope round trip, on a one-voter controller
+driven by hand and as pure functions."""
+from __future__ import annotations
+
+import random
+import uuid
+from collections import Counter
+
+import pytest
+
+from kraft_server.controller.placement import Candidate, PlacementError, place
+from kraft_server.controller.admin_requests import allocate_producer_ids_op, create_topics_op
+from wire.errors import ErrorCode
+from wire.messages import AllocateProducerIdsRequest, CreateTopicsRequest, CreateTopicsResponse
+from wire.messages.create_topics_request import CreatableReplicaAssignment, CreatableTopic, CreatableTopicConfig
+
+from tests.unit.test_controller_brokers import Cluster
+
+
+def topic(name, n=-1, rf=-1, configs=(), assignments=()):
+    return CreatableTopic(name=name, num_partitions=n, replication_factor=rf,
+                          configs=[CreatableTopicConfig(name=k, value=v) for k, v in configs],
+                          assignments=[CreatableReplicaAssignment(partition_index=i, broker_ids=b)
+                                       for i, b in assignments])
+
+
+def run(c, op_and_fail):
+    run_fn, fail = op_and_fail
+    out = []
+    c.controller.submit_write("test", run_fn, fail, out.append)
+    for _ in range(100):
+        if out:
+            return out[0]
+        c.run_for(5)
+    raise AssertionError("no answer")
+
+
+def three():
+    c = Cluster()
+    epochs = {b: c.up(b) for b in (1, 2, 3)}
+    return c, epochs
+
+
+def test_placement_stripes_leaders_and_never_repeats_a_broker():
+    cands = [Candidate(i, None, False) for i in range(1, 4)]
+    out = place(cands, 6, 3, random.Random(1))
+    assert all(sorted(r) == [1, 2, 3] for r in out)
+    assert Counter(r[0] for r in out) == {1: 2, 2: 2, 3: 2}
+
+
+def test_placement_spreads_over_racks_and_prefers_unfenced():
+    cands = [Candidate(1, "a", False), Candidate(2, "a", False), Candidate(3, "b", False),
+             Candidate(4, "b", True)]
+    for r in place(cands, 8, 2, random.Random(3)):
+        racks = {c.rack for c in cands if c.broker_id in r}
+        assert racks == {"a", "b"}
+        assert r[0] != 4  # a fenced broker never comes first
+    with pytest.raises(PlacementError):
+        place(cands, 1, 5)
+    with pytest.raises(PlacementError):
+        place([Candidate(1, None, True)], 1, 1)
+
+
+def test_create_topics_one_atomic_batch_answered_after_commit():
+    c, _ = three()
+    req = CreateTopicsRequest(topics=[topic("t", 6, 3, configs=[("min.insync.replicas", "2")])])
+    r = run(c, create_topics_op(req, 7, random.Random(5)))
+    res = r.topics[0]
+    assert (res.error_code, res.num_partitions, res.replication_factor) == (0, 6, 3)
+    img = c.controller.image
+    t = img.topics.by_name["t"]
+    assert t.topic_id == res.topic_id and len(t.partitions) == 6
+    assert img.configs[(2, "t", "min.insync.replicas")] == "2"
+    assert c.data_batches()[-1] == [(2, 0), (4, 0)] + [(3, 2)] * 6
+    for p in t.partitions.values():
+        assert p.leader == p.isr[0] == p.replicas[0] and sorted(p.isr) == [1, 2, 3]
+        assert (p.leader_epoch, p.partition_epoch) == (0, 0)
+        assert p.directories == [img.brokers.get(b).record.log_dirs[0] for b in p.replicas]
+
+
+@pytest.mark.parametrize("t,code", [
+    (topic("a", 1, 4), ErrorCode.INVALID_REPLICATION_FACTOR),
+    (topic("a", 0, 1), ErrorCode.INVALID_PARTITIONS),
+    (topic("a", 1, 0), ErrorCode.INVALID_REPLICATION_FACTOR),
+    (topic("bad name", 1, 1), ErrorCode.INVALID_TOPIC_EXCEPTION),
+    (topic("__cluster_metadata", 1, 1), ErrorCode.INVALID_REQUEST),
+    (topic("a", 1, 1, configs=[("x", None)]), ErrorCode.INVALID_CONFIG),
+    (topic("a", 1, 1, assignments=[(0, [1])]), ErrorCode.INVALID_REQUEST),
+    (topic("a", assignments=[(0, [1, 1])]), ErrorCode.INVALID_REPLICA_ASSIGNMENT),
+    (topic("a", assignments=[(0, [9])]), ErrorCode.INVALID_REPLICA_ASSIGNMENT),
+    (topic("a", assignments=[(1, [1])]), ErrorCode.INVALID_REPLICA_ASSIGNMENT),
+    (topic("a", 10_001, 1), ErrorCode.POLICY_VIOLATION),
+])
+def test_create_topics_refusals(t, code):
+    c, _ = three()
+    r = run(c, create_topics_op(CreateTopicsRequest(topics=[t]), 7))
+    assert r.topics[0].error_code == code
+    assert len(c.controller.image.topics) == 0
+
+
+def test_existing_colliding_duplicate_and_validate_only():
+    c, _ = three()
+    assert run(c, create_topics_op(CreateTopicsRequest(topics=[topic("a.b", 1, 1)]), 7)).topics[0].error_code == 0
+    r = run(c, create_topics_op(CreateTopicsRequest(topics=[topic("a.b", 1, 1), topic("a_b", 1, 1),
+                                                            topic("d", 1, 1), topic("d", 1, 1),
+                                                            topic("ok", assignments=[(0, [2, 3])])]), 7))
+    codes = [t.error_code for t in r.topics]
+    assert codes == [ErrorCode.TOPIC_ALREADY_EXISTS, ErrorCode.INVALID_TOPIC_EXCEPTION,
+                     ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST, 0]
+    assert c.controller.image.topics.by_name["ok"].partitions[0].replicas == [2, 3]
+    before = c.controller.image.offset
+    r = run(c, create_topics_op(CreateTopicsRequest(topics=[topic("v", 2, 2)], validate_only=True), 7))
+    assert r.topics[0].error_code == 0 and "v" not in c.controller.image.topics.by_name
+    assert c.controller.image.offset - before < 3  # nothing but NoOps written
+
+
+def test_allocate_producer_ids_hands_out_consecutive_blocks():
+    c, epochs = three()
+    a = run(c, allocate_producer_ids_op(AllocateProducerIdsRequest(broker_id=1, broker_epoch=epochs[1])))
+    b = run(c, allocate_producer_ids_op(AllocateProducerIdsRequest(broker_id=2, broker_epoch=epochs[2])))
+    assert (a.error_code, a.producer_id_start, a.producer_id_len) == (0, 0, 1000)
+    assert (b.producer_id_start, c.controller.image.next_producer_id) == (1000, 2000)
+    stale = run(c, allocate_producer_ids_op(AllocateProducerIdsRequest(broker_id=1, broker_epoch=epochs[1] + 1)))
+    assert stale.error_code == ErrorCode.STALE_BROKER_EPOCH
+
+
+def test_envelope_unwraps_create_topics_and_wraps_the_answer():
+    from types import SimpleNamespace
+    from kraft_server.api.controller_writes import handle_envelope_request
+    from wire.headers import decode_response, encode_request
+    from wire.messages import EnvelopeRequest
+
+    c, _ = three()
+    inner = encode_request(19, 7, 4242, CreateTopicsRequest(topics=[topic("env", 2, 3)]), "adminclient-1")[4:]
+    answers = []
+    call = SimpleNamespace(body=EnvelopeRequest(request_data=inner, request_principal=b"\x00\x00",
+                                                client_host_address=b"\x7f\x00\x00\x01"),
+                           done=False, respond=answers.append)
+    handle_envelope_request(call, SimpleNamespace(controller=c.controller))
+    for _ in range(100):
+        if answers:
+            break
+        c.run_for(5)
+    env = answers[0]
+    assert env.error_code == 0
+    data = bytes(env.response_data)
+    corr, body = decode_response(data, 19, 7)
+    assert corr.correlation_id == 4242 and body.topics[0].error_code == 0 and body.topics[0].num_partitions == 2
+    # an API we do not serve inside an envelope
+    answers.clear()
+    call.body = EnvelopeRequest(request_data=b"\x00\x2e" + inner[2:])  # key 46, ListPartitionReassignments
+    handle_envelope_request(call, SimpleNamespace(controller=c.controller))
+    assert answers[0].error_code == ErrorCode.UNSUPPORTED_VERSION
