@@ -1,4 +1,5 @@
-"""CreateTopics (19, v2-7), AllocateProducerIds (67, v0) and Envelope (58, v0) on the
+"""CreateTopics (19, v2-7), DeleteTopics (20, v1-6), AllocateProducerIds (67, v0) and
+Envelope (58, v0) on the
 controller listener: metadata writes of the active controller
 (``kraft_server/controller/admin_requests.py``), answered after commit, NOT_CONTROLLER
 elsewhere.
@@ -19,19 +20,22 @@ from wire.errors import ErrorCode
 from wire.exceptions import DecodeError
 from wire.headers import decode_request_header, peek_key_version, response_header_version
 from wire.messages import (
-    AllocateProducerIdsRequest, CreateTopicsRequest, EnvelopeResponse, REQUESTS, ResponseHeader,
+    AllocateProducerIdsRequest, CreateTopicsRequest, DeleteTopicsRequest, EnvelopeResponse, REQUESTS,
+    ResponseHeader,
 )
 
 from kraft_server.controller.admin_requests import (
     allocate_error_response, allocate_producer_ids_op, create_topics_error_response, create_topics_op,
+    delete_topics_error_response, delete_topics_op,
 )
 
 log = logging.getLogger(__name__)
 
 CREATE_TOPICS = CreateTopicsRequest.API_KEY
+DELETE_TOPICS = DeleteTopicsRequest.API_KEY
 ALLOCATE_PRODUCER_IDS = AllocateProducerIdsRequest.API_KEY
 # Inner requests an Envelope may carry that we answer, with their versions.
-ENVELOPED: dict[int, tuple[int, int]] = {CREATE_TOPICS: (2, 7)}
+ENVELOPED: dict[int, tuple[int, int]] = {CREATE_TOPICS: (2, 7), DELETE_TOPICS: (1, 6)}
 
 
 def _responder(call):
@@ -44,21 +48,25 @@ def _responder(call):
 def _build(api_key: int, version: int, body):
     if api_key == CREATE_TOPICS:
         return "CreateTopics", create_topics_op(body, version)
+    if api_key == DELETE_TOPICS:
+        return "DeleteTopics", delete_topics_op(body, version)
     if api_key == ALLOCATE_PRODUCER_IDS:
         return "AllocateProducerIds", allocate_producer_ids_op(body)
     raise LookupError(api_key)
 
 
-def _no_controller(api_key: int, body):
+def _no_controller(api_key: int, version: int, body):
     if api_key == CREATE_TOPICS:
         return create_topics_error_response(body, ErrorCode.NOT_CONTROLLER)
+    if api_key == DELETE_TOPICS:
+        return delete_topics_error_response(body, version, ErrorCode.NOT_CONTROLLER)
     return allocate_error_response(ErrorCode.NOT_CONTROLLER)
 
 
 def submit(view, api_key: int, version: int, body, respond) -> None:
     controller = getattr(view, "controller", None)
     if controller is None:
-        respond(_no_controller(api_key, body))
+        respond(_no_controller(api_key, version, body))
         return
     name, (run, fail) = _build(api_key, version, body)
     controller.submit_write(name, run, fail, respond)

@@ -65,7 +65,7 @@ class Dispatcher:
             handle_broker_heartbeat_request(call, self.view)
         elif key == registry.BROKER_REGISTRATION:
             handle_broker_registration_request(call, self.view)
-        elif key in (registry.CREATE_TOPICS, registry.ALLOCATE_PRODUCER_IDS):
+        elif key in (registry.CREATE_TOPICS, registry.DELETE_TOPICS, registry.ALLOCATE_PRODUCER_IDS):
             handle_controller_write(call, self.view)
         elif key == registry.ENVELOPE:
             handle_envelope_request(call, self.view)

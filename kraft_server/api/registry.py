@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from wire.messages import (
     AllocateProducerIdsRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest, CreateTopicsRequest,
-    EnvelopeRequest,
+    DeleteTopicsRequest, EnvelopeRequest,
 )
 from wire.messages import (
     AddRaftVoterRequest, ApiVersionsRequest, BeginQuorumEpochRequest, ControllerRegistrationRequest,
@@ -66,6 +66,7 @@ DESCRIBE_TOPIC_PARTITIONS = DescribeTopicPartitionsRequest.API_KEY
 BROKER_REGISTRATION = BrokerRegistrationRequest.API_KEY  # the active controller's (controller/)
 BROKER_HEARTBEAT = BrokerHeartbeatRequest.API_KEY
 CREATE_TOPICS = CreateTopicsRequest.API_KEY
+DELETE_TOPICS = DeleteTopicsRequest.API_KEY
 ALLOCATE_PRODUCER_IDS = AllocateProducerIdsRequest.API_KEY
 ENVELOPE = EnvelopeRequest.API_KEY
 
@@ -84,6 +85,7 @@ CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     BROKER_REGISTRATION: (0, 4),  # kraft_server/controller/broker_requests.py
     BROKER_HEARTBEAT: (0, 2),
     CREATE_TOPICS: (2, 7),  # kraft_server/api/controller_writes.py
+    DELETE_TOPICS: (1, 6),
     ALLOCATE_PRODUCER_IDS: (0, 0),
     ENVELOPE: (0, 0),
 }

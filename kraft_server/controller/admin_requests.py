@@ -1,5 +1,6 @@
-"""CreateTopics (19, v2-7) and AllocateProducerIds (67, v0) as write-queue operations
-of the active controller (decisions in ``topic_creation.py``; producer ids in
+"""CreateTopics (19, v2-7), DeleteTopics (20, v1-6) and AllocateProducerIds (67, v0)
+as write-queue operations of the active controller (decisions in
+``topic_creation.py`` and ``topic_deletion.py``; producer ids in
 ``ProducerIdControlManager``'s way: blocks of 1000 from the image's NextProducerId,
 a ProducerIdsRecord {BrokerId, BrokerEpoch, NextProducerId = start + 1000}; the
 broker epoch must match its registration, else STALE_BROKER_EPOCH).
@@ -10,10 +11,14 @@ import logging
 import random
 
 from wire.errors import ErrorCode, error_message
-from wire.messages import AllocateProducerIdsResponse, CreateTopicsResponse, ProducerIdsRecord
+from wire.messages import (
+    AllocateProducerIdsResponse, CreateTopicsResponse, DeleteTopicsResponse, ProducerIdsRecord,
+)
 from wire.messages.create_topics_response import CreatableTopicConfigs, CreatableTopicResult
+from wire.messages.delete_topics_response import DeletableTopicResult
 
 from .topic_creation import DYNAMIC_TOPIC_CONFIG, create_topics
+from .topic_deletion import ZERO, delete_topics
 from .write_queue import Write
 
 log = logging.getLogger(__name__)
@@ -69,3 +74,22 @@ def allocate_producer_ids_op(request):
         return Write([(record, 0)], lambda: AllocateProducerIdsResponse(
             throttle_time_ms=0, error_code=0, producer_id_start=start, producer_id_len=PRODUCER_ID_BLOCK))
     return run, allocate_error_response
+
+
+def delete_topics_error_response(request, version: int, code: int) -> DeleteTopicsResponse:
+    wanted = ([(t.name, t.topic_id) for t in request.topics] if version >= 6
+              else [(n, ZERO) for n in request.topic_names])
+    return DeleteTopicsResponse(throttle_time_ms=0, responses=[
+        DeletableTopicResult(name=n, topic_id=i, error_code=code, error_message=error_message(code))
+        for n, i in wanted])
+
+
+def delete_topics_op(request, version: int):
+    def run(image, next_offset, now_ms):
+        results, records = delete_topics(image, request, version)
+        if records:
+            log.info("[Controller] deleting topic(s) %s", ", ".join(n for n, _, e, _ in results if not e))
+        return Write(records, lambda: DeleteTopicsResponse(throttle_time_ms=0, responses=[
+            DeletableTopicResult(name=n, topic_id=i, error_code=e, error_message=m)
+            for n, i, e, m in results]))
+    return run, lambda code: delete_topics_error_response(request, version, code)

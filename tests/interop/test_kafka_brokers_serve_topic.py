@@ -5,7 +5,8 @@ Envelope carrying CreateTopics), ``--describe`` shows a leader and a full ISR fo
 partition, an idempotent acks=all producer (``kafka-producer-perf-test``; its producer
 id block comes from our AllocateProducerIds) writes N records and a kafka-python
 consumer in a group (``__consumer_offsets`` created through a plain CreateTopics)
-reads all N, each partition's offsets in order. One controller in the default suite;
+reads all N, each partition's offsets in order; ``kafka-topics --delete`` (Envelope
+carrying DeleteTopics) writes a RemoveTopicRecord. One controller in the default suite;
 three (the brokers follow the Raft leader) in the slow one."""
 from __future__ import annotations
 
@@ -90,6 +91,9 @@ def serve_a_topic(brokers, controller_node) -> None:
     assert seen == N
     for p, offs in offsets.items():
         assert offs == list(range(len(offs))), p  # every record, in partition order
+    gone = run_tool("kafka-topics", "--bootstrap-server", bs, "--delete", "--topic", "orders", timeout=120)
+    assert gone.returncode == 0
+    wait_for(lambda: (9, 0) in record_kinds(controller_node), 30, "RemoveTopicRecord")
     kinds = record_kinds(controller_node)
     assert (15, 0) in kinds  # ProducerIdsRecord: the idempotent producer got its id from us
     assert (2, 0) in kinds and (3, 2) in kinds  # TopicRecord, PartitionRecord v2

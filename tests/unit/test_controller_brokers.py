@@ -197,3 +197,34 @@ def test_pure_unfence_reelects_leaderless_partitions():
     recs = lifecycle.unfence_records(img, 1)
     change = recs[1][0]
     assert (change.leader, change.isr, change.eligible_leader_replicas, change.last_known_elr) == (1, [1], [], [])
+
+
+def test_describe_cluster_on_a_client_listener_lists_registered_brokers():
+    from types import SimpleNamespace
+    from kraft_server.api.describe_cluster import handle_describe_cluster_request
+    from wire.messages import DescribeClusterRequest
+
+    c = Cluster()
+    e1 = c.up(1)
+    body = registration(2)
+    body.listeners[0].name = "CLIENT"
+    assert c.call("register", body, 4).error_code == 0  # fenced, with a CLIENT endpoint
+    other = registration(3)
+    other.listeners[0].name = "CLIENT"
+    other.rack = "r1"
+    r3 = c.call("register", other, 4)
+    c.beat(3, r3.broker_epoch)
+    view = SimpleNamespace(controller=c.controller, node_id=1, cluster_id=CLUSTER, leader_id=lambda: 1)
+
+    def ask(version, include_fenced):
+        out = []
+        call = SimpleNamespace(listener="CLIENT", api_version=version, respond=out.append,
+                               body=DescribeClusterRequest(endpoint_type=1, include_fenced_brokers=include_fenced))
+        handle_describe_cluster_request(call, view, controller_listener=False,
+                                        advertised={"CLIENT": ("h", 9999)})
+        return [(b.broker_id, b.port, b.rack, b.is_fenced) for b in out[0].brokers]
+
+    # broker 1 has no CLIENT endpoint; broker 2 is fenced
+    assert ask(2, False) == [(1, 9999, None, False), (3, 9003, "r1", False)]
+    assert ask(2, True) == [(1, 9999, None, False), (2, 9002, None, True), (3, 9003, "r1", False)]
+    assert e1 > 0

@@ -152,3 +152,26 @@ def test_envelope_unwraps_create_topics_and_wraps_the_answer():
     call.body = EnvelopeRequest(request_data=b"\x00\x2e" + inner[2:])  # key 46, ListPartitionReassignments
     handle_envelope_request(call, SimpleNamespace(controller=c.controller))
     assert answers[0].error_code == ErrorCode.UNSUPPORTED_VERSION
+
+
+def test_delete_topics_by_name_and_id_in_one_batch():
+    from kraft_server.controller.admin_requests import delete_topics_op
+    from wire.messages import DeleteTopicsRequest
+    from wire.messages.delete_topics_request import DeleteTopicState
+
+    c, _ = three()
+    made = run(c, create_topics_op(CreateTopicsRequest(topics=[topic("a", 2, 1, configs=[("x.y", "1")]),
+                                                               topic("b", 1, 1), topic("c", 1, 1)]), 7))
+    ids = {t.name: t.topic_id for t in made.topics}
+    r = run(c, delete_topics_op(DeleteTopicsRequest(topics=[
+        DeleteTopicState(name="a"), DeleteTopicState(topic_id=ids["b"]), DeleteTopicState(name="zz"),
+        DeleteTopicState(topic_id=uuid.UUID(int=99)), DeleteTopicState(name="c", topic_id=ids["c"])]), 6))
+    assert [(x.name, x.error_code) for x in r.responses] == [
+        ("a", 0), ("b", 0), ("zz", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), (None, ErrorCode.UNKNOWN_TOPIC_ID),
+        ("c", ErrorCode.INVALID_REQUEST)]
+    assert r.responses[1].topic_id == ids["b"]
+    img = c.controller.image
+    assert set(img.topics.by_name) == {"c"} and not any(k[1] == "a" for k in img.configs)
+    assert c.data_batches()[-1] == [(9, 0), (9, 0)]
+    old = run(c, delete_topics_op(DeleteTopicsRequest(topic_names=["c", "c"]), 5))
+    assert [x.error_code for x in old.responses] == [ErrorCode.INVALID_REQUEST] * 2

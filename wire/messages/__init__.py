@@ -31,6 +31,8 @@ from .create_topics_response import CreateTopicsResponse
 from .delegation_token_record import DelegationTokenRecord
 from .delete_groups_request import DeleteGroupsRequest
 from .delete_groups_response import DeleteGroupsResponse
+from .delete_topics_request import DeleteTopicsRequest
+from .delete_topics_response import DeleteTopicsResponse
 from .describe_cluster_request import DescribeClusterRequest
 from .describe_cluster_response import DescribeClusterResponse
 from .describe_groups_request import DescribeGroupsRequest
@@ -124,6 +126,7 @@ REQUESTS = {
     16: ListGroupsRequest,
     18: ApiVersionsRequest,
     19: CreateTopicsRequest,
+    20: DeleteTopicsRequest,
     23: OffsetForLeaderEpochRequest,
     42: DeleteGroupsRequest,
     47: OffsetDeleteRequest,
@@ -160,6 +163,7 @@ RESPONSES = {
     16: ListGroupsResponse,
     18: ApiVersionsResponse,
     19: CreateTopicsResponse,
+    20: DeleteTopicsResponse,
     23: OffsetForLeaderEpochResponse,
     42: DeleteGroupsResponse,
     47: OffsetDeleteResponse,
@@ -236,6 +240,8 @@ BY_NAME = {
     'DelegationTokenRecord': DelegationTokenRecord,
     'DeleteGroupsRequest': DeleteGroupsRequest,
     'DeleteGroupsResponse': DeleteGroupsResponse,
+    'DeleteTopicsRequest': DeleteTopicsRequest,
+    'DeleteTopicsResponse': DeleteTopicsResponse,
     'DescribeClusterRequest': DescribeClusterRequest,
     'DescribeClusterResponse': DescribeClusterResponse,
     'DescribeGroupsRequest': DescribeGroupsRequest,
