@@ -1,5 +1,5 @@
-"""CreateTopics (19, v2-7), DeleteTopics (20, v1-6), AllocateProducerIds (67, v0) and
-Envelope (58, v0) on the
+"""CreateTopics (19, v2-7), DeleteTopics (20, v1-6), AlterPartition (56, v2-3),
+AllocateProducerIds (67, v0) and Envelope (58, v0) on the
 controller listener: metadata writes of the active controller
 (``kraft_server/controller/admin_requests.py``), answered after commit, NOT_CONTROLLER
 elsewhere.
@@ -20,12 +20,12 @@ from wire.errors import ErrorCode
 from wire.exceptions import DecodeError
 from wire.headers import decode_request_header, peek_key_version, response_header_version
 from wire.messages import (
-    AllocateProducerIdsRequest, CreateTopicsRequest, DeleteTopicsRequest, EnvelopeResponse, REQUESTS,
+    AllocateProducerIdsRequest, AlterPartitionRequest, CreateTopicsRequest, DeleteTopicsRequest, EnvelopeResponse, REQUESTS,
     ResponseHeader,
 )
 
 from kraft_server.controller.admin_requests import (
-    allocate_error_response, allocate_producer_ids_op, create_topics_error_response, create_topics_op,
+    allocate_error_response, allocate_producer_ids_op, alter_partition_error_response, alter_partition_op, create_topics_error_response, create_topics_op,
     delete_topics_error_response, delete_topics_op,
 )
 
@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 CREATE_TOPICS = CreateTopicsRequest.API_KEY
 DELETE_TOPICS = DeleteTopicsRequest.API_KEY
+ALTER_PARTITION = AlterPartitionRequest.API_KEY
 ALLOCATE_PRODUCER_IDS = AllocateProducerIdsRequest.API_KEY
 # Inner requests an Envelope may carry that we answer, with their versions.
 ENVELOPED: dict[int, tuple[int, int]] = {CREATE_TOPICS: (2, 7), DELETE_TOPICS: (1, 6)}
@@ -50,6 +51,8 @@ def _build(api_key: int, version: int, body):
         return "CreateTopics", create_topics_op(body, version)
     if api_key == DELETE_TOPICS:
         return "DeleteTopics", delete_topics_op(body, version)
+    if api_key == ALTER_PARTITION:
+        return "AlterPartition", alter_partition_op(body, version)
     if api_key == ALLOCATE_PRODUCER_IDS:
         return "AllocateProducerIds", allocate_producer_ids_op(body)
     raise LookupError(api_key)
@@ -60,6 +63,8 @@ def _no_controller(api_key: int, version: int, body):
         return create_topics_error_response(body, ErrorCode.NOT_CONTROLLER)
     if api_key == DELETE_TOPICS:
         return delete_topics_error_response(body, version, ErrorCode.NOT_CONTROLLER)
+    if api_key == ALTER_PARTITION:
+        return alter_partition_error_response(ErrorCode.NOT_CONTROLLER)
     return allocate_error_response(ErrorCode.NOT_CONTROLLER)
 
 

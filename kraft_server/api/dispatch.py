@@ -65,7 +65,8 @@ class Dispatcher:
             handle_broker_heartbeat_request(call, self.view)
         elif key == registry.BROKER_REGISTRATION:
             handle_broker_registration_request(call, self.view)
-        elif key in (registry.CREATE_TOPICS, registry.DELETE_TOPICS, registry.ALLOCATE_PRODUCER_IDS):
+        elif key in (registry.CREATE_TOPICS, registry.DELETE_TOPICS, registry.ALTER_PARTITION,
+                     registry.ALLOCATE_PRODUCER_IDS):
             handle_controller_write(call, self.view)
         elif key == registry.ENVELOPE:
             handle_envelope_request(call, self.view)

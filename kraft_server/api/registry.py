@@ -29,7 +29,7 @@ The classic consumer-group APIs, FindCoordinator included, are answered by
 from __future__ import annotations
 
 from wire.messages import (
-    AllocateProducerIdsRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest, CreateTopicsRequest,
+    AllocateProducerIdsRequest, AlterPartitionRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest, CreateTopicsRequest,
     DeleteTopicsRequest, EnvelopeRequest,
 )
 from wire.messages import (
@@ -67,6 +67,7 @@ BROKER_REGISTRATION = BrokerRegistrationRequest.API_KEY  # the active controller
 BROKER_HEARTBEAT = BrokerHeartbeatRequest.API_KEY
 CREATE_TOPICS = CreateTopicsRequest.API_KEY
 DELETE_TOPICS = DeleteTopicsRequest.API_KEY
+ALTER_PARTITION = AlterPartitionRequest.API_KEY
 ALLOCATE_PRODUCER_IDS = AllocateProducerIdsRequest.API_KEY
 ENVELOPE = EnvelopeRequest.API_KEY
 
@@ -86,6 +87,7 @@ CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     BROKER_HEARTBEAT: (0, 2),
     CREATE_TOPICS: (2, 7),  # kraft_server/api/controller_writes.py
     DELETE_TOPICS: (1, 6),
+    ALTER_PARTITION: (2, 3),
     ALLOCATE_PRODUCER_IDS: (0, 0),
     ENVELOPE: (0, 0),
 }

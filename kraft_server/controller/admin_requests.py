@@ -12,11 +12,14 @@ import random
 
 from wire.errors import ErrorCode, error_message
 from wire.messages import (
-    AllocateProducerIdsResponse, CreateTopicsResponse, DeleteTopicsResponse, ProducerIdsRecord,
+    AlterPartitionResponse, AllocateProducerIdsResponse, CreateTopicsResponse, DeleteTopicsResponse, ProducerIdsRecord,
 )
+from wire.messages.alter_partition_response import PartitionData as AlterPartitionData
+from wire.messages.alter_partition_response import TopicData as AlterTopicData
 from wire.messages.create_topics_response import CreatableTopicConfigs, CreatableTopicResult
 from wire.messages.delete_topics_response import DeletableTopicResult
 
+from .alter_partition import alter_partition
 from .topic_creation import DYNAMIC_TOPIC_CONFIG, create_topics
 from .topic_deletion import ZERO, delete_topics
 from .write_queue import Write
@@ -93,3 +96,18 @@ def delete_topics_op(request, version: int):
             DeletableTopicResult(name=n, topic_id=i, error_code=e, error_message=m)
             for n, i, e, m in results]))
     return run, lambda code: delete_topics_error_response(request, version, code)
+
+
+def alter_partition_error_response(code: int) -> AlterPartitionResponse:
+    return AlterPartitionResponse(throttle_time_ms=0, error_code=code, topics=[])
+
+
+def alter_partition_op(request, version: int):
+    """AlterPartition (56, v2-3): decisions in ``alter_partition.py``."""
+    def run(image, next_offset, now_ms):
+        top, topics, records = alter_partition(image, request, version)
+        body = AlterPartitionResponse(throttle_time_ms=0, error_code=top, topics=[
+            AlterTopicData(topic_id=tid, partitions=[AlterPartitionData(**r) for r in results])
+            for tid, results in topics])
+        return Write(records, lambda: body)
+    return run, alter_partition_error_response

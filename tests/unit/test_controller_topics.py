@@ -175,3 +175,72 @@ def test_delete_topics_by_name_and_id_in_one_batch():
     assert c.data_batches()[-1] == [(9, 0), (9, 0)]
     old = run(c, delete_topics_op(DeleteTopicsRequest(topic_names=["c", "c"]), 5))
     assert [x.error_code for x in old.responses] == [ErrorCode.INVALID_REQUEST] * 2
+
+
+def _alter(broker, epoch, tid, leader_epoch, partition_epoch, isr, version=3, epochs=None, lrs=0):
+    from wire.messages import AlterPartitionRequest
+    from wire.messages.alter_partition_request import BrokerState, PartitionData, TopicData
+
+    part = PartitionData(partition_index=0, leader_epoch=leader_epoch, partition_epoch=partition_epoch,
+                         leader_recovery_state=lrs)
+    if version >= 3:
+        part.new_isr_with_epochs = [BrokerState(broker_id=b, broker_epoch=(epochs or {}).get(b, -1)) for b in isr]
+    else:
+        part.new_isr = list(isr)
+    return AlterPartitionRequest(broker_id=broker, broker_epoch=epoch,
+                                 topics=[TopicData(topic_id=tid, partitions=[part])])
+
+
+def test_alter_partition_shrinks_and_expands_the_isr_with_kafka_error_order():
+    from kraft_server.controller.admin_requests import alter_partition_op
+
+    c, epochs = three()
+    made = run(c, create_topics_op(CreateTopicsRequest(topics=[topic("t", assignments=[(0, [1, 2, 3])])]), 7))
+    tid = made.topics[0].topic_id
+
+    def alter(req, version=3):
+        return run(c, alter_partition_op(req, version))
+
+    # shrink to [1, 2] (min ISR 1: no ELR): partition epoch +1, leader epoch kept
+    r = alter(_alter(1, epochs[1], tid, 0, 0, [1, 2], epochs=epochs))
+    p = r.topics[0].partitions[0]
+    assert (r.error_code, p.error_code, p.leader_id, p.isr, p.leader_epoch, p.partition_epoch) == (0, 0, 1, [1, 2], 0, 1)
+    q = c.controller.image.topics.by_name["t"].partitions[0]
+    assert (q.isr, q.leader_epoch, q.partition_epoch) == ([1, 2], 0, 1)
+    # the same request again: its partition epoch is now stale
+    assert alter(_alter(1, epochs[1], tid, 0, 0, [1, 2])).topics[0].partitions[0].error_code == ErrorCode.INVALID_UPDATE_VERSION
+    # errors in Kafka's order
+    cases = [
+        (_alter(1, epochs[1] + 5, tid, 0, 1, [1]), "top", ErrorCode.STALE_BROKER_EPOCH),
+        (_alter(1, epochs[1], uuid.UUID(int=12345), 0, 1, [1]), "part", ErrorCode.UNKNOWN_TOPIC_ID),
+        (_alter(1, epochs[1], tid, 1, 1, [1]), "part", ErrorCode.NOT_CONTROLLER),
+        (_alter(1, epochs[1], tid, 0, 2, [1]), "part", ErrorCode.NOT_CONTROLLER),
+        (_alter(2, epochs[2], tid, 0, 1, [1, 2]), "part", ErrorCode.INVALID_REQUEST),  # not the leader
+        (_alter(1, epochs[1], tid, 0, 1, [1, 9]), "part", ErrorCode.INVALID_REQUEST),
+        (_alter(1, epochs[1], tid, 0, 1, [2, 3]), "part", ErrorCode.INVALID_REQUEST),
+        (_alter(1, epochs[1], tid, 0, 1, [1, 3], epochs={3: epochs[3] + 1}), "part", ErrorCode.INELIGIBLE_REPLICA),
+        (_alter(1, epochs[1], tid, 0, 1, [1], lrs=1), "part", ErrorCode.INVALID_REQUEST),
+    ]
+    for req, where, code in cases:
+        r = alter(req)
+        got = r.error_code if where == "top" else r.topics[0].partitions[0].error_code
+        assert got == code, (req, got)
+    # expand back with v2 (no broker epochs)
+    r = alter(_alter(1, epochs[1], tid, 0, 1, [1, 2, 3], version=2), version=2)
+    assert r.topics[0].partitions[0].isr == [1, 2, 3]
+    assert c.controller.image.topics.by_name["t"].partitions[0].partition_epoch == 2
+
+
+def test_alter_partition_below_min_isr_fills_the_elr():
+    from kraft_server.controller.admin_requests import alter_partition_op
+
+    c, epochs = three()
+    made = run(c, create_topics_op(CreateTopicsRequest(topics=[topic(
+        "t", assignments=[(0, [1, 2, 3])], configs=[("min.insync.replicas", "2")])]), 7))
+    tid = made.topics[0].topic_id
+    run(c, alter_partition_op(_alter(1, epochs[1], tid, 0, 0, [1]), 3))
+    q = c.controller.image.topics.by_name["t"].partitions[0]
+    assert (q.isr, q.eligible_leader_replicas) == ([1], [2, 3])
+    run(c, alter_partition_op(_alter(1, epochs[1], tid, 0, 1, [1, 2]), 3))
+    q = c.controller.image.topics.by_name["t"].partitions[0]
+    assert (q.isr, q.eligible_leader_replicas) == ([1, 2], None)

@@ -10,6 +10,8 @@ from .add_raft_voter_request import AddRaftVoterRequest
 from .add_raft_voter_response import AddRaftVoterResponse
 from .allocate_producer_ids_request import AllocateProducerIdsRequest
 from .allocate_producer_ids_response import AllocateProducerIdsResponse
+from .alter_partition_request import AlterPartitionRequest
+from .alter_partition_response import AlterPartitionResponse
 from .api_versions_request import ApiVersionsRequest
 from .api_versions_response import ApiVersionsResponse
 from .begin_quorum_epoch_request import BeginQuorumEpochRequest
@@ -134,6 +136,7 @@ REQUESTS = {
     53: BeginQuorumEpochRequest,
     54: EndQuorumEpochRequest,
     55: DescribeQuorumRequest,
+    56: AlterPartitionRequest,
     57: UpdateFeaturesRequest,
     58: EnvelopeRequest,
     59: FetchSnapshotRequest,
@@ -171,6 +174,7 @@ RESPONSES = {
     53: BeginQuorumEpochResponse,
     54: EndQuorumEpochResponse,
     55: DescribeQuorumResponse,
+    56: AlterPartitionResponse,
     57: UpdateFeaturesResponse,
     58: EnvelopeResponse,
     59: FetchSnapshotResponse,
@@ -219,6 +223,8 @@ BY_NAME = {
     'AddRaftVoterResponse': AddRaftVoterResponse,
     'AllocateProducerIdsRequest': AllocateProducerIdsRequest,
     'AllocateProducerIdsResponse': AllocateProducerIdsResponse,
+    'AlterPartitionRequest': AlterPartitionRequest,
+    'AlterPartitionResponse': AlterPartitionResponse,
     'ApiVersionsRequest': ApiVersionsRequest,
     'ApiVersionsResponse': ApiVersionsResponse,
     'BeginQuorumEpochRequest': BeginQuorumEpochRequest,
