@@ -4,7 +4,10 @@ throughout. The broker leading the most partitions is killed with SIGKILL: once 
 session (``broker.session.timeout.ms``) expires it is fenced and every leadership
 moves to an ISR member, and the producer goes on. Restarted, it registers a new
 incarnation, is unfenced, and the leaders add it back to every ISR through
-AlterPartition. No acknowledged record is lost."""
+AlterPartition. No acknowledged record is lost. The same with a controlled shutdown
+(SIGTERM): the broker is InControlledShutdown, its leaderships move before it exits,
+the producer sees no error it gives up on. And with three controllers of ours, the
+active one killed with SIGKILL: the brokers follow the new one and keep serving."""
 from __future__ import annotations
 
 import threading
@@ -157,3 +160,108 @@ def test_a_killed_broker_is_fenced_its_leaders_move_and_nothing_acknowledged_is_
         for b in brokers:
             b.close()
         node.stop()
+
+
+def _cluster(tmp_path, n_controllers=1):
+    """(controller nodes, leader, brokers, bootstrap) with the topic created."""
+    from tests.support.kraft_nodes import agreed_leader, make_quorum
+    extra = (f"broker.session.timeout.ms={SESSION_MS}",)
+    if n_controllers == 1:
+        (tmp_path / "ours").mkdir()
+        nodes = [OurNode(tmp_path / "ours", node_id=1, extra=extra)]
+        nodes[0].format_with_ours(CLUSTER)
+    else:
+        nodes = make_quorum(tmp_path, "dynamic", CLUSTER, extra=extra)
+    for n in nodes:
+        n.start()
+    return nodes
+
+
+def _topic(brokers, node):
+    wait_for(lambda: sorted(b.broker_id for b in image_of(node).brokers if not b.fenced) == BROKERS,
+             120, "three unfenced brokers")
+    bs = bootstrap_servers(brokers)
+    run_tool("kafka-topics", "--bootstrap-server", bs, "--create", "--topic", "events",
+             "--replication-factor", "3", "--partitions", "6", "--config", "min.insync.replicas=2",
+             timeout=120)
+    return bs
+
+
+def _check_nothing_lost(producer, bs):
+    producer.stop.set()
+    producer.join(90)
+    acked = producer.acked
+    lost = acked - consume_all(bs)
+    assert not lost, f"{len(lost)} acknowledged records lost (of {len(acked)})"
+    assert len(acked) > 400
+
+
+def test_controlled_shutdown_moves_leaders_before_the_broker_exits(tmp_path):
+    nodes = _cluster(tmp_path)
+    node = nodes[0]
+    brokers, producer = [], None
+    try:
+        node.wait_leader()
+        brokers = start_brokers(tmp_path, 3, CLUSTER, node.bootstrap)
+        bs = _topic(brokers, node)
+        producer = Producer(bs)
+        producer.start()
+        wait_for(lambda: producer.count() >= 200, 60, "the producer's first acks")
+        parts = image_of(node).topics.by_name["events"].partitions
+        victim_id = Counter(p.leader for p in parts.values()).most_common(1)[0][0]
+        victim = next(b for b in brokers if b.node_id == victim_id)
+        victim.stop(graceful=True, timeout=60)  # SIGTERM: controlled shutdown
+        assert victim.proc.returncode is not None
+        img = image_of(node)
+        b = img.brokers.get(victim_id)
+        assert b.in_controlled_shutdown and b.fenced
+        assert all(p.leader != victim_id for p in img.topics.by_name["events"].partitions.values())
+        text = victim.log_text()
+        assert "The controller has asked us to exit controlled shutdown." in text
+        assert "Transitioning from PENDING_CONTROLLED_SHUTDOWN to SHUTTING_DOWN" in text
+        before = producer.count()
+        wait_for(lambda: producer.count() >= before + 200, 60, "the producer continuing")
+        _check_nothing_lost(producer, bs)
+        assert producer.errors == 0
+    finally:
+        if producer is not None:
+            producer.stop.set()
+            producer.join(90)
+        for b in brokers:
+            b.close()
+        for n in nodes:
+            n.stop()
+
+
+def test_brokers_follow_a_new_active_controller_after_a_kill(tmp_path):
+    from tests.support.kraft_nodes import agreed_leader
+    nodes = _cluster(tmp_path, 3)
+    brokers, producer = [], None
+    try:
+        leader, _ = agreed_leader(nodes)
+        brokers = start_brokers(tmp_path, 3, CLUSTER, ",".join(n.bootstrap for n in nodes))
+        bs = _topic(brokers, leader)
+        producer = Producer(bs)
+        producer.start()
+        wait_for(lambda: producer.count() >= 200, 60, "the producer's first acks")
+        leader.kill()
+        new, _ = agreed_leader(nodes, exclude=(leader.node_id,))
+        assert new.node_id != leader.node_id
+        # the brokers forward to the new controller (a topic created now) and keep their
+        # sessions with it (nobody fenced)
+        run_tool("kafka-topics", "--bootstrap-server", bs, "--create", "--topic", "after",
+                 "--replication-factor", "3", "--partitions", "2", timeout=120)
+        wait_for(lambda: "after" in image_of(new).topics.by_name, 30, "the new topic in the new leader's log")
+        img = image_of(new)
+        assert sorted(b.broker_id for b in img.brokers if not b.fenced) == BROKERS  # nobody fenced
+        before = producer.count()
+        wait_for(lambda: producer.count() >= before + 200, 60, "the producer continuing")
+        _check_nothing_lost(producer, bs)
+    finally:
+        if producer is not None:
+            producer.stop.set()
+            producer.join(90)
+        for b in brokers:
+            b.close()
+        for n in nodes:
+            n.stop()
