@@ -30,7 +30,7 @@ from wire.messages.register_broker_record import BrokerEndpoint, BrokerFeature
 
 from .image_brokers import FENCE, IN_CONTROLLED_SHUTDOWN, UNFENCE, register_broker_record_version
 from .image_topics import partition_record_version
-from .partition_change import broker_removed, broker_returned
+from .partition_change import broker_removed, broker_returned, broker_unclean_shutdown, elr_enabled
 
 METADATA_VERSION = "metadata.version"
 CORDONED_DIRS_MIN_MV = 30  # 4.3-IV0
@@ -143,7 +143,16 @@ def register(image, req, version: int, next_offset: int) -> Outcome:
         r.fenced, r.in_controlled_shutdown = existing.fenced, existing.in_controlled_shutdown
         r.cordoned_log_dirs = existing.record.cordoned_log_dirs
         return Outcome(records=[(r, rv)], epoch=existing.epoch)
-    records = [(change, partition_record_version(mv)) for change in removal_changes(image, req.broker_id)]
+    # The shutdown records of the previous incarnation: clean when the broker names the
+    # epoch it shut down cleanly in (v3+ PreviousBrokerEpoch); an unclean one also
+    # leaves every ELR.
+    clean = version >= 3 and existing is not None and existing.epoch == req.previous_broker_epoch
+    if clean or not elr_enabled(image):
+        changes = removal_changes(image, req.broker_id)
+    else:
+        changes = [c for c in (broker_unclean_shutdown(image, t.name, p, req.broker_id)
+                               for t, p in image.topics.partitions()) if c is not None]
+    records = [(change, partition_record_version(mv)) for change in changes]
     return Outcome(records=records + [(register_record(req, version, next_offset), rv)],
                    epoch=next_offset)
 

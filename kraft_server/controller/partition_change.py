@@ -102,6 +102,20 @@ def broker_removed(image, topic_name: str, p, broker_id: int) -> PartitionChange
     return _finish(p, record, target_isr, leader, target_elr, target_lkelr, True)
 
 
+def broker_unclean_shutdown(image, topic_name: str, p, broker_id: int) -> PartitionChangeRecord | None:
+    """A broker re-registering after an unclean shutdown (ELR on): it leaves the ISR as
+    in ``broker_removed`` and the ELR too, since its log may have lost records."""
+    change = broker_removed(image, topic_name, p, broker_id)
+    elr = change.eligible_leader_replicas if change is not None and change.eligible_leader_replicas is not None \
+        else list(p.eligible_leader_replicas or [])
+    if broker_id not in elr:
+        return change
+    if change is None:
+        change = PartitionChangeRecord(partition_id=p.partition_id, topic_id=p.topic_id)
+    change.eligible_leader_replicas = [r for r in elr if r != broker_id]
+    return change
+
+
 def broker_returned(image, p, broker_id: int) -> PartitionChangeRecord | None:
     """For a leaderless partition once ``broker_id`` is unfenced (it counts as active)."""
     if p.leader != NO_LEADER:

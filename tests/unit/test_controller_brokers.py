@@ -228,3 +228,24 @@ def test_describe_cluster_on_a_client_listener_lists_registered_brokers():
     assert ask(2, False) == [(1, 9999, None, False), (3, 9003, "r1", False)]
     assert ask(2, True) == [(1, 9999, None, False), (2, 9002, None, True), (3, 9003, "r1", False)]
     assert e1 > 0
+
+
+def test_unclean_restart_leaves_the_elr_clean_restart_does_not():
+    img = MetadataImage()
+    img.replay(encode_metadata_record(FeatureLevelRecord(name="metadata.version", feature_level=30), 0), 0)
+    img.replay(encode_metadata_record(FeatureLevelRecord(name="eligible.leader.replicas.version",
+                                                         feature_level=1), 0), 1)
+    for r, v in lifecycle.register(img, registration(1), 4, 10).records:
+        img.replay(encode_metadata_record(r, v), 10)
+    tid = uuid.UUID(int=6)
+    img.replay(encode_metadata_record(TopicRecord(name="t", topic_id=tid), 0), 20)
+    img.replay(encode_metadata_record(PartitionRecord(
+        partition_id=0, topic_id=tid, replicas=[1], isr=[], leader=-1, leader_epoch=3, partition_epoch=4,
+        eligible_leader_replicas=[1], last_known_elr=[1]), 2), 21)
+    again = registration(1, incarnation=uuid.UUID(int=999))
+    unclean = lifecycle.register(img, again, 4, 30).records
+    assert [type(r).__name__ for r, _ in unclean] == ["PartitionChangeRecord", "RegisterBrokerRecord"]
+    assert unclean[0][0].eligible_leader_replicas == [] and unclean[0][0].isr is None
+    again.previous_broker_epoch = 10  # the epoch it shut down cleanly in
+    clean = lifecycle.register(img, again, 4, 30).records
+    assert [type(r).__name__ for r, _ in clean] == ["RegisterBrokerRecord"]
