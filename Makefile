@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export KRAFT_CACHE ?= $(CURDIR)/.cache
 
-.PHONY: stream venv test test-slow fuzz simulate simulate-long bench bench-raft bench-membership codegen check-codegen kafka-dist run clean
+.PHONY: stream venv test test-slow fuzz simulate simulate-long bench bench-raft bench-membership codegen check-codegen kafka-dist run run-cluster clean
 
 $(STAMP): setup.cfg pyproject.toml
 	@command -v java >/dev/null || (apt-get update && apt-get install -y openjdk-17-jdk-headless)
@@ -61,6 +61,10 @@ bench-membership: $(STAMP) kafka-dist
 
 run: $(STAMP)
 	$(PY) -m tools.run_local --config config/server.properties
+
+# Three of our controllers and three Apache Kafka 4.3.1 brokers on loopback (tools/run_cluster.py).
+run-cluster: $(STAMP)
+	$(PY) -m tools.run_cluster
 
 # Stream __cluster_metadata of `make run`'s node (client listener 127.0.0.1:9092) into
 # Spark (local[*]) and print the rows of each micro-batch as it commits; STREAM_ARGS adds
