@@ -29,7 +29,8 @@ The classic consumer-group APIs, FindCoordinator included, are answered by
 from __future__ import annotations
 
 from wire.messages import (
-    AllocateProducerIdsRequest, AlterPartitionRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest, CreateTopicsRequest,
+    AllocateProducerIdsRequest, AlterPartitionRequest, BrokerHeartbeatRequest, CreatePartitionsRequest,
+    UnregisterBrokerRequest, BrokerRegistrationRequest, CreateTopicsRequest,
     DeleteTopicsRequest, EnvelopeRequest,
 )
 from wire.messages import (
@@ -68,6 +69,8 @@ BROKER_HEARTBEAT = BrokerHeartbeatRequest.API_KEY
 CREATE_TOPICS = CreateTopicsRequest.API_KEY
 DELETE_TOPICS = DeleteTopicsRequest.API_KEY
 ALTER_PARTITION = AlterPartitionRequest.API_KEY
+CREATE_PARTITIONS = CreatePartitionsRequest.API_KEY
+UNREGISTER_BROKER = UnregisterBrokerRequest.API_KEY
 ALLOCATE_PRODUCER_IDS = AllocateProducerIdsRequest.API_KEY
 ENVELOPE = EnvelopeRequest.API_KEY
 
@@ -88,6 +91,8 @@ CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     CREATE_TOPICS: (2, 7),  # kraft_server/api/controller_writes.py
     DELETE_TOPICS: (1, 6),
     ALTER_PARTITION: (2, 3),
+    CREATE_PARTITIONS: (0, 3),
+    UNREGISTER_BROKER: (0, 0),
     ALLOCATE_PRODUCER_IDS: (0, 0),
     ENVELOPE: (0, 0),
 }

@@ -12,14 +12,17 @@ import random
 
 from wire.errors import ErrorCode, error_message
 from wire.messages import (
-    AlterPartitionResponse, AllocateProducerIdsResponse, CreateTopicsResponse, DeleteTopicsResponse, ProducerIdsRecord,
+    AlterPartitionResponse, AllocateProducerIdsResponse, CreatePartitionsResponse, UnregisterBrokerResponse, CreateTopicsResponse, DeleteTopicsResponse, ProducerIdsRecord,
 )
 from wire.messages.alter_partition_response import PartitionData as AlterPartitionData
 from wire.messages.alter_partition_response import TopicData as AlterTopicData
+from wire.messages.create_partitions_response import CreatePartitionsTopicResult
 from wire.messages.create_topics_response import CreatableTopicConfigs, CreatableTopicResult
 from wire.messages.delete_topics_response import DeletableTopicResult
 
+from . import broker_lifecycle
 from .alter_partition import alter_partition
+from .partition_creation import create_partitions
 from .topic_creation import DYNAMIC_TOPIC_CONFIG, create_topics
 from .topic_deletion import ZERO, delete_topics
 from .write_queue import Write
@@ -111,3 +114,35 @@ def alter_partition_op(request, version: int):
             for tid, results in topics])
         return Write(records, lambda: body)
     return run, alter_partition_error_response
+
+
+def create_partitions_error_response(request, code: int) -> CreatePartitionsResponse:
+    return CreatePartitionsResponse(throttle_time_ms=0, results=[
+        CreatePartitionsTopicResult(name=t.name, error_code=code, error_message=error_message(code))
+        for t in request.topics])
+
+
+def create_partitions_op(request, version: int, rng: random.Random | None = None):
+    """CreatePartitions (37, v0-3): decisions in ``partition_creation.py``."""
+    def run(image, next_offset, now_ms):
+        results, records = create_partitions(image, request, rng)
+        return Write(records, lambda: CreatePartitionsResponse(throttle_time_ms=0, results=[
+            CreatePartitionsTopicResult(name=n, error_code=e, error_message=m) for n, e, m in results]))
+    return run, lambda code: create_partitions_error_response(request, code)
+
+
+def unregister_error_response(code: int, message: str | None = None) -> UnregisterBrokerResponse:
+    return UnregisterBrokerResponse(throttle_time_ms=0, error_code=code,
+                                    error_message=message if message is not None else error_message(code))
+
+
+def unregister_broker_op(request):
+    """UnregisterBroker (64, v0): BROKER_ID_NOT_REGISTERED for an unknown id."""
+    def run(image, next_offset, now_ms):
+        records = broker_lifecycle.unregister_records(image, request.broker_id)
+        if not records:
+            return Write([], lambda: unregister_error_response(
+                ErrorCode.BROKER_ID_NOT_REGISTERED, f"Broker ID {request.broker_id} is not currently registered"))
+        log.info("[Controller] unregistering broker %d", request.broker_id)
+        return Write(records, lambda: UnregisterBrokerResponse(throttle_time_ms=0, error_code=0, error_message=None))
+    return run, unregister_error_response

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from wire.errors import ErrorCode
-from wire.messages import BrokerRegistrationChangeRecord, RegisterBrokerRecord
+from wire.messages import BrokerRegistrationChangeRecord, RegisterBrokerRecord, UnregisterBrokerRecord
 from wire.messages.register_broker_record import BrokerEndpoint, BrokerFeature
 
 from .image_brokers import FENCE, IN_CONTROLLED_SHUTDOWN, UNFENCE, register_broker_record_version
@@ -197,6 +197,20 @@ def controlled_shutdown_records(image, broker_id: int) -> list:
                                                    in_controlled_shutdown=IN_CONTROLLED_SHUTDOWN), 1))
     # the image still counts the broker active: removal_changes excludes it explicitly
     out += [(c, partition_record_version(mv)) for c in removal_changes(image, broker_id)]
+    return out
+
+
+def unregister_records(image, broker_id: int) -> list:
+    """UnregisterBroker: the broker leaves every ISR and ELR (as after an unclean
+    shutdown), then UnregisterBrokerRecord v0. Empty when it is not registered."""
+    b = image.brokers.get(broker_id)
+    if b is None:
+        return []
+    mv = image.metadata_version() or 0
+    out = [(c, partition_record_version(mv)) for c in (
+        broker_unclean_shutdown(image, t.name, p, broker_id) for t, p in image.topics.partitions())
+        if c is not None]
+    out.append((UnregisterBrokerRecord(broker_id=broker_id, broker_epoch=b.epoch), 0))
     return out
 
 

@@ -47,7 +47,19 @@ def record_kinds(node) -> set[tuple[int, int]]:
     return out
 
 
-def serve_a_topic(brokers, controller_node) -> None:
+def image_partitions(node, name: str) -> dict:
+    from kraft_server.controller.image import MetadataImage
+    img = MetadataImage()
+    for raw in read_batches(node.data).values():
+        for info in walk(raw):
+            if not info.is_control:
+                for i, (_, v) in enumerate(batch_records(raw, info)):
+                    img.replay(v, info.base_offset + i)
+    topic = img.topics.by_name.get(name)
+    return dict(topic.partitions) if topic is not None else {}
+
+
+def serve_a_topic(brokers, controller_node, grow: bool = False) -> None:
     def all_unfenced():
         try:
             return unfenced_brokers(brokers[0].port) == BROKER_IDS
@@ -91,6 +103,10 @@ def serve_a_topic(brokers, controller_node) -> None:
     assert seen == N
     for p, offs in offsets.items():
         assert offs == list(range(len(offs))), p  # every record, in partition order
+    if grow:  # Envelope carrying CreatePartitions
+        run_tool("kafka-topics", "--bootstrap-server", bs, "--alter", "--topic", "orders", "--partitions", "8",
+                 timeout=120)
+        wait_for(lambda: len(image_partitions(controller_node, "orders")) == 8, 30, "eight partitions")
     gone = run_tool("kafka-topics", "--bootstrap-server", bs, "--delete", "--topic", "orders", timeout=120)
     assert gone.returncode == 0
     wait_for(lambda: (9, 0) in record_kinds(controller_node), 30, "RemoveTopicRecord")
@@ -124,7 +140,7 @@ def test_three_kafka_brokers_serve_a_topic_on_three_controllers_of_ours(tmp_path
             n.start()
         leader, _ = agreed_leader(nodes)
         brokers = start_brokers(tmp_path, 3, CLUSTER, ",".join(n.bootstrap for n in nodes))
-        serve_a_topic(brokers, leader)
+        serve_a_topic(brokers, leader, grow=True)
         # every controller replayed the same brokers and topic
         for n in nodes:
             wait_for(lambda n=n: {(2, 0), (3, 2), (0, 4)} <= record_kinds(n), 30, f"node {n.node_id}'s log")

@@ -244,3 +244,44 @@ def test_alter_partition_below_min_isr_fills_the_elr():
     run(c, alter_partition_op(_alter(1, epochs[1], tid, 0, 1, [1, 2]), 3))
     q = c.controller.image.topics.by_name["t"].partitions[0]
     assert (q.isr, q.eligible_leader_replicas) == ([1, 2], None)
+
+
+def test_create_partitions_grows_a_topic_at_its_replication_factor():
+    from kraft_server.controller.admin_requests import create_partitions_op
+    from wire.messages import CreatePartitionsRequest
+    from wire.messages.create_partitions_request import CreatePartitionsAssignment, CreatePartitionsTopic
+
+    c, _ = three()
+    run(c, create_topics_op(CreateTopicsRequest(topics=[topic("t", 2, 2), topic("u", 1, 1)]), 7))
+    r = run(c, create_partitions_op(CreatePartitionsRequest(topics=[
+        CreatePartitionsTopic(name="t", count=5, assignments=None),
+        CreatePartitionsTopic(name="u", count=3, assignments=[CreatePartitionsAssignment(broker_ids=[3]),
+                                                              CreatePartitionsAssignment(broker_ids=[2])]),
+        CreatePartitionsTopic(name="zz", count=3, assignments=None)]), 3))
+    assert [(x.name, x.error_code) for x in r.results] == [("t", 0), ("u", 0),
+                                                           ("zz", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
+    img = c.controller.image
+    t = img.topics.by_name["t"]
+    assert sorted(t.partitions) == [0, 1, 2, 3, 4] and all(len(p.replicas) == 2 for p in t.partitions.values())
+    assert [img.topics.by_name["u"].partitions[i].replicas for i in (1, 2)] == [[3], [2]]
+    bad = run(c, create_partitions_op(CreatePartitionsRequest(topics=[
+        CreatePartitionsTopic(name="t", count=5, assignments=None),
+        CreatePartitionsTopic(name="u", count=4, assignments=[CreatePartitionsAssignment(broker_ids=[1, 2])])]), 3))
+    assert [x.error_code for x in bad.results] == [ErrorCode.INVALID_PARTITIONS, ErrorCode.INVALID_REPLICA_ASSIGNMENT]
+
+
+def test_unregister_broker_takes_it_out_of_isrs_then_removes_it():
+    from kraft_server.controller.admin_requests import unregister_broker_op
+    from wire.messages import UnregisterBrokerRequest
+
+    c, _ = three()
+    run(c, create_topics_op(CreateTopicsRequest(topics=[topic("t", assignments=[(0, [1, 2, 3])])]), 7))
+    assert run(c, unregister_broker_op(UnregisterBrokerRequest(broker_id=9))).error_code == \
+        ErrorCode.BROKER_ID_NOT_REGISTERED
+    r = run(c, unregister_broker_op(UnregisterBrokerRequest(broker_id=1)))
+    assert r.error_code == 0
+    img = c.controller.image
+    assert img.brokers.get(1) is None
+    p = img.topics.by_name["t"].partitions[0]
+    assert p.isr == [2, 3] and p.leader == 2
+    assert c.data_batches()[-1] == [(5, 2), (1, 0)]

@@ -28,6 +28,8 @@ from .config_record import ConfigRecord
 from .control_record_type_schema import ControlRecordTypeSchema
 from .controller_registration_request import ControllerRegistrationRequest
 from .controller_registration_response import ControllerRegistrationResponse
+from .create_partitions_request import CreatePartitionsRequest
+from .create_partitions_response import CreatePartitionsResponse
 from .create_topics_request import CreateTopicsRequest
 from .create_topics_response import CreateTopicsResponse
 from .delegation_token_record import DelegationTokenRecord
@@ -102,6 +104,8 @@ from .sync_group_response import SyncGroupResponse
 from .topic_record import TopicRecord
 from .unfence_broker_record import UnfenceBrokerRecord
 from .unregister_broker_record import UnregisterBrokerRecord
+from .unregister_broker_request import UnregisterBrokerRequest
+from .unregister_broker_response import UnregisterBrokerResponse
 from .update_features_request import UpdateFeaturesRequest
 from .update_features_response import UpdateFeaturesResponse
 from .update_raft_voter_request import UpdateRaftVoterRequest
@@ -130,6 +134,7 @@ REQUESTS = {
     19: CreateTopicsRequest,
     20: DeleteTopicsRequest,
     23: OffsetForLeaderEpochRequest,
+    37: CreatePartitionsRequest,
     42: DeleteGroupsRequest,
     47: OffsetDeleteRequest,
     52: VoteRequest,
@@ -143,6 +148,7 @@ REQUESTS = {
     60: DescribeClusterRequest,
     62: BrokerRegistrationRequest,
     63: BrokerHeartbeatRequest,
+    64: UnregisterBrokerRequest,
     67: AllocateProducerIdsRequest,
     70: ControllerRegistrationRequest,
     75: DescribeTopicPartitionsRequest,
@@ -168,6 +174,7 @@ RESPONSES = {
     19: CreateTopicsResponse,
     20: DeleteTopicsResponse,
     23: OffsetForLeaderEpochResponse,
+    37: CreatePartitionsResponse,
     42: DeleteGroupsResponse,
     47: OffsetDeleteResponse,
     52: VoteResponse,
@@ -181,6 +188,7 @@ RESPONSES = {
     60: DescribeClusterResponse,
     62: BrokerRegistrationResponse,
     63: BrokerHeartbeatResponse,
+    64: UnregisterBrokerResponse,
     67: AllocateProducerIdsResponse,
     70: ControllerRegistrationResponse,
     75: DescribeTopicPartitionsResponse,
@@ -241,6 +249,8 @@ BY_NAME = {
     'ControlRecordTypeSchema': ControlRecordTypeSchema,
     'ControllerRegistrationRequest': ControllerRegistrationRequest,
     'ControllerRegistrationResponse': ControllerRegistrationResponse,
+    'CreatePartitionsRequest': CreatePartitionsRequest,
+    'CreatePartitionsResponse': CreatePartitionsResponse,
     'CreateTopicsRequest': CreateTopicsRequest,
     'CreateTopicsResponse': CreateTopicsResponse,
     'DelegationTokenRecord': DelegationTokenRecord,
@@ -315,6 +325,8 @@ BY_NAME = {
     'TopicRecord': TopicRecord,
     'UnfenceBrokerRecord': UnfenceBrokerRecord,
     'UnregisterBrokerRecord': UnregisterBrokerRecord,
+    'UnregisterBrokerRequest': UnregisterBrokerRequest,
+    'UnregisterBrokerResponse': UnregisterBrokerResponse,
     'UpdateFeaturesRequest': UpdateFeaturesRequest,
     'UpdateFeaturesResponse': UpdateFeaturesResponse,
     'UpdateRaftVoterRequest': UpdateRaftVoterRequest,
