@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export KRAFT_CACHE ?= $(CURDIR)/.cache
 
-.PHONY: stream venv test test-slow fuzz simulate simulate-long bench bench-raft bench-membership codegen check-codegen kafka-dist run run-cluster clean
+.PHONY: stream venv test test-slow fuzz simulate simulate-long bench bench-raft bench-controller bench-membership codegen check-codegen kafka-dist run run-cluster clean
 
 $(STAMP): setup.cfg pyproject.toml
 	@command -v java >/dev/null || (apt-get update && apt-get install -y openjdk-17-jdk-headless)
@@ -56,6 +56,10 @@ bench-raft: $(STAMP) kafka-dist
 
 # Add-controller to committed voter for logs of 10k/100k records, ours vs Kafka 4.3.1
 # (FULL=1 adds 1M records: about 2 more minutes).
+# Our controller vs Kafka 4.3.1's with three Kafka brokers (bench/controller.py).
+bench-controller: $(STAMP) kafka-dist
+	$(PY) bench/controller.py
+
 bench-membership: $(STAMP) kafka-dist
 	$(PY) bench/membership.py $(if $(FULL),--full)
 

@@ -63,12 +63,9 @@ def name_error(name: str) -> str | None:
     return None
 
 
-def _collides(name: str, existing) -> str | None:
-    unified = name.replace(".", "_")
-    for other in existing:
-        if other != name and other.replace(".", "_") == unified:
-            return other
-    return None
+def _unified(name: str) -> str:
+    """Names equal after '.' -> '_' collide in metric names (``Topic.unifyCollisionChars``)."""
+    return name.replace(".", "_")
 
 
 def _directory(registration) -> uuid.UUID:
@@ -136,6 +133,7 @@ def create_topics(image, request, *, default_partitions: int = 1, default_replic
         counts[t.name] = counts.get(t.name, 0) + 1
     results, records = [], []
     names_now = set(image.topics.by_name)
+    unified_now = {_unified(n): n for n in names_now}
     total_partitions = 0
     for t in request.topics:
         res = TopicResult(t.name)
@@ -157,8 +155,8 @@ def create_topics(image, request, *, default_partitions: int = 1, default_replic
         if t.name in names_now:
             fail(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{t.name}' already exists.")
             continue
-        other = _collides(t.name, names_now)
-        if other is not None:
+        other = unified_now.get(_unified(t.name))
+        if other is not None and other != t.name:
             fail(ErrorCode.INVALID_TOPIC_EXCEPTION,
                  f"Topic '{t.name}' collides with existing topic: {other}")
             continue
@@ -208,6 +206,7 @@ def create_topics(image, request, *, default_partitions: int = 1, default_replic
         res.replication_factor = len(partitions[0][0])
         res.configs = [(c.name, c.value) for c in t.configs]
         names_now.add(t.name)
+        unified_now[_unified(t.name)] = t.name
         if validate_only:
             continue
         records.append((TopicRecord(name=t.name, topic_id=topic_id), 0))
