@@ -172,7 +172,9 @@ class Cluster:
     name = "?"
     partition_dir = "?"
 
-    def __init__(self, workdir: Path, *, throughput: int, record_size: int, nodes: int = 3):
+    def __init__(self, workdir: Path, *, throughput: int, record_size: int, nodes: int = 3,
+                 quorum: dict[str, str] | None = None):
+        self.quorum = {**QUORUM_DEFAULTS, **(quorum or {})}  # e.g. another append linger
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.throughput, self.record_size = throughput, record_size
@@ -192,7 +194,7 @@ class Cluster:
             "controller.quorum.voters": voters,
             "log.dirs": str(n.data_dir),
             "metadata.log.dir": str(n.data_dir),
-            **QUORUM_DEFAULTS,
+            **self.quorum,
         }
 
     def config_path(self, n: NodeProc) -> Path:

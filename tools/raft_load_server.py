@@ -23,9 +23,11 @@ Differences from Kafka's tool, on purpose:
   the records and bytes committed in the interval and the latency histogram (0.1 ms
   buckets). Every 5 s it also prints Kafka's human summary line
   ``Throughput (bytes/second): ..., Latency (ms): ... p75 ... p99 ... p999``.
-* When more than ``--max-pending-batches`` full batches (8 MiB each, Kafka's limit) are
-  waiting to commit, it skips sending until some commit (Kafka's generator thread dies
-  with "number of batches 10 reached 10" instead).
+* It proposes no more than the leader accepts: ``RaftNode.append_room`` (the node's
+  backpressure, ``QuorumConfig.max_backlog_bytes`` of uncommitted proposals) and at most
+  ``--max-pending-batches`` full batches (8 MiB each, Kafka's limit); past them it skips
+  sending until some commit (Kafka's generator thread dies with "number of batches 10
+  reached 10" instead). ``stats`` counts the ticks refused (``refused_ticks``).
 
 The generator runs on the node's event loop (a timer every ``max(1 ms, 1/rate)``), so
 its cost is part of what is measured, as Kafka's generator thread shares its JVM.
@@ -42,7 +44,7 @@ import time
 from collections import Counter, deque
 
 from kraft_server.raft.quorum_config import MAX_BATCH_BYTES
-from kraft_server.raft.node import NotLeader
+from kraft_server.raft import Backpressure, NotLeader
 from kraft_server.raft.roles.base import Role
 
 SUMMARY_INTERVAL_S = 5.0  # Kafka's WriteStats printIntervalMs
@@ -102,6 +104,7 @@ class LoadGenerator:
         self.claimed_epoch: int | None = None
         self.claim_t = 0.0
         self.sent = 0
+        self.refused = 0  # ticks with records due and no room in the leader's backlog
         self.pending: deque = deque()  # [first, last, append perf_counter]
         self.pending_count = 0
         self.hwm_known = False
@@ -134,12 +137,15 @@ class LoadGenerator:
             return
         now = time.perf_counter()
         due = int((now - self.claim_t) * self.rate) - self.sent
-        n = min(due, self.max_pending - self.pending_count)
+        room = self.core.append_room() // len(self.payload)
+        n = min(due, self.max_pending - self.pending_count, room)
         if n <= 0:
+            if due > 0:
+                self.refused += 1
             return
         try:
             first, last = self.core.propose([self.payload] * n, int(time.time() * 1000))
-        except NotLeader:
+        except (NotLeader, Backpressure):
             return
         self.sent += n
         self.pending.append([first, last, now])
@@ -200,7 +206,7 @@ class LoadGenerator:
             if self.records or self.claimed_epoch is not None:
                 emit("stats", epoch=self.claimed_epoch, records=self.records,
                      bytes=self.records * len(self.payload), interval_s=round(now - self.last_report, 4),
-                     pending=self.pending_count,
+                     pending=self.pending_count, refused_ticks=self.refused,
                      hist={str(k): v for k, v in self.hist.items()})
             self.hist = Counter()
             self.records = 0

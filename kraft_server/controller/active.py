@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 
-from kraft_server.raft import NotLeader, Role
+from kraft_server.raft import Backpressure, NotLeader, Role
 
 from . import records as rec
 from .registration import CONTROLLER_REGISTRATION_MIN_MV
@@ -111,6 +111,8 @@ class ActiveDuties:
         except NotLeader:
             self.active = False
             return False
+        except Backpressure:
+            return False  # the backlog is full: the next poll tries again
         if drain:
             core.drain_proposals()  # its own batch, like Kafka's atomic bootstrap append
         if track:

@@ -27,6 +27,10 @@ from .write_queue import WriteQueue
 log = logging.getLogger(__name__)
 
 MiB = 1024 * 1024
+# Log bytes replayed per Ready cycle: a long catch-up (start-up, a burst of commits)
+# yields to socket I/O between slices, so fetches keep being answered.
+REPLAY_BUDGET_BYTES = 512 * 1024
+
 SECURITY_PROTOCOLS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
 
 # What a Kafka 4.3.1 controller puts in its registration
@@ -163,7 +167,7 @@ class Controller:
 
     def poll(self, now_ms: int) -> tuple[bool, int | None]:
         self._now_ms = now_ms
-        replayed, loaded = self.loader.catch_up(self.core.high_watermark)
+        replayed, loaded = self.loader.catch_up(self.core.high_watermark, REPLAY_BUDGET_BYTES)
         if loaded:
             self.snapshots.reset(now_ms)
         reason = self.snapshots.due(replayed, now_ms)
@@ -188,7 +192,8 @@ class Controller:
         retry = self._poll_sender(now_ms)
         if retry is not None:
             deadline = min(deadline, retry)
-        return proposed, deadline
+        # More to replay: ask for another cycle at once (after the sockets had a turn).
+        return proposed or self.loader.behind(self.core.high_watermark), deadline
 
     def _poll_sender(self, now_ms: int) -> int | None:
         responses, self._responses = self._responses, []

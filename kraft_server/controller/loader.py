@@ -18,9 +18,14 @@ Rules, as the raft client applies them to its listeners:
 from __future__ import annotations
 
 from kraft_server.raft import MAX_BATCH_BYTES
+from wire.messages import NoOpRecord
 from wire.records import ControlRecordType, batch_records, control_records, read_header, walk
 
 from .image import MetadataImage
+
+
+# A NoOpRecord value (frame version 1, type 20) changes nothing: its body is not read.
+NO_OP_PREFIX = bytes((1, NoOpRecord.API_KEY))
 
 
 def batch_timestamp(buf, info) -> int:
@@ -34,8 +39,10 @@ class MetadataLoader:
         self.next_offset = 0
         self.loaded_snapshot = None  # id of the snapshot the image was last rebuilt from
 
-    def catch_up(self, high_watermark: int | None) -> tuple[int, bool]:
-        """Replay what is committed; returns (bytes of log batches replayed, snapshot loaded)."""
+    def catch_up(self, high_watermark: int | None, budget: int | None = None) -> tuple[int, bool]:
+        """Replay what is committed, or about ``budget`` bytes of it (whole batches, at
+        least one) so that a long catch-up does not hold the event loop; ``behind``
+        says whether more is ready. Returns (bytes of log batches replayed, snapshot loaded)."""
         log = self.log
         if high_watermark is None or (high_watermark <= self.next_offset and self.next_offset >= log.start_offset()):
             return 0, False  # nothing new committed (the common case)
@@ -52,15 +59,16 @@ class MetadataLoader:
         if self.next_offset < log.start_offset():
             return 0, loaded  # nothing to rebuild from (cannot happen with a sane log)
         replayed = 0
-        while self.next_offset < limit:
-            data = log.read(self.next_offset, MAX_BATCH_BYTES)
+        want = MAX_BATCH_BYTES if budget is None else min(budget, MAX_BATCH_BYTES)
+        while self.next_offset < limit and (budget is None or replayed < budget):
+            data = log.read(self.next_offset, want)
             if not data:
                 break
             progressed = False
             for info in walk(data):
                 if info.last_offset < self.next_offset:
                     continue
-                if info.last_offset >= limit:
+                if info.last_offset >= limit or (budget is not None and progressed and replayed >= budget):
                     break
                 self._replay_batch(data, info)
                 replayed += info.end - info.start
@@ -69,11 +77,18 @@ class MetadataLoader:
                 break
         return replayed, loaded
 
+    def behind(self, high_watermark: int | None) -> bool:
+        """Is a committed, flushed batch waiting to be replayed?"""
+        log = self.log
+        return high_watermark is not None and self.next_offset < min(
+            high_watermark, log.flushed_offset(), log.end_offset())
+
     def _replay_batch(self, data, info) -> None:
         img = self.image
         if not info.is_control:
             for i, (_, value) in enumerate(batch_records(data, info)):
-                img.replay(value, info.base_offset + i)
+                if value is None or value[:2] != NO_OP_PREFIX:
+                    img.replay(value, info.base_offset + i)
         img.offset, img.epoch = info.last_offset, info.epoch
         img.last_timestamp = batch_timestamp(data, info)
         self.next_offset = info.next_offset

@@ -41,7 +41,7 @@ import logging
 import random
 from dataclasses import dataclass
 
-from kraft_server.raft import Destination, NotLeader, OutboundRequest, Role
+from kraft_server.raft import Backpressure, Destination, NotLeader, OutboundRequest, Role
 from wire.errors import ErrorCode, error_message
 from wire.messages import ControllerRegistrationRequest, ControllerRegistrationResponse, RegisterControllerRecord
 from wire.messages.controller_registration_request import Feature, Listener
@@ -133,6 +133,9 @@ class RegistrationWrites:
                 _, last = core.propose([rec.register_controller(record_from_request(body))], now_ms)
             except NotLeader:
                 self._reject(respond, ErrorCode.NOT_CONTROLLER)
+                continue
+            except Backpressure:
+                self.queue.append((body, respond))  # the backlog is full: next poll
                 continue
             proposed = True
             self.stats["written"] += 1

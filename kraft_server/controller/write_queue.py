@@ -6,7 +6,8 @@ is still uncommitted, so every decision is made on the state the previous one le
 It returns a ``Write``: records (one atomic batch, proposed and drained at once) and
 ``reply()`` building the answer once the batch is replayed; with no records it is
 answered at once. A node that is not the Raft leader, or a leader that loses its
-epoch before the commit, answers with ``fail(NOT_CONTROLLER)``.
+epoch before the commit, answers with ``fail(NOT_CONTROLLER)``. When the Raft core
+refuses a proposal for backpressure the operation waits at the head of the queue.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable
 
-from kraft_server.raft import NotLeader, Role
+from kraft_server.raft import Backpressure, NotLeader, Role
 from wire.errors import ErrorCode
 from wire.records import encode_metadata_record
 
@@ -85,6 +86,9 @@ class WriteQueue:
             except NotLeader:
                 self._reject(op)
                 continue
+            except Backpressure:
+                self.queue.appendleft(op)  # the backlog is full: run it again next poll
+                break
             core.drain_proposals()  # one batch: Kafka's atomic append
             if write.written is not None:
                 write.written(first, last)

@@ -53,12 +53,13 @@ from kraft_server.raft.boundary import (
     SendFailure,
 )
 from kraft_server.raft.log_view import Append, InstallSnapshot, SnapshotAbort, SnapshotChunk, Truncate
-from kraft_server.raft.node import NotLeader, RaftNode
+from kraft_server.raft.node import Backpressure, NotLeader, RaftNode
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
 
 __all__ = [
     "Append",
+    "Backpressure",
     "InstallSnapshot",
     "SnapshotAbort",
     "SnapshotChunk",

@@ -39,7 +39,7 @@ from kraft_server.raft.voters import (
     ZERO_UUID, ElectionResult, VoterKey, VoterSet, election_result, next_high_watermark,
 )
 
-from wire.records import build_batch
+from wire.records import HEADER_SIZE, build_batch
 
 _REQUEST_HANDLERS = {
     fetch.API_KEY: fetch.handle_fetch_request,
@@ -69,8 +69,18 @@ _NODE_ENDPOINTS_SINCE = {fetch.API_KEY: 16, vote.API_KEY: 1, begin_epoch.API_KEY
                          end_epoch.API_KEY: 1, fetch_snapshot.API_KEY: 1}
 
 
+# Batch sizing: at most this per record besides its value (length, attributes, deltas
+# and value length as varints, a null key, no headers).
+RECORD_OVERHEAD_BYTES = 20
+
+
 class NotLeader(Exception):
     """``propose`` on a node that is not an active leader."""
+
+
+class Backpressure(Exception):
+    """``propose`` while the leader's uncommitted backlog is full
+    (``QuorumConfig.max_backlog_bytes``): try again once more has committed."""
 
 
 @dataclass
@@ -240,9 +250,14 @@ class RaftNode:
         if not records:
             raise ValueError("nothing to propose")
         leader = self.quorum.state
+        size = sum(len(r) for r in records)
+        backlog = leader.backlog_bytes()
+        if backlog and backlog + size > self.config.max_backlog_bytes:
+            self.stats["proposals_refused"] += 1
+            raise Backpressure(f"{backlog} bytes proposed and not yet committed")
         first = self.log.end_offset() + len(leader.pending_records)
         leader.pending_records.extend(records)
-        leader.pending_bytes += sum(len(r) for r in records)
+        leader.pending_bytes += size
         if leader.linger_deadline_ms is None:
             leader.linger_deadline_ms = self._now + self.config.append_linger_ms
         if leader.pending_bytes >= MAX_BATCH_BYTES:
@@ -485,14 +500,35 @@ class RaftNode:
         if self.history.latest() is not before:
             self.quorum.state.set_voters(self.history.latest())
 
+    def append_room(self) -> int:
+        """Bytes ``propose`` accepts now (at least one record always fits an empty backlog)."""
+        if self.role is not Role.LEADER:
+            return 0
+        backlog = self.quorum.state.backlog_bytes()
+        return max(0, self.config.max_backlog_bytes - backlog) if backlog else self.config.max_backlog_bytes
+
     def drain_proposals(self) -> None:
+        """Append what lingers, as batches of at most MAX_BATCH_BYTES of records (a
+        larger single record gets a batch of its own), as Kafka's BatchAccumulator."""
         leader = self.quorum.state
-        if not leader.pending_records:
+        records = leader.pending_records
+        if not records:
             return
-        data = build_batch(self.log.end_offset(), leader.epoch, self._now,
-                           [(None, r) for r in leader.pending_records])
         leader.pending_records, leader.pending_bytes, leader.linger_deadline_ms = [], 0, None
+        start, size = 0, HEADER_SIZE
+        for i, r in enumerate(records):
+            n = len(r) + RECORD_OVERHEAD_BYTES
+            if i > start and size + n > MAX_BATCH_BYTES:
+                self._append_proposed(records[start:i])
+                start, size = i, HEADER_SIZE
+            size += n
+        self._append_proposed(records[start:] if start else records)
+
+    def _append_proposed(self, records: list) -> None:
+        leader = self.quorum.state
+        data = build_batch(self.log.end_offset(), leader.epoch, self._now, [(None, r) for r in records])
         self.leader_append(data)
+        leader.appended(self.log.end_offset() - 1, len(data))
 
     def record_replica_fetch(self, key: VoterKey, fetch_offset: int, now_ms: int) -> None:
         leader: LeaderState = self.quorum.state
@@ -511,6 +547,7 @@ class RaftNode:
                                   leader.epoch_start_offset, self.log.end_offset())
         if new is not None:
             self.high_watermark = new
+            leader.committed(new)
             membership.on_high_watermark(self, leader)
 
     def _load_history(self) -> VoterHistory:

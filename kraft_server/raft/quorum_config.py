@@ -23,6 +23,7 @@ METADATA_TOPIC_ID = uuid.UUID(bytes=b"\x00" * 15 + b"\x01")  # AAAAAAAAAAAAAAAAA
 FETCH_MAX_WAIT_MS = 500
 MAX_FETCH_BYTES = 8 * 1024 * 1024
 MAX_BATCH_BYTES = 8 * 1024 * 1024
+MAX_BACKLOG_BYTES = 2 * MAX_BATCH_BYTES
 MAX_SNAPSHOT_CHUNK = 1024 * 1024  # bytes per FetchSnapshot response
 # Observers drop out of DescribeQuorum 300 s after their last fetch (LeaderState).
 OBSERVER_SESSION_TIMEOUT_MS = 300_000
@@ -60,6 +61,9 @@ class QuorumConfig:
     kraft_version_max: int = 1
     fetch_max_wait_ms: int = FETCH_MAX_WAIT_MS
     auto_join: bool = False  # controller.quorum.auto.join.enable (KIP-853, raft/auto_join.py)
+    # Backpressure (no Kafka property; Kafka's accumulator is unbounded): ``propose``
+    # refuses while the leader's proposed-but-uncommitted bytes exceed this.
+    max_backlog_bytes: int = MAX_BACKLOG_BYTES
 
     @property
     def default_listener(self) -> str:

@@ -29,7 +29,7 @@ from wire.messages import REQUESTS, RESPONSES
 from kraft_server.log.memory import MemoryLog, MemoryQuorumStateStore
 from kraft_server.raft.quorum_config import QuorumConfig, StaticVoter
 from kraft_server.raft.boundary import Endpoint, InboundRequest, InboundResponse, SendFailure
-from kraft_server.raft.node import NotLeader, RaftNode
+from kraft_server.raft.node import Backpressure, NotLeader, RaftNode
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
 from kraft_server.shell.loop import Shell
@@ -139,6 +139,11 @@ class Simulation:
         if self.kraft_version == 0:
             kwargs["static_voters"] = tuple(StaticVoter(i, f"node{i}", PORT_BASE + i)
                                             for i in range(1, self.n + 1))
+        if self.seed % 4 == 1:
+            # A small backlog on a quarter of the seeds: ``propose`` refuses often, so
+            # backpressure runs under every fault (no draw from rng: trajectories of
+            # the other seeds stay as they were).
+            kwargs["max_backlog_bytes"] = 1500
         config = QuorumConfig(**kwargs)
         choices_by_api = VERSION_CHOICES_KRAFT_V1 if self.kraft_version else VERSION_CHOICES
         max_versions = {api: self.rng.choice(choices) for api, choices in choices_by_api.items()}
@@ -374,7 +379,7 @@ class Simulation:
                                            f"s{self.seed}-p{self.proposed + i}") for i in range(count)]
         try:
             node.raft.propose(records, self.now)
-        except NotLeader:
+        except (NotLeader, Backpressure):
             return
         self.proposed += count
         self._drive(node)

@@ -19,6 +19,7 @@ majority has not made durable.
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
 from kraft_server.raft.quorum_config import OBSERVER_SESSION_TIMEOUT_MS
@@ -94,6 +95,9 @@ class LeaderState:
     granting_voters: tuple = ()
     pending_records: list = field(default_factory=list)  # linger buffer
     pending_bytes: int = 0
+    # Proposed batches appended but not committed: (last offset, bytes), oldest first.
+    uncommitted: deque = field(default_factory=deque)
+    uncommitted_bytes: int = 0
     linger_deadline_ms: int | None = None
     parked: list = field(default_factory=list)  # PendingFetch
     resign_requested: bool = False
@@ -114,6 +118,19 @@ class LeaderState:
 
     def can_grant_vote(self, key: VoterKey, log_up_to_date: bool, pre_vote: bool) -> bool:
         return False
+
+    # -- backlog (backpressure for ``propose``) -------------------------------------------
+    def backlog_bytes(self) -> int:
+        """Bytes proposed in this epoch and not yet committed (lingering or appended)."""
+        return self.pending_bytes + self.uncommitted_bytes
+
+    def appended(self, last_offset: int, size: int) -> None:
+        self.uncommitted.append((last_offset, size))
+        self.uncommitted_bytes += size
+
+    def committed(self, high_watermark: int) -> None:
+        while self.uncommitted and self.uncommitted[0][0] < high_watermark:
+            self.uncommitted_bytes -= self.uncommitted.popleft()[1]
 
     # -- replicas -----------------------------------------------------------------------
     def set_voters(self, voters: VoterSet) -> None:
