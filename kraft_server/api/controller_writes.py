@@ -1,4 +1,5 @@
 """CreateTopics (19, v2-7), DeleteTopics (20, v1-6), CreatePartitions (37, v0-3),
+ElectLeaders (43, v0-2),
 AlterPartition (56, v2-3), UnregisterBroker (64, v0), AllocateProducerIds (67, v0) and
 Envelope (58, v0) on the
 controller listener: metadata writes of the active controller
@@ -21,15 +22,14 @@ from wire.errors import ErrorCode
 from wire.exceptions import DecodeError
 from wire.headers import decode_request_header, peek_key_version, response_header_version
 from wire.messages import (
-    AllocateProducerIdsRequest, AlterPartitionRequest, CreatePartitionsRequest, CreateTopicsRequest,
-    UnregisterBrokerRequest, DeleteTopicsRequest, EnvelopeResponse, REQUESTS,
-    ResponseHeader,
+    REQUESTS, AllocateProducerIdsRequest, AlterPartitionRequest, CreatePartitionsRequest, CreateTopicsRequest,
+    DeleteTopicsRequest, ElectLeadersRequest, EnvelopeResponse, ResponseHeader, UnregisterBrokerRequest,
 )
 
 from kraft_server.controller.admin_requests import (
-    allocate_error_response, allocate_producer_ids_op, alter_partition_error_response, alter_partition_op, create_topics_error_response, create_topics_op,
-    create_partitions_error_response, create_partitions_op, delete_topics_error_response, delete_topics_op,
-    unregister_broker_op, unregister_error_response,
+    allocate_error_response, allocate_producer_ids_op, alter_partition_error_response, alter_partition_op,
+    create_partitions_error_response, create_partitions_op, create_topics_error_response, create_topics_op,
+    delete_topics_error_response, delete_topics_op, elect_leaders_error_response, elect_leaders_op, unregister_broker_op, unregister_error_response,
 )
 
 log = logging.getLogger(__name__)
@@ -39,10 +39,12 @@ DELETE_TOPICS = DeleteTopicsRequest.API_KEY
 ALTER_PARTITION = AlterPartitionRequest.API_KEY
 CREATE_PARTITIONS = CreatePartitionsRequest.API_KEY
 UNREGISTER_BROKER = UnregisterBrokerRequest.API_KEY
+ELECT_LEADERS = ElectLeadersRequest.API_KEY
 ALLOCATE_PRODUCER_IDS = AllocateProducerIdsRequest.API_KEY
 # Inner requests an Envelope may carry that we answer, with their versions.
 ENVELOPED: dict[int, tuple[int, int]] = {CREATE_TOPICS: (2, 7), DELETE_TOPICS: (1, 6),
-                                         CREATE_PARTITIONS: (0, 3), UNREGISTER_BROKER: (0, 0)}
+                                         CREATE_PARTITIONS: (0, 3), UNREGISTER_BROKER: (0, 0),
+                                         ELECT_LEADERS: (0, 2)}
 
 
 def _responder(call):
@@ -63,6 +65,8 @@ def _build(api_key: int, version: int, body):
         return "CreatePartitions", create_partitions_op(body, version)
     if api_key == UNREGISTER_BROKER:
         return "UnregisterBroker", unregister_broker_op(body)
+    if api_key == ELECT_LEADERS:
+        return "ElectLeaders", elect_leaders_op(body, version)
     if api_key == ALLOCATE_PRODUCER_IDS:
         return "AllocateProducerIds", allocate_producer_ids_op(body)
     raise LookupError(api_key)
@@ -79,6 +83,8 @@ def _no_controller(api_key: int, version: int, body):
         return create_partitions_error_response(body, ErrorCode.NOT_CONTROLLER)
     if api_key == UNREGISTER_BROKER:
         return unregister_error_response(ErrorCode.NOT_CONTROLLER)
+    if api_key == ELECT_LEADERS:
+        return elect_leaders_error_response(body, version, ErrorCode.NOT_CONTROLLER)
     return allocate_error_response(ErrorCode.NOT_CONTROLLER)
 
 

@@ -66,7 +66,8 @@ class Dispatcher:
         elif key == registry.BROKER_REGISTRATION:
             handle_broker_registration_request(call, self.view)
         elif key in (registry.CREATE_TOPICS, registry.DELETE_TOPICS, registry.ALTER_PARTITION,
-                     registry.CREATE_PARTITIONS, registry.UNREGISTER_BROKER, registry.ALLOCATE_PRODUCER_IDS):
+                     registry.CREATE_PARTITIONS, registry.UNREGISTER_BROKER, registry.ELECT_LEADERS,
+                     registry.ALLOCATE_PRODUCER_IDS):
             handle_controller_write(call, self.view)
         elif key == registry.ENVELOPE:
             handle_envelope_request(call, self.view)

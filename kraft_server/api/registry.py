@@ -28,10 +28,10 @@ The classic consumer-group APIs, FindCoordinator included, are answered by
 """
 from __future__ import annotations
 
-from wire.messages import (
-    AllocateProducerIdsRequest, AlterPartitionRequest, BrokerHeartbeatRequest, CreatePartitionsRequest,
-    UnregisterBrokerRequest, BrokerRegistrationRequest, CreateTopicsRequest,
-    DeleteTopicsRequest, EnvelopeRequest,
+from wire.messages import (  # the active controller's APIs (kraft_server/controller)
+    AllocateProducerIdsRequest, AlterPartitionRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest,
+    CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, ElectLeadersRequest, EnvelopeRequest,
+    UnregisterBrokerRequest,
 )
 from wire.messages import (
     AddRaftVoterRequest, ApiVersionsRequest, BeginQuorumEpochRequest, ControllerRegistrationRequest,
@@ -71,6 +71,7 @@ DELETE_TOPICS = DeleteTopicsRequest.API_KEY
 ALTER_PARTITION = AlterPartitionRequest.API_KEY
 CREATE_PARTITIONS = CreatePartitionsRequest.API_KEY
 UNREGISTER_BROKER = UnregisterBrokerRequest.API_KEY
+ELECT_LEADERS = ElectLeadersRequest.API_KEY
 ALLOCATE_PRODUCER_IDS = AllocateProducerIdsRequest.API_KEY
 ENVELOPE = EnvelopeRequest.API_KEY
 
@@ -93,6 +94,7 @@ CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     ALTER_PARTITION: (2, 3),
     CREATE_PARTITIONS: (0, 3),
     UNREGISTER_BROKER: (0, 0),
+    ELECT_LEADERS: (0, 2),
     ALLOCATE_PRODUCER_IDS: (0, 0),
     ENVELOPE: (0, 0),
 }

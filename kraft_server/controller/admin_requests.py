@@ -12,16 +12,19 @@ import random
 
 from wire.errors import ErrorCode, error_message
 from wire.messages import (
-    AlterPartitionResponse, AllocateProducerIdsResponse, CreatePartitionsResponse, UnregisterBrokerResponse, CreateTopicsResponse, DeleteTopicsResponse, ProducerIdsRecord,
+    AlterPartitionResponse, AllocateProducerIdsResponse, CreatePartitionsResponse, ElectLeadersResponse,
+    UnregisterBrokerResponse, CreateTopicsResponse, DeleteTopicsResponse, ProducerIdsRecord,
 )
 from wire.messages.alter_partition_response import PartitionData as AlterPartitionData
 from wire.messages.alter_partition_response import TopicData as AlterTopicData
 from wire.messages.create_partitions_response import CreatePartitionsTopicResult
 from wire.messages.create_topics_response import CreatableTopicConfigs, CreatableTopicResult
+from wire.messages.elect_leaders_response import PartitionResult, ReplicaElectionResult
 from wire.messages.delete_topics_response import DeletableTopicResult
 
 from . import broker_lifecycle
 from .alter_partition import alter_partition
+from .elections import PREFERRED, elect_leaders
 from .partition_creation import create_partitions
 from .topic_creation import DYNAMIC_TOPIC_CONFIG, create_topics
 from .topic_deletion import ZERO, delete_topics
@@ -146,3 +149,24 @@ def unregister_broker_op(request):
         log.info("[Controller] unregistering broker %d", request.broker_id)
         return Write(records, lambda: UnregisterBrokerResponse(throttle_time_ms=0, error_code=0, error_message=None))
     return run, unregister_error_response
+
+
+def elect_leaders_error_response(request, version: int, code: int) -> ElectLeadersResponse:
+    return ElectLeadersResponse(throttle_time_ms=0, error_code=code, replica_election_results=[])
+
+
+def elect_leaders_op(request, version: int):
+    """ElectLeaders (43, v0-2): decisions in ``elections.py``."""
+    def run(image, next_offset, now_ms):
+        election_type = request.election_type if version >= 1 else PREFERRED
+        wanted = (None if request.topic_partitions is None
+                  else [(t.topic, list(t.partitions)) for t in request.topic_partitions])
+        results, records = elect_leaders(image, election_type, wanted)
+        body = ElectLeadersResponse(throttle_time_ms=0, error_code=0, replica_election_results=[
+            ReplicaElectionResult(topic=name, partition_result=[
+                PartitionResult(partition_id=pid, error_code=e, error_message=error_message(e) if e else None)
+                for pid, e in out]) for name, out in results])
+        if records:
+            log.info("[Controller] electing %d leader(s)", len(records))
+        return Write(records, lambda: body)
+    return run, lambda code: elect_leaders_error_response(request, version, code)

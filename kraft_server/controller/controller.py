@@ -22,7 +22,8 @@ from .loader import MetadataLoader
 from .registration import RegistrationSender, RegistrationWrites
 from .retention import CLEAN_INTERVAL_MS, maybe_clean
 from .snapshot_generator import SnapshotGenerator
-from .write_queue import WriteQueue
+from .elections import imbalanced
+from .write_queue import Write, WriteQueue
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,7 @@ class ControllerSettings:
     retention_ms: int = 7 * 24 * 3_600_000  # metadata.max.retention.ms
     clean_interval_ms: int = CLEAN_INTERVAL_MS
     broker_session_timeout_ms: int = 9000  # broker.session.timeout.ms
+    leader_balance_interval_ms: int | None = 300_000  # leader.imbalance.check.interval.seconds; None: off
 
     @classmethod
     def from_config(cls, config, bootstrap_levels: dict) -> "ControllerSettings":
@@ -77,6 +79,8 @@ class ControllerSettings:
             retention_bytes=config.metadata_max_retention_bytes,
             retention_ms=config.metadata_max_retention_ms,
             broker_session_timeout_ms=int(config["broker.session.timeout.ms"]),
+            leader_balance_interval_ms=(int(config["leader.imbalance.check.interval.seconds"]) * 1000
+                                        if config["auto.leader.rebalance.enable"] else None),
         )
 
     def registration(self) -> RegisterControllerRecord | None:
@@ -112,6 +116,7 @@ class Controller:
         self.brokers = BrokerRequests(core.config.cluster_id, settings.broker_session_timeout_ms,
                                       core.kraft_version)
         self._now_ms = now_ms
+        self.next_balance_ms: int | None = None  # the preferred-leader task, while active
         self.outbound = None  # the shell's send(OutboundRequest); None: never send
         self.wake = None  # the shell's "run a cycle soon", for arrivals outside the loop
         self._responses: list = []
@@ -181,11 +186,14 @@ class Controller:
         fence = self.brokers.expiry(self.image, active and self.image.has_metadata, self.core.epoch, now_ms)
         if fence is not None:
             self.writes.submit("FenceStaleBroker", fence, lambda code: None, lambda body: None)
+        self._maybe_balance_leaders(active, now_ms)
         proposed = self.writes.poll(self.core, self.image, active, now_ms) or proposed
         deadline = self.next_clean_ms
         expiry = self.brokers.deadline()
         if expiry is not None:
             deadline = min(deadline, expiry)
+        if self.next_balance_ms is not None:
+            deadline = min(deadline, self.next_balance_ms)
         noop = self.duties.deadline()
         if noop is not None:
             deadline = min(deadline, noop)
@@ -194,6 +202,28 @@ class Controller:
             deadline = min(deadline, retry)
         # More to replay: ask for another cycle at once (after the sockets had a turn).
         return proposed or self.loader.behind(self.core.high_watermark), deadline
+
+    def _maybe_balance_leaders(self, active: bool, now_ms: int) -> None:
+        """Every ``leader.imbalance.check.interval.seconds`` while active, move up to 1000
+        partitions back to their preferred leader (Kafka's ``electPreferred`` task)."""
+        interval = self.settings.leader_balance_interval_ms
+        if not active or interval is None:
+            self.next_balance_ms = None
+            return
+        if self.next_balance_ms is None:
+            self.next_balance_ms = now_ms + interval
+            return
+        if now_ms < self.next_balance_ms:
+            return
+        self.next_balance_ms = now_ms + interval
+
+        def run(image, next_offset, now):
+            records = imbalanced(image)
+            if records:
+                log.info("[Controller %d] moving %d partition(s) back to their preferred leader",
+                         self.settings.node_id, len(records))
+            return Write(records, lambda: None)
+        self.writes.submit("BalanceLeaders", run, lambda code: None, lambda body: None)
 
     def _poll_sender(self, now_ms: int) -> int | None:
         responses, self._responses = self._responses, []

@@ -145,6 +145,12 @@ def test_a_killed_broker_is_fenced_its_leaders_move_and_nothing_acknowledged_is_
             return (b is not None and not b.fenced and all(
                 sorted(p.isr) == BROKERS for p in img.topics.by_name["events"].partitions.values()))
         wait_for(rejoined, 120, "the victim unfenced and back in every ISR")
+        # kafka-leader-election (an Envelope carrying ElectLeaders) moves the leaders back
+        run_tool("kafka-leader-election", "--bootstrap-server", bs, "--election-type", "PREFERRED",
+                 "--all-topic-partitions", timeout=120)
+        wait_for(lambda: all(p.leader == p.replicas[0]
+                             for p in image_of(node).topics.by_name["events"].partitions.values()),
+                 30, "every partition led by its preferred replica")
 
         producer.stop.set()
         producer.join(90)

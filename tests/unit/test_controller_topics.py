@@ -285,3 +285,70 @@ def test_unregister_broker_takes_it_out_of_isrs_then_removes_it():
     p = img.topics.by_name["t"].partitions[0]
     assert p.isr == [2, 3] and p.leader == 2
     assert c.data_batches()[-1] == [(5, 2), (1, 0)]
+
+
+def test_elect_leaders_preferred_and_unclean():
+    from kraft_server.controller.admin_requests import elect_leaders_op
+    from kraft_server.controller.elections import imbalanced
+    from wire.messages import ElectLeadersRequest
+    from wire.messages.elect_leaders_request import TopicPartitions
+    from tests.unit.test_controller_brokers import heartbeat
+
+    c, epochs = three()
+    run(c, create_topics_op(CreateTopicsRequest(topics=[topic("t", assignments=[(0, [1, 2, 3]), (1, [2, 3, 1])])]), 7))
+    # broker 1 fences itself: partition 0 moves to 2
+    c.call("heartbeat", heartbeat(1, epochs[1], c.controller.image.offset, want_fence=True), 2)
+    assert c.controller.image.topics.by_name["t"].partitions[0].leader == 2
+    req = ElectLeadersRequest(election_type=0, topic_partitions=[TopicPartitions(topic="t", partitions=[0, 1, 7])])
+    r = run(c, elect_leaders_op(req, 2))
+    assert [(x.partition_id, x.error_code) for x in r.replica_election_results[0].partition_result] == [
+        (0, ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE), (1, ErrorCode.ELECTION_NOT_NEEDED),
+        (7, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
+    # back in the ISR (AlterPartition would do this), unfenced: the preferred election moves it back
+    from kraft_server.controller.admin_requests import alter_partition_op
+    from tests.unit.test_controller_topics import _alter
+    c.call("heartbeat", heartbeat(1, epochs[1], c.controller.image.offset), 2)
+    p = c.controller.image.topics.by_name["t"].partitions[0]
+    run(c, alter_partition_op(_alter(2, epochs[2], p.topic_id, p.leader_epoch, p.partition_epoch, [2, 3, 1]), 3))
+    assert len(imbalanced(c.controller.image)) == 1
+    r = run(c, elect_leaders_op(ElectLeadersRequest(election_type=0, topic_partitions=None), 2))
+    assert [(x.topic, [(y.partition_id, y.error_code) for y in x.partition_result]) for x in r.replica_election_results] \
+        == [("t", [(0, 0)])]  # partitions needing no election are left out
+    p = c.controller.image.topics.by_name["t"].partitions[0]
+    assert (p.leader, p.leader_epoch) == (1, 2)
+    unclean = run(c, elect_leaders_op(ElectLeadersRequest(election_type=1, topic_partitions=[
+        TopicPartitions(topic="t", partitions=[0])]), 2))
+    assert unclean.replica_election_results[0].partition_result[0].error_code == ErrorCode.ELECTION_NOT_NEEDED
+
+
+def test_unclean_election_picks_the_first_active_replica_as_recovering():
+    from kraft_server.controller.elections import UNCLEAN, elect
+    from wire.messages import PartitionRecord
+
+    c, _ = three()
+    p = PartitionRecord(partition_id=0, topic_id=uuid.UUID(int=3), replicas=[9, 2, 3], isr=[9], leader=-1,
+                        leader_epoch=4, partition_epoch=5)
+    error, record = elect(c.controller.image, p, UNCLEAN)
+    assert error == 0 and (record.leader, record.isr, record.leader_recovery_state) == (2, [2], 1)
+    p.isr = [3]
+    error, record = elect(c.controller.image, p, UNCLEAN)
+    assert (record.leader, record.isr, record.leader_recovery_state) == (3, None, -1)  # clean: from the ISR
+    p.replicas, p.isr = [9, 8], [9]
+    assert elect(c.controller.image, p, UNCLEAN) == (ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, None)
+
+
+def test_the_periodic_task_moves_leaders_back_to_their_preferred_replica():
+    from kraft_server.controller.admin_requests import alter_partition_op
+    from tests.unit.test_controller_brokers import heartbeat
+
+    c, epochs = three()
+    c.controller.settings.leader_balance_interval_ms = 2000
+    c.controller.next_balance_ms = None  # re-arm with the shorter interval
+    run(c, create_topics_op(CreateTopicsRequest(topics=[topic("t", assignments=[(0, [1, 2, 3])])]), 7))
+    c.call("heartbeat", heartbeat(1, epochs[1], c.controller.image.offset, want_fence=True), 2)
+    c.call("heartbeat", heartbeat(1, epochs[1], c.controller.image.offset), 2)
+    p = c.controller.image.topics.by_name["t"].partitions[0]
+    run(c, alter_partition_op(_alter(2, epochs[2], p.topic_id, p.leader_epoch, p.partition_epoch, [2, 3, 1]), 3))
+    assert c.controller.image.topics.by_name["t"].partitions[0].leader == 2
+    c.run_for(2500)
+    assert c.controller.image.topics.by_name["t"].partitions[0].leader == 1

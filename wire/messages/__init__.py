@@ -45,6 +45,8 @@ from .describe_quorum_request import DescribeQuorumRequest
 from .describe_quorum_response import DescribeQuorumResponse
 from .describe_topic_partitions_request import DescribeTopicPartitionsRequest
 from .describe_topic_partitions_response import DescribeTopicPartitionsResponse
+from .elect_leaders_request import ElectLeadersRequest
+from .elect_leaders_response import ElectLeadersResponse
 from .end_quorum_epoch_request import EndQuorumEpochRequest
 from .end_quorum_epoch_response import EndQuorumEpochResponse
 from .end_transaction_record import EndTransactionRecord
@@ -136,6 +138,7 @@ REQUESTS = {
     23: OffsetForLeaderEpochRequest,
     37: CreatePartitionsRequest,
     42: DeleteGroupsRequest,
+    43: ElectLeadersRequest,
     47: OffsetDeleteRequest,
     52: VoteRequest,
     53: BeginQuorumEpochRequest,
@@ -176,6 +179,7 @@ RESPONSES = {
     23: OffsetForLeaderEpochResponse,
     37: CreatePartitionsResponse,
     42: DeleteGroupsResponse,
+    43: ElectLeadersResponse,
     47: OffsetDeleteResponse,
     52: VoteResponse,
     53: BeginQuorumEpochResponse,
@@ -266,6 +270,8 @@ BY_NAME = {
     'DescribeQuorumResponse': DescribeQuorumResponse,
     'DescribeTopicPartitionsRequest': DescribeTopicPartitionsRequest,
     'DescribeTopicPartitionsResponse': DescribeTopicPartitionsResponse,
+    'ElectLeadersRequest': ElectLeadersRequest,
+    'ElectLeadersResponse': ElectLeadersResponse,
     'EndQuorumEpochRequest': EndQuorumEpochRequest,
     'EndQuorumEpochResponse': EndQuorumEpochResponse,
     'EndTransactionRecord': EndTransactionRecord,
