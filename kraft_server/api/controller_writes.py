@@ -12,7 +12,10 @@ decoded and run as if it came directly, and its answer (a response header with t
 inner correlation id, then the body) goes back in ResponseData. The principal is
 not checked: no authorizer runs here. An inner API we do not serve gets the
 envelope error UNSUPPORTED_VERSION (the broker hands that one to its client as is);
-undecodable inner data gets INVALID_REQUEST.
+undecodable inner data gets INVALID_REQUEST. NOT_CONTROLLER (this node is not, or no
+longer, the active controller) is the envelope's error with no inner response, as
+Kafka's ``RequestChannel`` builds it: the broker's forwarding channel then looks for
+the new active controller instead of handing the error to its client.
 """
 from __future__ import annotations
 
@@ -88,12 +91,21 @@ def _no_controller(api_key: int, version: int, body):
     return allocate_error_response(ErrorCode.NOT_CONTROLLER)
 
 
-def submit(view, api_key: int, version: int, body, respond) -> None:
+class _NotController:
+    """What an enveloped request's NOT_CONTROLLER becomes: the envelope's own error."""
+
+
+def submit(view, api_key: int, version: int, body, respond, enveloped: bool = False) -> None:
     controller = getattr(view, "controller", None)
     if controller is None:
-        respond(_no_controller(api_key, version, body))
+        respond(_NotController() if enveloped else _no_controller(api_key, version, body))
         return
     name, (run, fail) = _build(api_key, version, body)
+    if enveloped:
+        plain_fail = fail
+
+        def fail(code):
+            return _NotController() if code == ErrorCode.NOT_CONTROLLER else plain_fail(code)
     controller.submit_write(name, run, fail, respond)
 
 
@@ -121,10 +133,15 @@ def handle_envelope_request(call, view) -> None:
         return
 
     def respond_inner(body) -> None:
+        if isinstance(body, _NotController):
+            # Kafka's RequestChannel: an inner NOT_CONTROLLER is the envelope's error, so
+            # the broker's forwarding channel looks for the new active controller.
+            respond(EnvelopeResponse(response_data=None, error_code=ErrorCode.NOT_CONTROLLER))
+            return
         w = bytearray()
         ResponseHeader(correlation_id=header.correlation_id).write(
             w, response_header_version(api_key, version))
         body.write(w, version)
         respond(EnvelopeResponse(response_data=bytes(w), error_code=0))
 
-    submit(view, api_key, version, inner, respond_inner)
+    submit(view, api_key, version, inner, respond_inner, enveloped=True)

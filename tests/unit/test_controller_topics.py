@@ -352,3 +352,21 @@ def test_the_periodic_task_moves_leaders_back_to_their_preferred_replica():
     assert c.controller.image.topics.by_name["t"].partitions[0].leader == 2
     c.run_for(2500)
     assert c.controller.image.topics.by_name["t"].partitions[0].leader == 1
+
+
+def test_envelope_on_a_non_active_controller_is_an_envelope_not_controller():
+    from types import SimpleNamespace
+    from kraft_server.api.controller_writes import handle_envelope_request
+    from kraft_server.controller.write_queue import WriteQueue
+    from kraft_server.raft.roles.base import Role
+    from wire.headers import encode_request
+    from wire.messages import EnvelopeRequest
+
+    queue = WriteQueue()
+    controller = SimpleNamespace(submit_write=lambda name, run, fail, respond: queue.submit(name, run, fail, respond))
+    inner = encode_request(19, 7, 5, CreateTopicsRequest(topics=[topic("x", 1, 1)]), "admin")[4:]
+    answers = []
+    call = SimpleNamespace(body=EnvelopeRequest(request_data=inner), done=False, respond=answers.append)
+    handle_envelope_request(call, SimpleNamespace(controller=controller))
+    queue.poll(SimpleNamespace(role=Role.FOLLOWER, epoch=2), None, False, 0)
+    assert (answers[0].error_code, answers[0].response_data) == (ErrorCode.NOT_CONTROLLER, None)
