@@ -252,6 +252,7 @@ DEFINITIONS: tuple[_Def, ...] = (
     # The periodic preferred-leader election (kraft_server/controller/elections.py).
     _Def("auto.leader.rebalance.enable", _t_bool, True),
     _Def("leader.imbalance.check.interval.seconds", _t_long, 300, _at_least(1)),
+    _Def("unclean.leader.election.interval.ms", _t_long, 300000, _at_least(1)),
     _Def("socket.request.max.bytes", _t_int, 100 * MiB, _at_least(1)),
     # The classic group coordinator (kraft_server/api/groups), Kafka's names and defaults.
     _Def("group.initial.rebalance.delay.ms", _t_int, 3000, _at_least(0)),

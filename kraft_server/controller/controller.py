@@ -22,7 +22,7 @@ from .loader import MetadataLoader
 from .registration import RegistrationSender, RegistrationWrites
 from .retention import CLEAN_INTERVAL_MS, maybe_clean
 from .snapshot_generator import SnapshotGenerator
-from .elections import imbalanced
+from .elections import imbalanced, leaderless_unclean
 from .write_queue import Write, WriteQueue
 
 log = logging.getLogger(__name__)
@@ -62,6 +62,7 @@ class ControllerSettings:
     clean_interval_ms: int = CLEAN_INTERVAL_MS
     broker_session_timeout_ms: int = 9000  # broker.session.timeout.ms
     leader_balance_interval_ms: int | None = 300_000  # leader.imbalance.check.interval.seconds; None: off
+    unclean_election_interval_ms: int = 300_000  # unclean.leader.election.interval.ms
 
     @classmethod
     def from_config(cls, config, bootstrap_levels: dict) -> "ControllerSettings":
@@ -81,6 +82,7 @@ class ControllerSettings:
             broker_session_timeout_ms=int(config["broker.session.timeout.ms"]),
             leader_balance_interval_ms=(int(config["leader.imbalance.check.interval.seconds"]) * 1000
                                         if config["auto.leader.rebalance.enable"] else None),
+            unclean_election_interval_ms=int(config["unclean.leader.election.interval.ms"]),
         )
 
     def registration(self) -> RegisterControllerRecord | None:
@@ -116,7 +118,9 @@ class Controller:
         self.brokers = BrokerRequests(core.config.cluster_id, settings.broker_session_timeout_ms,
                                       core.kraft_version)
         self._now_ms = now_ms
-        self.next_balance_ms: int | None = None  # the preferred-leader task, while active
+        # The periodic election tasks while active: name -> next run (Kafka's
+        # electPreferred and electUnclean).
+        self.next_task_ms: dict[str, int] = {}
         self.outbound = None  # the shell's send(OutboundRequest); None: never send
         self.wake = None  # the shell's "run a cycle soon", for arrivals outside the loop
         self._responses: list = []
@@ -186,14 +190,14 @@ class Controller:
         fence = self.brokers.expiry(self.image, active and self.image.has_metadata, self.core.epoch, now_ms)
         if fence is not None:
             self.writes.submit("FenceStaleBroker", fence, lambda code: None, lambda body: None)
-        self._maybe_balance_leaders(active, now_ms)
+        self._periodic_elections(active, now_ms)
         proposed = self.writes.poll(self.core, self.image, active, now_ms) or proposed
         deadline = self.next_clean_ms
         expiry = self.brokers.deadline()
         if expiry is not None:
             deadline = min(deadline, expiry)
-        if self.next_balance_ms is not None:
-            deadline = min(deadline, self.next_balance_ms)
+        if self.next_task_ms:
+            deadline = min(deadline, *self.next_task_ms.values())
         noop = self.duties.deadline()
         if noop is not None:
             deadline = min(deadline, noop)
@@ -203,27 +207,33 @@ class Controller:
         # More to replay: ask for another cycle at once (after the sockets had a turn).
         return proposed or self.loader.behind(self.core.high_watermark), deadline
 
-    def _maybe_balance_leaders(self, active: bool, now_ms: int) -> None:
-        """Every ``leader.imbalance.check.interval.seconds`` while active, move up to 1000
-        partitions back to their preferred leader (Kafka's ``electPreferred`` task)."""
-        interval = self.settings.leader_balance_interval_ms
-        if not active or interval is None:
-            self.next_balance_ms = None
+    def _periodic_elections(self, active: bool, now_ms: int) -> None:
+        """While active: every ``leader.imbalance.check.interval.seconds`` move up to 1000
+        partitions back to their preferred leader (``auto.leader.rebalance.enable``), and
+        every ``unclean.leader.election.interval.ms`` elect leaders for leaderless
+        partitions of topics allowing unclean election (``elections.py``)."""
+        if not active:
+            self.next_task_ms.clear()
             return
-        if self.next_balance_ms is None:
-            self.next_balance_ms = now_ms + interval
-            return
-        if now_ms < self.next_balance_ms:
-            return
-        self.next_balance_ms = now_ms + interval
+        tasks = {"BalanceLeaders": (self.settings.leader_balance_interval_ms, imbalanced),
+                 "ElectUnclean": (self.settings.unclean_election_interval_ms, leaderless_unclean)}
+        for name, (interval, decide) in tasks.items():
+            if interval is None:
+                continue
+            due = self.next_task_ms.get(name)
+            if due is None:
+                self.next_task_ms[name] = now_ms + interval
+                continue
+            if now_ms < due:
+                continue
+            self.next_task_ms[name] = now_ms + interval
 
-        def run(image, next_offset, now):
-            records = imbalanced(image)
-            if records:
-                log.info("[Controller %d] moving %d partition(s) back to their preferred leader",
-                         self.settings.node_id, len(records))
-            return Write(records, lambda: None)
-        self.writes.submit("BalanceLeaders", run, lambda code: None, lambda body: None)
+            def run(image, next_offset, now, name=name, decide=decide):
+                records = decide(image)
+                if records:
+                    log.info("[Controller %d] %s: %d partition(s)", self.settings.node_id, name, len(records))
+                return Write(records, lambda: None)
+            self.writes.submit(name, run, lambda code: None, lambda body: None)
 
     def _poll_sender(self, now_ms: int) -> int | None:
         responses, self._responses = self._responses, []

@@ -95,3 +95,28 @@ def imbalanced(image, limit: int = MAX_ELECTIONS_PER_IMBALANCE) -> list:
                 if len(out) >= limit:
                     break
     return out
+
+
+def unclean_enabled(image, topic_name: str) -> bool:
+    """``unclean.leader.election.enable`` of a topic: its own config, else the cluster
+    default, else false."""
+    configs = image.configs
+    value = configs.get((2, topic_name, "unclean.leader.election.enable"),
+                        configs.get((4, "", "unclean.leader.election.enable"), "false"))
+    return value.strip().lower() == "true"
+
+
+def leaderless_unclean(image, limit: int = MAX_ELECTIONS_PER_IMBALANCE) -> list:
+    """PartitionChangeRecords electing leaders, uncleanly if need be, for up to ``limit``
+    leaderless partitions of topics with unclean election enabled (the periodic task
+    run every ``unclean.leader.election.interval.ms``)."""
+    pv = partition_record_version(image.metadata_version() or 0)
+    out = []
+    for t, p in image.topics.partitions():
+        if p.leader < 0 and unclean_enabled(image, t.name):
+            error, record = elect(image, p, UNCLEAN)
+            if record is not None:
+                out.append((record, pv))
+                if len(out) >= limit:
+                    break
+    return out

@@ -343,7 +343,7 @@ def test_the_periodic_task_moves_leaders_back_to_their_preferred_replica():
 
     c, epochs = three()
     c.controller.settings.leader_balance_interval_ms = 2000
-    c.controller.next_balance_ms = None  # re-arm with the shorter interval
+    c.controller.next_task_ms.clear()  # re-arm with the shorter interval
     run(c, create_topics_op(CreateTopicsRequest(topics=[topic("t", assignments=[(0, [1, 2, 3])])]), 7))
     c.call("heartbeat", heartbeat(1, epochs[1], c.controller.image.offset, want_fence=True), 2)
     c.call("heartbeat", heartbeat(1, epochs[1], c.controller.image.offset), 2)
@@ -370,3 +370,24 @@ def test_envelope_on_a_non_active_controller_is_an_envelope_not_controller():
     handle_envelope_request(call, SimpleNamespace(controller=controller))
     queue.poll(SimpleNamespace(role=Role.FOLLOWER, epoch=2), None, False, 0)
     assert (answers[0].error_code, answers[0].response_data) == (ErrorCode.NOT_CONTROLLER, None)
+
+
+def test_the_unclean_task_elects_leaderless_partitions_of_topics_that_allow_it():
+    from tests.unit.test_controller_brokers import heartbeat
+
+    c, epochs = three()
+    c.controller.settings.unclean_election_interval_ms = 2000
+    c.controller.next_task_ms.clear()
+    run(c, create_topics_op(CreateTopicsRequest(topics=[
+        topic("dirty", assignments=[(0, [1, 2])], configs=[("unclean.leader.election.enable", "true")]),
+        topic("clean", assignments=[(0, [1, 2])])]), 7))
+    # 2 leaves the ISRs (fenced, then back), then 1 is fenced: both partitions lose their leader
+    c.call("heartbeat", heartbeat(2, epochs[2], c.controller.image.offset, want_fence=True), 2)
+    c.call("heartbeat", heartbeat(2, epochs[2], c.controller.image.offset), 2)
+    c.call("heartbeat", heartbeat(1, epochs[1], c.controller.image.offset, want_fence=True), 2)
+    img = c.controller.image
+    assert [img.topics.by_name[n].partitions[0].leader for n in ("dirty", "clean")] == [-1, -1]
+    c.run_for(2500)
+    dirty = c.controller.image.topics.by_name["dirty"].partitions[0]
+    assert (dirty.leader, dirty.isr, dirty.leader_recovery_state) == (2, [2], 1)
+    assert c.controller.image.topics.by_name["clean"].partitions[0].leader == -1
