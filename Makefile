@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export KRAFT_CACHE ?= $(CURDIR)/.cache
 
-.PHONY: stream venv test test-slow fuzz simulate simulate-long bench bench-raft bench-controller bench-membership codegen check-codegen kafka-dist run run-cluster clean
+.PHONY: stream venv test test-slow fuzz simulate simulate-long bench bench-raft bench-startup bench-controller bench-membership codegen check-codegen kafka-dist run run-cluster clean
 
 $(STAMP): setup.cfg pyproject.toml
 	@command -v java >/dev/null || (apt-get update && apt-get install -y openjdk-17-jdk-headless)
@@ -53,6 +53,10 @@ bench: $(STAMP)
 
 bench-raft: $(STAMP) kafka-dist
 	$(PY) bench/raft.py
+
+# Start-up time on a 1M-record log vs a small one (clean restart, kill -9), ours.
+bench-startup: $(STAMP)
+	$(PY) bench/startup.py
 
 # Add-controller to committed voter for logs of 10k/100k records, ours vs Kafka 4.3.1
 # (FULL=1 adds 1M records: about 2 more minutes).

@@ -298,10 +298,11 @@ class Cluster:
 class OurCluster(Cluster):
     name = "ours"
     partition_dir = "__cluster_metadata-0"
+    topic, topic_id = "__cluster_metadata", "00000000-0000-0000-0000-000000000001"
 
     def prepare(self) -> None:
         super().prepare()
-        cluster_id = random_uuid()
+        cluster_id = self.cluster_id = random_uuid()
         procs = [subprocess.Popen([sys.executable, "-m", "tools.storage", "format", "--cluster-id", cluster_id,
                                    "--config", str(self.config_path(n))], cwd=ROOT,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -339,6 +340,9 @@ _K_SUMMARY = re.compile(r"Throughput \(bytes/second\): ([\d.]+), Latency \(ms\):
 class KafkaCluster(Cluster):
     name = "kafka"
     partition_dir = "__raft_performance_test-0"
+    # TestRaftServer: cluster id Uuid.ZERO_UUID, topic id new Uuid(0, 2)
+    cluster_id = "AAAAAAAAAAAAAAAAAAAAAA"
+    topic, topic_id = "__raft_performance_test", "00000000-0000-0000-0000-000000000002"
 
     def prepare(self) -> None:
         super().prepare()

@@ -55,7 +55,8 @@ class FrameReader:
             end = 4 + self._need
             if len(buf) < end:
                 return frames
-            frames.append(bytes(buf[4:end]))
+            with memoryview(buf) as view:
+                frames.append(bytes(view[4:end]))  # one copy (a slice would copy twice)
             del buf[:end]
             self._need = -1
 

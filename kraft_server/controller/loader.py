@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from kraft_server.raft import MAX_BATCH_BYTES
 from wire.messages import NoOpRecord
-from wire.records import ControlRecordType, batch_records, control_records, read_header, walk
+from wire.records import ControlRecordType, batch_records, batch_values, control_records, read_header, walk
 
 from .image import MetadataImage
 
 
-# A NoOpRecord value (frame version 1, type 20) changes nothing: its body is not read.
+# A NoOpRecord value (frame version 1, type 20) changes nothing: not even copied out.
 NO_OP_PREFIX = bytes((1, NoOpRecord.API_KEY))
 
 
@@ -86,9 +86,11 @@ class MetadataLoader:
     def _replay_batch(self, data, info) -> None:
         img = self.image
         if not info.is_control:
-            for i, (_, value) in enumerate(batch_records(data, info)):
-                if value is None or value[:2] != NO_OP_PREFIX:
-                    img.replay(value, info.base_offset + i)
+            # Records are replayed "at" their batch's last offset: a broker applies whole
+            # batches, so its registration counts as caught up from there (we and Kafka
+            # write the RegisterBrokerRecord last in its batch, so this is its offset).
+            for value in batch_values(data, info, skip=NO_OP_PREFIX):
+                img.replay(value, info.last_offset)
         img.offset, img.epoch = info.last_offset, info.epoch
         img.last_timestamp = batch_timestamp(data, info)
         self.next_offset = info.next_offset

@@ -12,8 +12,10 @@ move. Truncation is applied at once and made durable by the next ``flush``.
 
 Start-up (:meth:`FileReplicatedLog.open`): leftover ``.part``/``.deleted``
 snapshots are removed; every segment is scanned (``Segment.recover``: the checks of
-``recovery.scan_segment``, read in 4 MiB chunks, keeping no per-batch objects) and
-the log is cut at the first torn or corrupt batch; the epoch cache is rebuilt from
+``recovery.scan_segment``, read in 4 MiB chunks, keeping no per-batch objects) after
+the batches its ``.batchindex`` vouches for (``batch_index.py``: entries written after
+each flush, checked against the segment's last indexed batch), and the log is cut at
+the first torn or corrupt batch; the epoch cache is rebuilt from
 the batches; if the newest snapshot lies beyond the log end (a follower
 died between installing a snapshot and truncating), the log restarts at it.
 The log start offset is the first segment's base offset after a restart (the
@@ -217,6 +219,12 @@ class FileReplicatedLog:
         self._flushed = self.end_offset()
 
     # -- reads -------------------------------------------------------------------------------
+    def control_offsets(self, start: int) -> list[int]:
+        """Base offsets of the control batches at or after ``start`` (from the
+        in-memory index: no reads), so start-up can rebuild the voter history
+        without walking every batch."""
+        return [b for seg in self.segments if seg.next_offset > start for b in seg.control_offsets(start)]
+
     def read(self, offset: int, max_bytes: int) -> bytes:
         if offset < self.start_offset():
             raise ValueError(f"offset {offset} is below the log start offset {self.start_offset()}")

@@ -1,5 +1,7 @@
 """One log segment: ``%020d.log`` (the batches, byte for byte as Kafka writes them)
-with its ``.index`` and ``.timeindex`` companions.
+with its ``.index`` and ``.timeindex`` companions, and our ``.batchindex``
+(``batch_index.py``: where each flushed batch starts, read back at start-up instead
+of scanning the segment again).
 
 A segment keeps, in memory, where each batch starts (``positions``) and the offset
 after it (``next_offsets``), so reads and truncation need no on-disk offset index.
@@ -20,10 +22,13 @@ from pathlib import Path
 from wire.exceptions import DecodeError
 from wire.records.header import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, crc_matches, read_header
 
+from . import batch_index
+
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
 SCAN_CHUNK = 4 * 1024 * 1024  # bytes read at a time by recovery
+CONTROL_MASK = batch_index.CONTROL_MASK
 
 
 def segment_name(base_offset: int, suffix: str = LOG_SUFFIX) -> str:
@@ -47,12 +52,16 @@ class Segment:
         self.size = os.fstat(self.fd).st_size
         self.positions = array("q")  # where each batch starts
         self.next_offsets = array("q")  # the offset after each batch (ascending)
+        self.controls = array("q")  # indexes of the control batches (voter history)
         self.last_timestamp = -1
         self.dirty = False
         for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
             companion = directory / segment_name(base_offset, suffix)
             if create or not companion.exists():
                 companion.touch()
+        self.index = batch_index.Writer(directory / segment_name(base_offset, batch_index.SUFFIX), 0)
+        if create:
+            self.index.delete()  # a leftover of an earlier segment at this offset
 
     # -- positions -----------------------------------------------------------------
     @property
@@ -64,9 +73,15 @@ class Segment:
         return not self.positions
 
     def _track(self, position: int, header: BatchHeader) -> None:
+        if header.is_control:
+            self.controls.append(len(self.positions))
         self.positions.append(position)
         self.next_offsets.append(header.next_offset)
         self.last_timestamp = max(self.last_timestamp, header.max_timestamp)
+
+    def control_offsets(self, start: int) -> list[int]:
+        """Base offsets of the control batches at or after ``start``."""
+        return [b for b in map(self.base_offset_at, self.controls) if b >= start]
 
     def base_offset_at(self, i: int) -> int:
         """Base offset of batch ``i`` (batches are contiguous: the previous one's next)."""
@@ -83,22 +98,36 @@ class Segment:
         os.pwrite(self.fd, data, start)
         for pos, header in headers:
             self._track(start + pos, header)
+            self.index.add(start + pos, header, self.last_timestamp)
         self.size += len(data)
         self.dirty = True
 
     def recover(self, expected_offset: int | None, on_epoch=None) -> str | None:
-        """Scan the segment from its start and keep the longest valid prefix (what
-        ``recovery.scan_segment`` checks: header, whole batch, CRC-32C, offsets that
-        continue), indexing it as it goes; no per-batch objects are kept. Calls
-        ``on_epoch(epoch, base_offset)`` for each batch whose partition leader epoch
-        differs from the previous batch's. Returns why it stopped early, or None."""
+        """Keep the longest valid prefix of the segment (what ``recovery.scan_segment``
+        checks: header, whole batch, CRC-32C, offsets that continue), indexing it as it
+        goes; no per-batch objects are kept. The batches a valid ``.batchindex``
+        covers are taken from it (``batch_index.load``); the scan starts after them.
+        Calls ``on_epoch(epoch, base_offset)`` for each batch whose partition leader
+        epoch differs from the previous batch's. Returns why it stopped early, or None."""
         size, fd = self.size, self.fd
         pos, chunk_start, chunk = 0, 0, b""
         next_offset = expected_offset
         last_epoch = None
         problem = None
-        positions, next_offsets = self.positions, self.next_offsets
+        loaded, pos = batch_index.load(self.index.path, fd, size)
+        self.from_index = loaded.count if loaded is not None else 0  # batches not scanned
+        if loaded is None:
+            self.index.delete()
+        else:
+            self.positions, self.next_offsets = loaded.positions, loaded.next_offsets
+            self.controls = loaded.controls
+            self.last_timestamp = max(self.last_timestamp, loaded.max_timestamp)
+            self.index.entries = loaded.count
+            last_epoch = self._replay_epochs(loaded.epochs, on_epoch)
+            next_offset = self.next_offsets[-1]
+        positions, next_offsets, controls = self.positions, self.next_offsets, self.controls
         last_timestamp = self.last_timestamp
+        index = self.index
         while pos < size:
             rel = pos - chunk_start
             if rel + HEADER_SIZE > len(chunk):
@@ -124,10 +153,13 @@ class Segment:
                 problem = f"batch at position {pos} has base offset {base}, expected {next_offset}"
                 break
             next_offset = header.next_offset
+            if header.attributes & CONTROL_MASK:
+                controls.append(len(positions))
             positions.append(pos)
             next_offsets.append(next_offset)
             if header.max_timestamp > last_timestamp:
                 last_timestamp = header.max_timestamp
+            index.add(pos, header, last_timestamp)
             epoch = header.partition_leader_epoch
             if epoch != last_epoch:
                 last_epoch = epoch
@@ -136,7 +168,21 @@ class Segment:
             pos += total
         self.last_timestamp = last_timestamp
         self._cut(pos)
+        if index.pending:
+            self.dirty = True  # the next flush makes the scanned batches durable, then indexes them
         return problem
+
+    def _replay_epochs(self, epochs, on_epoch):
+        """``on_epoch`` for each run of equal epochs (non-decreasing in a valid log: a
+        binary search per run, not a pass over every batch); returns the last epoch."""
+        i, n = 0, len(epochs)
+        while i < n:
+            epoch = epochs[i]
+            if on_epoch is not None:
+                on_epoch(epoch, self.base_offset_at(i))
+            j = bisect.bisect_right(epochs, epoch, i)
+            i = j if j > i else i + 1  # (a decreasing epoch: not sorted, move on by one)
+        return epochs[n - 1] if n else None
 
     def _cut(self, valid_bytes: int) -> None:
         if valid_bytes < self.size:
@@ -176,6 +222,12 @@ class Segment:
             return self.next_offset
         new_size = self.positions[i]
         del self.positions[i:], self.next_offsets[i:]
+        while self.controls and self.controls[-1] >= i:
+            self.controls.pop()
+        kept_max = self.index.max_timestamp_at(i - 1)
+        if kept_max is not None:
+            self.last_timestamp = kept_max  # of the batches kept
+        self.index.truncate(i)
         os.ftruncate(self.fd, new_size)
         self.size = new_size
         self.dirty = True
@@ -186,6 +238,7 @@ class Segment:
         if self.dirty:
             os.fsync(self.fd)
             self.dirty = False
+            self.index.flushed()
 
     def close(self) -> None:
         if self.fd >= 0:
@@ -196,6 +249,7 @@ class Segment:
         self.close()
         for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
             (self.directory / segment_name(self.base_offset, suffix)).unlink(missing_ok=True)
+        self.index.delete()
 
     def __repr__(self) -> str:
         return f"Segment({self.base_offset}, size={self.size}, next={self.next_offset})"

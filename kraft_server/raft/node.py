@@ -39,7 +39,7 @@ from kraft_server.raft.voters import (
     ZERO_UUID, ElectionResult, VoterKey, VoterSet, election_result, next_high_watermark,
 )
 
-from wire.records import HEADER_SIZE, build_batch
+from wire.records import HEADER_SIZE, build_value_batch
 
 _REQUEST_HANDLERS = {
     fetch.API_KEY: fetch.handle_fetch_request,
@@ -526,7 +526,7 @@ class RaftNode:
 
     def _append_proposed(self, records: list) -> None:
         leader = self.quorum.state
-        data = build_batch(self.log.end_offset(), leader.epoch, self._now, [(None, r) for r in records])
+        data = build_value_batch(self.log.end_offset(), leader.epoch, self._now, records)
         self.leader_append(data)
         leader.appended(self.log.end_offset() - 1, len(data))
 
@@ -566,6 +566,12 @@ class RaftNode:
         if snap is not None:
             history.observe_snapshot(self.log.read_snapshot(snap, 0, self.log.snapshot_size(snap)), snap.offset)
         offset = max(self.log.start_offset(), history.next_offset)
+        controls = self.log.control_offsets(offset)
+        if controls is not None:  # only the control batches carry voter history
+            for base in controls:
+                history.observe(self.log.read(base, 1))  # that one batch
+            history.next_offset = max(history.next_offset, self.log.end_offset())
+            return history
         while offset < self.log.end_offset():
             data = self.log.read(offset, MAX_BATCH_BYTES)
             history.observe(data)

@@ -12,7 +12,7 @@
   registry that decodes any metadata record value, and KRaft data batches.
 - :mod:`.reference`: a second, declarative description of the layout (``construct``), for tools and tests.
 """
-from .batch import RecordBatch, batch_records, build_batch, decode_batch, iter_batches
+from .batch import RecordBatch, batch_records, batch_values, build_batch, build_value_batch, decode_batch, iter_batches
 from .compression import DEFAULT_MAX_BYTES, CompressionType, compress, decompress
 from .control import (
     ControlRecordType,
@@ -65,7 +65,9 @@ __all__ = [
     "RecordBatch",
     "TimestampType",
     "batch_records",
+    "batch_values",
     "build_batch",
+    "build_value_batch",
     "build_control_batch",
     "compress",
     "control_batch",

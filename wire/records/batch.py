@@ -40,10 +40,10 @@ from .header import (
     next_batch_size,
     read_header,
 )
-from .record import Record, decode_records, encode_records
+from .record import Record, decode_records, decode_values, encode_records, encode_values
 
 __all__ = ["Record", "RecordBatch", "decode_batch", "iter_batches", "read_header", "build_batch",
-           "batch_records"]
+           "batch_records", "build_value_batch", "batch_values"]
 
 _COUNT_AT = HEADER_SIZE - 4  # recordsCount, the header's last field
 _COUNT = struct.Struct(">i")
@@ -157,6 +157,24 @@ def build_batch(base_offset: int, epoch: int, timestamp_ms: int,
     section = encode_records([(0, 0, i, key, value, ()) for i, (key, value) in enumerate(records)])
     return _seal(section, base_offset, epoch, CONTROL_MASK if control else 0, len(records) - 1,
                  timestamp_ms, timestamp_ms, -1, -1, -1, len(records))
+
+
+def build_value_batch(base_offset: int, epoch: int, timestamp_ms: int, values: list[bytes]) -> bytes:
+    """``build_batch`` of ``(None, value)`` records, through the values-only encoder."""
+    if not values:
+        raise ValueError("a batch needs at least one record")
+    return _seal(encode_values(values), base_offset, epoch, 0, len(values) - 1,
+                 timestamp_ms, timestamp_ms, -1, -1, -1, len(values))
+
+
+def batch_values(buf, info: BatchInfo, skip: bytes | None = None) -> list:
+    """The values of one uncompressed batch found by ``walk``, leaving out those that
+    start with the two-byte ``skip`` (``decode_values``)."""
+    (count,) = _COUNT.unpack_from(buf, info.start + _COUNT_AT)
+    if type(buf) is bytes:
+        return decode_values(buf, info.start + HEADER_SIZE, info.end, count, skip)
+    data = bytes(memoryview(buf)[info.start + HEADER_SIZE:info.end])
+    return decode_values(data, 0, len(data), count, skip)
 
 
 def batch_records(buf, info: BatchInfo) -> list[tuple[bytes | None, bytes | None]]:

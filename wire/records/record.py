@@ -28,7 +28,7 @@ from operator import itemgetter
 from ..exceptions import DecodeError, EncodeError
 from ..varint import read_varint, read_varlong, write_varint, write_varlong
 
-__all__ = ["Record", "encode_records", "decode_records"]
+__all__ = ["Record", "encode_records", "decode_records", "encode_values", "decode_values"]
 
 _FIELDS = ("attributes", "timestamp_delta", "offset_delta", "key", "value", "headers")
 _new = tuple.__new__
@@ -310,3 +310,120 @@ def decode_records(data: bytes, pos: int, end: int, count: int) -> list[Record]:
     if pos != end:
         raise DecodeError(f"{end - pos} bytes left after the last of {count} records")
     return records
+
+
+# --- values only: the KRaft paths (a leader's proposals, the metadata loader) ---------
+
+def encode_values(values) -> bytes:
+    """The records section for ``values`` as a KRaft leader writes them: null keys,
+    timestamp deltas 0, offset deltas 0.., no headers. Equal to ``encode_records`` of
+    ``(0, 0, i, None, value, ())`` (a test checks it), about twice as fast."""
+    table, size = _VARINT, _TABLE_SIZE
+    parts = []
+    append = parts.append
+    try:
+        for i, value in enumerate(values):
+            n = len(value)
+            head = b"\x00\x00" + (table[i] if i < size else _varint3(i) if i < 1 << 20 else write_varint(i)) + (
+                b"\x01") + (table[n] if n < size else write_varint(n))
+            body = len(head) + n + 1
+            append(table[body] if body < size else write_varint(body))
+            append(head)
+            append(value)
+            append(b"\x00")
+    except TypeError as exc:
+        raise EncodeError(f"cannot encode record value: {exc}") from None
+    return b"".join(parts)
+
+
+def _varint_at(data, pos: int):
+    """One to three bytes by hand (offset deltas of batches up to 1M records), longer
+    ones by ``read_varint``."""
+    b = data[pos]
+    if b < 0x80:
+        return _ZIGZAG[b], pos + 1
+    c = data[pos + 1]
+    if c < 0x80:
+        b = (b & 0x7F) | (c << 7)
+        return (b >> 1) ^ -(b & 1), pos + 2
+    d = data[pos + 2]
+    if d < 0x80:
+        b = (b & 0x7F) | ((c & 0x7F) << 7) | (d << 14)
+        return (b >> 1) ^ -(b & 1), pos + 3
+    return read_varint(data, pos)
+
+
+def _varint3(n: int) -> bytes:
+    """The zig-zag varint of 0 <= n < 2**20 (three bytes past the table)."""
+    z = n << 1
+    return bytes(((z & 0x7F) | 0x80, ((z >> 7) & 0x7F) | 0x80, z >> 14))
+
+
+def decode_values(data: bytes, pos: int, end: int, count: int, skip: bytes | None = None) -> list:
+    """The values of ``count`` records in ``data[pos:end]`` (checked as ``decode_records``
+    checks them; keys and headers are read past). A value starting with ``skip`` is
+    left out without being copied (the loader's NoOpRecords)."""
+    if count < 0:
+        raise DecodeError(f"invalid record count {count}")
+    values = []
+    append = values.append
+    zigzag = _ZIGZAG
+    s0 = s1 = -1
+    if skip:
+        if len(skip) != 2:
+            raise ValueError("skip is a two-byte prefix")
+        s0, s1 = skip[0], skip[1]
+    try:
+        for _ in range(count):
+            b = data[pos]
+            if b < 0x80:
+                size = zigzag[b]
+                pos += 1
+            else:
+                size, pos = _varint_at(data, pos)
+            limit = pos + size
+            if size < 0 or limit > end:
+                raise DecodeError(f"invalid record size {size}: {end - pos} bytes left in batch")
+            if data[pos + 1] < 0x80:  # attributes, then a one-byte timestamp delta
+                pos += 2
+            else:
+                _, pos = read_varlong(data, pos + 1)
+            if data[pos] < 0x80:  # offset delta
+                pos += 1
+            else:
+                _, pos = _varint_at(data, pos)
+            b = data[pos]  # key
+            if b < 0x80:
+                size = zigzag[b]
+                pos += 1
+            else:
+                size, pos = _varint_at(data, pos)
+            if size > 0:
+                pos += size
+            b = data[pos]  # value
+            if b < 0x80:
+                size = zigzag[b]
+                pos += 1
+            else:
+                size, pos = _varint_at(data, pos)
+            if size < 0:
+                append(None)
+            else:
+                if not (size >= 2 and data[pos] == s0 and data[pos + 1] == s1):
+                    append(data[pos:pos + size])
+                pos += size
+            b = data[pos]
+            if b == 0:
+                pos += 1
+            else:
+                size, pos = _varint_at(data, pos)
+                if size < 0 or size > limit - pos:
+                    raise DecodeError(f"invalid number of record headers {size}")
+                _, pos = _read_headers(data, pos, size, limit)
+            if pos != limit:
+                raise DecodeError(f"record size mismatch: expected to end at {limit}, ended at {pos}")
+    except IndexError:
+        raise DecodeError("truncated record") from None
+    if pos != end:
+        raise DecodeError(f"{end - pos} bytes left after the last of {count} records")
+    return values

@@ -190,17 +190,21 @@ def complete_fetch(node, inbound, key: VoterKey, part, follower_hwm: int, max_wa
 
 
 def complete_parked(node, now_ms: int) -> None:
-    """Answer the parked Fetches whose wait is over: new data, a new HWM, or MaxWaitMs."""
+    """Answer the parked Fetches whose wait is over: new data, a new HWM, or MaxWaitMs.
+    Voters are answered first (their next Fetch moves the high watermark), so many
+    observers waking at once do not delay commits."""
     leader = node.quorum.state
-    keep = []
+    keep, voters, observers = [], [], []
     end = node.log.end_offset()
     for p in leader.parked:
         if now_ms >= p.deadline_ms or end > p.fetch_offset or node.high_watermark != p.high_watermark:
-            node.respond(p.inbound, complete_fetch(node, p.inbound, p.key, p.partition, p.follower_hwm,
-                                                   0, now_ms, may_park=False))
+            (voters if leader.is_voter_key(p.key) else observers).append(p)
         else:
             keep.append(p)
     leader.parked = keep
+    for p in voters + observers:
+        node.respond(p.inbound, complete_fetch(node, p.inbound, p.key, p.partition, p.follower_hwm,
+                                               0, now_ms, may_park=False))
 
 
 def refuse_parked(node, old_leader) -> None:

@@ -1,0 +1,161 @@
+"""N fetch-only KRaft observers against one leader, for ``bench/observers.py``: the
+same load tool for ours and for Apache Kafka's quorum.
+
+    python bench/observer_load.py --port P --count N --cluster-id C --topic T \
+        --topic-id ID --target OFFSET [--first-id 1000]
+
+Each observer is one connection sending Fetch v17 as a KRaft observer does
+(``ReplicaState`` with its own id, not a voter; fetch offset and last fetched epoch
+from the batches it got; ``max_wait_ms`` 500 long polls at the log end; 8 MiB max).
+It keeps no records, only where it is; its first fetch names epoch 0 and learns the
+leader's epoch from the FENCED_LEADER_EPOCH answer. Output, one JSON object a line on stdout (``t``
+is Unix ms): ``connected`` (every observer sent its first fetch), ``caught_up`` (one
+observer's fetch offset reached ``--target``), ``all_caught_up``, and every second
+``stats`` (fetches answered, bytes received). NOT_LEADER_OR_FOLLOWER moves an
+observer to the leader it names; any other error ends the tool with a non-zero exit.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from wire.framing import FrameReader  # noqa: E402
+from wire.headers import decode_response, encode_request  # noqa: E402
+from wire.messages import fetch_request as freq  # noqa: E402
+from wire.records import iter_headers  # noqa: E402
+
+FETCH = 1
+VERSION = 17
+MAX_BYTES = 8 * 1024 * 1024
+FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER = 74, 75, 6
+
+
+def emit(ev: str, **fields) -> None:
+    sys.stdout.write(json.dumps({"ev": ev, "t": round(time.time() * 1000, 1), **fields}) + "\n")
+    sys.stdout.flush()
+
+
+class Stats:
+    fetches = 0
+    bytes = 0
+
+
+async def observer(i: int, args, target: int, done: asyncio.Event, caught: list, started: list) -> None:
+    host, port = "127.0.0.1", args.port
+    reader, writer = await asyncio.open_connection(host, port)
+    frames = FrameReader()
+    offset, epoch, correlation = 0, 0, 0
+    leader_epoch = 0  # learnt from the first answer (FENCED_LEADER_EPOCH names the leader's)
+    directory = uuid.uuid4()
+    topic_id = uuid.UUID(args.topic_id)
+    reported = False
+    while True:
+        correlation += 1
+        part = freq.FetchPartition(partition=0, current_leader_epoch=leader_epoch, fetch_offset=offset,
+                                   last_fetched_epoch=epoch, log_start_offset=-1,
+                                   partition_max_bytes=MAX_BYTES, replica_directory_id=directory)
+        body = freq.FetchRequest(cluster_id=args.cluster_id,
+                                 replica_state=freq.ReplicaState(replica_id=args.first_id + i, replica_epoch=-1),
+                                 max_wait_ms=500, min_bytes=0, max_bytes=MAX_BYTES,
+                                 topics=[freq.FetchTopic(topic=args.topic, topic_id=topic_id, partitions=[part])])
+        writer.write(encode_request(FETCH, VERSION, correlation, body, f"observer-{i}"))
+        if correlation == 1:
+            started.append(i)
+            if len(started) == args.count:
+                emit("connected", count=args.count)
+        resp = None
+        while resp is None:
+            data = await reader.read(1 << 20)
+            if not data:
+                raise ConnectionError(f"observer {i}: connection closed")
+            Stats.bytes += len(data)
+            got = frames.feed(data)
+            if got:
+                _, resp = decode_response(got[0], FETCH, VERSION)
+        Stats.fetches += 1
+        if resp.error_code:
+            raise RuntimeError(f"observer {i}: fetch error {resp.error_code}")
+        p = resp.responses[0].partitions[0]
+        if p.error_code in (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH) and p.current_leader.leader_epoch > leader_epoch:
+            leader_epoch = p.current_leader.leader_epoch
+            continue
+        if p.error_code == NOT_LEADER_OR_FOLLOWER and p.current_leader.leader_id >= 0:
+            # a new leader: follow it there (the answer carries its endpoint), as observers do
+            ends = {e.node_id: (e.host, e.port) for e in resp.node_endpoints}
+            if p.current_leader.leader_id in ends:
+                leader_epoch = p.current_leader.leader_epoch
+                writer.close()
+                host, port = ends[p.current_leader.leader_id]
+                reader, writer = await asyncio.open_connection(host, port)
+                frames = FrameReader()
+                continue
+        if p.error_code:
+            raise RuntimeError(f"observer {i}: partition error {p.error_code}")
+        if p.diverging_epoch is not None and p.diverging_epoch.epoch >= 0:
+            offset, epoch = min(offset, p.diverging_epoch.end_offset), p.diverging_epoch.epoch
+            continue
+        if p.snapshot_id is not None and p.snapshot_id.end_offset >= 0:
+            raise RuntimeError(f"observer {i}: told to fetch snapshot {p.snapshot_id}; not in this bench")
+        records = p.records
+        if records:
+            for _, header in iter_headers(memoryview(records)):
+                offset, epoch = header.next_offset, header.partition_leader_epoch
+        if not reported and offset >= target:
+            reported = True
+            caught.append(i)
+            emit("caught_up", observer=i, offset=offset)
+            if len(caught) == args.count:
+                emit("all_caught_up", count=args.count)
+                done.set()
+
+
+async def main_async(args) -> None:
+    done = asyncio.Event()
+    caught: list = []
+    started: list = []
+    tasks = [asyncio.create_task(observer(i, args, args.target, done, caught, started)) for i in range(args.count)]
+
+    async def report():
+        while True:
+            await asyncio.sleep(1)
+            emit("stats", fetches=Stats.fetches, bytes=Stats.bytes)
+    tasks.append(asyncio.create_task(report()))
+    finished, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    for t in finished:
+        t.result()  # raises the observer's error
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--count", type=int, required=True)
+    ap.add_argument("--cluster-id", required=True)
+    ap.add_argument("--topic", required=True)
+    ap.add_argument("--topic-id", required=True, help="as a UUID string (e.g. 00000000-0000-0000-0000-000000000001)")
+    ap.add_argument("--target", type=int, default=0, help="offset that counts as caught up")
+    ap.add_argument("--first-id", type=int, default=1000, help="replica id of observer 0")
+    args = ap.parse_args(argv)
+    try:
+        import uvloop
+        uvloop.install()
+    except ImportError:
+        pass
+    try:
+        asyncio.run(main_async(args))
+    except (RuntimeError, ConnectionError, OSError) as exc:
+        print(f"observer_load: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

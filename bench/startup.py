@@ -1,0 +1,164 @@
+"""Start-up time against log size (issue 12 item 7): our one-voter quorum on a log of
+N records (one NoOpRecord a batch, as an idle leader writes them, a snapshot near the
+end), from spawn to listening and to leader-ready, on the same log three ways:
+
+* ``first``: the directory as built (``bench/membership_log.py``): no index
+  checkpoint, as after a copy or an old version: every batch is read and checked;
+* ``clean``: restarted after a clean shutdown (SIGTERM);
+* ``kill9``: restarted after kill -9 of a node that was running.
+
+    python bench/startup.py                    # 1,000 and 1,000,000 records
+    python bench/startup.py --records 1000,200000 --json
+
+``listening`` = spawn -> the first TCP connect to the controller port that succeeds
+(polled every 5 ms); ``leader ready`` = spawn -> DescribeQuorum names this node leader
+of a new epoch with a high watermark past the log it started on (its first commit).
+Target: on 1M records, listening <= 500 ms and leader-ready within 1.2x of the
+small log's, after a clean restart and after kill -9.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+for p in (str(ROOT), str(ROOT / "bench")):
+    if p not in sys.path:
+        sys.path.insert(0, p)
+
+from membership_log import build_leader_dir  # noqa: E402
+from membership_nodes import NodeProc, QuorumProbe, free_port, now_ms, write_properties  # noqa: E402
+
+LISTEN_TARGET_MS = 500.0
+READY_FACTOR = 1.2
+
+
+def _props(port: int, data: Path) -> dict[str, str]:
+    return {
+        "process.roles": "controller",
+        "node.id": "1",
+        "listeners": f"CONTROLLER://127.0.0.1:{port}",
+        "advertised.listeners": f"CONTROLLER://127.0.0.1:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT",
+        "controller.quorum.bootstrap.servers": f"127.0.0.1:{port}",
+        "log.dirs": str(data),
+        "metadata.log.dir": str(data),
+    }
+
+
+def _wait(cond, timeout_s: float, what: str, node: NodeProc):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not node.alive:
+            raise RuntimeError(f"node exited while waiting for {what}\n{node.tail()}")
+        got = cond()
+        if got:
+            return got
+        time.sleep(0.005)
+    raise RuntimeError(f"timed out waiting for {what}\n{node.tail()}")
+
+
+def _start(node: NodeProc, past_offset: int) -> dict:
+    """Spawn; time listening and leader-ready (returns the high watermark seen)."""
+    node.start()
+    _wait(node.check_listening, 120, "listening", node)
+    probe = QuorumProbe(node.port)
+    try:
+        def ready():
+            try:
+                q = probe.describe_quorum()
+            except OSError:
+                return None
+            return q if q is not None and q.leader_id == 1 and q.high_watermark > past_offset else None
+        q = _wait(ready, 120, "leader ready", node)
+    finally:
+        probe.close()
+    return {"listening_ms": node.listen_ms - node.spawn_ms, "ready_ms": now_ms() - node.spawn_ms,
+            "high_watermark": q.high_watermark, "epoch": q.leader_epoch}
+
+
+def run_size(records: int, workdir: Path, log) -> dict:
+    workdir.mkdir(parents=True)
+    port = free_port()
+    config = write_properties(workdir / "node1.properties", _props(port, workdir / "data"))
+    t = time.monotonic()
+    built = build_leader_dir(config, "q1ZkjS7hT0eY2bLxUVuB9w", records)
+    log(f"{records:,} records: built {built.segment_bytes / 1e6:.0f} MB in {time.monotonic() - t:.1f} s")
+    node = NodeProc("ours", 1, port, config, workdir / "node1.out")
+    res = {"records": records, "log_bytes": built.segment_bytes}
+    try:
+        res["first"] = _start(node, built.log_end_offset)
+        hwm = res["first"]["high_watermark"]
+        node.proc.send_signal(signal.SIGTERM)
+        node.proc.wait(60)
+        res["clean"] = _start(node, hwm)
+        hwm = res["clean"]["high_watermark"]
+        node.kill()
+        res["kill9"] = _start(node, hwm)
+        for k in ("first", "clean", "kill9"):
+            log(f"{records:,} records, {k}: listening {res[k]['listening_ms']:.0f} ms, "
+                f"leader ready {res[k]['ready_ms']:.0f} ms")
+    finally:
+        node.kill()
+    return res
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--records", type=lambda s: [int(x) for x in s.split(",") if x], default=[1000, 1_000_000])
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    args = ap.parse_args(argv)
+
+    def log(msg):
+        print(f"[bench/startup {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    base = Path(tempfile.mkdtemp(prefix="bench-startup-"))
+    load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    try:
+        results = [run_size(n, base / f"r{n}", log) for n in args.records]
+    finally:
+        if args.keep:
+            log(f"work directory kept: {base}")
+        else:
+            shutil.rmtree(base, ignore_errors=True)
+    report = {"load_before": load_before, "load_after": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+              "results": results}
+    small, big = results[0], results[-1]
+    rows = []
+    for k in ("first", "clean", "kill9"):
+        listen = big[k]["listening_ms"]
+        ratio = big[k]["ready_ms"] / small[k]["ready_ms"]
+        rows.append({"start": k, "listening_ms_small": small[k]["listening_ms"], "listening_ms_big": listen,
+                     "ready_ms_small": small[k]["ready_ms"], "ready_ms_big": big[k]["ready_ms"],
+                     "ready_ratio": ratio,
+                     "met": k == "first" or (listen <= LISTEN_TARGET_MS and ratio <= READY_FACTOR)})
+    report["rows"] = rows
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"Start-up vs log size: one voter, {small['records']:,} vs {big['records']:,} records "
+          f"({big['log_bytes'] / 1e6:.0f} MB); load average {report['load_before']} / {report['load_after']}")
+    head = ("start", "listening small", "listening big", "ready small", "ready big", "ready big/small", "met")
+    print("  ".join(f"{h:>15}" for h in head))
+    for r in rows:
+        met = "" if r["start"] == "first" else ("yes" if r["met"] else "NO")
+        print("  ".join(f"{v:>15}" for v in (
+            r["start"], f"{r['listening_ms_small']:.0f}", f"{r['listening_ms_big']:.0f}",
+            f"{r['ready_ms_small']:.0f}", f"{r['ready_ms_big']:.0f}", f"{r['ready_ratio']:.2f}", met)))
+    print(f"targets (clean and kill9): listening <= {LISTEN_TARGET_MS:.0f} ms on the big log, leader ready "
+          f"<= {READY_FACTOR}x the small log's; 'first' (no checkpoint yet) is shown for reference")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
