@@ -19,7 +19,6 @@ shutting down) and SHUTDOWN_NOW (fenced, may exit). Transitions write:
 """
 from __future__ import annotations
 
-import copy
 import uuid
 from dataclasses import dataclass, field
 from enum import Enum
