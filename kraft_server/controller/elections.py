@@ -19,6 +19,7 @@ from wire.errors import ErrorCode
 from wire.messages import PartitionChangeRecord
 
 from .image_topics import partition_record_version
+from .partition_change import unclean_enabled
 
 PREFERRED, UNCLEAN = 0, 1
 RECOVERING = 1
@@ -95,15 +96,6 @@ def imbalanced(image, limit: int = MAX_ELECTIONS_PER_IMBALANCE) -> list:
                 if len(out) >= limit:
                     break
     return out
-
-
-def unclean_enabled(image, topic_name: str) -> bool:
-    """``unclean.leader.election.enable`` of a topic: its own config, else the cluster
-    default, else false."""
-    configs = image.configs
-    value = configs.get((2, topic_name, "unclean.leader.election.enable"),
-                        configs.get((4, "", "unclean.leader.election.enable"), "false"))
-    return value.strip().lower() == "true"
 
 
 def leaderless_unclean(image, limit: int = MAX_ELECTIONS_PER_IMBALANCE) -> list:

@@ -8,6 +8,8 @@ the image returning a PartitionChangeRecord, or None when nothing changes.
   while it is smaller than the effective min ISR, ELR = (old ELR ∪ old ISR) − ISR,
   otherwise ELR and LastKnownElr are cleared; the first time the partition loses its
   ISR, LastKnownElr remembers the last leader.
+* With ``unclean.leader.election.enable`` on the topic and no clean candidate left,
+  the first acceptable replica is elected uncleanly (ISR = [it], RECOVERING).
 * ``broker_returned``: a leaderless partition after the broker was unfenced: the
   first acceptable replica (replicas order) of the ISR, or of the ELR when the ISR is
   empty (it then becomes the ISR), or else the "last known leader", elected unclean
@@ -34,6 +36,29 @@ def effective_min_isr(image, topic_name: str, replication_factor: int) -> int:
     except ValueError:
         value = 1
     return max(1, min(value, replication_factor))
+
+
+def unclean_enabled(image, topic_name: str) -> bool:
+    """``unclean.leader.election.enable`` of a topic: its own config, else the cluster
+    default, else false."""
+    configs = image.configs
+    value = configs.get((2, topic_name, "unclean.leader.election.enable"),
+                        configs.get((4, "", "unclean.leader.election.enable"), "false"))
+    return value.strip().lower() == "true"
+
+
+def _unclean(p, record, ok) -> PartitionChangeRecord | None:
+    """With no clean candidate and unclean election allowed: the first acceptable
+    replica leads, alone in the ISR, RECOVERING; ELR and LastKnownElr are cleared."""
+    for r in p.replicas:
+        if ok(r):
+            record.leader, record.isr, record.leader_recovery_state = r, [r], RECOVERING
+            if p.eligible_leader_replicas:
+                record.eligible_leader_replicas = []
+            if p.last_known_elr:
+                record.last_known_elr = []
+            return record
+    return None
 
 
 def elr_enabled(image) -> bool:
@@ -85,6 +110,11 @@ def broker_removed(image, topic_name: str, p, broker_id: int) -> PartitionChange
     target_isr = [r for r in p.isr if r != broker_id]
     old_elr = list(p.eligible_leader_replicas or [])
     old_lkelr = list(p.last_known_elr or [])
+    if not any(ok(r) for r in target_isr) and not (elr and any(ok(r) for r in old_elr)) \
+            and unclean_enabled(image, topic_name):
+        change = _unclean(p, record, ok)  # UNCLEAN election, as Kafka for such topics
+        if change is not None:
+            return change
     if not elr:
         if not target_isr:
             target_isr = list(p.isr)  # keep the ISR; nobody may lead

@@ -373,21 +373,39 @@ def test_envelope_on_a_non_active_controller_is_an_envelope_not_controller():
 
 
 def test_the_unclean_task_elects_leaderless_partitions_of_topics_that_allow_it():
+    from kraft_server.controller import records as rec
     from tests.unit.test_controller_brokers import heartbeat
 
     c, epochs = three()
     c.controller.settings.unclean_election_interval_ms = 2000
     c.controller.next_task_ms.clear()
     run(c, create_topics_op(CreateTopicsRequest(topics=[
-        topic("dirty", assignments=[(0, [1, 2])], configs=[("unclean.leader.election.enable", "true")]),
-        topic("clean", assignments=[(0, [1, 2])])]), 7))
+        topic("dirty", assignments=[(0, [1, 2])]), topic("clean", assignments=[(0, [1, 2])])]), 7))
     # 2 leaves the ISRs (fenced, then back), then 1 is fenced: both partitions lose their leader
     c.call("heartbeat", heartbeat(2, epochs[2], c.controller.image.offset, want_fence=True), 2)
     c.call("heartbeat", heartbeat(2, epochs[2], c.controller.image.offset), 2)
     c.call("heartbeat", heartbeat(1, epochs[1], c.controller.image.offset, want_fence=True), 2)
     img = c.controller.image
     assert [img.topics.by_name[n].partitions[0].leader for n in ("dirty", "clean")] == [-1, -1]
+    # unclean election allowed afterwards (what kafka-configs --alter would write)
+    c.core.propose([rec.config(2, "dirty", "unclean.leader.election.enable", "true")], c.now)
     c.run_for(2500)
     dirty = c.controller.image.topics.by_name["dirty"].partitions[0]
     assert (dirty.leader, dirty.isr, dirty.leader_recovery_state) == (2, [2], 1)
     assert c.controller.image.topics.by_name["clean"].partitions[0].leader == -1
+
+
+def test_fencing_elects_uncleanly_for_topics_that_allow_it():
+    from tests.unit.test_controller_brokers import heartbeat
+
+    c, epochs = three()
+    run(c, create_topics_op(CreateTopicsRequest(topics=[
+        topic("dirty", assignments=[(0, [1, 2])], configs=[("unclean.leader.election.enable", "true")]),
+        topic("clean", assignments=[(0, [1, 2])])]), 7))
+    c.call("heartbeat", heartbeat(2, epochs[2], c.controller.image.offset, want_fence=True), 2)
+    c.call("heartbeat", heartbeat(2, epochs[2], c.controller.image.offset), 2)  # back, not in the ISRs
+    c.call("heartbeat", heartbeat(1, epochs[1], c.controller.image.offset, want_fence=True), 2)
+    img = c.controller.image
+    dirty, clean = (img.topics.by_name[n].partitions[0] for n in ("dirty", "clean"))
+    assert (dirty.leader, dirty.isr, dirty.leader_recovery_state) == (2, [2], 1)
+    assert (clean.leader, clean.isr) == (-1, [])
