@@ -236,17 +236,24 @@ def _pause_failover(cluster, killed, leader: int, epoch: int, log, impl: str) ->
     return {"stopped": leader, "new_leader": ev.node, "epoch": ev.epoch, "failover_ms": ev.t_ms - t_stop}
 
 
+def _fresh_window(cluster, warmup_s: float, measure_s: float):
+    """Start a fresh quorum; wait out the window after its first commit: (first
+    commit event, window start, window end)."""
+    cluster.prepare()
+    cluster.start()
+    fc = _first_commit(cluster)
+    t0 = fc.t_ms + warmup_s * 1000
+    t1 = t0 + measure_s * 1000
+    _wait_until(cluster, t1, watch=cluster.nodes)
+    return fc, t0, t1
+
+
 def run_rate(impl: str, workdir: Path, rate: int, args) -> dict:
     """One ladder step: a fresh quorum at ``rate``; committed records/s in the window,
     the leader's RSS at its end, and (ours) the commit latency of what was accepted."""
     cluster = IMPLS[impl](workdir, throughput=rate, record_size=args.record_size)
     with cluster:
-        cluster.prepare()
-        cluster.start()
-        fc = _first_commit(cluster)
-        t0 = fc.t_ms + args.ladder_warmup * 1000
-        t1 = t0 + args.ladder_measure * 1000
-        _wait_until(cluster, t1, watch=cluster.nodes)
+        fc, t0, t1 = _fresh_window(cluster, args.ladder_warmup, args.ladder_measure)
         rss = rss_kb(cluster.node(fc.node).proc.pid)
         latency = _latency(cluster, fc.node, t0, t1) if impl == "ours" else None
         _wait_until(cluster, t1 + 1500, watch=cluster.nodes)
@@ -264,12 +271,7 @@ def run_linger0(impl: str, workdir: Path, rate: int, args) -> dict:
     cluster = IMPLS[impl](workdir, throughput=rate, record_size=args.record_size,
                           quorum={"controller.quorum.append.linger.ms": "0"})
     with cluster:
-        cluster.prepare()
-        cluster.start()
-        fc = _first_commit(cluster)
-        t0 = fc.t_ms + args.warmup * 1000
-        t1 = t0 + args.measure * 1000
-        _wait_until(cluster, t1, watch=cluster.nodes)
+        fc, t0, t1 = _fresh_window(cluster, args.warmup, args.measure)
         return {"rate": rate, **_latency(cluster, fc.node, t0, t1)}
 
 

@@ -33,15 +33,15 @@ class Dispatcher:
     ``submit(inbound_request)`` queues a request for the core (the Ready loop
     steps it in); ``tables`` maps each listener name to its API table;
     ``advertised`` maps listener names to the (host, port) we advertise;
-    ``partition`` and ``consumer_fetch`` serve ``__cluster_metadata`` to consumers on
-    client listeners (None: no topic, e.g. in unit tests); ``groups`` answers the
+    ``topics`` (``topic.catalog.Topics``) and ``consumer_fetch`` serve
+    ``__cluster_metadata`` and its companion topics to consumers on client listeners (None: no topic, e.g. in unit tests); ``groups`` answers the
     consumer-group APIs (``kraft_server/api/groups``)."""
 
     def __init__(self, view, submit, *, tables: dict[str, dict[int, tuple[int, int]]],
                  controller_listeners: set[str], advertised: dict[str, tuple[str, int]],
-                 partition=None, consumer_fetch=None, groups=None):
+                 topics=None, consumer_fetch=None, groups=None):
         self.view = view
-        self.partition = partition
+        self.topics = topics
         self.consumer_fetch = consumer_fetch
         self.groups = groups  # kraft_server.api.groups.GroupService (client listener)
         self.submit = submit
@@ -72,21 +72,21 @@ class Dispatcher:
         elif key == registry.ENVELOPE:
             handle_envelope_request(call, self.view)
         elif key == registry.METADATA:
-            handle_metadata_request(call, self.view, self.advertised, self.partition)
+            handle_metadata_request(call, self.view, self.advertised, self.topics)
         elif key == registry.FETCH and self._consumer_fetch(call):
             self.consumer_fetch.handle(call)
         elif key == registry.LIST_OFFSETS:
-            handle_list_offsets_request(call, self.partition)
+            handle_list_offsets_request(call, self.topics)
         elif key == registry.OFFSET_FOR_LEADER_EPOCH:
-            handle_offset_for_leader_epoch_request(call, self.partition)
+            handle_offset_for_leader_epoch_request(call, self.topics)
         elif key == registry.DESCRIBE_TOPIC_PARTITIONS:
-            handle_describe_topic_partitions_request(call, self.partition)
+            handle_describe_topic_partitions_request(call, self.topics)
         elif key in registry.GROUP_APIS and self.groups is not None:
             handle_group_request(call, self.groups, self.view.node_id, self.advertised)
         elif key == registry.FIND_COORDINATOR:  # no group service (unit tests)
             handle_find_coordinator_request(call)
         elif key == registry.PRODUCE:
-            handle_produce_request(call, self.partition)
+            handle_produce_request(call, self.topics)
         elif key in registry.CORE_APIS:
             if key != registry.FETCH and log.isEnabledFor(logging.DEBUG):
                 log.debug("received %s on %s", type(call.body).__name__, call.listener)

@@ -255,11 +255,11 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
         tables[ep.name] = apis
         specs.append(ListenerSpec(ep.name, ep.host, ep.port, apis))
 
-    partition, consumer_fetch = _metadata_topic(config, core, raft_log)
+    topics, consumer_fetch = _metadata_topic(config, core, raft_log)
 
     def make_dispatcher(submit):
         return Dispatcher(view, submit, tables=tables, controller_listeners=controller_names,
-                          advertised=advertised, partition=partition, consumer_fetch=consumer_fetch,
+                          advertised=advertised, topics=topics, consumer_fetch=consumer_fetch,
                           groups=groups)
 
     after_cycle, extra_servers = _chain(TransitionLog(core, config.node_id), consumer_fetch.progress), []
@@ -287,15 +287,16 @@ def _group_service(config: KafkaConfig, clock):
 
 
 def _metadata_topic(config: KafkaConfig, core, raft_log):
-    """``__cluster_metadata``-0 for consumers (kraft_server/api/topic): the partition view
-    and the consumer fetch path, whose parked fetches wake after each Ready cycle."""
-    from kraft_server.api.topic import MetadataPartition
+    """``__cluster_metadata``-0 and its companions for consumers (kraft_server/api/topic):
+    the served topics and the consumer fetch path, whose parked fetches wake after each
+    Ready cycle."""
+    from kraft_server.api.topic import Topics
     from kraft_server.api.topic.consumer_fetch import ConsumerFetch
     from kraft_server.api.topic.fetch_sessions import FetchSessionCache
 
-    partition = MetadataPartition(core, raft_log, config.node_id)
+    topics = Topics.of_log(core, raft_log, config.node_id)
     slots = int(config["max.incremental.fetch.session.cache.slots"])
-    return partition, ConsumerFetch(partition, sessions=FetchSessionCache(slots))
+    return topics, ConsumerFetch(topics, sessions=FetchSessionCache(slots))
 
 
 def _chain(first, second):

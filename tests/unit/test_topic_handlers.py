@@ -10,7 +10,7 @@ import pytest
 
 from kraft_server.api.find_coordinator import find_coordinator_response
 from kraft_server.api.metadata import metadata_response
-from kraft_server.api.topic import TOPIC, TOPIC_ID, MetadataPartition
+from kraft_server.api.topic import TOPIC, TOPIC_ID, MetadataPartition, Topics
 from kraft_server.api.topic.consumer_fetch import ConsumerFetch
 from kraft_server.api.topic.describe_topic_partitions import describe_topic_partitions_response
 from kraft_server.api.topic.fetch_sessions import FetchSessionCache
@@ -81,7 +81,7 @@ def offsets_of(records) -> list[tuple[int, int]]:
 @pytest.mark.parametrize("version", range(0, 14))
 def test_metadata_lists_the_topic_at_every_version(part, version):
     body = MetadataRequest(topics=None if version else [])
-    r = metadata_response(version, body, node_id=1, host="h", port=9, cluster_id="c", partition=part)
+    r = metadata_response(version, body, node_id=1, host="h", port=9, cluster_id="c", topics=Topics([part]))
     encode_response(3, version, 1, r)
     (t,) = r.topics
     assert (t.name, t.error_code, t.is_internal, t.topic_id) == (TOPIC, 0, False, TOPIC_ID)
@@ -93,20 +93,20 @@ def test_metadata_unknown_names_and_ids(part):
     body = MetadataRequest(topics=[MetadataRequestTopic(name="other"),
                                    MetadataRequestTopic(name=None, topic_id=TOPIC_ID),
                                    MetadataRequestTopic(name=None, topic_id=uuid.UUID(int=9))])
-    r = metadata_response(12, body, node_id=1, host="h", port=9, cluster_id="c", partition=part)
+    r = metadata_response(12, body, node_id=1, host="h", port=9, cluster_id="c", topics=Topics([part]))
     assert [(t.name, t.error_code) for t in r.topics] == [
         ("other", E.UNKNOWN_TOPIC_OR_PARTITION), (TOPIC, 0), (None, E.UNKNOWN_TOPIC_ID)]
 
 
 def test_describe_topic_partitions(part):
     r = describe_topic_partitions_response(
-        DescribeTopicPartitionsRequest(topics=[TopicRequest(name=TOPIC), TopicRequest(name="x")]), part)
+        DescribeTopicPartitionsRequest(topics=[TopicRequest(name=TOPIC), TopicRequest(name="x")]), Topics([part]))
     encode_response(75, 0, 1, r)
     assert [(t.name, t.error_code, t.is_internal) for t in r.topics] == [
         (TOPIC, 0, False), ("x", E.UNKNOWN_TOPIC_OR_PARTITION, False)]
     assert r.topics[0].partitions[0].leader_epoch == 3
     assert [t.name for t in describe_topic_partitions_response(
-        DescribeTopicPartitionsRequest(topics=[]), part).topics] == [TOPIC]
+        DescribeTopicPartitionsRequest(topics=[]), Topics([part])).topics] == [TOPIC]
 
 
 # -- ListOffsets ---------------------------------------------------------------------------
@@ -115,7 +115,7 @@ def list_offsets(part, version, *specs, topic=TOPIC, partition=0, epoch=-1):
     body = ListOffsetsRequest(replica_id=-1, topics=[ListOffsetsTopic(name=topic, partitions=[
         ListOffsetsPartition(partition_index=partition, current_leader_epoch=epoch, timestamp=ts)
         for ts in specs])])
-    r = list_offsets_response(version, body, part)
+    r = list_offsets_response(version, body, Topics([part]))
     encode_response(2, version, 1, r)
     return [(p.error_code, p.offset, p.timestamp, p.leader_epoch) for p in r.topics[0].partitions]
 
@@ -166,7 +166,7 @@ def test_offset_for_leader_epoch(part, version):
             OffsetForLeaderPartition(partition=0, current_leader_epoch=-1, leader_epoch=0),
             OffsetForLeaderPartition(partition=0, current_leader_epoch=-1, leader_epoch=7)]),
         OffsetForLeaderTopic(topic="x", partitions=[OffsetForLeaderPartition(partition=0, leader_epoch=1)])])
-    r = offset_for_leader_epoch_response(body, part)
+    r = offset_for_leader_epoch_response(body, Topics([part]))
     encode_response(23, version, 1, r)
     assert [(p.error_code, p.leader_epoch, p.end_offset) for p in r.topics[0].partitions] == [
         (0, 1, 10), (0, 1, 10), (0, 3, 20), (E.FENCED_LEADER_EPOCH, -1, -1),
@@ -206,7 +206,7 @@ def only(call):
 
 @pytest.mark.parametrize("version", [4, 11, 12, 13, 17, 18])
 def test_fetch_reads_whole_batches_below_the_high_watermark(part, version):
-    f = ConsumerFetch(part)
+    f = ConsumerFetch(Topics([part]))
     p = only(fetch(f, version, offset=0))
     assert p.error_code == 0 and p.high_watermark == 15 and p.last_stable_offset == 15
     assert offsets_of(p.records) == [(i, i + 1) for i in range(10)] + [(10, 15)]
@@ -219,7 +219,7 @@ def test_fetch_reads_whole_batches_below_the_high_watermark(part, version):
 
 
 def test_fetch_byte_limits_keep_at_least_one_batch(part):
-    f = ConsumerFetch(part)
+    f = ConsumerFetch(Topics([part]))
     one = read_header(bytes(only(fetch(f, 12, offset=0)).records)).size
     assert offsets_of(only(fetch(f, 12, offset=0, pmax=2 * one + 1)).records) == [(0, 1), (1, 2)]
     assert offsets_of(only(fetch(f, 12, offset=0, max_bytes=10)).records) == [(0, 1)]  # KIP-74
@@ -227,12 +227,12 @@ def test_fetch_byte_limits_keep_at_least_one_batch(part):
 
 
 def test_fetch_records_are_views_of_the_segment_file(part):
-    records = only(fetch(ConsumerFetch(part), 12, offset=0)).records
+    records = only(fetch(ConsumerFetch(Topics([part])), 12, offset=0)).records
     assert isinstance(records, memoryview) and records.readonly
 
 
 def test_fetch_errors(part):
-    f = ConsumerFetch(part)
+    f = ConsumerFetch(Topics([part]))
     assert only(fetch(f, 12, offset=21)).error_code == E.OFFSET_OUT_OF_RANGE
     assert only(fetch(f, 12, offset=-1)).error_code == E.OFFSET_OUT_OF_RANGE
     part.core.leader_id = 2  # a follower cannot tell whether the leader committed offset 21
@@ -251,7 +251,7 @@ def test_fetch_errors(part):
 
 
 def test_fetch_v13_answers_by_topic_id(part):
-    (t,) = fetch(ConsumerFetch(part), 13).response.responses
+    (t,) = fetch(ConsumerFetch(Topics([part])), 13).response.responses
     assert (t.topic, t.topic_id) == ("", TOPIC_ID)
 
 
@@ -279,7 +279,7 @@ class Timer:
 
 def test_long_poll_wakes_when_the_high_watermark_moves(part):
     timers = Timers()
-    f = ConsumerFetch(part, long_poll=LongPoll(timers))
+    f = ConsumerFetch(Topics([part]), long_poll=LongPoll(timers))
     f.progress()
     call = fetch(f, 12, offset=15, wait=500)
     assert call.response is None and timers.pending[0].delay == 0.5  # parked
@@ -293,7 +293,7 @@ def test_long_poll_wakes_when_the_high_watermark_moves(part):
 
 def test_long_poll_answers_empty_when_the_wait_ends(part):
     timers = Timers()
-    f = ConsumerFetch(part, long_poll=LongPoll(timers))
+    f = ConsumerFetch(Topics([part]), long_poll=LongPoll(timers))
     call = fetch(f, 12, offset=15, wait=500)
     timers.fire()
     assert (only(call).error_code, bytes(only(call).records)) == (0, b"")
@@ -305,7 +305,7 @@ def test_long_poll_answers_empty_when_the_wait_ends(part):
 
 
 def test_fetch_sessions(part):
-    f = ConsumerFetch(part, sessions=FetchSessionCache(slots=2))
+    f = ConsumerFetch(Topics([part]), sessions=FetchSessionCache(slots=2))
     full = fetch(f, 12, offset=0, session=(0, 0))
     sid = full.response.session_id
     assert sid > 0 and offsets_of(only(full).records)[0] == (0, 1)
@@ -337,18 +337,18 @@ def test_fetch_sessions(part):
 
 
 def test_session_cache_is_bounded(part):
-    f = ConsumerFetch(part, sessions=FetchSessionCache(slots=2))
+    f = ConsumerFetch(Topics([part]), sessions=FetchSessionCache(slots=2))
     ids = [fetch(f, 12, session=(0, 0)).response.session_id for _ in range(3)]
     assert len(f.sessions.sessions) == 2 and ids[0] not in f.sessions.sessions
     assert fetch(f, 12, session=(ids[0], 1)).response.error_code == E.FETCH_SESSION_ID_NOT_FOUND
     assert fetch(f, 12, session=(ids[2], 1)).response.error_code == 0
-    assert fetch(ConsumerFetch(part, sessions=FetchSessionCache(0)), 12,
+    assert fetch(ConsumerFetch(Topics([part]), sessions=FetchSessionCache(0)), 12,
                  session=(0, 0)).response.session_id == 0  # no slots: sessionless
 
 
 def test_sessions_hold_a_bounded_number_of_partitions(part):
     from kraft_server.api.topic.fetch_sessions import MAX_SESSION_PARTITIONS
-    f = ConsumerFetch(part)
+    f = ConsumerFetch(Topics([part]))
     many = [FetchTopic(topic=f"t{i}", topic_id=uuid.UUID(int=0), partitions=[FetchPartition(partition=0)])
             for i in range(MAX_SESSION_PARTITIONS + 1)]
     call = Call(1, 12, fetch_body(12, session=(0, 0), topics=many))
@@ -370,7 +370,7 @@ def test_produce_is_refused_per_partition(part, version):
     body = ProduceRequest(acks=-1, timeout_ms=100, topic_data=[
         topic(TOPIC, TOPIC_ID, 0, 1), topic("other", uuid.UUID(int=5), 0)])
     call = Call(0, version, body)
-    handle_produce_request(call, part)
+    handle_produce_request(call, Topics([part]))
     r = call.response
     assert [[p.error_code for p in t.partition_responses] for t in r.responses] == [
         [E.INVALID_TOPIC_EXCEPTION, E.UNKNOWN_TOPIC_OR_PARTITION], [E.UNKNOWN_TOPIC_OR_PARTITION]]
@@ -379,9 +379,9 @@ def test_produce_is_refused_per_partition(part, version):
 
 def test_produce_acks_0_closes_the_connection(part):
     call = Call(0, 9, ProduceRequest(acks=0, timeout_ms=1, topic_data=[]))
-    handle_produce_request(call, part)
+    handle_produce_request(call, Topics([part]))
     assert call.response is None and call.closed
-    assert produce_response(9, call.body, part).responses == []
+    assert produce_response(9, call.body, Topics([part])).responses == []
 
 
 @pytest.mark.parametrize("version", range(0, 7))
@@ -406,7 +406,7 @@ def test_large_fetch_answers_reference_the_segment_bytes(tmp_path):
             log.append(data_batch(i * 8, 1, T0, [bytes([i]) * 8192] * 8))
         log.flush()
         part = MetadataPartition(Core(epoch=1, hwm=320), log, 1)
-        call = fetch(ConsumerFetch(part), 12, offset=0)
+        call = fetch(ConsumerFetch(Topics([part])), 12, offset=0)
         records = only(call).records
         assert len(records) > 900_000 and isinstance(records.obj, __import__("mmap").mmap)
         parts = encode_response_parts(1, 12, 7, call.response)

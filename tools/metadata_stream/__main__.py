@@ -3,16 +3,21 @@
     kraft-metadata-stream                                  # console, local[*], 127.0.0.1:9092
     kraft-metadata-stream --sink parquet --path out/ --checkpoint ckpt/
     kraft-metadata-stream --batch --view brokers           # one read, then a view
+    kraft-metadata-stream --control                        # leader changes and voter sets
+    kraft-metadata-stream --batch --view voters            # the current voter set
+    kraft-metadata-stream --batch --from-snapshot --view topics   # full state after retention
     kraft-metadata-stream --prepare                        # resolve the connector jars only
     spark-submit ... -m tools.metadata_stream --master spark://host:7077 ...
 """
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 
 from .jars import JarsError, ensure_jars
+from .control import CONTROL_TOPIC, CONTROL_VIEWS
 from .views import VIEWS
 
 
@@ -20,7 +25,10 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="kraft-metadata-stream", description=__doc__.splitlines()[0])
     p.add_argument("--bootstrap-server", default="127.0.0.1:9092",
                    help="the node's client listener (kafka.bootstrap.servers)")
-    p.add_argument("--topic", default="__cluster_metadata")
+    p.add_argument("--topic", default=None, help="default: __cluster_metadata, or "
+                   "__cluster_metadata_control with --control or a control view")
+    p.add_argument("--control", action="store_true",
+                   help="read the control records (LeaderChange, Voters, KRaftVersion) instead")
     p.add_argument("--master", default=None, help="Spark master (default: spark-submit's, else local[*])")
     p.add_argument("--batch", action="store_true", help="read [starting offsets, latest) once")
     p.add_argument("--sink", choices=("console", "parquet", "memory"), default="console")
@@ -30,7 +38,10 @@ def parse_args(argv=None):
     p.add_argument("--trigger-interval", default=None, help="processing-time trigger, e.g. '1 second'")
     p.add_argument("--available-now", action="store_true",
                    help="process what is there now, then stop (resumes from the checkpoint next time)")
-    p.add_argument("--view", choices=VIEWS, help="with --batch: print this view of the rows")
+    p.add_argument("--from-snapshot", action="store_true",
+                   help="with --batch: the full state, __cluster_metadata_snapshot then the log from "
+                        "its end offset (see README); a stream: start the log at that offset")
+    p.add_argument("--view", choices=VIEWS + CONTROL_VIEWS, help="with --batch: print this view of the rows")
     p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="extra Kafka source option, e.g. failOnDataLoss=false or kafka.security.protocol=SSL")
@@ -50,27 +61,69 @@ def main(argv=None) -> int:
     if args.prepare:
         print("\n".join(str(p) for p in jars))
         return 0
-    from . import pipeline, views
+    from . import pipeline
     from .rowtype import RowType
     from .session import spark_session
     conf = [tuple(c.split("=", 1)) for c in args.conf]
     spark = spark_session(args.master, conf=conf)
+    control = args.control or args.view in CONTROL_VIEWS
+    topic = args.topic or (CONTROL_TOPIC if control else pipeline.TOPIC)
+    extra = dict(o.split("=", 1) for o in args.option)
+    options = pipeline.kafka_options(args.bootstrap_server, topic, args.starting_offsets, extra)
+    if control:
+        return _control(spark, args, options)
     row_type = RowType.load()
-    options = pipeline.kafka_options(args.bootstrap_server, args.topic, args.starting_offsets,
-                                     dict(o.split("=", 1) for o in args.option))
+    rows = None
+    if args.from_snapshot:
+        from .bootstrap import read_full_state
+        rows, start = read_full_state(spark, args.bootstrap_server, extra, row_type)
+        print(f"kraft-metadata-stream: the snapshot ends at offset {start}; the log continues there",
+              file=sys.stderr)
+        if not args.batch:  # a new stream: the snapshot's rows once, then the log from S
+            snapshot_path = f"{args.path.rstrip('/')}-snapshot" if args.path else None
+            _output(rows.where(f"offset < {start}"), args.view, args.sink, snapshot_path, row_type)
+            options["startingOffsets"] = json.dumps({topic: {"0": start}})
     if args.batch:
-        rows = pipeline.read_batch(spark, options, row_type)
-        if args.view:
-            views.view(args.view, rows).show(1000, truncate=False)
-        elif args.sink == "parquet":
-            rows.write.mode("overwrite").parquet(args.path)
-        else:
-            pipeline.summary_columns(rows, row_type).show(1_000_000, truncate=False)
+        rows = rows if rows is not None else pipeline.read_batch(spark, options, row_type)
+        _output(rows, args.view, args.sink, args.path, row_type)
         return 0
     trigger = {"availableNow": True} if args.available_now else (
         {"processingTime": args.trigger_interval} if args.trigger_interval else None)
     query = pipeline.start_stream(pipeline.read_stream(spark, options, row_type), args.sink,
                                   checkpoint=args.checkpoint, path=args.path, trigger=trigger)
+    return _await(query)
+
+
+def _output(rows, view, sink, path, row_type) -> None:
+    from . import pipeline, views
+    if view:
+        views.view(view, rows).show(1000, truncate=False)
+    elif sink == "parquet":
+        rows.write.mode("overwrite").parquet(path)
+    else:
+        pipeline.summary_columns(rows, row_type).show(1_000_000, truncate=False)
+
+
+def _control(spark, args, options) -> int:
+    from . import control, pipeline
+    if args.batch:
+        rows = control.read_control_batch(spark, options)
+        shown = control.control_view(args.view, rows) if args.view else rows
+        if args.sink == "parquet" and not args.view:
+            rows.write.mode("overwrite").parquet(args.path)
+        else:
+            shown.show(1_000_000, truncate=False)
+        return 0
+    trigger = {"availableNow": True} if args.available_now else (
+        {"processingTime": args.trigger_interval} if args.trigger_interval else None)
+    rows = control.read_control_stream(spark, options)
+    if args.sink == "console":
+        rows = control.summary(rows)
+    return _await(pipeline.start_stream(rows, args.sink, checkpoint=args.checkpoint, path=args.path,
+                                        query_name="control_rows", trigger=trigger, summary=False))
+
+
+def _await(query) -> int:
     try:
         query.awaitTermination()
     except KeyboardInterrupt:

@@ -67,11 +67,12 @@ def summary_columns(df, row_type: RowType | None = None):
 
 
 def start_stream(df, sink: str, *, checkpoint: str | None, path: str | None = None,
-                 query_name: str = "metadata_rows", trigger: dict | None = None):
-    """Start writing ``df`` to ``sink``: ``console``, ``parquet`` (``path``) or ``memory``
-    (a table named ``query_name``)."""
+                 query_name: str = "metadata_rows", trigger: dict | None = None, summary: bool = True):
+    """Start writing ``df`` to ``sink``: ``console`` (``summary_columns`` of metadata rows
+    unless ``summary`` is false), ``parquet`` (``path``) or ``memory`` (a table named
+    ``query_name``)."""
     if sink == "console":
-        writer = (summary_columns(df).writeStream.format("console").option("truncate", "false")
+        writer = ((summary_columns(df) if summary else df).writeStream.format("console").option("truncate", "false")
                   .option("numRows", 1_000_000))
     elif sink == "parquet":
         if not path:

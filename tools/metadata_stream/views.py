@@ -14,8 +14,8 @@ Each view folds the rows in offset order, as a metadata image does:
 - ``features``: the last FeatureLevelRecord of each name (level 0 removes it).
 - ``controllers``: the last RegisterControllerRecord of each controller id.
 - ``voters``: not here. The voter set lives in control records (VotersRecord), which no
-  Kafka consumer returns; it will come from a companion topic of re-encoded control
-  records (``voters_view``, the hook).
+  Kafka consumer returns; the node serves them as data in ``__cluster_metadata_control``
+  and ``control.py`` decodes them and has the voters views.
 """
 from __future__ import annotations
 
@@ -94,15 +94,6 @@ def controllers(rows):
     latest = _latest(rows.where("type = 27").select("offset", "register_controller_record.*"), ["controller_id"])
     return latest.select("controller_id", "incarnation_id", "zk_migration_ready", "end_points", "features",
                          latest["offset"].alias("registered_at"))
-
-
-def voters_view(spark, companion_rows=None):
-    """The hook for the voters view: the voter set is carried by VotersRecord control
-    records, which Kafka consumers never return. Once the node serves a companion topic of
-    control records re-encoded as data, pass its decoded rows here; until then None."""
-    if companion_rows is None:
-        return None
-    raise NotImplementedError("the companion control-record topic is not served yet")
 
 
 def view(name: str, rows):

@@ -1,5 +1,5 @@
 """Fetch (key 1), v4-18, from consumers (replica id -1): ``__cluster_metadata``-0 up
-to the high watermark. The Raft fetch between quorum members stays with the core
+to the high watermark, and its companions (``catalog.py``) by the same rules. The Raft fetch between quorum members stays with the core
 (``api/dispatch.py`` routes by replica id).
 
 Per partition, Kafka's rules:
@@ -33,6 +33,7 @@ from wire.errors import ErrorCode
 from wire.messages import FetchResponse
 from wire.messages.fetch_response import FetchableTopicResponse, PartitionData
 
+from .catalog import NO_TOPICS
 from .fetch_sessions import FetchSessionCache
 from .long_poll import LongPoll
 from .partition import PARTITION
@@ -49,12 +50,11 @@ def _error(index: int, code: int) -> PartitionData:
                          last_stable_offset=-1, log_start_offset=-1, records=b"")
 
 
-def _answer(partition, version: int, key, wanted, budget: int, first: bool,
+def _answer(topics, version: int, key, wanted, budget: int, first: bool,
             read_committed: bool) -> PartitionData:
     topic, index = key
-    ours = partition is not None and (partition.is_topic_id(topic) if version >= 13
-                                      else partition.is_topic(topic))
-    if not ours:
+    partition = topics.with_id(topic) if version >= 13 else topics.named(topic)
+    if partition is None:
         code = ErrorCode.UNKNOWN_TOPIC_ID if version >= 13 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return _error(index, code)
     if index != PARTITION:
@@ -82,20 +82,23 @@ def _answer(partition, version: int, key, wanted, budget: int, first: bool,
 
 
 class ConsumerFetch:
-    """Answers consumer fetches; owns the session cache and the parked fetches."""
+    """Answers consumer fetches for ``topics`` (``catalog.Topics``); owns the session
+    cache and the parked fetches."""
 
-    def __init__(self, partition, *, sessions: FetchSessionCache | None = None,
+    def __init__(self, topics, *, sessions: FetchSessionCache | None = None,
                  long_poll: LongPoll | None = None):
-        self.partition = partition
+        self.topics = topics or NO_TOPICS
         self.sessions = FetchSessionCache() if sessions is None else sessions
         self.long_poll = LongPoll() if long_poll is None else long_poll
         self._last_hwm = None
 
     def progress(self) -> None:
-        """After each Ready cycle: wake parked fetches if the high watermark moved."""
-        if self.partition is None:
+        """After each Ready cycle: wake parked fetches if the high watermark (or the log
+        start, which changes the snapshot topic) moved."""
+        main = self.topics.main
+        if main is None:
             return
-        hwm = self.partition.high_watermark()
+        hwm = (main.high_watermark(), main.start_offset())
         if hwm != self._last_hwm:
             self._last_hwm = hwm
             if len(self.long_poll):
@@ -131,7 +134,7 @@ class ConsumerFetch:
         included = []
         size, errors, first = 0, False, True
         for key, wanted in context.partitions:
-            data = _answer(self.partition, version, key, wanted, budget - size, first, read_committed)
+            data = _answer(self.topics, version, key, wanted, budget - size, first, read_committed)
             n = len(data.records) if data.records is not None else 0
             if context.incremental and not n and not data.error_code \
                     and not wanted.changed(_sent(data)):

@@ -1,4 +1,5 @@
-"""ListOffsets (key 2), v1-11, for ``__cluster_metadata``-0.
+"""ListOffsets (key 2), v1-11, for ``__cluster_metadata``-0 and its companions
+(``catalog.py``; each partition object answers for its own records).
 
 - -2 EARLIEST (and -4 EARLIEST_LOCAL: no tiered storage here): the log start offset.
 - -1 LATEST: the high watermark, which is also the last stable offset (metadata
@@ -22,6 +23,7 @@ from wire.errors import ErrorCode
 from wire.messages import ListOffsetsResponse
 from wire.messages.list_offsets_response import ListOffsetsPartitionResponse, ListOffsetsTopicResponse
 
+from .catalog import NO_TOPICS
 from .partition import PARTITION
 
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = -1, -2, -3, -4, -5, -6
@@ -50,9 +52,9 @@ def _lookup(partition, ts: int, version: int):
     return ErrorCode.NONE, offset, stamp, epoch
 
 
-def _answer(partition, topic: str, p, version: int) -> ListOffsetsPartitionResponse:
+def _answer(partition, p, version: int) -> ListOffsetsPartitionResponse:
     index = p.partition_index
-    if partition is None or not partition.is_topic(topic) or index != PARTITION:
+    if partition is None or index != PARTITION:
         return ListOffsetsPartitionResponse(partition_index=index,
                                             error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     code = partition.check_epoch(p.current_leader_epoch if version >= 4 else -1)
@@ -63,12 +65,13 @@ def _answer(partition, topic: str, p, version: int) -> ListOffsetsPartitionRespo
                                         timestamp=stamp, leader_epoch=epoch if version >= 4 else -1)
 
 
-def list_offsets_response(version: int, body, partition) -> ListOffsetsResponse:
+def list_offsets_response(version: int, body, topics) -> ListOffsetsResponse:
+    topics = topics or NO_TOPICS
     return ListOffsetsResponse(topics=[
-        ListOffsetsTopicResponse(name=t.name, partitions=[_answer(partition, t.name, p, version)
+        ListOffsetsTopicResponse(name=t.name, partitions=[_answer(topics.named(t.name), p, version)
                                                           for p in t.partitions])
         for t in body.topics])
 
 
-def handle_list_offsets_request(call, partition) -> None:
-    call.respond(list_offsets_response(call.api_version, call.body, partition))
+def handle_list_offsets_request(call, topics) -> None:
+    call.respond(list_offsets_response(call.api_version, call.body, topics))

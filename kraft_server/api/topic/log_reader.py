@@ -81,6 +81,34 @@ class LogReader:
             pos += header.size
         return memoryview(data)[:pos] if pos else b""
 
+    def batches(self, start: int, end: int):
+        """(header, bytes view) of each whole batch from the one holding ``start`` up to
+        ``end``, oldest first (the control topic's index reads headers, then the few
+        control batches)."""
+        segments = self._segments()
+        if segments is None:
+            data = self.log.read(start, 1 << 62) if start < end else b""
+            for pos, header in iter_headers(data):
+                if header.base_offset + header.last_offset_delta + 1 > end:
+                    return
+                yield header, memoryview(data)[pos:pos + header.size]
+            return
+        for segment in list(segments):
+            if segment.next_offset <= start:
+                continue
+            if segment.base_offset >= end:
+                return
+            first = segment.batch_index_for(start)
+            if first is None:
+                continue
+            positions, next_offsets = segment.positions, segment.next_offsets
+            for i in range(first, len(positions)):
+                if next_offsets[i] > end:
+                    return
+                pos = positions[i]
+                header = read_header(self._view(segment, pos, pos + HEADER_SIZE))
+                yield header, self._view(segment, pos, pos + header.size)
+
     # -- timestamps ---------------------------------------------------------------------
     def _headers(self, end: int, wanted=None):
         """(header, segment, position) of every batch below ``end``, oldest first;

@@ -1,4 +1,5 @@
-"""``__cluster_metadata`` in Metadata (v0-13) and DescribeTopicPartitions answers.
+"""A served topic (``__cluster_metadata`` or a companion, ``catalog.py``) in Metadata
+(v0-13) answers.
 
 One partition, led by this node (the node that will answer the fetches) at the
 epoch the fetch path enforces, with itself as the only replica and ISR.
@@ -9,13 +10,13 @@ from __future__ import annotations
 
 from wire.messages.metadata_response import MetadataResponsePartition, MetadataResponseTopic
 
-from .partition import PARTITION, TOPIC, TOPIC_ID
+from .partition import PARTITION
 
 
 def metadata_topic(partition) -> MetadataResponseTopic:
     node = partition.node_id
     return MetadataResponseTopic(
-        error_code=0, name=TOPIC, topic_id=TOPIC_ID, is_internal=False,
+        error_code=0, name=partition.name, topic_id=partition.topic_id, is_internal=False,
         partitions=[MetadataResponsePartition(
             error_code=0, partition_index=PARTITION, leader_id=node, leader_epoch=partition.epoch,
             replica_nodes=[node], isr_nodes=[node], offline_replicas=[])])

@@ -25,6 +25,9 @@ TOPIC_ID = uuid.UUID(int=1)
 class MetadataPartition:
     """Reads the core (``RaftNode``) and its log; never writes either."""
 
+    name = TOPIC
+    topic_id = TOPIC_ID
+
     def __init__(self, core, raft_log, node_id: int):
         self.core = core
         self.log = raft_log
@@ -95,7 +98,7 @@ class MetadataPartition:
         return found.epoch, found.offset
 
     def is_topic(self, name) -> bool:
-        return name == TOPIC
+        return name == self.name
 
     def is_topic_id(self, topic_id) -> bool:
-        return topic_id == TOPIC_ID
+        return topic_id == self.topic_id

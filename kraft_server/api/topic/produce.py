@@ -4,7 +4,8 @@ librdkafka (kcat) does not fetch from a broker that does not advertise Produce (
 MsgVer2 feature needs Produce 3 and Fetch 4), so we advertise it as a Kafka broker
 does (from v0: KAFKA-18659) and answer every partition:
 
-- ``__cluster_metadata``-0: INVALID_TOPIC_EXCEPTION with a message saying why. It is
+- ``__cluster_metadata``-0 (and its read-only companions, ``catalog.py``):
+  INVALID_TOPIC_EXCEPTION with a message saying why. It is
   what a Kafka broker answers a client producing to an internal topic
   (``ReplicaManager``: "Cannot append to internal topic"): not retriable, so a
   producer fails at once instead of retrying into a timeout, and it names the
@@ -22,36 +23,35 @@ from wire.errors import ErrorCode
 from wire.messages import ProduceResponse
 from wire.messages.produce_response import PartitionProduceResponse, TopicProduceResponse
 
+from .catalog import NO_TOPICS
 from .partition import PARTITION
 
-REFUSED = ("Cannot append to internal topic __cluster_metadata: it is the KRaft metadata log, "
-           "written only by the controller quorum")
+REFUSED = ("Cannot append to internal topic {}: it is the KRaft metadata log or a read-only view "
+           "of it, written only by the controller quorum")
 
 
-def _partition(partition, ours: bool, index: int, version: int) -> PartitionProduceResponse:
-    if ours and index == PARTITION:
+def _partition(partition, index: int, version: int) -> PartitionProduceResponse:
+    if partition is not None and index == PARTITION:
         return PartitionProduceResponse(index=index, error_code=ErrorCode.INVALID_TOPIC_EXCEPTION,
                                         base_offset=-1, log_start_offset=partition.start_offset(),
-                                        error_message=REFUSED if version >= 8 else None)
+                                        error_message=REFUSED.format(partition.name) if version >= 8 else None)
     return PartitionProduceResponse(index=index, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                                     base_offset=-1)
 
 
-def produce_response(version: int, body, partition) -> ProduceResponse:
+def produce_response(version: int, body, served) -> ProduceResponse:
+    served = served or NO_TOPICS
     topics = []
     for t in body.topic_data:
-        if version >= 13:
-            ours = partition is not None and partition.is_topic_id(t.topic_id)
-        else:
-            ours = partition is not None and partition.is_topic(t.name)
+        partition = served.with_id(t.topic_id) if version >= 13 else served.named(t.name)
         topics.append(TopicProduceResponse(
             name=t.name, topic_id=t.topic_id,
-            partition_responses=[_partition(partition, ours, p.index, version) for p in t.partition_data]))
+            partition_responses=[_partition(partition, p.index, version) for p in t.partition_data]))
     return ProduceResponse(responses=topics)
 
 
-def handle_produce_request(call, partition) -> None:
+def handle_produce_request(call, topics) -> None:
     if call.body.acks == 0:
         call.close_connection("produce with acks=0 to a topic that refuses writes")
         return
-    call.respond(produce_response(call.api_version, call.body, partition))
+    call.respond(produce_response(call.api_version, call.body, topics))
