@@ -13,7 +13,7 @@ CODECS := $(STAMP)
 endif
 export KRAFT_CACHE ?= $(CURDIR)/.cache
 
-.PHONY: stream venv test test-slow fuzz simulate simulate-long bench bench-raft bench-startup bench-membership codegen check-codegen kafka-dist run clean
+.PHONY: stream venv test test-slow fuzz simulate simulate-long bench bench-raft bench-startup bench-controller bench-membership codegen check-codegen kafka-dist run run-cluster clean
 
 $(STAMP): setup.cfg pyproject.toml setup.py
 	@command -v java >/dev/null || (apt-get update && apt-get install -y openjdk-17-jdk-headless)
@@ -72,11 +72,19 @@ bench-startup: $(STAMP)
 
 # Add-controller to committed voter for logs of 10k/100k records, ours vs Kafka 4.3.1
 # (FULL=1 adds 1M records: about 2 more minutes).
+# Our controller vs Kafka 4.3.1's with three Kafka brokers (bench/controller.py).
+bench-controller: $(STAMP) kafka-dist
+	$(PY) bench/controller.py
+
 bench-membership: $(STAMP) kafka-dist
 	$(PY) bench/membership.py $(if $(FULL),--full)
 
 run: $(CODECS)
 	$(PY) -m tools.run_local --config config/server.properties
+
+# Three of our controllers and three Apache Kafka 4.3.1 brokers on loopback (tools/run_cluster.py).
+run-cluster: $(STAMP)
+	$(PY) -m tools.run_cluster
 
 # Stream __cluster_metadata of `make run`'s node (client listener 127.0.0.1:9092) into
 # Spark (local[*]) and print the rows of each micro-batch as it commits; STREAM_ARGS adds

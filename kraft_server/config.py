@@ -247,6 +247,12 @@ DEFINITIONS: tuple[_Def, ...] = (
     _Def("metadata.log.max.record.bytes.between.snapshots", _t_long, 20 * MiB, _at_least(1)),
     _Def("metadata.log.max.snapshot.interval.ms", _t_long, 3600 * 1000, _at_least(0)),
     _Def("metadata.max.idle.interval.ms", _t_int, 500, _at_least(0)),
+    # The active controller's broker sessions (kraft_server/controller/broker_sessions.py).
+    _Def("broker.session.timeout.ms", _t_int, 9000, _at_least(1)),
+    # The periodic preferred-leader election (kraft_server/controller/elections.py).
+    _Def("auto.leader.rebalance.enable", _t_bool, True),
+    _Def("leader.imbalance.check.interval.seconds", _t_long, 300, _at_least(1)),
+    _Def("unclean.leader.election.interval.ms", _t_long, 300000, _at_least(1)),
     _Def("socket.request.max.bytes", _t_int, 100 * MiB, _at_least(1)),
     # The classic group coordinator (kraft_server/api/groups), Kafka's names and defaults.
     _Def("group.initial.rebalance.delay.ms", _t_int, 3000, _at_least(0)),

@@ -28,7 +28,9 @@ sends DescribeQuorum to the active one. What a real controller does, and we do:
   controller with no authorizer reports every cluster operation (8096).
 
 On a client listener we answer as a broker would for ``EndpointType=1``: ourselves
-on that listener, and the active controller's id.
+on that listener, the registered Apache Kafka brokers (RegisterBrokerRecord) with an
+endpoint of the same listener name, unfenced ones only unless v2's
+``IncludeFencedBrokers`` asks for all (``IsFenced`` set), and the active controller's id.
 """
 from __future__ import annotations
 
@@ -56,7 +58,7 @@ def _mismatch(version: int, requested: int, served: int) -> DescribeClusterRespo
 
 def describe_cluster_response(version: int, body, *, served: int, cluster_id: str,
                               controller_id: int, nodes) -> DescribeClusterResponse:
-    """``nodes``: ``(node_id, host, port)`` of what this listener reports."""
+    """``nodes``: ``(node_id, host, port)`` or ``(node_id, host, port, rack, fenced)``."""
     requested = body.endpoint_type if version >= 1 else BROKER_ENDPOINT
     if requested != served:
         return _mismatch(version, requested, served)
@@ -65,8 +67,10 @@ def describe_cluster_response(version: int, body, *, served: int, cluster_id: st
         endpoint_type=served,
         cluster_id=cluster_id,
         controller_id=controller_id,
-        brokers=[DescribeClusterBroker(broker_id=n, host=h, port=p, rack=None, is_fenced=False)
-                 for n, h, p in sorted(nodes)],
+        brokers=[DescribeClusterBroker(broker_id=n[0], host=n[1], port=n[2],
+                                       rack=n[3] if len(n) > 3 else None,
+                                       is_fenced=n[4] if len(n) > 4 else False)
+                 for n in sorted(nodes)],
         cluster_authorized_operations=(ALL_CLUSTER_OPERATIONS
                                        if body.include_cluster_authorized_operations
                                        else OPERATIONS_OMITTED),
@@ -86,6 +90,20 @@ def registered_controllers(registrations, listener: str) -> list[tuple[int, str,
                 nodes.append((controller_id, ep.host, ep.port))
                 break
     return nodes
+
+
+def registered_brokers(view, listener: str, include_fenced: bool) -> list[tuple]:
+    """``(id, host, port, rack, fenced)`` of the brokers in the committed image with an
+    endpoint named ``listener`` (Kafka's ``getAliveBrokerNodes`` / ``getBrokerNodes``)."""
+    controller = getattr(view, "controller", None)
+    if controller is None:
+        return []
+    out = []
+    for b in controller.image.brokers:
+        ep = b.endpoint(listener)
+        if ep is not None and (include_fenced or not b.fenced):
+            out.append((b.broker_id, ep.host, ep.port, b.rack, b.fenced))
+    return out
 
 
 def voter_controllers(voters, listener: str) -> list[tuple[int, str, int]]:
@@ -121,6 +139,8 @@ def handle_describe_cluster_request(call, view, *, controller_listener: bool,
     else:
         host, port = advertised[call.listener]
         nodes = [(view.node_id, host, port)]
+        nodes += registered_brokers(view, call.listener,
+                                    include_fenced=call.api_version >= 2 and call.body.include_fenced_brokers)
         served = BROKER_ENDPOINT
     call.respond(describe_cluster_response(call.api_version, call.body, served=served,
                                            cluster_id=view.cluster_id, controller_id=leader,

@@ -9,7 +9,9 @@ import logging
 
 from . import registry
 from .api_versions import handle_api_versions_request
+from .broker_lifecycle import handle_broker_heartbeat_request, handle_broker_registration_request
 from .controller_registration import handle_controller_registration_request
+from .controller_writes import handle_controller_write, handle_envelope_request
 from .describe_cluster import handle_describe_cluster_request
 from .describe_quorum import handle_describe_quorum_request
 from .groups import handle as handle_group_request
@@ -59,6 +61,16 @@ class Dispatcher:
             handle_describe_quorum_request(call, self.view)
         elif key == registry.CONTROLLER_REGISTRATION:
             handle_controller_registration_request(call, self.view)
+        elif key == registry.BROKER_HEARTBEAT:
+            handle_broker_heartbeat_request(call, self.view)
+        elif key == registry.BROKER_REGISTRATION:
+            handle_broker_registration_request(call, self.view)
+        elif key in (registry.CREATE_TOPICS, registry.DELETE_TOPICS, registry.ALTER_PARTITION,
+                     registry.CREATE_PARTITIONS, registry.UNREGISTER_BROKER, registry.ELECT_LEADERS,
+                     registry.ALLOCATE_PRODUCER_IDS):
+            handle_controller_write(call, self.view)
+        elif key == registry.ENVELOPE:
+            handle_envelope_request(call, self.view)
         elif key == registry.METADATA:
             handle_metadata_request(call, self.view, self.advertised, self.topics)
         elif key == registry.FETCH and self._consumer_fetch(call):

@@ -28,6 +28,11 @@ The classic consumer-group APIs, FindCoordinator included, are answered by
 """
 from __future__ import annotations
 
+from wire.messages import (  # the active controller's APIs (kraft_server/controller)
+    AllocateProducerIdsRequest, AlterPartitionRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest,
+    CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, ElectLeadersRequest, EnvelopeRequest,
+    UnregisterBrokerRequest,
+)
 from wire.messages import (
     AddRaftVoterRequest, ApiVersionsRequest, BeginQuorumEpochRequest, ControllerRegistrationRequest,
     DeleteGroupsRequest, DescribeClusterRequest, DescribeGroupsRequest, DescribeQuorumRequest,
@@ -59,6 +64,16 @@ LIST_OFFSETS = ListOffsetsRequest.API_KEY
 FIND_COORDINATOR = FindCoordinatorRequest.API_KEY
 OFFSET_FOR_LEADER_EPOCH = OffsetForLeaderEpochRequest.API_KEY
 DESCRIBE_TOPIC_PARTITIONS = DescribeTopicPartitionsRequest.API_KEY
+BROKER_REGISTRATION = BrokerRegistrationRequest.API_KEY  # the active controller's (controller/)
+BROKER_HEARTBEAT = BrokerHeartbeatRequest.API_KEY
+CREATE_TOPICS = CreateTopicsRequest.API_KEY
+DELETE_TOPICS = DeleteTopicsRequest.API_KEY
+ALTER_PARTITION = AlterPartitionRequest.API_KEY
+CREATE_PARTITIONS = CreatePartitionsRequest.API_KEY
+UNREGISTER_BROKER = UnregisterBrokerRequest.API_KEY
+ELECT_LEADERS = ElectLeadersRequest.API_KEY
+ALLOCATE_PRODUCER_IDS = AllocateProducerIdsRequest.API_KEY
+ENVELOPE = EnvelopeRequest.API_KEY
 
 CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     FETCH: (4, 18),
@@ -72,6 +87,16 @@ CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     CONTROLLER_REGISTRATION: (0, 0),  # answered by kraft_server/controller (registration.py)
     UPDATE_RAFT_VOTER: (0, 0),
     UPDATE_FEATURES: (0, 2),  # kraft.version 0 -> 1 only (raft/rpc/update_features.py)
+    BROKER_REGISTRATION: (0, 4),  # kraft_server/controller/broker_requests.py
+    BROKER_HEARTBEAT: (0, 2),
+    CREATE_TOPICS: (2, 7),  # kraft_server/api/controller_writes.py
+    DELETE_TOPICS: (1, 6),
+    ALTER_PARTITION: (2, 3),
+    CREATE_PARTITIONS: (0, 3),
+    UNREGISTER_BROKER: (0, 0),
+    ELECT_LEADERS: (0, 2),
+    ALLOCATE_PRODUCER_IDS: (0, 0),
+    ENVELOPE: (0, 0),
 }
 RECONFIGURATION_APIS: dict[int, tuple[int, int]] = {
     ADD_RAFT_VOTER: (0, 1),

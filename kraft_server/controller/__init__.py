@@ -18,6 +18,16 @@ duties: bootstrap records, self-registration, NoOp timer), ``snapshots.py``
 cleaning), ``registration.py`` (the ControllerRegistration RPC: answered as the
 active controller, sent to it by the others), ``controller.py`` (the object the
 shells drive).
+
+Brokers and topics (Apache Kafka brokers attached to the quorum): ``image_brokers.py``
+and ``image_topics.py`` (their part of the image), ``write_queue.py`` (requests that
+write, one at a time on the committed image, answered after commit),
+``broker_requests.py`` / ``broker_lifecycle.py`` / ``broker_sessions.py``
+(registration, heartbeats, fencing on session expiry), ``partition_change.py``
+(leader/ISR/ELR moves when a broker leaves or returns), ``placement.py`` (striped
+replica placement), ``topic_creation.py``, ``topic_deletion.py``,
+``alter_partition.py`` and ``admin_requests.py`` (CreateTopics, DeleteTopics,
+AlterPartition, AllocateProducerIds). Decisions are pure functions over the image.
 """
 from kraft_server.controller.controller import Controller, ControllerSettings
 

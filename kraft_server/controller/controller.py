@@ -12,14 +12,18 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 
+from kraft_server.raft import Role
 from wire.messages import RegisterControllerRecord
 from wire.messages.register_controller_record import ControllerEndpoint, ControllerFeature
 
 from .active import ActiveDuties
+from .broker_requests import BrokerRequests
 from .loader import MetadataLoader
 from .registration import RegistrationSender, RegistrationWrites
 from .retention import CLEAN_INTERVAL_MS, maybe_clean
 from .snapshot_generator import SnapshotGenerator
+from .elections import imbalanced, leaderless_unclean
+from .write_queue import Write, WriteQueue
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +60,9 @@ class ControllerSettings:
     retention_bytes: int = 100 * MiB  # metadata.max.retention.bytes
     retention_ms: int = 7 * 24 * 3_600_000  # metadata.max.retention.ms
     clean_interval_ms: int = CLEAN_INTERVAL_MS
+    broker_session_timeout_ms: int = 9000  # broker.session.timeout.ms
+    leader_balance_interval_ms: int | None = 300_000  # leader.imbalance.check.interval.seconds; None: off
+    unclean_election_interval_ms: int = 300_000  # unclean.leader.election.interval.ms
 
     @classmethod
     def from_config(cls, config, bootstrap_levels: dict) -> "ControllerSettings":
@@ -72,6 +79,10 @@ class ControllerSettings:
             snapshot_interval_ms=config.metadata_log_max_snapshot_interval_ms,
             retention_bytes=config.metadata_max_retention_bytes,
             retention_ms=config.metadata_max_retention_ms,
+            broker_session_timeout_ms=int(config["broker.session.timeout.ms"]),
+            leader_balance_interval_ms=(int(config["leader.imbalance.check.interval.seconds"]) * 1000
+                                        if config["auto.leader.rebalance.enable"] else None),
+            unclean_election_interval_ms=int(config["unclean.leader.election.interval.ms"]),
         )
 
     def registration(self) -> RegisterControllerRecord | None:
@@ -101,6 +112,15 @@ class Controller:
         self.registrations = RegistrationWrites()
         self.sender = RegistrationSender(settings.node_id, self.duties.registration,
                                          settings.endpoints[0][0] if settings.endpoints else None)
+        # Requests that write metadata (broker registration, heartbeats, ...): run one at
+        # a time on the committed image, answered after commit (write_queue.py).
+        self.writes = WriteQueue()
+        self.brokers = BrokerRequests(core.config.cluster_id, settings.broker_session_timeout_ms,
+                                      core.kraft_version)
+        self._now_ms = now_ms
+        # The periodic election tasks while active: name -> next run (Kafka's
+        # electPreferred and electUnclean).
+        self.next_task_ms: dict[str, int] = {}
         self.outbound = None  # the shell's send(OutboundRequest); None: never send
         self.wake = None  # the shell's "run a cycle soon", for arrivals outside the loop
         self._responses: list = []
@@ -111,6 +131,29 @@ class Controller:
         self.registrations.submit(body, respond)
         if self.wake is not None:
             self.wake()
+
+    def submit_broker_registration(self, body, version: int, respond) -> None:
+        run, fail = self.brokers.registration(body, version, lambda: self._now_ms)
+        self._submit("BrokerRegistration", run, fail, respond)
+
+    def submit_broker_heartbeat(self, body, version: int, respond) -> None:
+        run, fail = self.brokers.heartbeat(body, version, self._now_ms)
+        self._submit("BrokerHeartbeat", run, fail, respond)
+
+    def submit_write(self, name: str, run, fail, respond) -> None:
+        """A write-queue operation (``write_queue.py``) built by an API handler."""
+        self._submit(name, run, fail, respond)
+
+    def _submit(self, name, run, fail, respond) -> None:
+        self.writes.submit(name, run, fail, respond)
+        if self.wake is not None:
+            self.wake()
+
+    def is_active(self) -> bool:
+        """The active controller: the Raft leader whose image caught up with its epoch."""
+        core = self.core
+        return (core.role is Role.LEADER and self.duties.active and self.duties.epoch == core.epoch
+                and not core.quorum.state.resign_requested)
 
     def deliver_response(self, response) -> None:
         """The ``InboundResponse`` to a request ``outbound`` sent for us."""
@@ -132,6 +175,7 @@ class Controller:
         return levels, self.image.offset
 
     def poll(self, now_ms: int) -> tuple[bool, int | None]:
+        self._now_ms = now_ms
         replayed, loaded = self.loader.catch_up(self.core.high_watermark, REPLAY_BUDGET_BYTES)
         if loaded:
             self.snapshots.reset(now_ms)
@@ -142,7 +186,18 @@ class Controller:
             self.clean(now_ms)
         proposed = self.duties.poll(self.core, self.image, self.loader.next_offset, now_ms)
         proposed = self.registrations.poll(self.core, self.image, self.duties, now_ms) or proposed
+        active = self.is_active()
+        fence = self.brokers.expiry(self.image, active and self.image.has_metadata, self.core.epoch, now_ms)
+        if fence is not None:
+            self.writes.submit("FenceStaleBroker", fence, lambda code: None, lambda body: None)
+        self._periodic_elections(active, now_ms)
+        proposed = self.writes.poll(self.core, self.image, active, now_ms) or proposed
         deadline = self.next_clean_ms
+        expiry = self.brokers.deadline()
+        if expiry is not None:
+            deadline = min(deadline, expiry)
+        if self.next_task_ms:
+            deadline = min(deadline, *self.next_task_ms.values())
         noop = self.duties.deadline()
         if noop is not None:
             deadline = min(deadline, noop)
@@ -151,6 +206,34 @@ class Controller:
             deadline = min(deadline, retry)
         # More to replay: ask for another cycle at once (after the sockets had a turn).
         return proposed or self.loader.behind(self.core.high_watermark), deadline
+
+    def _periodic_elections(self, active: bool, now_ms: int) -> None:
+        """While active: every ``leader.imbalance.check.interval.seconds`` move up to 1000
+        partitions back to their preferred leader (``auto.leader.rebalance.enable``), and
+        every ``unclean.leader.election.interval.ms`` elect leaders for leaderless
+        partitions of topics allowing unclean election (``elections.py``)."""
+        if not active:
+            self.next_task_ms.clear()
+            return
+        tasks = {"BalanceLeaders": (self.settings.leader_balance_interval_ms, imbalanced),
+                 "ElectUnclean": (self.settings.unclean_election_interval_ms, leaderless_unclean)}
+        for name, (interval, decide) in tasks.items():
+            if interval is None:
+                continue
+            due = self.next_task_ms.get(name)
+            if due is None:
+                self.next_task_ms[name] = now_ms + interval
+                continue
+            if now_ms < due:
+                continue
+            self.next_task_ms[name] = now_ms + interval
+
+            def run(image, next_offset, now, name=name, decide=decide):
+                records = decide(image)
+                if records:
+                    log.info("[Controller %d] %s: %d partition(s)", self.settings.node_id, name, len(records))
+                return Write(records, lambda: None)
+            self.writes.submit(name, run, lambda code: None, lambda body: None)
 
     def _poll_sender(self, now_ms: int) -> int | None:
         responses, self._responses = self._responses, []

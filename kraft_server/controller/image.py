@@ -1,5 +1,6 @@
-"""The replayed metadata state (Kafka's ``MetadataImage``, the parts a controller-only
-quorum has): finalized feature levels, controller registrations and configs.
+"""The replayed metadata state (Kafka's ``MetadataImage``): finalized feature levels,
+broker registrations (``image_brokers.py``), controller registrations, topics and
+partitions (``image_topics.py``), configs and the next producer id.
 
 ``offset`` is the offset of the last committed record replayed (Kafka's
 ``image.highestOffsetAndEpoch().offset()``, -1 before the first); ApiVersions
@@ -7,17 +8,21 @@ reports it as ``FinalizedFeaturesEpoch`` (``KRaftMetadataCache.features``).
 
 ``snapshot_records`` writes the state back as records in the order of
 ``MetadataImage.write``: features (metadata.version first, ``FeaturesImage``),
-then the cluster (controller registrations, ``ClusterImage``), then configs
-(``ConfigurationsImage``). NoOp and transaction markers are not state.
+then the cluster (brokers, then controller registrations, ``ClusterImage``), topics
+(``TopicsImage``), configs (``ConfigurationsImage``) and producer ids
+(``ProducerIdsImage``: NextProducerId with BrokerId/BrokerEpoch -1). NoOp and
+transaction markers are not state.
 """
 from __future__ import annotations
 
 import logging
 
-from wire.messages import RegisterControllerRecord
-from wire.records import decode_metadata_record
+from wire.messages import ProducerIdsRecord, RegisterControllerRecord
+from wire.records import decode_metadata_record, encode_metadata_record
 
 from . import records as rec
+from .image_brokers import BrokersImage
+from .image_topics import TopicsImage
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +37,9 @@ class MetadataImage:
         self.features: dict[str, int] = {}
         self.controllers: dict[int, RegisterControllerRecord] = {}
         self.configs: dict[tuple[int, str, str], str] = {}
+        self.brokers = BrokersImage()
+        self.topics = TopicsImage()
+        self.next_producer_id = -1  # ProducerIdsImage: -1 until a block was handed out
         self.offset = -1  # last replayed record
         self.epoch = -1  # epoch of the batch holding it
         self.last_timestamp = -1  # append time of that batch
@@ -47,21 +55,19 @@ class MetadataImage:
     def metadata_version(self) -> int | None:
         return self.features.get(METADATA_VERSION)
 
-    def replay(self, value) -> None:
-        """Apply one committed metadata record. A record that does not decode is
-        logged and counted, never fatal: committed data must not stop the node."""
+    def replay(self, value, offset: int = -1) -> None:
+        """Apply one committed metadata record (at ``offset``). A record that does not
+        decode is logged and counted, never fatal: committed data must not stop the node."""
         try:
-            self._replay(value)
+            self._replay(value, offset)
         except (ValueError, TypeError, IndexError, OverflowError) as exc:  # DecodeError is a ValueError
             self.bad_records += 1
             if self.bad_records == 1 or self.bad_records % 10000 == 0:
                 log.warning("skipped %d undecodable metadata record(s); latest: %s", self.bad_records, exc)
 
-    def _replay(self, value) -> None:
+    def _replay(self, value, offset: int) -> None:
         api_key = rec.unframe(value)[0]
-        if api_key not in (rec.FEATURE_LEVEL_RECORD, rec.REGISTER_CONTROLLER_RECORD,
-                           rec.CONFIG_RECORD, rec.NO_OP_RECORD, rec.BEGIN_TRANSACTION_RECORD,
-                           rec.END_TRANSACTION_RECORD, rec.ABORT_TRANSACTION_RECORD):
+        if api_key not in rec.MODELLED_RECORDS:
             # A record type this node does not model (written by a newer or fuller
             # controller): kept out of our image, counted so tests can see it.
             self.unknown_records += 1
@@ -82,6 +88,35 @@ class MetadataImage:
                 self.configs.pop(key, None)
             else:
                 self.configs[key] = r.value
+        elif api_key == rec.REGISTER_BROKER_RECORD:
+            self.brokers.register(r, offset)
+        elif api_key == rec.BROKER_REGISTRATION_CHANGE_RECORD:
+            self.brokers.change(r)
+        elif api_key == rec.UNREGISTER_BROKER_RECORD:
+            self.brokers.unregister(r.broker_id, r.broker_epoch)
+        elif api_key == rec.FENCE_BROKER_RECORD:
+            self.brokers.set_fenced(r.id, r.epoch, True)
+        elif api_key == rec.UNFENCE_BROKER_RECORD:
+            self.brokers.set_fenced(r.id, r.epoch, False)
+        elif api_key == rec.TOPIC_RECORD:
+            self.topics.add_topic(r.name, r.topic_id)
+        elif api_key == rec.PARTITION_RECORD:
+            self.topics.add_partition(r)
+        elif api_key == rec.PARTITION_CHANGE_RECORD:
+            self.topics.change_partition(r)
+        elif api_key == rec.REMOVE_TOPIC_RECORD:
+            removed = self.topics.remove_topic(r.topic_id)
+            if removed is not None:  # the topic's configs go with it (ConfigurationsDelta)
+                for key in [k for k in self.configs if k[0] == rec.TOPIC_RESOURCE and k[1] == removed.name]:
+                    del self.configs[key]
+        elif api_key == rec.CLEAR_ELR_RECORD:
+            self.topics.clear_elr(r.topic_name)
+        elif api_key == rec.PRODUCER_IDS_RECORD:
+            if r.next_producer_id <= self.next_producer_id:
+                log.warning("ProducerIdsRecord %d does not move past %d", r.next_producer_id,
+                            self.next_producer_id)
+            else:
+                self.next_producer_id = r.next_producer_id
         # NoOp and the transaction markers are not state
 
     def finalized_features(self) -> dict[str, int]:
@@ -92,12 +127,22 @@ class MetadataImage:
         if METADATA_VERSION in self.features:
             out.append(rec.feature_level(METADATA_VERSION, self.features[METADATA_VERSION]))
         out += [rec.feature_level(n, lvl) for n, lvl in sorted(self.features.items()) if n != METADATA_VERSION]
+        mv = self.metadata_version() or 0
+        out += [encode_metadata_record(r, v) for r, v in self.brokers.snapshot_records(mv)]
         out += [rec.register_controller(self.controllers[i]) for i in sorted(self.controllers)]
+        out += [encode_metadata_record(r, v) for r, v in self.topics.snapshot_records(mv)]
         out += [rec.config(t, r, n, v) for (t, r, n), v in sorted(self.configs.items())]
+        if self.next_producer_id >= 0:
+            out.append(encode_metadata_record(ProducerIdsRecord(
+                broker_id=-1, broker_epoch=-1, next_producer_id=self.next_producer_id), 0))
         return out
 
     def content(self) -> tuple:
         """A comparable summary (tests: two snapshots at one offset hold the same state)."""
         return (tuple(sorted(self.features.items())),
                 tuple((i, self.controllers[i].encode(0)) for i in sorted(self.controllers)),
-                tuple(sorted(self.configs.items())))
+                tuple(sorted(self.configs.items())),
+                tuple((b.broker_id, b.record.encode(4)) for b in self.brokers),
+                tuple((t.name, t.topic_id, tuple((pid, t.partitions[pid].encode(2)) for pid in sorted(t.partitions)))
+                      for t in self.topics),
+                self.next_producer_id)

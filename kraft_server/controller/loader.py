@@ -86,8 +86,11 @@ class MetadataLoader:
     def _replay_batch(self, data, info) -> None:
         img = self.image
         if not info.is_control:
+            # Records are replayed "at" their batch's last offset: a broker applies whole
+            # batches, so its registration counts as caught up from there (we and Kafka
+            # write the RegisterBrokerRecord last in its batch, so this is its offset).
             for value in batch_values(data, info, skip=NO_OP_PREFIX):
-                img.replay(value)
+                img.replay(value, info.last_offset)
         img.offset, img.epoch = info.last_offset, info.epoch
         img.last_timestamp = batch_timestamp(data, info)
         self.next_offset = info.next_offset
@@ -103,7 +106,7 @@ class MetadataLoader:
                         img.last_timestamp = msg.last_contained_log_timestamp
             else:
                 for _, value in batch_records(data, info):
-                    img.replay(value)
+                    img.replay(value, snapshot_id.offset - 1)
         img.offset, img.epoch = snapshot_id.offset - 1, snapshot_id.epoch
         self.image = img
         self.next_offset = snapshot_id.offset

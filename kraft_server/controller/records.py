@@ -12,11 +12,22 @@ from __future__ import annotations
 from wire.messages import (
     AbortTransactionRecord,
     BeginTransactionRecord,
+    BrokerRegistrationChangeRecord,
+    ClearElrRecord,
     ConfigRecord,
     EndTransactionRecord,
     FeatureLevelRecord,
+    FenceBrokerRecord,
     NoOpRecord,
+    PartitionChangeRecord,
+    PartitionRecord,
+    ProducerIdsRecord,
+    RegisterBrokerRecord,
     RegisterControllerRecord,
+    RemoveTopicRecord,
+    TopicRecord,
+    UnfenceBrokerRecord,
+    UnregisterBrokerRecord,
 )
 from wire.records import encode_metadata_record, unframe_metadata_record
 
@@ -27,7 +38,28 @@ BEGIN_TRANSACTION_RECORD = BeginTransactionRecord.API_KEY  # 23
 END_TRANSACTION_RECORD = EndTransactionRecord.API_KEY  # 24
 ABORT_TRANSACTION_RECORD = AbortTransactionRecord.API_KEY  # 25
 REGISTER_CONTROLLER_RECORD = RegisterControllerRecord.API_KEY  # 27
+REGISTER_BROKER_RECORD = RegisterBrokerRecord.API_KEY  # 0
+UNREGISTER_BROKER_RECORD = UnregisterBrokerRecord.API_KEY  # 1
+TOPIC_RECORD = TopicRecord.API_KEY  # 2
+PARTITION_RECORD = PartitionRecord.API_KEY  # 3
+PARTITION_CHANGE_RECORD = PartitionChangeRecord.API_KEY  # 5
+FENCE_BROKER_RECORD = FenceBrokerRecord.API_KEY  # 7
+UNFENCE_BROKER_RECORD = UnfenceBrokerRecord.API_KEY  # 8
+REMOVE_TOPIC_RECORD = RemoveTopicRecord.API_KEY  # 9
+PRODUCER_IDS_RECORD = ProducerIdsRecord.API_KEY  # 15
+BROKER_REGISTRATION_CHANGE_RECORD = BrokerRegistrationChangeRecord.API_KEY  # 17
+CLEAR_ELR_RECORD = ClearElrRecord.API_KEY  # 28
 
+# The record types the image replays (anything else is counted as unknown).
+MODELLED_RECORDS = frozenset({
+    FEATURE_LEVEL_RECORD, REGISTER_CONTROLLER_RECORD, CONFIG_RECORD, NO_OP_RECORD,
+    BEGIN_TRANSACTION_RECORD, END_TRANSACTION_RECORD, ABORT_TRANSACTION_RECORD,
+    REGISTER_BROKER_RECORD, UNREGISTER_BROKER_RECORD, TOPIC_RECORD, PARTITION_RECORD,
+    PARTITION_CHANGE_RECORD, FENCE_BROKER_RECORD, UNFENCE_BROKER_RECORD, REMOVE_TOPIC_RECORD,
+    PRODUCER_IDS_RECORD, BROKER_REGISTRATION_CHANGE_RECORD, CLEAR_ELR_RECORD,
+})
+
+TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
 BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER
 
 

@@ -73,6 +73,27 @@ TOOLS: dict[str, tuple[str, str]] = {
         f"kafka-tools-{KAFKA_VERSION}.jar",
     ),
     "kafka-features": ("org.apache.kafka.tools.FeatureCommand", f"kafka-tools-{KAFKA_VERSION}.jar"),
+    # Broker-side tools (a quorum of ours with Apache Kafka brokers attached).
+    "kafka-topics": ("org.apache.kafka.tools.TopicCommand", f"kafka-tools-{KAFKA_VERSION}.jar"),
+    "kafka-console-producer": ("org.apache.kafka.tools.ConsoleProducer", f"kafka-tools-{KAFKA_VERSION}.jar"),
+    "kafka-consumer-groups": (
+        "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+        f"kafka-tools-{KAFKA_VERSION}.jar",
+    ),
+    "kafka-broker-api-versions": (
+        "org.apache.kafka.tools.BrokerApiVersionsCommand",
+        f"kafka-tools-{KAFKA_VERSION}.jar",
+    ),
+    "kafka-producer-perf-test": ("org.apache.kafka.tools.ProducerPerformance", f"kafka-tools-{KAFKA_VERSION}.jar"),
+    "kafka-consumer-perf-test": ("org.apache.kafka.tools.ConsumerPerformance", f"kafka-tools-{KAFKA_VERSION}.jar"),
+    "kafka-cluster": ("org.apache.kafka.tools.ClusterTool", f"kafka-tools-{KAFKA_VERSION}.jar"),
+    "kafka-reassign-partitions": (
+        "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
+        f"kafka-tools-{KAFKA_VERSION}.jar",
+    ),
+    "kafka-leader-election": ("org.apache.kafka.tools.LeaderElectionCommand", f"kafka-tools-{KAFKA_VERSION}.jar"),
+    "kafka-configs": ("kafka.admin.ConfigCommand", f"kafka_{SCALA_BINARY_VERSION}-{KAFKA_VERSION}.jar"),
+    "kafka-acls": ("org.apache.kafka.tools.AclCommand", f"kafka-tools-{KAFKA_VERSION}.jar"),
 }
 
 

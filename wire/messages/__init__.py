@@ -8,21 +8,35 @@ from .abort_transaction_record import AbortTransactionRecord
 from .access_control_entry_record import AccessControlEntryRecord
 from .add_raft_voter_request import AddRaftVoterRequest
 from .add_raft_voter_response import AddRaftVoterResponse
+from .allocate_producer_ids_request import AllocateProducerIdsRequest
+from .allocate_producer_ids_response import AllocateProducerIdsResponse
+from .alter_partition_request import AlterPartitionRequest
+from .alter_partition_response import AlterPartitionResponse
 from .api_versions_request import ApiVersionsRequest
 from .api_versions_response import ApiVersionsResponse
 from .begin_quorum_epoch_request import BeginQuorumEpochRequest
 from .begin_quorum_epoch_response import BeginQuorumEpochResponse
 from .begin_transaction_record import BeginTransactionRecord
+from .broker_heartbeat_request import BrokerHeartbeatRequest
+from .broker_heartbeat_response import BrokerHeartbeatResponse
 from .broker_registration_change_record import BrokerRegistrationChangeRecord
+from .broker_registration_request import BrokerRegistrationRequest
+from .broker_registration_response import BrokerRegistrationResponse
 from .clear_elr_record import ClearElrRecord
 from .client_quota_record import ClientQuotaRecord
 from .config_record import ConfigRecord
 from .control_record_type_schema import ControlRecordTypeSchema
 from .controller_registration_request import ControllerRegistrationRequest
 from .controller_registration_response import ControllerRegistrationResponse
+from .create_partitions_request import CreatePartitionsRequest
+from .create_partitions_response import CreatePartitionsResponse
+from .create_topics_request import CreateTopicsRequest
+from .create_topics_response import CreateTopicsResponse
 from .delegation_token_record import DelegationTokenRecord
 from .delete_groups_request import DeleteGroupsRequest
 from .delete_groups_response import DeleteGroupsResponse
+from .delete_topics_request import DeleteTopicsRequest
+from .delete_topics_response import DeleteTopicsResponse
 from .describe_cluster_request import DescribeClusterRequest
 from .describe_cluster_response import DescribeClusterResponse
 from .describe_groups_request import DescribeGroupsRequest
@@ -31,9 +45,13 @@ from .describe_quorum_request import DescribeQuorumRequest
 from .describe_quorum_response import DescribeQuorumResponse
 from .describe_topic_partitions_request import DescribeTopicPartitionsRequest
 from .describe_topic_partitions_response import DescribeTopicPartitionsResponse
+from .elect_leaders_request import ElectLeadersRequest
+from .elect_leaders_response import ElectLeadersResponse
 from .end_quorum_epoch_request import EndQuorumEpochRequest
 from .end_quorum_epoch_response import EndQuorumEpochResponse
 from .end_transaction_record import EndTransactionRecord
+from .envelope_request import EnvelopeRequest
+from .envelope_response import EnvelopeResponse
 from .feature_level_record import FeatureLevelRecord
 from .fence_broker_record import FenceBrokerRecord
 from .fetch_request import FetchRequest
@@ -88,6 +106,8 @@ from .sync_group_response import SyncGroupResponse
 from .topic_record import TopicRecord
 from .unfence_broker_record import UnfenceBrokerRecord
 from .unregister_broker_record import UnregisterBrokerRecord
+from .unregister_broker_request import UnregisterBrokerRequest
+from .unregister_broker_response import UnregisterBrokerResponse
 from .update_features_request import UpdateFeaturesRequest
 from .update_features_response import UpdateFeaturesResponse
 from .update_raft_voter_request import UpdateRaftVoterRequest
@@ -113,16 +133,26 @@ REQUESTS = {
     15: DescribeGroupsRequest,
     16: ListGroupsRequest,
     18: ApiVersionsRequest,
+    19: CreateTopicsRequest,
+    20: DeleteTopicsRequest,
     23: OffsetForLeaderEpochRequest,
+    37: CreatePartitionsRequest,
     42: DeleteGroupsRequest,
+    43: ElectLeadersRequest,
     47: OffsetDeleteRequest,
     52: VoteRequest,
     53: BeginQuorumEpochRequest,
     54: EndQuorumEpochRequest,
     55: DescribeQuorumRequest,
+    56: AlterPartitionRequest,
     57: UpdateFeaturesRequest,
+    58: EnvelopeRequest,
     59: FetchSnapshotRequest,
     60: DescribeClusterRequest,
+    62: BrokerRegistrationRequest,
+    63: BrokerHeartbeatRequest,
+    64: UnregisterBrokerRequest,
+    67: AllocateProducerIdsRequest,
     70: ControllerRegistrationRequest,
     75: DescribeTopicPartitionsRequest,
     80: AddRaftVoterRequest,
@@ -144,16 +174,26 @@ RESPONSES = {
     15: DescribeGroupsResponse,
     16: ListGroupsResponse,
     18: ApiVersionsResponse,
+    19: CreateTopicsResponse,
+    20: DeleteTopicsResponse,
     23: OffsetForLeaderEpochResponse,
+    37: CreatePartitionsResponse,
     42: DeleteGroupsResponse,
+    43: ElectLeadersResponse,
     47: OffsetDeleteResponse,
     52: VoteResponse,
     53: BeginQuorumEpochResponse,
     54: EndQuorumEpochResponse,
     55: DescribeQuorumResponse,
+    56: AlterPartitionResponse,
     57: UpdateFeaturesResponse,
+    58: EnvelopeResponse,
     59: FetchSnapshotResponse,
     60: DescribeClusterResponse,
+    62: BrokerRegistrationResponse,
+    63: BrokerHeartbeatResponse,
+    64: UnregisterBrokerResponse,
+    67: AllocateProducerIdsResponse,
     70: ControllerRegistrationResponse,
     75: DescribeTopicPartitionsResponse,
     80: AddRaftVoterResponse,
@@ -193,21 +233,35 @@ BY_NAME = {
     'AccessControlEntryRecord': AccessControlEntryRecord,
     'AddRaftVoterRequest': AddRaftVoterRequest,
     'AddRaftVoterResponse': AddRaftVoterResponse,
+    'AllocateProducerIdsRequest': AllocateProducerIdsRequest,
+    'AllocateProducerIdsResponse': AllocateProducerIdsResponse,
+    'AlterPartitionRequest': AlterPartitionRequest,
+    'AlterPartitionResponse': AlterPartitionResponse,
     'ApiVersionsRequest': ApiVersionsRequest,
     'ApiVersionsResponse': ApiVersionsResponse,
     'BeginQuorumEpochRequest': BeginQuorumEpochRequest,
     'BeginQuorumEpochResponse': BeginQuorumEpochResponse,
     'BeginTransactionRecord': BeginTransactionRecord,
+    'BrokerHeartbeatRequest': BrokerHeartbeatRequest,
+    'BrokerHeartbeatResponse': BrokerHeartbeatResponse,
     'BrokerRegistrationChangeRecord': BrokerRegistrationChangeRecord,
+    'BrokerRegistrationRequest': BrokerRegistrationRequest,
+    'BrokerRegistrationResponse': BrokerRegistrationResponse,
     'ClearElrRecord': ClearElrRecord,
     'ClientQuotaRecord': ClientQuotaRecord,
     'ConfigRecord': ConfigRecord,
     'ControlRecordTypeSchema': ControlRecordTypeSchema,
     'ControllerRegistrationRequest': ControllerRegistrationRequest,
     'ControllerRegistrationResponse': ControllerRegistrationResponse,
+    'CreatePartitionsRequest': CreatePartitionsRequest,
+    'CreatePartitionsResponse': CreatePartitionsResponse,
+    'CreateTopicsRequest': CreateTopicsRequest,
+    'CreateTopicsResponse': CreateTopicsResponse,
     'DelegationTokenRecord': DelegationTokenRecord,
     'DeleteGroupsRequest': DeleteGroupsRequest,
     'DeleteGroupsResponse': DeleteGroupsResponse,
+    'DeleteTopicsRequest': DeleteTopicsRequest,
+    'DeleteTopicsResponse': DeleteTopicsResponse,
     'DescribeClusterRequest': DescribeClusterRequest,
     'DescribeClusterResponse': DescribeClusterResponse,
     'DescribeGroupsRequest': DescribeGroupsRequest,
@@ -216,9 +270,13 @@ BY_NAME = {
     'DescribeQuorumResponse': DescribeQuorumResponse,
     'DescribeTopicPartitionsRequest': DescribeTopicPartitionsRequest,
     'DescribeTopicPartitionsResponse': DescribeTopicPartitionsResponse,
+    'ElectLeadersRequest': ElectLeadersRequest,
+    'ElectLeadersResponse': ElectLeadersResponse,
     'EndQuorumEpochRequest': EndQuorumEpochRequest,
     'EndQuorumEpochResponse': EndQuorumEpochResponse,
     'EndTransactionRecord': EndTransactionRecord,
+    'EnvelopeRequest': EnvelopeRequest,
+    'EnvelopeResponse': EnvelopeResponse,
     'FeatureLevelRecord': FeatureLevelRecord,
     'FenceBrokerRecord': FenceBrokerRecord,
     'FetchRequest': FetchRequest,
@@ -273,6 +331,8 @@ BY_NAME = {
     'TopicRecord': TopicRecord,
     'UnfenceBrokerRecord': UnfenceBrokerRecord,
     'UnregisterBrokerRecord': UnregisterBrokerRecord,
+    'UnregisterBrokerRequest': UnregisterBrokerRequest,
+    'UnregisterBrokerResponse': UnregisterBrokerResponse,
     'UpdateFeaturesRequest': UpdateFeaturesRequest,
     'UpdateFeaturesResponse': UpdateFeaturesResponse,
     'UpdateRaftVoterRequest': UpdateRaftVoterRequest,

@@ -1,0 +1,147 @@
+"""CreateTopics (19, v2-7), DeleteTopics (20, v1-6), CreatePartitions (37, v0-3),
+ElectLeaders (43, v0-2),
+AlterPartition (56, v2-3), UnregisterBroker (64, v0), AllocateProducerIds (67, v0) and
+Envelope (58, v0) on the
+controller listener: metadata writes of the active controller
+(``kraft_server/controller/admin_requests.py``), answered after commit, NOT_CONTROLLER
+elsewhere.
+
+Envelope (what a broker forwards, e.g. ``kafka-topics --create`` through a broker or
+Metadata auto-creation): RequestData is the inner request's header and body; it is
+decoded and run as if it came directly, and its answer (a response header with the
+inner correlation id, then the body) goes back in ResponseData. The principal is
+not checked: no authorizer runs here. An inner API we do not serve gets the
+envelope error UNSUPPORTED_VERSION (the broker hands that one to its client as is);
+undecodable inner data gets INVALID_REQUEST. NOT_CONTROLLER (this node is not, or no
+longer, the active controller) is the envelope's error with no inner response, as
+Kafka's ``RequestChannel`` builds it: the broker's forwarding channel then looks for
+the new active controller instead of handing the error to its client.
+"""
+from __future__ import annotations
+
+import logging
+
+from wire.errors import ErrorCode
+from wire.exceptions import DecodeError
+from wire.headers import decode_request_header, peek_key_version, response_header_version
+from wire.messages import (
+    REQUESTS, AllocateProducerIdsRequest, AlterPartitionRequest, CreatePartitionsRequest, CreateTopicsRequest,
+    DeleteTopicsRequest, ElectLeadersRequest, EnvelopeResponse, ResponseHeader, UnregisterBrokerRequest,
+)
+
+from kraft_server.controller.admin_requests import (
+    allocate_error_response, allocate_producer_ids_op, alter_partition_error_response, alter_partition_op,
+    create_partitions_error_response, create_partitions_op, create_topics_error_response, create_topics_op,
+    delete_topics_error_response, delete_topics_op, elect_leaders_error_response, elect_leaders_op, unregister_broker_op, unregister_error_response,
+)
+
+log = logging.getLogger(__name__)
+
+CREATE_TOPICS = CreateTopicsRequest.API_KEY
+DELETE_TOPICS = DeleteTopicsRequest.API_KEY
+ALTER_PARTITION = AlterPartitionRequest.API_KEY
+CREATE_PARTITIONS = CreatePartitionsRequest.API_KEY
+UNREGISTER_BROKER = UnregisterBrokerRequest.API_KEY
+ELECT_LEADERS = ElectLeadersRequest.API_KEY
+ALLOCATE_PRODUCER_IDS = AllocateProducerIdsRequest.API_KEY
+# Inner requests an Envelope may carry that we answer, with their versions.
+ENVELOPED: dict[int, tuple[int, int]] = {CREATE_TOPICS: (2, 7), DELETE_TOPICS: (1, 6),
+                                         CREATE_PARTITIONS: (0, 3), UNREGISTER_BROKER: (0, 0),
+                                         ELECT_LEADERS: (0, 2)}
+
+
+def _responder(call):
+    def respond(body) -> None:
+        if not call.done:
+            call.respond(body)
+    return respond
+
+
+def _build(api_key: int, version: int, body):
+    if api_key == CREATE_TOPICS:
+        return "CreateTopics", create_topics_op(body, version)
+    if api_key == DELETE_TOPICS:
+        return "DeleteTopics", delete_topics_op(body, version)
+    if api_key == ALTER_PARTITION:
+        return "AlterPartition", alter_partition_op(body, version)
+    if api_key == CREATE_PARTITIONS:
+        return "CreatePartitions", create_partitions_op(body, version)
+    if api_key == UNREGISTER_BROKER:
+        return "UnregisterBroker", unregister_broker_op(body)
+    if api_key == ELECT_LEADERS:
+        return "ElectLeaders", elect_leaders_op(body, version)
+    if api_key == ALLOCATE_PRODUCER_IDS:
+        return "AllocateProducerIds", allocate_producer_ids_op(body)
+    raise LookupError(api_key)
+
+
+def _no_controller(api_key: int, version: int, body):
+    if api_key == CREATE_TOPICS:
+        return create_topics_error_response(body, ErrorCode.NOT_CONTROLLER)
+    if api_key == DELETE_TOPICS:
+        return delete_topics_error_response(body, version, ErrorCode.NOT_CONTROLLER)
+    if api_key == ALTER_PARTITION:
+        return alter_partition_error_response(ErrorCode.NOT_CONTROLLER)
+    if api_key == CREATE_PARTITIONS:
+        return create_partitions_error_response(body, ErrorCode.NOT_CONTROLLER)
+    if api_key == UNREGISTER_BROKER:
+        return unregister_error_response(ErrorCode.NOT_CONTROLLER)
+    if api_key == ELECT_LEADERS:
+        return elect_leaders_error_response(body, version, ErrorCode.NOT_CONTROLLER)
+    return allocate_error_response(ErrorCode.NOT_CONTROLLER)
+
+
+class _NotController:
+    """What an enveloped request's NOT_CONTROLLER becomes: the envelope's own error."""
+
+
+def submit(view, api_key: int, version: int, body, respond, enveloped: bool = False) -> None:
+    controller = getattr(view, "controller", None)
+    if controller is None:
+        respond(_NotController() if enveloped else _no_controller(api_key, version, body))
+        return
+    name, (run, fail) = _build(api_key, version, body)
+    if enveloped:
+        plain_fail = fail
+
+        def fail(code):
+            return _NotController() if code == ErrorCode.NOT_CONTROLLER else plain_fail(code)
+    controller.submit_write(name, run, fail, respond)
+
+
+def handle_controller_write(call, view) -> None:
+    submit(view, call.api_key, call.api_version, call.body, _responder(call))
+
+
+def handle_envelope_request(call, view) -> None:
+    respond = _responder(call)
+    data = bytes(call.body.request_data)
+    try:
+        api_key, version = peek_key_version(data)
+        served = ENVELOPED.get(api_key)
+        if served is None or not served[0] <= version <= served[1]:
+            log.info("Envelope carrying API %d v%d: not served", api_key, version)
+            respond(EnvelopeResponse(response_data=None, error_code=ErrorCode.UNSUPPORTED_VERSION))
+            return
+        header, pos = decode_request_header(data)
+        inner, end = REQUESTS[api_key].read(data, pos, version)
+        if end != len(data):
+            raise DecodeError("bytes left after the enveloped request")
+    except (DecodeError, ValueError, IndexError) as exc:
+        log.info("undecodable Envelope: %s", exc)
+        respond(EnvelopeResponse(response_data=None, error_code=ErrorCode.INVALID_REQUEST))
+        return
+
+    def respond_inner(body) -> None:
+        if isinstance(body, _NotController):
+            # Kafka's RequestChannel: an inner NOT_CONTROLLER is the envelope's error, so
+            # the broker's forwarding channel looks for the new active controller.
+            respond(EnvelopeResponse(response_data=None, error_code=ErrorCode.NOT_CONTROLLER))
+            return
+        w = bytearray()
+        ResponseHeader(correlation_id=header.correlation_id).write(
+            w, response_header_version(api_key, version))
+        body.write(w, version)
+        respond(EnvelopeResponse(response_data=bytes(w), error_code=0))
+
+    submit(view, api_key, version, inner, respond_inner, enveloped=True)

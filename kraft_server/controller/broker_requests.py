@@ -1,0 +1,119 @@
+"""BrokerRegistration (62) and BrokerHeartbeat (63) on the active controller: the
+write-queue operations built from a request (decisions in ``broker_lifecycle.py``),
+and the session-expiry fencing task (``broker_sessions.py``).
+
+A heartbeat touches its (id, epoch) session before it is queued, as Kafka's
+``ControllerApis`` does; the answer reports the state after the batch commits.
+"""
+from __future__ import annotations
+
+import logging
+
+from wire.messages import BrokerHeartbeatResponse, BrokerRegistrationResponse
+
+from . import broker_lifecycle as lifecycle
+from .broker_sessions import BrokerSessions
+from .write_queue import Write
+
+log = logging.getLogger(__name__)
+
+EXPIRED_RECHECK_MS = 10
+
+
+def registration_error_response(code: int) -> BrokerRegistrationResponse:
+    return BrokerRegistrationResponse(throttle_time_ms=0, error_code=code, broker_epoch=-1)
+
+
+def heartbeat_error_response(code: int) -> BrokerHeartbeatResponse:
+    return BrokerHeartbeatResponse(throttle_time_ms=0, error_code=code, is_caught_up=False,
+                                   is_fenced=True, should_shut_down=False)
+
+
+class BrokerRequests:
+    def __init__(self, cluster_id: str, session_timeout_ms: int, kraft_version) -> None:
+        self.cluster_id = cluster_id
+        self.sessions = BrokerSessions(session_timeout_ms)
+        self.kraft_version = kraft_version  # () -> int, from the Raft core
+        self.shutdown_offsets: dict[tuple[int, int], int] = {}
+        self.active_epoch = -1
+
+    # -- requests ---------------------------------------------------------------------
+    def registration(self, body, version: int, now_ms_fn):
+        def run(image, next_offset, now_ms):
+            err = lifecycle.registration_error(
+                image, body, version, cluster_id=self.cluster_id, kraft_version=self.kraft_version(),
+                session_valid=lambda i, e: self.sessions.valid(i, e, now_ms))
+            if err is not None:
+                code, message = err
+                log.info("[Controller] broker %d registration refused: %s", body.broker_id, message)
+                return Write([], lambda: registration_error_response(code))
+            outcome = lifecycle.register(image, body, version, next_offset)
+
+            def written(first, last):
+                if first != outcome.epoch and outcome.epoch == next_offset:
+                    log.error("broker epoch %d differs from the batch start %d", outcome.epoch, first)
+                self.sessions.touch(body.broker_id, outcome.epoch, now_ms_fn())
+                log.info("[Controller] registering broker %d (incarnation %s) with epoch %d",
+                         body.broker_id, body.incarnation_id, outcome.epoch)
+            return Write(outcome.records,
+                         lambda: BrokerRegistrationResponse(throttle_time_ms=0, error_code=0,
+                                                            broker_epoch=outcome.epoch),
+                         written)
+        return run, registration_error_response
+
+    def heartbeat(self, body, version: int, now_ms: int):
+        self.sessions.touch(body.broker_id, body.broker_epoch, now_ms)
+
+        def run(image, next_offset, now):
+            key = (body.broker_id, body.broker_epoch)
+            outcome = lifecycle.heartbeat(
+                image, body, version, shutdown_offset=self.shutdown_offsets.get(key),
+                lowest_active_offset=self.sessions.lowest_active_offset(image, body.broker_id))
+            if outcome.error:
+                return Write([], lambda: BrokerHeartbeatResponse(
+                    throttle_time_ms=0, error_code=outcome.error, is_caught_up=False, is_fenced=True,
+                    should_shut_down=False))
+            self.sessions.offsets[body.broker_id] = body.current_metadata_offset
+
+            def written(first, last):
+                if outcome.controlled_shutdown:
+                    self.shutdown_offsets[key] = last
+                if outcome.transition:
+                    log.info("[Controller] broker %d heartbeat: %s", body.broker_id, outcome.next_state.value)
+            return Write(outcome.records,
+                         lambda: BrokerHeartbeatResponse(
+                             throttle_time_ms=0, error_code=0, is_caught_up=outcome.caught_up,
+                             is_fenced=outcome.fenced, should_shut_down=outcome.should_shut_down),
+                         written)
+        return run, heartbeat_error_response
+
+    # -- the session-expiry task ----------------------------------------------------------
+    def expiry(self, image, active: bool, epoch: int, now_ms: int):
+        """A fence operation for one expired broker, or None; also (re)arms the task."""
+        if not active:
+            self.active_epoch = -1
+            return None
+        if self.active_epoch != epoch:
+            self.active_epoch = epoch
+            self.sessions.activate(image, now_ms)
+            self.shutdown_offsets.clear()
+            return None
+        if now_ms < self.sessions.next_check_ms:
+            return None
+        key = self.sessions.pop_expired(now_ms)
+        self.sessions.next_check_ms = now_ms + (EXPIRED_RECHECK_MS if key else self.sessions.interval_ms)
+        if key is None:
+            return None
+        broker_id, broker_epoch = key
+
+        def run(img, next_offset, now):
+            b = img.brokers.get(broker_id)
+            if b is None or b.epoch != broker_epoch or b.fenced:
+                return Write([], lambda: None)
+            log.info("[Controller] fencing broker %d: its session expired", broker_id)
+            return Write(lifecycle.fence_records(img, broker_id), lambda: None)
+        return run
+
+    def deadline(self) -> int | None:
+        return self.sessions.next_check_ms if self.active_epoch >= 0 else None
+

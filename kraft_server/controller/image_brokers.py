@@ -1,0 +1,146 @@
+"""Broker registrations in the metadata image (Kafka's ``ClusterImage`` brokers and
+``BrokerRegistration``), replayed from RegisterBrokerRecord (v0-4),
+BrokerRegistrationChangeRecord (v0-3), UnregisterBrokerRecord and the legacy
+Fence/UnfenceBrokerRecord.
+
+A registration keeps its RegisterBrokerRecord with the current Fenced,
+InControlledShutdown, LogDirs and CordonedLogDirs, so a snapshot writes it back as
+one record carrying the broker's present state (``BrokerRegistration.toRecord``).
+``register_offset`` is the offset the registration was replayed at (for a
+snapshot-loaded one, the snapshot's last offset): a broker is caught up once its
+CurrentMetadataOffset reaches it.
+"""
+from __future__ import annotations
+
+import copy
+import logging
+from dataclasses import dataclass
+
+from wire.messages import RegisterBrokerRecord
+
+log = logging.getLogger(__name__)
+
+FENCE = 1  # BrokerRegistrationFencingChange
+UNFENCE = -1
+IN_CONTROLLED_SHUTDOWN = 1  # BrokerRegistrationInControlledShutdownChange
+
+
+@dataclass
+class BrokerRegistration:
+    record: RegisterBrokerRecord  # current state (fenced etc. kept up to date)
+    register_offset: int
+
+    @property
+    def broker_id(self) -> int:
+        return self.record.broker_id
+
+    @property
+    def epoch(self) -> int:
+        return self.record.broker_epoch
+
+    @property
+    def fenced(self) -> bool:
+        return self.record.fenced
+
+    @property
+    def in_controlled_shutdown(self) -> bool:
+        return self.record.in_controlled_shutdown
+
+    @property
+    def active(self) -> bool:
+        """Kafka's ``isActive``: registered, unfenced and not shutting down."""
+        return not self.record.fenced and not self.record.in_controlled_shutdown
+
+    @property
+    def rack(self) -> str | None:
+        return self.record.rack
+
+    def endpoint(self, listener: str):
+        for ep in self.record.end_points:
+            if ep.name == listener:
+                return ep
+        return None
+
+
+def register_broker_record_version(metadata_version: int) -> int:
+    """``MetadataVersion.registerBrokerRecordVersion`` (4.3.1: v4 from 4.3-IV0)."""
+    if metadata_version >= 30:
+        return 4
+    if metadata_version >= 17:
+        return 3
+    if metadata_version >= 8:
+        return 2
+    return 1 if metadata_version >= 7 else 0
+
+
+class BrokersImage:
+    def __init__(self) -> None:
+        self.brokers: dict[int, BrokerRegistration] = {}
+
+    def get(self, broker_id: int) -> BrokerRegistration | None:
+        return self.brokers.get(broker_id)
+
+    def __iter__(self):
+        return iter(self.brokers[i] for i in sorted(self.brokers))
+
+    def __len__(self) -> int:
+        return len(self.brokers)
+
+    # -- replay --------------------------------------------------------------------------
+    def register(self, r: RegisterBrokerRecord, offset: int) -> None:
+        self.brokers[r.broker_id] = BrokerRegistration(copy.copy(r), offset)
+
+    def unregister(self, broker_id: int, epoch: int) -> None:
+        b = self.brokers.get(broker_id)
+        if b is None or b.epoch != epoch:
+            log.warning("UnregisterBrokerRecord for broker %d epoch %d does not match the image",
+                        broker_id, epoch)
+            return
+        del self.brokers[broker_id]
+
+    def change(self, r) -> None:
+        """A BrokerRegistrationChangeRecord."""
+        b = self._matching(r.broker_id, r.broker_epoch)
+        if b is None:
+            return
+        rr = b.record = copy.copy(b.record)
+        if r.fenced == FENCE:
+            rr.fenced = True
+        elif r.fenced == UNFENCE:
+            rr.fenced = False
+        if r.in_controlled_shutdown == IN_CONTROLLED_SHUTDOWN:
+            rr.in_controlled_shutdown = True
+        if r.log_dirs:
+            rr.log_dirs = list(r.log_dirs)
+        if r.cordoned_log_dirs is not None:
+            rr.cordoned_log_dirs = list(r.cordoned_log_dirs)
+
+    def set_fenced(self, broker_id: int, epoch: int, fenced: bool) -> None:
+        """The legacy FenceBrokerRecord / UnfenceBrokerRecord (replay only)."""
+        b = self._matching(broker_id, epoch)
+        if b is not None:
+            b.record = copy.copy(b.record)
+            b.record.fenced = fenced
+
+    def _matching(self, broker_id: int, epoch: int) -> BrokerRegistration | None:
+        b = self.brokers.get(broker_id)
+        if b is None or b.epoch != epoch:
+            log.warning("change for broker %d epoch %d does not match the image", broker_id, epoch)
+            return None
+        return b
+
+    # -- questions -----------------------------------------------------------------------
+    def is_active(self, broker_id: int) -> bool:
+        b = self.brokers.get(broker_id)
+        return b is not None and b.active
+
+    def owner_of_dir(self, dir_id) -> int | None:
+        for b in self.brokers.values():
+            if dir_id in b.record.log_dirs:
+                return b.broker_id
+        return None
+
+    def snapshot_records(self, metadata_version: int):
+        """``(record, version)`` per broker, by id."""
+        version = register_broker_record_version(metadata_version)
+        return [(b.record, version) for b in self]

@@ -1,0 +1,121 @@
+"""Requests that write metadata, run one at a time on the active controller and
+answered only after their records commit (Kafka's ``ControllerWriteEvent``).
+
+An operation sees the committed image: it runs only when none of our earlier writes
+is still uncommitted, so every decision is made on the state the previous one left.
+It returns a ``Write``: records (one atomic batch, proposed and drained at once) and
+``reply()`` building the answer once the batch is replayed; with no records it is
+answered at once. A node that is not the Raft leader, or a leader that loses its
+epoch before the commit, answers with ``fail(NOT_CONTROLLER)``. When the Raft core
+refuses a proposal for backpressure the operation waits at the head of the queue.
+"""
+from __future__ import annotations
+
+import logging
+from collections import deque
+from dataclasses import dataclass
+from typing import Callable
+
+from kraft_server.raft import Backpressure, NotLeader, Role
+from wire.errors import ErrorCode
+from wire.records import encode_metadata_record
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Write:
+    records: list  # (record, version) pairs
+    reply: Callable[[], object]
+    written: Callable[[int, int], None] | None = None  # (first, last) offsets, once proposed
+
+
+@dataclass
+class _Op:
+    name: str
+    run: Callable  # (image, next_offset, now_ms) -> Write
+    fail: Callable[[int], object]
+    respond: Callable[[object], None]
+
+
+@dataclass
+class _Inflight:
+    op: _Op
+    write: Write
+    last: int
+    epoch: int
+
+
+def next_write_offset(core) -> int:
+    """The offset the next proposed record gets (Kafka's ``nextWriteOffset``)."""
+    return core.log.end_offset() + len(core.quorum.state.pending_records)
+
+
+class WriteQueue:
+    def __init__(self) -> None:
+        self.queue: deque[_Op] = deque()
+        self.inflight: _Inflight | None = None
+        self.stats = {"written": 0, "answered": 0, "rejected": 0}
+
+    def submit(self, name: str, run, fail, respond) -> None:
+        self.queue.append(_Op(name, run, fail, respond))
+
+    def poll(self, core, image, active: bool, now_ms: int) -> bool:
+        proposed = False
+        if self.inflight is not None and not self._complete(core, image):
+            return False
+        while self.queue and self.inflight is None:
+            if core.role is not Role.LEADER:
+                self._reject(self.queue.popleft())
+                continue
+            if not active or not image.has_metadata:
+                break  # becoming active: answer once caught up
+            op = self.queue.popleft()
+            try:
+                write = op.run(image, next_write_offset(core), now_ms)
+            except Exception:  # our bug: answer the request, keep the node up
+                log.exception("controller operation %s failed", op.name)
+                self._answer(op, op.fail(ErrorCode.UNKNOWN_SERVER_ERROR))
+                continue
+            if not write.records:
+                self._answer(op, write.reply())
+                continue
+            values = [encode_metadata_record(r, v) for r, v in write.records]
+            try:
+                first, last = core.propose(values, now_ms)
+            except NotLeader:
+                self._reject(op)
+                continue
+            except Backpressure:
+                self.queue.appendleft(op)  # the backlog is full: run it again next poll
+                break
+            core.drain_proposals()  # one batch: Kafka's atomic append
+            if write.written is not None:
+                write.written(first, last)
+            self.stats["written"] += 1
+            self.inflight = _Inflight(op, write, last, core.epoch)
+            proposed = True
+        return proposed
+
+    def _complete(self, core, image) -> bool:
+        f = self.inflight
+        if core.role is not Role.LEADER or core.epoch != f.epoch:
+            self.inflight = None
+            self._reject(f.op)
+            return True
+        if image.offset >= f.last:
+            self.inflight = None
+            self._answer(f.op, f.write.reply())
+            return True
+        return False
+
+    def _answer(self, op: _Op, body) -> None:
+        self.stats["answered"] += 1
+        if body is not None:
+            op.respond(body)
+
+    def _reject(self, op: _Op) -> None:
+        self.stats["rejected"] += 1
+        body = op.fail(ErrorCode.NOT_CONTROLLER)
+        if body is not None:
+            op.respond(body)
