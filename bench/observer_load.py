@@ -8,7 +8,9 @@ Each observer is one connection sending Fetch v17 as a KRaft observer does
 (``ReplicaState`` with its own id, not a voter; fetch offset and last fetched epoch
 from the batches it got; ``max_wait_ms`` 500 long polls at the log end; 8 MiB max).
 It keeps no records, only where it is; its first fetch names epoch 0 and learns the
-leader's epoch from the FENCED_LEADER_EPOCH answer. Output, one JSON object a line on stdout (``t``
+leader's epoch from the FENCED_LEADER_EPOCH answer. Sent to a snapshot (our leader
+does that for an empty replica once it has one, as Kafka's does), it reads the
+snapshot with FetchSnapshot and goes on from its end offset. Output, one JSON object a line on stdout (``t``
 is Unix ms): ``connected`` (every observer sent its first fetch), ``caught_up`` (one
 observer's fetch offset reached ``--target``), ``all_caught_up``, and every second
 ``stats`` (fetches answered, bytes received). NOT_LEADER_OR_FOLLOWER moves an
@@ -31,9 +33,11 @@ if str(ROOT) not in sys.path:
 from wire.framing import FrameReader  # noqa: E402
 from wire.headers import decode_response, encode_request  # noqa: E402
 from wire.messages import fetch_request as freq  # noqa: E402
+from wire.messages import fetch_snapshot_request as sreq  # noqa: E402
 from wire.records import iter_headers  # noqa: E402
 
 FETCH = 1
+FETCH_SNAPSHOT = 59
 VERSION = 17
 MAX_BYTES = 8 * 1024 * 1024
 FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER = 74, 75, 6
@@ -47,6 +51,38 @@ def emit(ev: str, **fields) -> None:
 class Stats:
     fetches = 0
     bytes = 0
+
+
+async def fetch_snapshot(reader, writer, frames, i: int, args, correlation: int, leader_epoch: int, sid) -> int:
+    """Read snapshot ``sid`` whole (FetchSnapshot v1, 8 MiB a request); returns the last
+    correlation id used."""
+    position, size = 0, None
+    while size is None or position < size:
+        correlation += 1
+        part = sreq.PartitionSnapshot(partition=0, current_leader_epoch=leader_epoch,
+                                      snapshot_id=sreq.SnapshotId(end_offset=sid.end_offset, epoch=sid.epoch),
+                                      position=position)
+        body = sreq.FetchSnapshotRequest(cluster_id=args.cluster_id, replica_id=args.first_id + i,
+                                         max_bytes=MAX_BYTES,
+                                         topics=[sreq.TopicSnapshot(name=args.topic, partitions=[part])])
+        writer.write(encode_request(FETCH_SNAPSHOT, 1, correlation, body, f"observer-{i}"))
+        resp = None
+        while resp is None:
+            data = await reader.read(1 << 20)
+            if not data:
+                raise ConnectionError(f"observer {i}: connection closed")
+            Stats.bytes += len(data)
+            got = frames.feed(data)
+            if got:
+                _, resp = decode_response(got[0], FETCH_SNAPSHOT, 1)
+        p = resp.topics[0].partitions[0] if resp.topics else None
+        if resp.error_code or p is None or p.error_code:
+            raise RuntimeError(f"observer {i}: FetchSnapshot error {resp.error_code or (p and p.error_code)}")
+        size = p.size
+        position += len(p.unaligned_records)
+        if not p.unaligned_records and position < size:
+            raise RuntimeError(f"observer {i}: FetchSnapshot returned nothing at {position} of {size}")
+    return correlation
 
 
 async def observer(i: int, args, target: int, done: asyncio.Event, caught: list, started: list) -> None:
@@ -104,7 +140,12 @@ async def observer(i: int, args, target: int, done: asyncio.Event, caught: list,
             offset, epoch = min(offset, p.diverging_epoch.end_offset), p.diverging_epoch.epoch
             continue
         if p.snapshot_id is not None and p.snapshot_id.end_offset >= 0:
-            raise RuntimeError(f"observer {i}: told to fetch snapshot {p.snapshot_id}; not in this bench")
+            # an empty replica is sent the latest snapshot first (KafkaRaftClient): fetch it
+            # whole with FetchSnapshot, then the log from its end offset
+            correlation = await fetch_snapshot(reader, writer, frames, i, args, correlation, leader_epoch,
+                                               p.snapshot_id)
+            offset, epoch = p.snapshot_id.end_offset, p.snapshot_id.epoch
+            continue
         records = p.records
         if records:
             for _, header in iter_headers(memoryview(records)):
