@@ -53,6 +53,18 @@ class Stats:
     bytes = 0
 
 
+async def read_response(reader, frames, i: int, api_key: int, version: int):
+    """The next response on the connection (one request is in flight at a time)."""
+    while True:
+        data = await reader.read(1 << 20)
+        if not data:
+            raise ConnectionError(f"observer {i}: connection closed")
+        Stats.bytes += len(data)
+        got = frames.feed(data)
+        if got:
+            return decode_response(got[0], api_key, version)[1]
+
+
 async def fetch_snapshot(reader, writer, frames, i: int, args, correlation: int, leader_epoch: int, sid) -> int:
     """Read snapshot ``sid`` whole (FetchSnapshot v1, 8 MiB a request); returns the last
     correlation id used."""
@@ -66,15 +78,7 @@ async def fetch_snapshot(reader, writer, frames, i: int, args, correlation: int,
                                          max_bytes=MAX_BYTES,
                                          topics=[sreq.TopicSnapshot(name=args.topic, partitions=[part])])
         writer.write(encode_request(FETCH_SNAPSHOT, 1, correlation, body, f"observer-{i}"))
-        resp = None
-        while resp is None:
-            data = await reader.read(1 << 20)
-            if not data:
-                raise ConnectionError(f"observer {i}: connection closed")
-            Stats.bytes += len(data)
-            got = frames.feed(data)
-            if got:
-                _, resp = decode_response(got[0], FETCH_SNAPSHOT, 1)
+        resp = await read_response(reader, frames, i, FETCH_SNAPSHOT, 1)
         p = resp.topics[0].partitions[0] if resp.topics else None
         if resp.error_code or p is None or p.error_code:
             raise RuntimeError(f"observer {i}: FetchSnapshot error {resp.error_code or (p and p.error_code)}")
@@ -108,15 +112,7 @@ async def observer(i: int, args, target: int, done: asyncio.Event, caught: list,
             started.append(i)
             if len(started) == args.count:
                 emit("connected", count=args.count)
-        resp = None
-        while resp is None:
-            data = await reader.read(1 << 20)
-            if not data:
-                raise ConnectionError(f"observer {i}: connection closed")
-            Stats.bytes += len(data)
-            got = frames.feed(data)
-            if got:
-                _, resp = decode_response(got[0], FETCH, VERSION)
+        resp = await read_response(reader, frames, i, FETCH, VERSION)
         Stats.fetches += 1
         if resp.error_code:
             raise RuntimeError(f"observer {i}: fetch error {resp.error_code}")

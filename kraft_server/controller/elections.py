@@ -19,10 +19,9 @@ from wire.errors import ErrorCode
 from wire.messages import PartitionChangeRecord
 
 from .image_topics import partition_record_version
-from .partition_change import unclean_enabled
+from .partition_change import unclean_enabled, unclean_leader
 
 PREFERRED, UNCLEAN = 0, 1
-RECOVERING = 1
 MAX_ELECTIONS_PER_IMBALANCE = 1000
 
 
@@ -46,14 +45,8 @@ def elect(image, p, election_type: int) -> tuple[int, PartitionChangeRecord | No
         if r in p.isr and active(r):
             record.leader = r
             return 0, record
-    for r in p.replicas:
-        if active(r):
-            record.leader, record.isr, record.leader_recovery_state = r, [r], RECOVERING
-            if p.eligible_leader_replicas:
-                record.eligible_leader_replicas = []
-            if p.last_known_elr:
-                record.last_known_elr = []
-            return 0, record
+    if unclean_leader(p, record, active) is not None:
+        return 0, record
     return ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, None
 
 

@@ -47,7 +47,7 @@ def unclean_enabled(image, topic_name: str) -> bool:
     return value.strip().lower() == "true"
 
 
-def _unclean(p, record, ok) -> PartitionChangeRecord | None:
+def unclean_leader(p, record, ok) -> PartitionChangeRecord | None:
     """With no clean candidate and unclean election allowed: the first acceptable
     replica leads, alone in the ISR, RECOVERING; ELR and LastKnownElr are cleared."""
     for r in p.replicas:
@@ -112,7 +112,7 @@ def broker_removed(image, topic_name: str, p, broker_id: int) -> PartitionChange
     old_lkelr = list(p.last_known_elr or [])
     if not any(ok(r) for r in target_isr) and not (elr and any(ok(r) for r in old_elr)) \
             and unclean_enabled(image, topic_name):
-        change = _unclean(p, record, ok)  # UNCLEAN election, as Kafka for such topics
+        change = unclean_leader(p, record, ok)  # UNCLEAN election, as Kafka for such topics
         if change is not None:
             return change
     if not elr:
