@@ -35,6 +35,7 @@ def node(tmp_path):
         n.stop()
 
 
+@pytest.mark.slow  # its own Spark session (~95 s); the default suite streams the main topic through Spark
 def test_control_topic_batch_and_stream_decode_to_the_log_control_records(spark, node, tmp_path):  # noqa: F811
     options = pipeline.kafka_options(f"127.0.0.1:{node.client_port}", control.CONTROL_TOPIC)
     rows = control.read_control_batch(spark, options)

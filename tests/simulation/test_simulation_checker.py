@@ -50,6 +50,11 @@ def test_a_snapshot_below_the_log_start_is_caught(monkeypatch):
 def test_a_stalled_quorum_is_reported_with_what_each_node_waits_for(monkeypatch):
     sim = _healthy()
     monkeypatch.setattr(cluster.Simulation, "_deliverable", lambda self, src, dst: False)
+    # What was already on its way still lands (and may commit); let it settle first.
+    start, budget = sim.now, sim.events_run
+    while sim.now - start < 5000:
+        budget += 100
+        sim.run(budget)
     with pytest.raises(NoProgress) as failure:
         calm_until_progress(sim)
     text = str(failure.value)
