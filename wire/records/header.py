@@ -29,9 +29,8 @@ import struct
 from dataclasses import dataclass
 from enum import IntEnum
 
-import crc32c
-
 from ..exceptions import DecodeError
+from .crc import crc32c
 from .compression import CompressionType
 
 __all__ = [
@@ -204,7 +203,7 @@ def crc_matches(buf, pos: int, header: BatchHeader) -> bool:
     end = pos + header[1] + LOG_OVERHEAD
     if end > len(buf):
         return False
-    return crc32c.crc32c(memoryview(buf)[pos + CRC_START:end]) == header[4]
+    return crc32c(memoryview(buf)[pos + CRC_START:end]) == header[4]
 
 
 def with_base_offset(batch, base_offset: int) -> bytes:
@@ -244,7 +243,7 @@ def walk(buf, verify: bool = False) -> list[BatchInfo]:
         if magic != MAGIC or length < _MIN_LENGTH or end > n:
             raise BatchError(f"bad batch at byte {p} (magic {magic}, length {length})")
         attributes, last_delta = _unpack_tail(buf, p + CRC_START)
-        if verify and crc32c.crc32c(memoryview(buf)[p + CRC_START:end]) != crc:
+        if verify and crc32c(memoryview(buf)[p + CRC_START:end]) != crc:
             raise BatchError(f"CRC mismatch in batch at offset {base}")
         out.append(BatchInfo(base, base + last_delta, epoch, bool(attributes & CONTROL_MASK), p, end))
         p = end
