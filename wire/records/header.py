@@ -26,8 +26,8 @@ instead of building a :class:`BatchHeader`.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from enum import IntEnum
+from typing import NamedTuple
 
 from ..exceptions import DecodeError
 from .crc import crc32c
@@ -217,8 +217,10 @@ class BatchError(ValueError):
     """Bytes that are not whole, valid record batches."""
 
 
-@dataclass(frozen=True, slots=True)
-class BatchInfo:
+class BatchInfo(NamedTuple):
+    """What the core reads of one batch (a tuple: ``walk`` makes one per batch, and a
+    tuple is made without a Python-level ``__init__``)."""
+
     base_offset: int
     last_offset: int
     epoch: int
@@ -229,6 +231,9 @@ class BatchInfo:
     @property
     def next_offset(self) -> int:
         return self.last_offset + 1
+
+
+_new_info = tuple.__new__
 
 
 def walk(buf, verify: bool = False) -> list[BatchInfo]:
@@ -245,6 +250,6 @@ def walk(buf, verify: bool = False) -> list[BatchInfo]:
         attributes, last_delta = _unpack_tail(buf, p + CRC_START)
         if verify and crc32c(memoryview(buf)[p + CRC_START:end]) != crc:
             raise BatchError(f"CRC mismatch in batch at offset {base}")
-        out.append(BatchInfo(base, base + last_delta, epoch, bool(attributes & CONTROL_MASK), p, end))
+        out.append(_new_info(BatchInfo, (base, base + last_delta, epoch, bool(attributes & CONTROL_MASK), p, end)))
         p = end
     return out
