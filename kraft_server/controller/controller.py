@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 MiB = 1024 * 1024
 # Log bytes replayed per Ready cycle: a long catch-up (start-up, a burst of commits)
 # yields to socket I/O between slices, so fetches keep being answered.
-REPLAY_BUDGET_BYTES = 512 * 1024
+REPLAY_BUDGET_BYTES = 128 * 1024  # ~2k NoOp batches or ~450 records of 256 bytes: a few ms
 
 SECURITY_PROTOCOLS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
 
