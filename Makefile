@@ -47,7 +47,7 @@ check-codegen: $(STAMP)
 
 test: $(BYTECODE) kafka-dist
 	$(PY) -m codegen --check
-	$(PY) -m pytest -m 'not slow' -p no:cacheprovider
+	$(PY) -m pytest -m 'not slow' -p no:cacheprovider --durations=30
 
 test-slow: $(BYTECODE) kafka-dist
 	$(PY) -m pytest -m slow -p no:cacheprovider
