@@ -96,8 +96,6 @@ class BrokerRequests:
         b = image.brokers.get(body.broker_id)
         if b is not None and b.epoch == body.broker_epoch:
             self.sessions.offsets[body.broker_id] = body.current_metadata_offset
-            if outcome.controlled_shutdown and not outcome.records:
-                self.shutdown_offsets[key] = next_offset - 1  # Kafka: the last written offset
         log.error("[Controller] heartbeat from broker %d timed out in the controller's queue", body.broker_id)
 
     # -- the session-expiry task ----------------------------------------------------------
