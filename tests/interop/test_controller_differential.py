@@ -1,6 +1,6 @@
 """Differential test of the active controller (issue 11 f): one scripted admin sequence
 (``tests/support/controller_scenario.py``: three Apache Kafka 4.3.1 brokers register and
-unfence; CreateTopics with RF 1 and RF 3, configs, more partitions than brokers, a
+unfence, one with two log directories (AssignReplicasToDirs); CreateTopics with RF 1 and RF 3, configs, more partitions than brokers, a
 manual assignment; DeleteTopics; ``__consumer_offsets`` and an auto-created topic
 through the clients; the broker leading most partitions killed with SIGKILL, fenced,
 restarted, unfenced and back in every ISR; another broker's controlled shutdown) run
@@ -57,6 +57,8 @@ def check_same(ours: md.Decisions, kafka: md.Decisions) -> None:
     # the comparison covered the decisions that matter
     assert ("CLEAR_ELR_RECORD", 0) in kafka.kinds and ("BROKER_REGISTRATION_CHANGE_RECORD", 1) in kafka.kinds
     assert sum(1 for k in ours.stories if k[0] == "manual") == len(scenario.MANUAL)
+    # the JBOD broker's AssignReplicasToDirs, recorded by both
+    assert all(any("directories" in r[2] for r in ours.stories[("manual", i)][1:]) for i in scenario.MANUAL)
     assert kafka.topics["doomed"]["removed"] and "__consumer_offsets" in kafka.topics
     shared_placed = [k for k in set(ours.stories) & set(kafka.stories) if k[0] != "manual"]
     assert len(shared_placed) >= 4, shared_placed

@@ -1,7 +1,8 @@
 """One scripted admin sequence run by three Apache Kafka 4.3.1 brokers against a
 1-voter controller quorum, Kafka's own or ours (issue 11 f, the differential test).
 
-The sequence (``run``): the brokers register and unfence; one CreateTopics makes a
+The sequence (``run``): the brokers register and unfence (one of them, ``JBOD``, with
+two log directories, so it assigns its new replicas with AssignReplicasToDirs); one CreateTopics makes a
 placed RF-3 topic with more partitions than brokers and ``min.insync.replicas=2``, a
 placed RF-1 topic with configs, a manually placed RF-3 topic with
 ``min.insync.replicas=3`` (fencing fills its ELR) and a topic that is deleted next;
@@ -40,6 +41,7 @@ B0, B1, B2 = BROKERS
 MANUAL = {0: [B1, B2, B0], 1: [B1, B0, B2], 2: [B2, B1, B0], 3: [B0, B1, B2],
           4: [B1, B2, B0], 5: [B1, B0, B2], 6: [B1, B2, B0], 7: [B1, B0, B2]}
 VICTIM, LEAVING = B1, B0
+JBOD = B2  # the broker with two log directories
 TOPICS = {
     "placed3": {"num_partitions": 5, "replication_factor": 3, "configs": {"min.insync.replicas": "2"}},
     "placed1": {"num_partitions": 4, "replication_factor": 1,
@@ -109,9 +111,13 @@ def dump_segments(paths: list[Path]) -> str:
 
 
 def _start_brokers(workdir: Path, cluster_id: str, controllers: str) -> list[KafkaBroker]:
-    brokers = [KafkaBroker(workdir / f"broker{i}", b, cluster_id, controllers, replication=3,
-                           overrides={"broker.heartbeat.interval.ms": str(HEARTBEAT_MS)})
-               for i, b in enumerate(BROKERS)]
+    brokers = []
+    for i, b in enumerate(BROKERS):
+        overrides = {"broker.heartbeat.interval.ms": str(HEARTBEAT_MS)}
+        if b == JBOD:  # two log dirs: its replicas are placed by AssignReplicasToDirs
+            overrides["log.dirs"] = ",".join(str(workdir / f"broker{i}" / d) for d in ("d1", "d2"))
+        brokers.append(KafkaBroker(workdir / f"broker{i}", b, cluster_id, controllers, replication=3,
+                                   overrides=overrides))
     errors: list[BaseException] = []
 
     def fmt(b):

@@ -29,7 +29,8 @@ Normalisations (each one a difference two correct controllers may show):
 3. Broker ids become role labels (``roles``: e.g. victim -> V, shutdown -> S, the
    rest O in id order: O1, O2...); broker epochs become ``e<n>``, the n-th
    registration of that broker; incarnation ids, directory ids (per broker:
-   ``dir(V)``), hosts and ports are dropped or labelled the same way.
+   ``dir(V)``; ``dir(O1*)`` for any of a broker's several directories, since the
+   broker picks one), hosts and ports are dropped or labelled the same way.
 4. Topic ids become topic names; ProducerIdsRecords are listed apart (``producer_ids``,
    NextProducerId only): which broker asks first is the clients' choice.
 5. ISR and ELR lists of PartitionChangeRecords are compared sorted: an ISR a leader
@@ -159,8 +160,9 @@ def normalise(batches: list[Batch], roles: dict, manual_topics=()) -> Decisions:
         for t, v, d in records:
             if t == "REGISTER_BROKER_RECORD":
                 b = d["brokerId"]
-                for i, dir_id in enumerate(d.get("logDirs", [])):
-                    labels.dirs[dir_id] = f"dir({labels.broker(b)}{'' if i == 0 else i})"
+                dirs = d.get("logDirs", [])
+                for dir_id in dirs:  # which of several dirs a broker picks is its own choice
+                    labels.dirs[dir_id] = f"dir({labels.broker(b)}{'' if len(dirs) == 1 else '*'})"
                 out.brokers.setdefault(labels.broker(b), []).append((t, v, {
                     "epoch": labels.epoch(b, d["brokerEpoch"]), "fenced": d.get("fenced", True),
                     "inControlledShutdown": d.get("inControlledShutdown", False),
