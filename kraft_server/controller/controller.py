@@ -144,7 +144,7 @@ class Controller:
         session was touched on arrival and its metadata offset is still noted."""
         run, fail = self.brokers.heartbeat(body, version, self._now_ms)
         self.writes.submit("BrokerHeartbeat", run, fail, respond,
-                           deadline_ms=self._now_ms + self.settings.broker_heartbeat_interval_ms // 2,
+                           timeout_ms=self.settings.broker_heartbeat_interval_ms // 2,
                            expired=lambda: self.brokers.heartbeat_expired(self.image, body))
         if self.wake is not None:
             self.wake()

@@ -41,8 +41,9 @@ class _Op:
     run: Callable  # (image, next_offset, now_ms) -> Write
     fail: Callable[[int], object]
     respond: Callable[[object], None]
-    deadline_ms: int | None = None
+    timeout_ms: int | None = None  # from the first poll after it arrived
     expired: Callable[[], None] | None = None
+    deadline_ms: int | None = None
 
 
 @dataclass
@@ -64,15 +65,19 @@ class WriteQueue:
         self.inflight: _Inflight | None = None
         self.stats = {"written": 0, "answered": 0, "rejected": 0, "timed_out": 0}
 
-    def submit(self, name: str, run, fail, respond, deadline_ms: int | None = None, expired=None) -> None:
-        self.queue.append(_Op(name, run, fail, respond, deadline_ms, expired))
+    def submit(self, name: str, run, fail, respond, timeout_ms: int | None = None, expired=None) -> None:
+        self.queue.append(_Op(name, run, fail, respond, timeout_ms, expired))
 
     def next_deadline(self) -> int | None:
         deadlines = [op.deadline_ms for op in self.queue if op.deadline_ms is not None]
         return min(deadlines) if deadlines else None
 
     def _time_out(self, now_ms: int) -> None:
-        """Answer every queued operation whose deadline passed before it started."""
+        """Answer every queued operation whose deadline passed before it started (the
+        deadline counts from the first poll that saw it: the shell polls on arrival)."""
+        for op in self.queue:
+            if op.timeout_ms is not None and op.deadline_ms is None:
+                op.deadline_ms = now_ms + op.timeout_ms
         if not any(op.deadline_ms is not None and op.deadline_ms <= now_ms for op in self.queue):
             return
         keep = deque()

@@ -18,7 +18,7 @@ from wire.errors import ErrorCode
 from wire.messages import BrokerRegistrationChangeRecord, PartitionRecord, TopicRecord
 from wire.records import encode_metadata_record
 
-from kraft_server.controller.write_queue import Write
+from kraft_server.controller.write_queue import Write, _Inflight, _Op
 
 from tests.unit.test_controller_brokers import Cluster, heartbeat
 
@@ -28,10 +28,18 @@ def test_a_heartbeat_stuck_in_the_queue_times_out_and_the_broker_stays_unfenced(
     e1 = c.up(1)
     out = []
     offset = c.controller.image.offset
+    # an earlier write whose commit does not come (a stalled quorum, a slow disk)
+    writes = c.controller.writes
+    writes.inflight = _Inflight(_Op("stalled", None, None, None), Write([], lambda: None), 10**9, c.core.epoch)
     c.controller.submit_broker_heartbeat(heartbeat(1, e1, offset), 2, out.append)
-    c.now += 1001  # the controller did not get to it for longer than 2000 / 2 ms
+    c.cycle()  # seen: its deadline is 2000 / 2 ms from now
+    c.now += 999
+    c.cycle()
+    assert out == []
+    c.now += 2
     c.cycle()
     assert len(out) == 1 and out[0].error_code == ErrorCode.REQUEST_TIMED_OUT
+    writes.inflight = None
     assert c.controller.writes.stats["timed_out"] == 1
     assert c.controller.brokers.sessions.offsets[1] == offset
     assert not c.controller.image.brokers.get(1).fenced
@@ -42,11 +50,14 @@ def test_a_heartbeat_stuck_in_the_queue_times_out_and_the_broker_stays_unfenced(
 def test_the_queue_deadline_is_the_controllers_next_wake_up():
     c = Cluster()
     e1 = c.up(1)
-    c.controller.writes.submit("later", lambda *a: Write([], lambda: None), lambda code: None, lambda body: None,
-                               deadline_ms=c.now + 700)
-    assert c.controller.writes.next_deadline() == c.now + 700
+    writes = c.controller.writes
+    writes.inflight = _Inflight(_Op("stalled", None, None, None), Write([], lambda: None), 10**9, c.core.epoch)
+    writes.submit("later", lambda *a: Write([], lambda: None), lambda code: None, lambda body: None,
+                  timeout_ms=700)
     _, deadline = c.controller.poll(c.now)
+    assert writes.next_deadline() == c.now + 700
     assert deadline <= c.now + 700
+    writes.inflight = None
 
 
 def _topic_led_by_1(c):
