@@ -6,15 +6,14 @@ from __future__ import annotations
 import uuid
 
 from kraft_server.api.registry import CONTROLLER_APIS
-from kraft_server.controller.admin_requests import assign_dirs_op
+from kraft_server.controller.admin_requests import assign_dirs_op, create_topics_op
 from kraft_server.controller.assign_dirs import assign_dirs
 from wire.errors import ErrorCode
 from wire.messages import AssignReplicasToDirsRequest, CreateTopicsRequest
 from wire.messages.assign_replicas_to_dirs_request import DirectoryData, PartitionData, TopicData
 
-from tests.unit.test_controller_topics import run, topic
 from tests.unit.test_controller_brokers import Cluster
-from kraft_server.controller.admin_requests import create_topics_op
+from tests.unit.test_controller_topics import run, topic
 
 UNASSIGNED = uuid.UUID(int=1)
 
