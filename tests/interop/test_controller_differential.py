@@ -20,7 +20,8 @@ partition whose replica order (as roles) occurs in both runs.
 The default suite runs ours live against a Kafka dump captured with this script
 (``tests/data/controller_diff/kafka-4.3.1.dump.txt``; regenerate with
 ``python -m tests.interop.test_controller_differential capture``); the slow variant
-runs Kafka's controller live too. Differences found this way and fixed in
+runs Kafka's controller live too, with CreatePartitions and a preferred election of
+every partition added. Differences found this way and fixed in
 ``kraft_server/controller``: the ClearElrRecord that follows a ``min.insync.replicas``
 topic config in CreateTopics, and the session-expiry fence of an already fenced
 broker."""
@@ -64,8 +65,9 @@ def check_same(ours: md.Decisions, kafka: md.Decisions) -> None:
     assert len(shared_placed) >= 4, shared_placed
 
 
-def _run(side_cls, tmp_path: Path) -> scenario.Outcome:
-    out = scenario.run(side_cls(tmp_path, CLUSTER), tmp_path, CLUSTER, controlled_shutdown=True)
+def _run(side_cls, tmp_path: Path, extended: bool = False) -> scenario.Outcome:
+    out = scenario.run(side_cls(tmp_path, CLUSTER), tmp_path, CLUSTER, controlled_shutdown=True,
+                       extended=extended)
     assert out.roles == ROLES
     return out
 
@@ -79,9 +81,11 @@ def test_our_controller_decides_as_kafkas_did(tmp_path):
 def test_our_controller_decides_as_a_live_kafka_controller(tmp_path):
     (tmp_path / "kafka").mkdir()
     (tmp_path / "ours").mkdir()
-    kafka = _run(scenario.KafkaSide, tmp_path / "kafka")
-    ours = _run(scenario.OurSide, tmp_path / "ours")
-    check_same(decisions(ours.dump), decisions(kafka.dump))
+    kafka = _run(scenario.KafkaSide, tmp_path / "kafka", extended=True)
+    ours = _run(scenario.OurSide, tmp_path / "ours", extended=True)
+    a, b = decisions(ours.dump), decisions(kafka.dump)
+    check_same(a, b)
+    assert ("manual", 8) in a.stories and any(k[0] == "placed3" for k in a.stories)
 
 
 def capture() -> None:

@@ -10,8 +10,9 @@ a consumer group makes the broker create ``__consumer_offsets`` (plain CreateTop
 and an idempotent producer auto-creates a topic (Envelope, -1/-1) and asks for a
 producer id block; the broker leading most partitions is killed with SIGKILL; once
 it is fenced and its leaderships moved it is restarted, and the test waits until it
-is unfenced and back in every ISR; optionally another broker then shuts down
-(SIGTERM: controlled shutdown). The controller is stopped and its metadata log
+is unfenced and back in every ISR; ``extended``: CreatePartitions (placed and manual)
+and a preferred leader election of every partition; optionally another broker then
+shuts down (SIGTERM: controlled shutdown). The controller is stopped and its metadata log
 segments are dumped with the pinned distribution's ``kafka-dump-log
 --cluster-metadata-decoder``.
 
@@ -153,7 +154,8 @@ def _partitions(admin) -> dict[tuple[str, int], dict]:
     return out
 
 
-def run(side, workdir: Path, cluster_id: str, controlled_shutdown: bool = False) -> Outcome:
+def run(side, workdir: Path, cluster_id: str, controlled_shutdown: bool = False,
+        extended: bool = False) -> Outcome:
     from kafka import KafkaConsumer, KafkaProducer
     from kafka.admin import KafkaAdminClient
     t0 = time.monotonic()
@@ -207,6 +209,17 @@ def run(side, workdir: Path, cluster_id: str, controlled_shutdown: bool = False)
             return all(p["leader"] >= 0 and sorted(p["isr"]) == sorted(p["replicas"]) for p in ps)
         wait_for(rejoined, 120, "the victim unfenced and back in every ISR")
         roles = {"victim": victim_id}
+        if extended:
+            # CreatePartitions (placed, and manual), then a preferred election of all
+            admin.create_partitions({"placed3": 7, "manual": {"count": len(MANUAL) + 1,
+                                                              "assignments": [[B1, B0, B2]]}})
+            wait_for(lambda: sum(1 for t, _ in _partitions(admin) if t in ("placed3", "manual"))
+                     == 7 + len(MANUAL) + 1, 60, "the new partitions")
+            wait_for(lambda: all(p["leader"] >= 0 and sorted(p["isr"]) == sorted(p["replicas"])
+                                 for p in _partitions(admin).values()), 60, "the new partitions in sync")
+            admin.elect_leaders(0, None, raise_errors=False)
+            wait_for(lambda: all(p["leader"] == p["replicas"][0] for p in _partitions(admin).values()),
+                     60, "every partition led by its preferred replica")
         if controlled_shutdown:
             leaving = LEAVING
             by_id[leaving].stop(graceful=True, timeout=60)  # SIGTERM: controlled shutdown

@@ -7,8 +7,8 @@ normalised away (issue 11 f, the differential test).
 
 * ``kinds``: the set of (record type, version) written.
 * ``admin``: the ordered shapes of the batches an admin operation or the bootstrap
-  wrote (those starting with BeginTransaction, RegisterController, Topic,
-  RemoveTopic or ProducerIds), as runs of (type, version).
+  wrote (those starting with BeginTransaction, RegisterController, Topic, Partition
+  (CreatePartitions), RemoveTopic or ProducerIds), as runs of (type, version).
 * ``lifecycle``: per broker role, the ordered shapes of the batches its registration
   and heartbeats wrote (a batch belongs to the broker its RegisterBroker or
   BrokerRegistrationChange record names).
@@ -18,8 +18,9 @@ normalised away (issue 11 f, the differential test).
   replication factor, sorted leader counts, and whether it was removed.
 * ``stories``: per partition, its PartitionRecord and every PartitionChangeRecord
   after it, broker ids as role labels. For a manually placed topic the key is
-  (topic, partition); for a placed one it is (topic, labelled replica list), since
-  which broker gets which partition is random.
+  (topic, partition); for a placed one it is (topic, the admin batch that created
+  it, labelled replica list), since which broker gets which partition is random: the
+  distinct stories of one key are compared as a set.
 
 Normalisations (each one a difference two correct controllers may show):
 
@@ -53,7 +54,7 @@ from dataclasses import dataclass, field
 BATCH = re.compile(r"^baseOffset: (\d+) lastOffset: (\d+) .*isControl: (true|false)")
 PAYLOAD = re.compile(r"^\| offset: (\d+) .* payload: (\{.*\})\s*$")
 
-ADMIN_STARTS = {"BEGIN_TRANSACTION_RECORD", "REGISTER_CONTROLLER_RECORD", "TOPIC_RECORD",
+ADMIN_STARTS = {"BEGIN_TRANSACTION_RECORD", "REGISTER_CONTROLLER_RECORD", "TOPIC_RECORD", "PARTITION_RECORD",
                 "REMOVE_TOPIC_RECORD", "PRODUCER_IDS_RECORD"}
 BROKER_RECORDS = {"REGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD", "UNREGISTER_BROKER_RECORD"}
 SORTED_FIELDS = ("isr", "eligibleLeaderReplicas", "lastKnownElr")
@@ -140,6 +141,7 @@ def normalise(batches: list[Batch], roles: dict, manual_topics=()) -> Decisions:
     removed: set[str] = set()
     partitions: dict[tuple[str, int], list] = {}  # (topic, index) -> story
     fenced: dict[int, bool] = {}  # broker id -> fenced now
+    phase: dict[tuple[str, int], int] = {}  # (topic, index) -> the admin batch that created it
     for batch in batches:
         records = [r for r in batch.records if r[0] != "NO_OP_RECORD"]
         if not records:
@@ -203,6 +205,7 @@ def normalise(batches: list[Batch], roles: dict, manual_topics=()) -> Decisions:
                 topic["partitions"] += 1
                 topic["rf"].add(len(d["replicas"]))
                 partitions[(name, d["partitionId"])] = [(t, v, _partition_fields(d, labels, sort=False))]
+                phase[(name, d["partitionId"])] = len(out.admin) - 1
             elif t == "PARTITION_CHANGE_RECORD":
                 name = names.get(d["topicId"], "?")
                 partitions.setdefault((name, d["partitionId"]), []).append((t, v, _partition_fields(d, labels)))
@@ -222,10 +225,11 @@ def normalise(batches: list[Batch], roles: dict, manual_topics=()) -> Decisions:
         if name in manual_topics:
             out.stories[(name, index)] = story
         else:
-            key = (name, tuple(story[0][2]["replicas"]))
+            key = (name, phase.get((name, index), -1), tuple(story[0][2]["replicas"]))
             out.stories.setdefault(key, [])
             if story not in out.stories[key]:
                 out.stories[key].append(story)
+                out.stories[key].sort(key=repr)
     return out
 
 

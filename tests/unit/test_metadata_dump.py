@@ -49,7 +49,9 @@ def test_what_kafkas_controller_decided():
     assert story[2][2] == {"isr": ["O1", "S"], "leader": "O1", "eligibleLeaderReplicas": ["V"]}
     assert story[3][2] == {"eligibleLeaderReplicas": []}  # its unclean restart
     # an RF-1 partition on the victim: leaderless with ELR, then the last known leader, unclean
-    (rf1,) = d.stories[("placed1", ("V",))]
+    (key,) = [k for k in d.stories if k[0] == "placed1" and k[2] == ("V",)]
+    assert key[1] == 2  # created by the third admin batch (after bootstrap, controller registration)
+    (rf1,) = d.stories[key]
     assert rf1[-1][2] == {"isr": ["V"], "leader": "V", "leaderRecoveryState": 1, "lastKnownElr": []}
 
 
