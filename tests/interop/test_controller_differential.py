@@ -52,8 +52,8 @@ def decisions(dump: str) -> md.Decisions:
     return md.normalise(md.parse(dump), ROLES, manual_topics=MANUAL)
 
 
-def check_same(ours: md.Decisions, kafka: md.Decisions) -> None:
-    diffs = md.differences(ours, kafka)
+def check_same(ours: md.Decisions, kafka: md.Decisions, batches: bool = True) -> None:
+    diffs = md.differences(ours, kafka, batches)
     assert not diffs, "\n\n".join(diffs)
     # the comparison covered the decisions that matter
     assert ("CLEAR_ELR_RECORD", 0) in kafka.kinds and ("BROKER_REGISTRATION_CHANGE_RECORD", 1) in kafka.kinds
@@ -84,7 +84,7 @@ def test_our_controller_decides_as_a_live_kafka_controller(tmp_path):
     kafka = _run(scenario.KafkaSide, tmp_path / "kafka", extended=True)
     ours = _run(scenario.OurSide, tmp_path / "ours", extended=True)
     a, b = decisions(ours.dump), decisions(kafka.dump)
-    check_same(a, b)
+    check_same(a, b, batches=False)  # a live Kafka may merge operations into one batch
     assert ("manual", 8) in a.stories and any(k[0] == "placed3" for k in a.stories)
 
 

@@ -8,14 +8,15 @@ normalised away (issue 11 f, the differential test).
 * ``kinds``: the set of (record type, version) written.
 * ``admin``: the ordered shapes of the batches an admin operation or the bootstrap
   wrote (those starting with BeginTransaction, RegisterController, Topic, Partition
-  (CreatePartitions), RemoveTopic or ProducerIds), as runs of (type, version).
+  (CreatePartitions) or RemoveTopic), as runs of (type, version).
 * ``lifecycle``: per broker role, the ordered shapes of the batches its registration
   and heartbeats wrote (a batch belongs to the broker its RegisterBroker or
   BrokerRegistrationChange record names).
 * ``brokers``: per role, every RegisterBroker / BrokerRegistrationChange record's
   decision fields.
 * ``topics``: per live or deleted topic name, its configs, partition count,
-  replication factor, sorted leader counts, and whether it was removed.
+  replication factor, sorted leader counts per creating batch (placement spreads
+  leaders per request), and whether it was removed.
 * ``stories``: per partition, its PartitionRecord and every PartitionChangeRecord
   after it, broker ids as role labels. For a manually placed topic the key is
   (topic, partition); for a placed one it is (topic, the admin batch that created
@@ -32,8 +33,10 @@ Normalisations (each one a difference two correct controllers may show):
    registration of that broker; incarnation ids, directory ids (per broker:
    ``dir(V)``; ``dir(O1*)`` for any of a broker's several directories, since the
    broker picks one), hosts and ports are dropped or labelled the same way.
-4. Topic ids become topic names; ProducerIdsRecords are listed apart (``producer_ids``,
-   NextProducerId only): which broker asks first is the clients' choice.
+4. Topic ids become topic names; ProducerIdsRecords are listed apart
+   (``producer_ids``): only that each block follows the previous one by 1000 is
+   compared, since how many brokers ask for one depends on which broker the clients'
+   InitProducerId reached.
 5. ISR and ELR lists of PartitionChangeRecords are compared sorted: an ISR a leader
    sends in AlterPartition is in broker id order, and ids play different roles in
    the two runs (a PartitionRecord's ISR, the replicas' order, is kept).
@@ -41,7 +44,9 @@ Normalisations (each one a difference two correct controllers may show):
 7. A fence record for a broker that is already fenced is dropped: the session-expiry
    task writes one when a restarted broker registers but is slower than
    ``broker.session.timeout.ms`` to send its first heartbeat (timing).
-8. Heartbeat-driven repeats are not counted: ``lifecycle`` collapses identical
+8. ``differences(..., batches=False)`` (two live runs) leaves out ``lifecycle``: under
+   load Kafka's Raft client puts records of consecutive operations in one batch.
+9. Heartbeat-driven repeats are not counted: ``lifecycle`` collapses identical
    consecutive shapes, and the order between brokers is not compared (each broker's
    own order is).
 """
@@ -55,7 +60,7 @@ BATCH = re.compile(r"^baseOffset: (\d+) lastOffset: (\d+) .*isControl: (true|fal
 PAYLOAD = re.compile(r"^\| offset: (\d+) .* payload: (\{.*\})\s*$")
 
 ADMIN_STARTS = {"BEGIN_TRANSACTION_RECORD", "REGISTER_CONTROLLER_RECORD", "TOPIC_RECORD", "PARTITION_RECORD",
-                "REMOVE_TOPIC_RECORD", "PRODUCER_IDS_RECORD"}
+                "REMOVE_TOPIC_RECORD"}
 BROKER_RECORDS = {"REGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD", "UNREGISTER_BROKER_RECORD"}
 SORTED_FIELDS = ("isr", "eligibleLeaderReplicas", "lastKnownElr")
 BROKER_LIST_FIELDS = ("replicas", "isr", "removingReplicas", "addingReplicas",
@@ -210,17 +215,19 @@ def normalise(batches: list[Batch], roles: dict, manual_topics=()) -> Decisions:
                 name = names.get(d["topicId"], "?")
                 partitions.setdefault((name, d["partitionId"]), []).append((t, v, _partition_fields(d, labels)))
             elif t == "PRODUCER_IDS_RECORD":
-                out.producer_ids.append((t, v, d["nextProducerId"]))
+                n = len(out.producer_ids) + 1
+                out.producer_ids.append((t, v, d["nextProducerId"] == 1000 * n))
     for name, topic in out.topics.items():
         if name == "<cluster>":
             continue
         topic["rf"] = sorted(topic["rf"])
-        leaders: dict = {}
-        for (n, _), story in partitions.items():
+        leaders: dict = {}  # creating batch -> leader -> count
+        for (n, index), story in partitions.items():
             if n == name:
                 first = story[0][2]
-                leaders[first["leader"]] = leaders.get(first["leader"], 0) + 1
-        topic["leader_counts"] = sorted(leaders.values(), reverse=True)
+                per = leaders.setdefault(phase.get((n, index), -1), {})
+                per[first["leader"]] = per.get(first["leader"], 0) + 1
+        topic["leader_counts"] = [sorted(per.values(), reverse=True) for _, per in sorted(leaders.items())]
     for (name, index), story in sorted(partitions.items()):
         if name in manual_topics:
             out.stories[(name, index)] = story
@@ -263,22 +270,23 @@ def _partition_fields(d: dict, labels: _Labels, sort: bool = True) -> dict:
     return out
 
 
-def differences(ours: Decisions, theirs: Decisions) -> list[str]:
-    """Human-readable differences (empty when the runs decided the same)."""
+def differences(ours: Decisions, theirs: Decisions, batches: bool = True) -> list[str]:
+    """Human-readable differences (empty when the runs decided the same); ``batches``:
+    compare each broker's lifecycle batches too."""
     out = []
     if ours.kinds != theirs.kinds:
         out.append(f"record kinds: only ours {sorted(ours.kinds - theirs.kinds)}, "
                    f"only Kafka's {sorted(theirs.kinds - ours.kinds)}")
     if ours.admin != theirs.admin:
         out.append(f"admin batches:\n  ours  {ours.admin}\n  Kafka {theirs.admin}")
-    for role in sorted(set(ours.lifecycle) | set(theirs.lifecycle), key=str):
+    for role in sorted(set(ours.lifecycle) | set(theirs.lifecycle), key=str) if batches else ():
         if ours.lifecycle.get(role) != theirs.lifecycle.get(role):
             out.append(f"lifecycle of {role}:\n  ours  {ours.lifecycle.get(role)}\n  Kafka {theirs.lifecycle.get(role)}")
     for role in sorted(set(ours.brokers) | set(theirs.brokers), key=str):
         a, b = ours.brokers.get(role), theirs.brokers.get(role)
         if a != b:
             out.append(f"broker records of {role}:\n  ours  {a}\n  Kafka {b}")
-    if ours.producer_ids != theirs.producer_ids:
+    if set(ours.producer_ids) != set(theirs.producer_ids):
         out.append(f"producer ids: ours {ours.producer_ids}, Kafka {theirs.producer_ids}")
     for name in sorted(set(ours.topics) | set(theirs.topics)):
         a, b = ours.topics.get(name), theirs.topics.get(name)

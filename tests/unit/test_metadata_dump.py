@@ -39,8 +39,8 @@ def test_what_kafkas_controller_decided():
     assert d.lifecycle["V"][4] == (("PARTITION_CHANGE_RECORD", 2), ("REGISTER_BROKER_RECORD", 4))
     assert d.lifecycle["S"][-2] == (("BROKER_REGISTRATION_CHANGE_RECORD", 1), ("PARTITION_CHANGE_RECORD", 2))
     assert d.topics["doomed"]["removed"] and not d.topics["placed3"]["removed"]
-    assert d.topics["placed3"]["leader_counts"] == [2, 2, 1] and d.topics["placed3"]["clear_elr"] == 1
-    assert d.producer_ids == [("PRODUCER_IDS_RECORD", 0, 1000)]
+    assert d.topics["placed3"]["leader_counts"] == [[2, 2, 1]] and d.topics["placed3"]["clear_elr"] == 1
+    assert d.producer_ids == [("PRODUCER_IDS_RECORD", 0, True)]  # the first block: NextProducerId 1000
     # manual partition 0: replicas [V, O1, S], min ISR 3: V's fence fills the ELR
     story = d.stories[("manual", 0)]
     assert story[0][2]["replicas"] == ["V", "O1", "S"]
