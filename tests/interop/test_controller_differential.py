@@ -57,7 +57,7 @@ def check_same(ours: md.Decisions, kafka: md.Decisions, batches: bool = True) ->
     assert not diffs, "\n\n".join(diffs)
     # the comparison covered the decisions that matter
     assert ("CLEAR_ELR_RECORD", 0) in kafka.kinds and ("BROKER_REGISTRATION_CHANGE_RECORD", 1) in kafka.kinds
-    assert sum(1 for k in ours.stories if k[0] == "manual") == len(scenario.MANUAL)
+    assert sum(1 for k in ours.stories if k[0] == "manual") >= len(scenario.MANUAL)
     # the JBOD broker's AssignReplicasToDirs, recorded by both
     assert all(any("directories" in r[2] for r in ours.stories[("manual", i)][1:]) for i in scenario.MANUAL)
     assert kafka.topics["doomed"]["removed"] and "__consumer_offsets" in kafka.topics
