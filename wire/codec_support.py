@@ -177,6 +177,7 @@ class Message(Struct):
     LISTENERS: tuple = ()
     _ENC: tuple = ()
     _DEC: tuple = ()
+    _DEC_BYTES = False  # its decoders read ``bytes`` (wire.readers): other inputs are copied
 
     @classmethod
     def is_flexible(cls, version: int) -> bool:
@@ -214,12 +215,17 @@ class Message(Struct):
 
         ``records`` fields are slices of ``buf``: views, not copies, when ``buf`` is a
         memoryview, which a large ``bytes`` input (1 MiB or more) is turned into here,
-        as Kafka's MemoryRecords wraps a slice of the response buffer."""
-        if type(buf) is bytes and len(buf) >= ZERO_COPY_BYTES:
-            buf = memoryview(buf)
+        as Kafka's MemoryRecords wraps a slice of the response buffer. A message without
+        records fields whose decoders are typed (``_DEC_BYTES``) reads a ``bytes`` copy of
+        any other buffer."""
         if not (cls.MIN_VERSION <= version <= cls.MAX_VERSION):
             cls._check_version(version, DecodeError)
         try:
+            if cls._DEC_BYTES:
+                if type(buf) is not bytes:
+                    buf = bytes(buf)
+            elif type(buf) is bytes and len(buf) >= ZERO_COPY_BYTES:
+                buf = memoryview(buf)
             return cls._DEC[version - cls.MIN_VERSION](buf, pos)
         except DecodeError:
             raise
