@@ -5,8 +5,10 @@ from cpython.object cimport PyObject_GenericSetAttr
 cdef extern from *:
     """
     #define __kraft_alloc(t) PyType_GenericAlloc((PyTypeObject *)(t), 0)
+    #define __kraft_u128(s, pos) _PyLong_FromByteArray((s) + (pos), 16, 0, 0)
     """
     object _alloc "__kraft_alloc"(object cls)
+    object _u128 "__kraft_u128"(const unsigned char* s, Py_ssize_t pos)
 
 cpdef object new_object(object cls)
 
@@ -38,5 +40,5 @@ cpdef long long read_i64(bytes buf, Py_ssize_t pos) except? -1
 @cython.locals(i=Py_ssize_t, out=list)
 cpdef list read_i32_list(bytes buf, Py_ssize_t pos, Py_ssize_t n)
 
-@cython.locals(hi=cython.ulonglong, lo=cython.ulonglong)
+@cython.locals(hi=cython.ulonglong, lo=cython.ulonglong, s="const unsigned char*")
 cpdef object read_uuid(bytes buf, Py_ssize_t pos)

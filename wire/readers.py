@@ -147,8 +147,9 @@ def read_uuid(buf, pos):
         lo = _u64(buf, pos + 8)
         if hi == 0 and lo == 0:
             return _ZERO_UUID
+        s = buf
         u = _alloc(UUID)
-        PyObject_GenericSetAttr(u, "int", (int(hi) << 64) | lo)
+        PyObject_GenericSetAttr(u, "int", _u128(s, pos))
         PyObject_GenericSetAttr(u, "is_safe", _UNKNOWN)
         return u
     hi, lo = _S_QQ.unpack_from(buf, pos)
