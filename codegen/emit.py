@@ -389,14 +389,20 @@ class ModuleEmitter:
                 return
             fmt = ">" + "".join(FIXED[f.type.kind][0] for f in run)
             size = sum(FIXED[f.type.kind][1] for f in run)
-            if self.typed:
+            ind = 1
+            if self.typed:  # compiled: one C read per field; pure Python: one struct call
+                if len(run) == 1:
+                    fn.add(1, f"o.{run[0].py} = {self.read_expr(run[0].type.kind, 'p')}")
+                    fn.add(1, f"p += {size}")
+                    run.clear()
+                    return
+                fn.add(1, "if cython.compiled:")
                 at = 0
                 for f in run:
-                    fn.add(1, f"o.{f.py} = {self.read_expr(f.type.kind, f'p + {at}' if at else 'p')}")
+                    fn.add(2, f"o.{f.py} = {self.read_expr(f.type.kind, f'p + {at}' if at else 'p')}")
                     at += FIXED[f.type.kind][1]
-                fn.add(1, f"p += {size}")
-                run.clear()
-                return
+                fn.add(1, "else:")
+                ind = 2
             targets, post = [], []
             for f in run:
                 if f.type.kind == "uuid":
@@ -406,9 +412,9 @@ class ModuleEmitter:
                 else:
                     targets.append(f"o.{f.py}")
             lhs = ", ".join(targets) + ("," if len(targets) == 1 else "")
-            fn.add(1, f"{lhs} = {self.struct_const(fmt)}.unpack_from(b, p)")
+            fn.add(ind, f"{lhs} = {self.struct_const(fmt)}.unpack_from(b, p)")
             for line in post:
-                fn.add(1, line)
+                fn.add(ind, line)
             fn.add(1, f"p += {size}")
             run.clear()
 
@@ -560,6 +566,10 @@ class ModuleEmitter:
                    "    uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,\n"
                    ")\n")
         if self.typed:
+            out.append("try:  # cython.compiled is True in the module Cython builds\n"
+                       "    import cython\n"
+                       "except ImportError:\n"
+                       "    from wire import _nocython as cython\n")
             out.append("from wire.readers import (\n"
                        "    read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,\n"
                        "    read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,\n"

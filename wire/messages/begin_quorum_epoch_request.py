@@ -10,6 +10,11 @@ from wire.codec_support import (
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
+try:  # cython.compiled is True in the module Cython builds
+    import cython
+except ImportError:
+    from wire import _nocython as cython
+
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
@@ -23,6 +28,7 @@ _S_h = _SC('>h')
 _S_i = _SC('>i')
 _S_iUii = _SC('>i16sii')
 _S_ii = _SC('>ii')
+_S_iii = _SC('>iii')
 
 
 class PartitionData(_Struct):
@@ -241,9 +247,12 @@ def _e_BeginQuorumEpochRequest_v1(w, o):
 
 def _d_PartitionData_v0(b, p):
     o = _newo(PartitionData)
-    o.partition_index = _ri32(b, p)
-    o.leader_id = _ri32(b, p + 4)
-    o.leader_epoch = _ri32(b, p + 8)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.leader_id = _ri32(b, p + 4)
+        o.leader_epoch = _ri32(b, p + 8)
+    else:
+        o.partition_index, o.leader_id, o.leader_epoch = _S_iii.unpack_from(b, p)
     p += 12
     o.voter_directory_id = _ZERO_UUID
     o.unknown_tagged_fields = ()
@@ -306,10 +315,14 @@ def _d_BeginQuorumEpochRequest_v0(b, p):
 
 def _d_PartitionData_v1(b, p):
     o = _newo(PartitionData)
-    o.partition_index = _ri32(b, p)
-    o.voter_directory_id = _ruuid(b, p + 4)
-    o.leader_id = _ri32(b, p + 20)
-    o.leader_epoch = _ri32(b, p + 24)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.voter_directory_id = _ruuid(b, p + 4)
+        o.leader_id = _ri32(b, p + 20)
+        o.leader_epoch = _ri32(b, p + 24)
+    else:
+        o.partition_index, _u1, o.leader_id, o.leader_epoch = _S_iUii.unpack_from(b, p)
+        o.voter_directory_id = _uuid(_u1)
     p += 28
     o.unknown_tagged_fields = ()
     if b[p] == 0:

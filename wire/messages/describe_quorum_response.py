@@ -10,6 +10,11 @@ from wire.codec_support import (
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
+try:  # cython.compiled is True in the module Cython builds
+    import cython
+except ImportError:
+    from wire import _nocython as cython
+
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
@@ -23,7 +28,10 @@ _S_h = _SC('>h')
 _S_i = _SC('>i')
 _S_iUqqq = _SC('>i16sqqq')
 _S_ih = _SC('>ih')
+_S_ihiiq = _SC('>ihiiq')
 _S_iiq = _SC('>iiq')
+_S_iq = _SC('>iq')
+_S_iqqq = _SC('>iqqq')
 _S_q = _SC('>q')
 _S_qqq = _SC('>qqq')
 
@@ -538,8 +546,11 @@ def _e_DescribeQuorumResponse_v3(w, o):
 
 def _d_ReplicaState_v0(b, p):
     o = _newo(ReplicaState)
-    o.replica_id = _ri32(b, p)
-    o.log_end_offset = _ri64(b, p + 4)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.log_end_offset = _ri64(b, p + 4)
+    else:
+        o.replica_id, o.log_end_offset = _S_iq.unpack_from(b, p)
     p += 12
     o.replica_directory_id = _ZERO_UUID
     o.last_fetch_timestamp = -1
@@ -564,11 +575,14 @@ def _d_ReplicaState_v0(b, p):
 
 def _d_PartitionData_v0(b, p):
     o = _newo(PartitionData)
-    o.partition_index = _ri32(b, p)
-    o.error_code = _ri16(b, p + 4)
-    o.leader_id = _ri32(b, p + 6)
-    o.leader_epoch = _ri32(b, p + 10)
-    o.high_watermark = _ri64(b, p + 14)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.error_code = _ri16(b, p + 4)
+        o.leader_id = _ri32(b, p + 6)
+        o.leader_epoch = _ri32(b, p + 10)
+        o.high_watermark = _ri64(b, p + 14)
+    else:
+        o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark = _S_ihiiq.unpack_from(b, p)
     p += 22
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -695,10 +709,13 @@ def _d_DescribeQuorumResponse_v0(b, p):
 
 def _d_ReplicaState_v1(b, p):
     o = _newo(ReplicaState)
-    o.replica_id = _ri32(b, p)
-    o.log_end_offset = _ri64(b, p + 4)
-    o.last_fetch_timestamp = _ri64(b, p + 12)
-    o.last_caught_up_timestamp = _ri64(b, p + 20)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.log_end_offset = _ri64(b, p + 4)
+        o.last_fetch_timestamp = _ri64(b, p + 12)
+        o.last_caught_up_timestamp = _ri64(b, p + 20)
+    else:
+        o.replica_id, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp = _S_iqqq.unpack_from(b, p)
     p += 28
     o.replica_directory_id = _ZERO_UUID
     o.unknown_tagged_fields = ()
@@ -721,11 +738,14 @@ def _d_ReplicaState_v1(b, p):
 
 def _d_PartitionData_v1(b, p):
     o = _newo(PartitionData)
-    o.partition_index = _ri32(b, p)
-    o.error_code = _ri16(b, p + 4)
-    o.leader_id = _ri32(b, p + 6)
-    o.leader_epoch = _ri32(b, p + 10)
-    o.high_watermark = _ri64(b, p + 14)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.error_code = _ri16(b, p + 4)
+        o.leader_id = _ri32(b, p + 6)
+        o.leader_epoch = _ri32(b, p + 10)
+        o.high_watermark = _ri64(b, p + 14)
+    else:
+        o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark = _S_ihiiq.unpack_from(b, p)
     p += 22
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -852,11 +872,15 @@ def _d_DescribeQuorumResponse_v1(b, p):
 
 def _d_ReplicaState_v2(b, p):
     o = _newo(ReplicaState)
-    o.replica_id = _ri32(b, p)
-    o.replica_directory_id = _ruuid(b, p + 4)
-    o.log_end_offset = _ri64(b, p + 20)
-    o.last_fetch_timestamp = _ri64(b, p + 28)
-    o.last_caught_up_timestamp = _ri64(b, p + 36)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.replica_directory_id = _ruuid(b, p + 4)
+        o.log_end_offset = _ri64(b, p + 20)
+        o.last_fetch_timestamp = _ri64(b, p + 28)
+        o.last_caught_up_timestamp = _ri64(b, p + 36)
+    else:
+        o.replica_id, _u1, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp = _S_iUqqq.unpack_from(b, p)
+        o.replica_directory_id = _uuid(_u1)
     p += 44
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -878,8 +902,11 @@ def _d_ReplicaState_v2(b, p):
 
 def _d_PartitionData_v2(b, p):
     o = _newo(PartitionData)
-    o.partition_index = _ri32(b, p)
-    o.error_code = _ri16(b, p + 4)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.error_code = _ri16(b, p + 4)
+    else:
+        o.partition_index, o.error_code = _S_ih.unpack_from(b, p)
     p += 6
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -892,9 +919,12 @@ def _d_PartitionData_v2(b, p):
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         o.error_message = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    o.leader_id = _ri32(b, p)
-    o.leader_epoch = _ri32(b, p + 4)
-    o.high_watermark = _ri64(b, p + 8)
+    if cython.compiled:
+        o.leader_id = _ri32(b, p)
+        o.leader_epoch = _ri32(b, p + 4)
+        o.high_watermark = _ri64(b, p + 8)
+    else:
+        o.leader_id, o.leader_epoch, o.high_watermark = _S_iiq.unpack_from(b, p)
     p += 16
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -1119,8 +1149,11 @@ def _d_DescribeQuorumResponse_v2(b, p):
 
 def _d_PartitionData_v3(b, p):
     o = _newo(PartitionData)
-    o.partition_index = _ri32(b, p)
-    o.error_code = _ri16(b, p + 4)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.error_code = _ri16(b, p + 4)
+    else:
+        o.partition_index, o.error_code = _S_ih.unpack_from(b, p)
     p += 6
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1133,9 +1166,12 @@ def _d_PartitionData_v3(b, p):
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         o.error_message = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    o.leader_id = _ri32(b, p)
-    o.leader_epoch = _ri32(b, p + 4)
-    o.high_watermark = _ri64(b, p + 8)
+    if cython.compiled:
+        o.leader_id = _ri32(b, p)
+        o.leader_epoch = _ri32(b, p + 4)
+        o.high_watermark = _ri64(b, p + 8)
+    else:
+        o.leader_id, o.leader_epoch, o.high_watermark = _S_iiq.unpack_from(b, p)
     p += 16
     _n3 = b[p] - 1
     if _n3 < 127: p += 1

@@ -10,6 +10,11 @@ from wire.codec_support import (
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
+try:  # cython.compiled is True in the module Cython builds
+    import cython
+except ImportError:
+    from wire import _nocython as cython
+
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
@@ -277,9 +282,12 @@ def _e_EndQuorumEpochRequest_v1(w, o):
 
 def _d_PartitionData_v0(b, p):
     o = _newo(PartitionData)
-    o.partition_index = _ri32(b, p)
-    o.leader_id = _ri32(b, p + 4)
-    o.leader_epoch = _ri32(b, p + 8)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.leader_id = _ri32(b, p + 4)
+        o.leader_epoch = _ri32(b, p + 8)
+    else:
+        o.partition_index, o.leader_id, o.leader_epoch = _S_iii.unpack_from(b, p)
     p += 12
     _n1 = _ri32(b, p)
     p += 4
@@ -349,8 +357,12 @@ def _d_EndQuorumEpochRequest_v0(b, p):
 
 def _d_ReplicaInfo_v1(b, p):
     o = _newo(ReplicaInfo)
-    o.candidate_id = _ri32(b, p)
-    o.candidate_directory_id = _ruuid(b, p + 4)
+    if cython.compiled:
+        o.candidate_id = _ri32(b, p)
+        o.candidate_directory_id = _ruuid(b, p + 4)
+    else:
+        o.candidate_id, _u1 = _S_iU.unpack_from(b, p)
+        o.candidate_directory_id = _uuid(_u1)
     p += 20
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -372,9 +384,12 @@ def _d_ReplicaInfo_v1(b, p):
 
 def _d_PartitionData_v1(b, p):
     o = _newo(PartitionData)
-    o.partition_index = _ri32(b, p)
-    o.leader_id = _ri32(b, p + 4)
-    o.leader_epoch = _ri32(b, p + 8)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.leader_id = _ri32(b, p + 4)
+        o.leader_epoch = _ri32(b, p + 8)
+    else:
+        o.partition_index, o.leader_id, o.leader_epoch = _S_iii.unpack_from(b, p)
     p += 12
     _n1 = b[p] - 1
     if _n1 < 127: p += 1

@@ -10,6 +10,11 @@ from wire.codec_support import (
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
+try:  # cython.compiled is True in the module Cython builds
+    import cython
+except ImportError:
+    from wire import _nocython as cython
+
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
@@ -218,10 +223,13 @@ def _e_EndQuorumEpochResponse_v1(w, o):
 
 def _d_PartitionData_v0(b, p):
     o = _newo(PartitionData)
-    o.partition_index = _ri32(b, p)
-    o.error_code = _ri16(b, p + 4)
-    o.leader_id = _ri32(b, p + 6)
-    o.leader_epoch = _ri32(b, p + 10)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.error_code = _ri16(b, p + 4)
+        o.leader_id = _ri32(b, p + 6)
+        o.leader_epoch = _ri32(b, p + 10)
+    else:
+        o.partition_index, o.error_code, o.leader_id, o.leader_epoch = _S_ihii.unpack_from(b, p)
     p += 14
     o.unknown_tagged_fields = ()
     return o, p
@@ -275,10 +283,13 @@ def _d_EndQuorumEpochResponse_v0(b, p):
 
 def _d_PartitionData_v1(b, p):
     o = _newo(PartitionData)
-    o.partition_index = _ri32(b, p)
-    o.error_code = _ri16(b, p + 4)
-    o.leader_id = _ri32(b, p + 6)
-    o.leader_epoch = _ri32(b, p + 10)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.error_code = _ri16(b, p + 4)
+        o.leader_id = _ri32(b, p + 6)
+        o.leader_epoch = _ri32(b, p + 10)
+    else:
+        o.partition_index, o.error_code, o.leader_id, o.leader_epoch = _S_ihii.unpack_from(b, p)
     p += 14
     o.unknown_tagged_fields = ()
     if b[p] == 0:

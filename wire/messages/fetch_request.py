@@ -10,6 +10,11 @@ from wire.codec_support import (
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
+try:  # cython.compiled is True in the module Cython builds
+    import cython
+except ImportError:
+    from wire import _nocython as cython
+
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
@@ -23,9 +28,14 @@ _S_h = _SC('>h')
 _S_i = _SC('>i')
 _S_iiib = _SC('>iiib')
 _S_iiibii = _SC('>iiibii')
+_S_iiiib = _SC('>iiiib')
+_S_iiiibii = _SC('>iiiibii')
 _S_iiq = _SC('>iiq')
 _S_iiqiqi = _SC('>iiqiqi')
+_S_iiqqi = _SC('>iiqqi')
 _S_iq = _SC('>iq')
+_S_iqi = _SC('>iqi')
+_S_iqqi = _SC('>iqqi')
 _S_q = _SC('>q')
 _S_qi = _SC('>qi')
 _A_i = _ARRAYS['i']
@@ -1099,9 +1109,12 @@ def _e_FetchRequest_v18(w, o):
 
 def _d_FetchPartition_v4(b, p):
     o = _newo(FetchPartition)
-    o.partition = _ri32(b, p)
-    o.fetch_offset = _ri64(b, p + 4)
-    o.partition_max_bytes = _ri32(b, p + 12)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.fetch_offset = _ri64(b, p + 4)
+        o.partition_max_bytes = _ri32(b, p + 12)
+    else:
+        o.partition, o.fetch_offset, o.partition_max_bytes = _S_iqi.unpack_from(b, p)
     p += 16
     o.current_leader_epoch = -1
     o.last_fetched_epoch = -1
@@ -1141,11 +1154,14 @@ def _d_FetchTopic_v4(b, p):
 
 def _d_FetchRequest_v4(b, p):
     o = _newo(FetchRequest)
-    o.replica_id = _ri32(b, p)
-    o.max_wait_ms = _ri32(b, p + 4)
-    o.min_bytes = _ri32(b, p + 8)
-    o.max_bytes = _ri32(b, p + 12)
-    o.isolation_level = _ri8(b, p + 16)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.max_wait_ms = _ri32(b, p + 4)
+        o.min_bytes = _ri32(b, p + 8)
+        o.max_bytes = _ri32(b, p + 12)
+        o.isolation_level = _ri8(b, p + 16)
+    else:
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level = _S_iiiib.unpack_from(b, p)
     p += 17
     _n1 = _ri32(b, p)
     p += 4
@@ -1170,10 +1186,13 @@ def _d_FetchRequest_v4(b, p):
 
 def _d_FetchPartition_v5(b, p):
     o = _newo(FetchPartition)
-    o.partition = _ri32(b, p)
-    o.fetch_offset = _ri64(b, p + 4)
-    o.log_start_offset = _ri64(b, p + 12)
-    o.partition_max_bytes = _ri32(b, p + 20)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.fetch_offset = _ri64(b, p + 4)
+        o.log_start_offset = _ri64(b, p + 12)
+        o.partition_max_bytes = _ri32(b, p + 20)
+    else:
+        o.partition, o.fetch_offset, o.log_start_offset, o.partition_max_bytes = _S_iqqi.unpack_from(b, p)
     p += 24
     o.current_leader_epoch = -1
     o.last_fetched_epoch = -1
@@ -1212,11 +1231,14 @@ def _d_FetchTopic_v5(b, p):
 
 def _d_FetchRequest_v5(b, p):
     o = _newo(FetchRequest)
-    o.replica_id = _ri32(b, p)
-    o.max_wait_ms = _ri32(b, p + 4)
-    o.min_bytes = _ri32(b, p + 8)
-    o.max_bytes = _ri32(b, p + 12)
-    o.isolation_level = _ri8(b, p + 16)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.max_wait_ms = _ri32(b, p + 4)
+        o.min_bytes = _ri32(b, p + 8)
+        o.max_bytes = _ri32(b, p + 12)
+        o.isolation_level = _ri8(b, p + 16)
+    else:
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level = _S_iiiib.unpack_from(b, p)
     p += 17
     _n1 = _ri32(b, p)
     p += 4
@@ -1265,13 +1287,16 @@ def _d_ForgottenTopic_v7(b, p):
 
 def _d_FetchRequest_v7(b, p):
     o = _newo(FetchRequest)
-    o.replica_id = _ri32(b, p)
-    o.max_wait_ms = _ri32(b, p + 4)
-    o.min_bytes = _ri32(b, p + 8)
-    o.max_bytes = _ri32(b, p + 12)
-    o.isolation_level = _ri8(b, p + 16)
-    o.session_id = _ri32(b, p + 17)
-    o.session_epoch = _ri32(b, p + 21)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.max_wait_ms = _ri32(b, p + 4)
+        o.min_bytes = _ri32(b, p + 8)
+        o.max_bytes = _ri32(b, p + 12)
+        o.isolation_level = _ri8(b, p + 16)
+        o.session_id = _ri32(b, p + 17)
+        o.session_epoch = _ri32(b, p + 21)
+    else:
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
     _n1 = _ri32(b, p)
     p += 4
@@ -1304,11 +1329,14 @@ def _d_FetchRequest_v7(b, p):
 
 def _d_FetchPartition_v9(b, p):
     o = _newo(FetchPartition)
-    o.partition = _ri32(b, p)
-    o.current_leader_epoch = _ri32(b, p + 4)
-    o.fetch_offset = _ri64(b, p + 8)
-    o.log_start_offset = _ri64(b, p + 16)
-    o.partition_max_bytes = _ri32(b, p + 24)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.current_leader_epoch = _ri32(b, p + 4)
+        o.fetch_offset = _ri64(b, p + 8)
+        o.log_start_offset = _ri64(b, p + 16)
+        o.partition_max_bytes = _ri32(b, p + 24)
+    else:
+        o.partition, o.current_leader_epoch, o.fetch_offset, o.log_start_offset, o.partition_max_bytes = _S_iiqqi.unpack_from(b, p)
     p += 28
     o.last_fetched_epoch = -1
     o.replica_directory_id = _ZERO_UUID
@@ -1346,13 +1374,16 @@ def _d_FetchTopic_v9(b, p):
 
 def _d_FetchRequest_v9(b, p):
     o = _newo(FetchRequest)
-    o.replica_id = _ri32(b, p)
-    o.max_wait_ms = _ri32(b, p + 4)
-    o.min_bytes = _ri32(b, p + 8)
-    o.max_bytes = _ri32(b, p + 12)
-    o.isolation_level = _ri8(b, p + 16)
-    o.session_id = _ri32(b, p + 17)
-    o.session_epoch = _ri32(b, p + 21)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.max_wait_ms = _ri32(b, p + 4)
+        o.min_bytes = _ri32(b, p + 8)
+        o.max_bytes = _ri32(b, p + 12)
+        o.isolation_level = _ri8(b, p + 16)
+        o.session_id = _ri32(b, p + 17)
+        o.session_epoch = _ri32(b, p + 21)
+    else:
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
     _n1 = _ri32(b, p)
     p += 4
@@ -1385,13 +1416,16 @@ def _d_FetchRequest_v9(b, p):
 
 def _d_FetchRequest_v11(b, p):
     o = _newo(FetchRequest)
-    o.replica_id = _ri32(b, p)
-    o.max_wait_ms = _ri32(b, p + 4)
-    o.min_bytes = _ri32(b, p + 8)
-    o.max_bytes = _ri32(b, p + 12)
-    o.isolation_level = _ri8(b, p + 16)
-    o.session_id = _ri32(b, p + 17)
-    o.session_epoch = _ri32(b, p + 21)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.max_wait_ms = _ri32(b, p + 4)
+        o.min_bytes = _ri32(b, p + 8)
+        o.max_bytes = _ri32(b, p + 12)
+        o.isolation_level = _ri8(b, p + 16)
+        o.session_id = _ri32(b, p + 17)
+        o.session_epoch = _ri32(b, p + 21)
+    else:
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
     _n1 = _ri32(b, p)
     p += 4
@@ -1432,12 +1466,15 @@ def _d_FetchRequest_v11(b, p):
 
 def _d_FetchPartition_v12(b, p):
     o = _newo(FetchPartition)
-    o.partition = _ri32(b, p)
-    o.current_leader_epoch = _ri32(b, p + 4)
-    o.fetch_offset = _ri64(b, p + 8)
-    o.last_fetched_epoch = _ri32(b, p + 16)
-    o.log_start_offset = _ri64(b, p + 20)
-    o.partition_max_bytes = _ri32(b, p + 28)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.current_leader_epoch = _ri32(b, p + 4)
+        o.fetch_offset = _ri64(b, p + 8)
+        o.last_fetched_epoch = _ri32(b, p + 16)
+        o.log_start_offset = _ri64(b, p + 20)
+        o.partition_max_bytes = _ri32(b, p + 28)
+    else:
+        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.replica_directory_id = _ZERO_UUID
     o.high_watermark = 9223372036854775807
@@ -1549,13 +1586,16 @@ def _d_ForgottenTopic_v12(b, p):
 
 def _d_FetchRequest_v12(b, p):
     o = _newo(FetchRequest)
-    o.replica_id = _ri32(b, p)
-    o.max_wait_ms = _ri32(b, p + 4)
-    o.min_bytes = _ri32(b, p + 8)
-    o.max_bytes = _ri32(b, p + 12)
-    o.isolation_level = _ri8(b, p + 16)
-    o.session_id = _ri32(b, p + 17)
-    o.session_epoch = _ri32(b, p + 21)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.max_wait_ms = _ri32(b, p + 4)
+        o.min_bytes = _ri32(b, p + 8)
+        o.max_bytes = _ri32(b, p + 12)
+        o.isolation_level = _ri8(b, p + 16)
+        o.session_id = _ri32(b, p + 17)
+        o.session_epoch = _ri32(b, p + 21)
+    else:
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1629,12 +1669,15 @@ def _d_FetchRequest_v12(b, p):
 
 def _d_FetchPartition_v13(b, p):
     o = _newo(FetchPartition)
-    o.partition = _ri32(b, p)
-    o.current_leader_epoch = _ri32(b, p + 4)
-    o.fetch_offset = _ri64(b, p + 8)
-    o.last_fetched_epoch = _ri32(b, p + 16)
-    o.log_start_offset = _ri64(b, p + 20)
-    o.partition_max_bytes = _ri32(b, p + 28)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.current_leader_epoch = _ri32(b, p + 4)
+        o.fetch_offset = _ri64(b, p + 8)
+        o.last_fetched_epoch = _ri32(b, p + 16)
+        o.log_start_offset = _ri64(b, p + 20)
+        o.partition_max_bytes = _ri32(b, p + 28)
+    else:
+        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.replica_directory_id = _ZERO_UUID
     o.high_watermark = 9223372036854775807
@@ -1728,13 +1771,16 @@ def _d_ForgottenTopic_v13(b, p):
 
 def _d_FetchRequest_v13(b, p):
     o = _newo(FetchRequest)
-    o.replica_id = _ri32(b, p)
-    o.max_wait_ms = _ri32(b, p + 4)
-    o.min_bytes = _ri32(b, p + 8)
-    o.max_bytes = _ri32(b, p + 12)
-    o.isolation_level = _ri8(b, p + 16)
-    o.session_id = _ri32(b, p + 17)
-    o.session_epoch = _ri32(b, p + 21)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.max_wait_ms = _ri32(b, p + 4)
+        o.min_bytes = _ri32(b, p + 8)
+        o.max_bytes = _ri32(b, p + 12)
+        o.isolation_level = _ri8(b, p + 16)
+        o.session_id = _ri32(b, p + 17)
+        o.session_epoch = _ri32(b, p + 21)
+    else:
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1808,12 +1854,15 @@ def _d_FetchRequest_v13(b, p):
 
 def _d_FetchPartition_v14(b, p):
     o = _newo(FetchPartition)
-    o.partition = _ri32(b, p)
-    o.current_leader_epoch = _ri32(b, p + 4)
-    o.fetch_offset = _ri64(b, p + 8)
-    o.last_fetched_epoch = _ri32(b, p + 16)
-    o.log_start_offset = _ri64(b, p + 20)
-    o.partition_max_bytes = _ri32(b, p + 28)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.current_leader_epoch = _ri32(b, p + 4)
+        o.fetch_offset = _ri64(b, p + 8)
+        o.last_fetched_epoch = _ri32(b, p + 16)
+        o.log_start_offset = _ri64(b, p + 20)
+        o.partition_max_bytes = _ri32(b, p + 28)
+    else:
+        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.replica_directory_id = _ZERO_UUID
     o.high_watermark = 9223372036854775807
@@ -1875,13 +1924,16 @@ def _d_FetchTopic_v14(b, p):
 
 def _d_FetchRequest_v14(b, p):
     o = _newo(FetchRequest)
-    o.replica_id = _ri32(b, p)
-    o.max_wait_ms = _ri32(b, p + 4)
-    o.min_bytes = _ri32(b, p + 8)
-    o.max_bytes = _ri32(b, p + 12)
-    o.isolation_level = _ri8(b, p + 16)
-    o.session_id = _ri32(b, p + 17)
-    o.session_epoch = _ri32(b, p + 21)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.max_wait_ms = _ri32(b, p + 4)
+        o.min_bytes = _ri32(b, p + 8)
+        o.max_bytes = _ri32(b, p + 12)
+        o.isolation_level = _ri8(b, p + 16)
+        o.session_id = _ri32(b, p + 17)
+        o.session_epoch = _ri32(b, p + 21)
+    else:
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1955,12 +2007,15 @@ def _d_FetchRequest_v14(b, p):
 
 def _d_FetchPartition_v15(b, p):
     o = _newo(FetchPartition)
-    o.partition = _ri32(b, p)
-    o.current_leader_epoch = _ri32(b, p + 4)
-    o.fetch_offset = _ri64(b, p + 8)
-    o.last_fetched_epoch = _ri32(b, p + 16)
-    o.log_start_offset = _ri64(b, p + 20)
-    o.partition_max_bytes = _ri32(b, p + 28)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.current_leader_epoch = _ri32(b, p + 4)
+        o.fetch_offset = _ri64(b, p + 8)
+        o.last_fetched_epoch = _ri32(b, p + 16)
+        o.log_start_offset = _ri64(b, p + 20)
+        o.partition_max_bytes = _ri32(b, p + 28)
+    else:
+        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.replica_directory_id = _ZERO_UUID
     o.high_watermark = 9223372036854775807
@@ -2022,8 +2077,11 @@ def _d_FetchTopic_v15(b, p):
 
 def _d_ReplicaState_v15(b, p):
     o = _newo(ReplicaState)
-    o.replica_id = _ri32(b, p)
-    o.replica_epoch = _ri64(b, p + 4)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.replica_epoch = _ri64(b, p + 4)
+    else:
+        o.replica_id, o.replica_epoch = _S_iq.unpack_from(b, p)
     p += 12
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -2045,12 +2103,15 @@ def _d_ReplicaState_v15(b, p):
 
 def _d_FetchRequest_v15(b, p):
     o = _newo(FetchRequest)
-    o.max_wait_ms = _ri32(b, p)
-    o.min_bytes = _ri32(b, p + 4)
-    o.max_bytes = _ri32(b, p + 8)
-    o.isolation_level = _ri8(b, p + 12)
-    o.session_id = _ri32(b, p + 13)
-    o.session_epoch = _ri32(b, p + 17)
+    if cython.compiled:
+        o.max_wait_ms = _ri32(b, p)
+        o.min_bytes = _ri32(b, p + 4)
+        o.max_bytes = _ri32(b, p + 8)
+        o.isolation_level = _ri8(b, p + 12)
+        o.session_id = _ri32(b, p + 13)
+        o.session_epoch = _ri32(b, p + 17)
+    else:
+        o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
     p += 21
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2125,12 +2186,15 @@ def _d_FetchRequest_v15(b, p):
 
 def _d_FetchPartition_v16(b, p):
     o = _newo(FetchPartition)
-    o.partition = _ri32(b, p)
-    o.current_leader_epoch = _ri32(b, p + 4)
-    o.fetch_offset = _ri64(b, p + 8)
-    o.last_fetched_epoch = _ri32(b, p + 16)
-    o.log_start_offset = _ri64(b, p + 20)
-    o.partition_max_bytes = _ri32(b, p + 28)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.current_leader_epoch = _ri32(b, p + 4)
+        o.fetch_offset = _ri64(b, p + 8)
+        o.last_fetched_epoch = _ri32(b, p + 16)
+        o.log_start_offset = _ri64(b, p + 20)
+        o.partition_max_bytes = _ri32(b, p + 28)
+    else:
+        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.replica_directory_id = _ZERO_UUID
     o.high_watermark = 9223372036854775807
@@ -2192,12 +2256,15 @@ def _d_FetchTopic_v16(b, p):
 
 def _d_FetchRequest_v16(b, p):
     o = _newo(FetchRequest)
-    o.max_wait_ms = _ri32(b, p)
-    o.min_bytes = _ri32(b, p + 4)
-    o.max_bytes = _ri32(b, p + 8)
-    o.isolation_level = _ri8(b, p + 12)
-    o.session_id = _ri32(b, p + 13)
-    o.session_epoch = _ri32(b, p + 17)
+    if cython.compiled:
+        o.max_wait_ms = _ri32(b, p)
+        o.min_bytes = _ri32(b, p + 4)
+        o.max_bytes = _ri32(b, p + 8)
+        o.isolation_level = _ri8(b, p + 12)
+        o.session_id = _ri32(b, p + 13)
+        o.session_epoch = _ri32(b, p + 17)
+    else:
+        o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
     p += 21
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2272,12 +2339,15 @@ def _d_FetchRequest_v16(b, p):
 
 def _d_FetchPartition_v17(b, p):
     o = _newo(FetchPartition)
-    o.partition = _ri32(b, p)
-    o.current_leader_epoch = _ri32(b, p + 4)
-    o.fetch_offset = _ri64(b, p + 8)
-    o.last_fetched_epoch = _ri32(b, p + 16)
-    o.log_start_offset = _ri64(b, p + 20)
-    o.partition_max_bytes = _ri32(b, p + 28)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.current_leader_epoch = _ri32(b, p + 4)
+        o.fetch_offset = _ri64(b, p + 8)
+        o.last_fetched_epoch = _ri32(b, p + 16)
+        o.log_start_offset = _ri64(b, p + 20)
+        o.partition_max_bytes = _ri32(b, p + 28)
+    else:
+        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.high_watermark = 9223372036854775807
     o.replica_directory_id = _ZERO_UUID
@@ -2342,12 +2412,15 @@ def _d_FetchTopic_v17(b, p):
 
 def _d_FetchRequest_v17(b, p):
     o = _newo(FetchRequest)
-    o.max_wait_ms = _ri32(b, p)
-    o.min_bytes = _ri32(b, p + 4)
-    o.max_bytes = _ri32(b, p + 8)
-    o.isolation_level = _ri8(b, p + 12)
-    o.session_id = _ri32(b, p + 13)
-    o.session_epoch = _ri32(b, p + 17)
+    if cython.compiled:
+        o.max_wait_ms = _ri32(b, p)
+        o.min_bytes = _ri32(b, p + 4)
+        o.max_bytes = _ri32(b, p + 8)
+        o.isolation_level = _ri8(b, p + 12)
+        o.session_id = _ri32(b, p + 13)
+        o.session_epoch = _ri32(b, p + 17)
+    else:
+        o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
     p += 21
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2422,12 +2495,15 @@ def _d_FetchRequest_v17(b, p):
 
 def _d_FetchPartition_v18(b, p):
     o = _newo(FetchPartition)
-    o.partition = _ri32(b, p)
-    o.current_leader_epoch = _ri32(b, p + 4)
-    o.fetch_offset = _ri64(b, p + 8)
-    o.last_fetched_epoch = _ri32(b, p + 16)
-    o.log_start_offset = _ri64(b, p + 20)
-    o.partition_max_bytes = _ri32(b, p + 28)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.current_leader_epoch = _ri32(b, p + 4)
+        o.fetch_offset = _ri64(b, p + 8)
+        o.last_fetched_epoch = _ri32(b, p + 16)
+        o.log_start_offset = _ri64(b, p + 20)
+        o.partition_max_bytes = _ri32(b, p + 28)
+    else:
+        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.replica_directory_id = _ZERO_UUID
     o.high_watermark = 9223372036854775807
@@ -2493,12 +2569,15 @@ def _d_FetchTopic_v18(b, p):
 
 def _d_FetchRequest_v18(b, p):
     o = _newo(FetchRequest)
-    o.max_wait_ms = _ri32(b, p)
-    o.min_bytes = _ri32(b, p + 4)
-    o.max_bytes = _ri32(b, p + 8)
-    o.isolation_level = _ri8(b, p + 12)
-    o.session_id = _ri32(b, p + 13)
-    o.session_epoch = _ri32(b, p + 17)
+    if cython.compiled:
+        o.max_wait_ms = _ri32(b, p)
+        o.min_bytes = _ri32(b, p + 4)
+        o.max_bytes = _ri32(b, p + 8)
+        o.isolation_level = _ri8(b, p + 12)
+        o.session_id = _ri32(b, p + 13)
+        o.session_epoch = _ri32(b, p + 17)
+    else:
+        o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
     p += 21
     _n1 = b[p] - 1
     if _n1 < 127: p += 1

@@ -10,6 +10,11 @@ from wire.codec_support import (
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
+try:  # cython.compiled is True in the module Cython builds
+    import cython
+except ImportError:
+    from wire import _nocython as cython
+
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
@@ -246,8 +251,11 @@ def _e_FetchSnapshotRequest_v1(w, o):
 
 def _d_SnapshotId_v0(b, p):
     o = _newo(SnapshotId)
-    o.end_offset = _ri64(b, p)
-    o.epoch = _ri32(b, p + 8)
+    if cython.compiled:
+        o.end_offset = _ri64(b, p)
+        o.epoch = _ri32(b, p + 8)
+    else:
+        o.end_offset, o.epoch = _S_qi.unpack_from(b, p)
     p += 12
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -269,8 +277,11 @@ def _d_SnapshotId_v0(b, p):
 
 def _d_PartitionSnapshot_v0(b, p):
     o = _newo(PartitionSnapshot)
-    o.partition = _ri32(b, p)
-    o.current_leader_epoch = _ri32(b, p + 4)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.current_leader_epoch = _ri32(b, p + 4)
+    else:
+        o.partition, o.current_leader_epoch = _S_ii.unpack_from(b, p)
     p += 8
     o.snapshot_id, p = _d_SnapshotId_v0(b, p)
     o.position = _ri64(b, p)
@@ -342,8 +353,11 @@ def _d_TopicSnapshot_v0(b, p):
 
 def _d_FetchSnapshotRequest_v0(b, p):
     o = _newo(FetchSnapshotRequest)
-    o.replica_id = _ri32(b, p)
-    o.max_bytes = _ri32(b, p + 4)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.max_bytes = _ri32(b, p + 4)
+    else:
+        o.replica_id, o.max_bytes = _S_ii.unpack_from(b, p)
     p += 8
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -391,8 +405,11 @@ def _d_FetchSnapshotRequest_v0(b, p):
 
 def _d_PartitionSnapshot_v1(b, p):
     o = _newo(PartitionSnapshot)
-    o.partition = _ri32(b, p)
-    o.current_leader_epoch = _ri32(b, p + 4)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.current_leader_epoch = _ri32(b, p + 4)
+    else:
+        o.partition, o.current_leader_epoch = _S_ii.unpack_from(b, p)
     p += 8
     o.snapshot_id, p = _d_SnapshotId_v0(b, p)
     o.position = _ri64(b, p)
@@ -465,8 +482,11 @@ def _d_TopicSnapshot_v1(b, p):
 
 def _d_FetchSnapshotRequest_v1(b, p):
     o = _newo(FetchSnapshotRequest)
-    o.replica_id = _ri32(b, p)
-    o.max_bytes = _ri32(b, p + 4)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.max_bytes = _ri32(b, p + 4)
+    else:
+        o.replica_id, o.max_bytes = _S_ii.unpack_from(b, p)
     p += 8
     _n1 = b[p] - 1
     if _n1 < 127: p += 1

@@ -34,10 +34,10 @@ cpdef tuple _d_MetadataResponseTopic_v0(bytes b, Py_ssize_t p)
 @cython.locals(_=Py_ssize_t, _end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t)
 cpdef tuple _d_MetadataResponseTopic_v1(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _size=Py_ssize_t)
 cpdef tuple _d_MetadataResponseTopic_v10(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _size=Py_ssize_t)
 cpdef tuple _d_MetadataResponseTopic_v12(bytes b, Py_ssize_t p)
 
 @cython.locals(_=Py_ssize_t, _end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t)

@@ -10,6 +10,11 @@ from wire.codec_support import (
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
+try:  # cython.compiled is True in the module Cython builds
+    import cython
+except ImportError:
+    from wire import _nocython as cython
+
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
@@ -1230,9 +1235,12 @@ def _d_MetadataResponseBroker_v0(b, p):
 
 def _d_MetadataResponsePartition_v0(b, p):
     o = _newo(MetadataResponsePartition)
-    o.error_code = _ri16(b, p)
-    o.partition_index = _ri32(b, p + 2)
-    o.leader_id = _ri32(b, p + 6)
+    if cython.compiled:
+        o.error_code = _ri16(b, p)
+        o.partition_index = _ri32(b, p + 2)
+        o.leader_id = _ri32(b, p + 6)
+    else:
+        o.error_code, o.partition_index, o.leader_id = _S_hii.unpack_from(b, p)
     p += 10
     _n1 = _ri32(b, p)
     p += 4
@@ -1501,9 +1509,12 @@ def _d_MetadataResponse_v3(b, p):
 
 def _d_MetadataResponsePartition_v5(b, p):
     o = _newo(MetadataResponsePartition)
-    o.error_code = _ri16(b, p)
-    o.partition_index = _ri32(b, p + 2)
-    o.leader_id = _ri32(b, p + 6)
+    if cython.compiled:
+        o.error_code = _ri16(b, p)
+        o.partition_index = _ri32(b, p + 2)
+        o.leader_id = _ri32(b, p + 6)
+    else:
+        o.error_code, o.partition_index, o.leader_id = _S_hii.unpack_from(b, p)
     p += 10
     _n1 = _ri32(b, p)
     p += 4
@@ -1611,10 +1622,13 @@ def _d_MetadataResponse_v5(b, p):
 
 def _d_MetadataResponsePartition_v7(b, p):
     o = _newo(MetadataResponsePartition)
-    o.error_code = _ri16(b, p)
-    o.partition_index = _ri32(b, p + 2)
-    o.leader_id = _ri32(b, p + 6)
-    o.leader_epoch = _ri32(b, p + 10)
+    if cython.compiled:
+        o.error_code = _ri16(b, p)
+        o.partition_index = _ri32(b, p + 2)
+        o.leader_id = _ri32(b, p + 6)
+        o.leader_epoch = _ri32(b, p + 10)
+    else:
+        o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _S_hiii.unpack_from(b, p)
     p += 14
     _n1 = _ri32(b, p)
     p += 4
@@ -1844,10 +1858,13 @@ def _d_MetadataResponseBroker_v9(b, p):
 
 def _d_MetadataResponsePartition_v9(b, p):
     o = _newo(MetadataResponsePartition)
-    o.error_code = _ri16(b, p)
-    o.partition_index = _ri32(b, p + 2)
-    o.leader_id = _ri32(b, p + 6)
-    o.leader_epoch = _ri32(b, p + 10)
+    if cython.compiled:
+        o.error_code = _ri16(b, p)
+        o.partition_index = _ri32(b, p + 2)
+        o.leader_id = _ri32(b, p + 6)
+        o.leader_epoch = _ri32(b, p + 10)
+    else:
+        o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _S_hiii.unpack_from(b, p)
     p += 14
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2021,21 +2038,25 @@ def _d_MetadataResponseTopic_v10(b, p):
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         o.name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    o.topic_id = _ruuid(b, p)
-    o.is_internal = _rbool(b, p + 16)
+    if cython.compiled:
+        o.topic_id = _ruuid(b, p)
+        o.is_internal = _rbool(b, p + 16)
+    else:
+        _u3, o.is_internal = _S_Uo.unpack_from(b, p)
+        o.topic_id = _uuid(_u3)
     p += 17
-    _n3 = b[p] - 1
-    if _n3 < 127: p += 1
-    else: _n3, p = _rlen(b, p)
-    if _n3 < 0:
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
+    if _n4 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
-        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
-        for _ in range(_n3):
-            _e5, p = _d_MetadataResponsePartition_v9(b, p)
-            _a4.append(_e5)
-        o.partitions = _a4
+        if _n4 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n4))
+        _a5 = []
+        for _ in range(_n4):
+            _e6, p = _d_MetadataResponsePartition_v9(b, p)
+            _a5.append(_e6)
+        o.partitions = _a5
     o.topic_authorized_operations = _ri32(b, p)
     p += 4
     o.unknown_tagged_fields = ()
@@ -2194,21 +2215,25 @@ def _d_MetadataResponseTopic_v12(b, p):
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         o.name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    o.topic_id = _ruuid(b, p)
-    o.is_internal = _rbool(b, p + 16)
+    if cython.compiled:
+        o.topic_id = _ruuid(b, p)
+        o.is_internal = _rbool(b, p + 16)
+    else:
+        _u3, o.is_internal = _S_Uo.unpack_from(b, p)
+        o.topic_id = _uuid(_u3)
     p += 17
-    _n3 = b[p] - 1
-    if _n3 < 127: p += 1
-    else: _n3, p = _rlen(b, p)
-    if _n3 < 0:
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
+    if _n4 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
-        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
-        for _ in range(_n3):
-            _e5, p = _d_MetadataResponsePartition_v9(b, p)
-            _a4.append(_e5)
-        o.partitions = _a4
+        if _n4 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n4))
+        _a5 = []
+        for _ in range(_n4):
+            _e6, p = _d_MetadataResponsePartition_v9(b, p)
+            _a5.append(_e6)
+        o.partitions = _a5
     o.topic_authorized_operations = _ri32(b, p)
     p += 4
     o.unknown_tagged_fields = ()

@@ -10,6 +10,11 @@ from wire.codec_support import (
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
+try:  # cython.compiled is True in the module Cython builds
+    import cython
+except ImportError:
+    from wire import _nocython as cython
+
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
@@ -83,9 +88,12 @@ def _e_RequestHeader_v2(w, o):
 
 def _d_RequestHeader_v1(b, p):
     o = _newo(RequestHeader)
-    o.request_api_key = _ri16(b, p)
-    o.request_api_version = _ri16(b, p + 2)
-    o.correlation_id = _ri32(b, p + 4)
+    if cython.compiled:
+        o.request_api_key = _ri16(b, p)
+        o.request_api_version = _ri16(b, p + 2)
+        o.correlation_id = _ri32(b, p + 4)
+    else:
+        o.request_api_key, o.request_api_version, o.correlation_id = _S_hhi.unpack_from(b, p)
     p += 8
     _n1 = _ri16(b, p)
     p += 2
@@ -102,9 +110,12 @@ def _d_RequestHeader_v1(b, p):
 
 def _d_RequestHeader_v2(b, p):
     o = _newo(RequestHeader)
-    o.request_api_key = _ri16(b, p)
-    o.request_api_version = _ri16(b, p + 2)
-    o.correlation_id = _ri32(b, p + 4)
+    if cython.compiled:
+        o.request_api_key = _ri16(b, p)
+        o.request_api_version = _ri16(b, p + 2)
+        o.correlation_id = _ri32(b, p + 4)
+    else:
+        o.request_api_key, o.request_api_version, o.correlation_id = _S_hhi.unpack_from(b, p)
     p += 8
     _n1 = _ri16(b, p)
     p += 2

@@ -10,6 +10,11 @@ from wire.codec_support import (
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
+try:  # cython.compiled is True in the module Cython builds
+    import cython
+except ImportError:
+    from wire import _nocython as cython
+
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
@@ -22,6 +27,7 @@ _S_i = _SC('>i')
 _S_iii = _SC('>iii')
 _S_iiiUUiq = _SC('>iii16s16siq')
 _S_iiiUUiqo = _SC('>iii16s16siq?')
+_S_iiiiq = _SC('>iiiiq')
 _S_iq = _SC('>iq')
 
 
@@ -263,11 +269,14 @@ def _e_VoteRequest_v2(w, o):
 
 def _d_PartitionData_v0(b, p):
     o = _newo(PartitionData)
-    o.partition_index = _ri32(b, p)
-    o.replica_epoch = _ri32(b, p + 4)
-    o.replica_id = _ri32(b, p + 8)
-    o.last_offset_epoch = _ri32(b, p + 12)
-    o.last_offset = _ri64(b, p + 16)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.replica_epoch = _ri32(b, p + 4)
+        o.replica_id = _ri32(b, p + 8)
+        o.last_offset_epoch = _ri32(b, p + 12)
+        o.last_offset = _ri64(b, p + 16)
+    else:
+        o.partition_index, o.replica_epoch, o.replica_id, o.last_offset_epoch, o.last_offset = _S_iiiiq.unpack_from(b, p)
     p += 24
     o.replica_directory_id = _ZERO_UUID
     o.voter_directory_id = _ZERO_UUID
@@ -379,13 +388,18 @@ def _d_VoteRequest_v0(b, p):
 
 def _d_PartitionData_v1(b, p):
     o = _newo(PartitionData)
-    o.partition_index = _ri32(b, p)
-    o.replica_epoch = _ri32(b, p + 4)
-    o.replica_id = _ri32(b, p + 8)
-    o.replica_directory_id = _ruuid(b, p + 12)
-    o.voter_directory_id = _ruuid(b, p + 28)
-    o.last_offset_epoch = _ri32(b, p + 44)
-    o.last_offset = _ri64(b, p + 48)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.replica_epoch = _ri32(b, p + 4)
+        o.replica_id = _ri32(b, p + 8)
+        o.replica_directory_id = _ruuid(b, p + 12)
+        o.voter_directory_id = _ruuid(b, p + 28)
+        o.last_offset_epoch = _ri32(b, p + 44)
+        o.last_offset = _ri64(b, p + 48)
+    else:
+        o.partition_index, o.replica_epoch, o.replica_id, _u1, _u2, o.last_offset_epoch, o.last_offset = _S_iiiUUiq.unpack_from(b, p)
+        o.replica_directory_id = _uuid(_u1)
+        o.voter_directory_id = _uuid(_u2)
     p += 56
     o.pre_vote = False
     o.unknown_tagged_fields = ()
@@ -496,14 +510,19 @@ def _d_VoteRequest_v1(b, p):
 
 def _d_PartitionData_v2(b, p):
     o = _newo(PartitionData)
-    o.partition_index = _ri32(b, p)
-    o.replica_epoch = _ri32(b, p + 4)
-    o.replica_id = _ri32(b, p + 8)
-    o.replica_directory_id = _ruuid(b, p + 12)
-    o.voter_directory_id = _ruuid(b, p + 28)
-    o.last_offset_epoch = _ri32(b, p + 44)
-    o.last_offset = _ri64(b, p + 48)
-    o.pre_vote = _rbool(b, p + 56)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.replica_epoch = _ri32(b, p + 4)
+        o.replica_id = _ri32(b, p + 8)
+        o.replica_directory_id = _ruuid(b, p + 12)
+        o.voter_directory_id = _ruuid(b, p + 28)
+        o.last_offset_epoch = _ri32(b, p + 44)
+        o.last_offset = _ri64(b, p + 48)
+        o.pre_vote = _rbool(b, p + 56)
+    else:
+        o.partition_index, o.replica_epoch, o.replica_id, _u1, _u2, o.last_offset_epoch, o.last_offset, o.pre_vote = _S_iiiUUiqo.unpack_from(b, p)
+        o.replica_directory_id = _uuid(_u1)
+        o.voter_directory_id = _uuid(_u2)
     p += 57
     o.unknown_tagged_fields = ()
     if b[p] == 0:
