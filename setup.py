@@ -1,7 +1,8 @@
 """Builds the optional compiled codecs; everything else is in setup.cfg.
 
 The modules in ``wire/native.py``'s ``COMPILED`` list are compiled from their own ``.py``
-source by Cython (pure-Python mode: the ``.py`` stays the only source) when Cython and a C
+source by Cython (pure-Python mode: the ``.py`` stays the only source; a ``.pxd`` beside it,
+written by codegen for the generated messages, gives C types to their decoders) when Cython and a C
 compiler are available. Without them, or with ``KRAFT_PURE_PYTHON=1``, nothing is built
 and the package runs as pure Python; a module that fails to compile is skipped.
 """
@@ -47,7 +48,9 @@ def extensions() -> list:
     # exactly what the .py accepts (a bytearray subclass, a memoryview for ``bytes``...).
     return cythonize(exts, nthreads=os.cpu_count() or 1, quiet=True,
                      compiler_directives={"language_level": 3, "annotation_typing": False,
-                                          "binding": True, "embedsignature": False})
+                                          "binding": True, "embedsignature": False,
+                                          # `if cython.compiled:` leaves the pure branch unreachable
+                                          "warn.unreachable": False})
 
 
 class BuildExt(build_ext):

@@ -19,7 +19,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     files = generate_all(args.schemas, ROOT)
     out: Path = args.out
-    existing = {p.name for p in out.glob("*.py")} if out.exists() else set()
+    existing = ({p.name for p in out.glob("*.py")} | {p.name for p in out.glob("*.pxd")}
+                if out.exists() else set())
     drift = sorted(name for name, text in files.items()
                    if not (out / name).exists() or (out / name).read_text(encoding="utf-8") != text)
     stale = sorted(existing - set(files))

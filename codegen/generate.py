@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .emit import emit_module
+from .emit import emit_module, emit_pxd
 from .model import MessageModel, build_model, module_name, schema_files
 from .spec import load_spec
 
@@ -50,6 +50,11 @@ def package_init(models: list[MessageModel]) -> str:
 
 def generate_all(schema_root: Path, repo_root: Path) -> dict[str, str]:
     pairs = load_models(schema_root, repo_root)
-    files = {f"{m.module}.py": emit_module(m, rel) for m, rel in pairs}
+    files = {}
+    for m, rel in pairs:
+        files[f"{m.module}.py"] = emit_module(m, rel)
+        pxd = emit_pxd(m, rel)
+        if pxd is not None:
+            files[f"{m.module}.pxd"] = pxd
     files["__init__.py"] = package_init([m for m, _ in pairs])
     return files

@@ -165,6 +165,29 @@ class Struct:
     __repr__ = _repr
 
 
+def _read(cls, buf, pos: int, version: int):
+    """Decode one message at ``pos``; returns ``(message, end_position)``.
+
+    ``records`` fields are slices of ``buf``: views, not copies, when ``buf`` is a
+    memoryview, which a large ``bytes`` input (1 MiB or more) is turned into here,
+    as Kafka's MemoryRecords wraps a slice of the response buffer. A message without
+    records fields whose decoders are typed (``_DEC_BYTES``) reads a ``bytes`` copy of
+    any other buffer."""
+    if not (cls.MIN_VERSION <= version <= cls.MAX_VERSION):
+        cls._check_version(version, DecodeError)
+    try:
+        if cls._DEC_BYTES:
+            if type(buf) is not bytes:
+                buf = bytes(buf)
+        elif type(buf) is bytes and len(buf) >= ZERO_COPY_BYTES:
+            buf = memoryview(buf)
+        return cls._DEC[version - cls.MIN_VERSION](buf, pos)
+    except DecodeError:
+        raise
+    except _DECODE_FAILURES as e:
+        raise DecodeError(f"malformed {cls.__name__} v{version}: {e}") from None
+
+
 class Message(Struct):
     """Base of generated top-level messages: version dispatch and error mapping."""
 
@@ -177,6 +200,7 @@ class Message(Struct):
     LISTENERS: tuple = ()
     _ENC: tuple = ()
     _DEC: tuple = ()
+    _DEC_BYTES = False  # its decoders read ``bytes`` (wire.readers): other inputs are copied
 
     @classmethod
     def is_flexible(cls, version: int) -> bool:
@@ -208,24 +232,8 @@ class Message(Struct):
             return b"".join(w.parts)
         return bytes(w)
 
-    @classmethod
-    def read(cls, buf, pos: int, version: int):
-        """Decode one message at ``pos``; returns ``(message, end_position)``.
-
-        ``records`` fields are slices of ``buf``: views, not copies, when ``buf`` is a
-        memoryview, which a large ``bytes`` input (1 MiB or more) is turned into here,
-        as Kafka's MemoryRecords wraps a slice of the response buffer."""
-        if type(buf) is bytes and len(buf) >= ZERO_COPY_BYTES:
-            buf = memoryview(buf)
-        if not (cls.MIN_VERSION <= version <= cls.MAX_VERSION):
-            cls._check_version(version, DecodeError)
-        try:
-            return cls._DEC[version - cls.MIN_VERSION](buf, pos)
-        except DecodeError:
-            raise
-        except _DECODE_FAILURES as e:
-            raise DecodeError(f"malformed {cls.__name__} v{version}: {e}") from None
+    read = classmethod(_read)  # decode one message at ``pos``: ``(message, end_position)``
 
     @classmethod
     def decode(cls, buf, version: int):
-        return cls.read(buf, 0, version)[0]
+        return _read(cls, buf, 0, version)[0]

@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # the bench and the server's hot paths use (the rest would add build time for no gain).
 COMPILED = [
     "wire.varint",
+    "wire.readers",
     "wire.codec_support",
     "wire.records.header",
     "wire.records.record",
@@ -48,6 +49,13 @@ def _source(name: str) -> Path:
     return ROOT.joinpath(*name.split(".")).with_suffix(".py")
 
 
+def _newest_source(name: str) -> float:
+    """When the module's .py, or the .pxd that types it, last changed."""
+    src = _source(name)
+    pxd = src.with_suffix(".pxd")
+    return max(src.stat().st_mtime, pxd.stat().st_mtime if pxd.exists() else 0.0)
+
+
 def _binary(name: str) -> Path | None:
     src = _source(name)
     for suffix in EXTENSION_SUFFIXES:
@@ -65,7 +73,7 @@ def _choose() -> tuple[bool, str]:
     missing = [n for n, b in built.items() if b is None]
     if len(missing) == len(COMPILED):
         return False, "pure Python (no compiled modules: no C compiler or Cython at install time)"
-    stale = [n for n, b in built.items() if b is not None and b.stat().st_mtime < _source(n).stat().st_mtime]
+    stale = [n for n, b in built.items() if b is not None and b.stat().st_mtime < _newest_source(n)]
     if stale:
         return False, (f"pure Python (compiled {stale[0]} is older than its source; "
                        "rebuild with `pip install -e .`)")

@@ -68,6 +68,36 @@ def test_every_message_and_version_is_identical_compiled_and_pure(pure):
         assert repr(decoded) == decoded_repr, f"{name} v{version}: repr differs"
 
 
+def test_typed_decoders_take_any_buffer_and_refuse_bad_input_with_decode_error(pure):
+    """Messages with typed decoders (``_DEC_BYTES``: the three small-message bench rows among
+    them) read a bytearray or memoryview as they read bytes; a truncated or a corrupted input
+    is a DecodeError; what they decode pickles back to an equal object."""
+    from wire.exceptions import DecodeError
+    from wire.messages import BY_NAME
+
+    typed = {name for name, cls in BY_NAME.items() if cls._DEC_BYTES}
+    assert {"VoteRequest", "DescribeQuorumResponse", "MetadataResponse"} <= typed
+    for name, version, obj, data, _ in pure["messages"]:
+        if name not in typed:
+            continue
+        cls = BY_NAME[name]
+        for buf in (bytearray(data), memoryview(data), memoryview(b"xx" + data)[2:]):
+            assert cls.decode(buf, version) == obj, f"{name} v{version} from {type(buf).__name__}"
+        assert pickle.loads(pickle.dumps(cls.decode(data, version))) == obj
+        for cut in range(0, len(data), max(1, len(data) // 16)):
+            try:
+                cls.decode(data[:cut], version)
+            except DecodeError:
+                pass
+        bad = bytearray(data)
+        for i in range(0, len(bad), max(1, len(bad) // 8)):
+            bad[i] ^= 0xFF
+            try:
+                cls.decode(bytes(bad), version)
+            except DecodeError:
+                pass
+
+
 def test_record_batches_are_identical_compiled_and_pure(pure):
     from wire.records import decode_batch
 
@@ -95,5 +125,10 @@ def test_a_stale_or_missing_build_means_pure(tmp_path, monkeypatch):
     os.utime(tmp_path / "wire" / "b.py", (2_000_000_100, 2_000_000_100))  # edited after the build
     compiled, why = native._choose()
     assert not compiled and "wire.b is older than its source" in why
+    os.utime(tmp_path / "wire" / "b.py", (1_000_000_000, 1_000_000_000))
+    (tmp_path / "wire" / "a.pxd").write_text("")  # its C types changed after the build
+    os.utime(tmp_path / "wire" / "a.pxd", (2_000_000_100, 2_000_000_100))
+    compiled, why = native._choose()
+    assert not compiled and "wire.a is older than its source" in why
     monkeypatch.setenv(native.PURE_ENV, "1")
     assert native._choose() == (False, "pure Python (KRAFT_PURE_PYTHON is set)")

@@ -10,6 +10,17 @@ from wire.codec_support import (
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
+try:  # cython.compiled is True in the module Cython builds
+    import cython
+except ImportError:
+    from wire import _nocython as cython
+
+from wire.readers import (
+    read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
+    read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
+    read_uuid as _ruuid, new_object as _newo,
+)
+
 __all__ = ('ReplicaState', 'PartitionData', 'TopicData', 'Listener', 'Node', 'DescribeQuorumResponse')
 
 _S_H = _SC('>H')
@@ -140,6 +151,7 @@ class DescribeQuorumResponse(_Message):
     MIN_VERSION = 0
     MAX_VERSION = 3
     FLEXIBLE_MIN = 0
+    _DEC_BYTES = True
 
     def __init__(self, *, error_code=0, error_message='', topics=_D, nodes=_D, unknown_tagged_fields=()):
         self.error_code = error_code
@@ -533,8 +545,12 @@ def _e_DescribeQuorumResponse_v3(w, o):
 
 
 def _d_ReplicaState_v0(b, p):
-    o = _new(ReplicaState)
-    o.replica_id, o.log_end_offset = _S_iq.unpack_from(b, p)
+    o = _newo(ReplicaState)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.log_end_offset = _ri64(b, p + 4)
+    else:
+        o.replica_id, o.log_end_offset = _S_iq.unpack_from(b, p)
     p += 12
     o.replica_directory_id = _ZERO_UUID
     o.last_fetch_timestamp = -1
@@ -558,8 +574,15 @@ def _d_ReplicaState_v0(b, p):
 
 
 def _d_PartitionData_v0(b, p):
-    o = _new(PartitionData)
-    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark = _S_ihiiq.unpack_from(b, p)
+    o = _newo(PartitionData)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.error_code = _ri16(b, p + 4)
+        o.leader_id = _ri32(b, p + 6)
+        o.leader_epoch = _ri32(b, p + 10)
+        o.high_watermark = _ri64(b, p + 14)
+    else:
+        o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark = _S_ihiiq.unpack_from(b, p)
     p += 22
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -606,7 +629,7 @@ def _d_PartitionData_v0(b, p):
 
 
 def _d_TopicData_v0(b, p):
-    o = _new(TopicData)
+    o = _newo(TopicData)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -616,7 +639,7 @@ def _d_TopicData_v0(b, p):
         if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
-        o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
+        o.topic_name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -649,8 +672,8 @@ def _d_TopicData_v0(b, p):
 
 
 def _d_DescribeQuorumResponse_v0(b, p):
-    o = _new(DescribeQuorumResponse)
-    o.error_code, = _S_h.unpack_from(b, p)
+    o = _newo(DescribeQuorumResponse)
+    o.error_code = _ri16(b, p)
     p += 2
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -685,8 +708,14 @@ def _d_DescribeQuorumResponse_v0(b, p):
 
 
 def _d_ReplicaState_v1(b, p):
-    o = _new(ReplicaState)
-    o.replica_id, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp = _S_iqqq.unpack_from(b, p)
+    o = _newo(ReplicaState)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.log_end_offset = _ri64(b, p + 4)
+        o.last_fetch_timestamp = _ri64(b, p + 12)
+        o.last_caught_up_timestamp = _ri64(b, p + 20)
+    else:
+        o.replica_id, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp = _S_iqqq.unpack_from(b, p)
     p += 28
     o.replica_directory_id = _ZERO_UUID
     o.unknown_tagged_fields = ()
@@ -708,8 +737,15 @@ def _d_ReplicaState_v1(b, p):
 
 
 def _d_PartitionData_v1(b, p):
-    o = _new(PartitionData)
-    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark = _S_ihiiq.unpack_from(b, p)
+    o = _newo(PartitionData)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.error_code = _ri16(b, p + 4)
+        o.leader_id = _ri32(b, p + 6)
+        o.leader_epoch = _ri32(b, p + 10)
+        o.high_watermark = _ri64(b, p + 14)
+    else:
+        o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark = _S_ihiiq.unpack_from(b, p)
     p += 22
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -756,7 +792,7 @@ def _d_PartitionData_v1(b, p):
 
 
 def _d_TopicData_v1(b, p):
-    o = _new(TopicData)
+    o = _newo(TopicData)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -766,7 +802,7 @@ def _d_TopicData_v1(b, p):
         if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
-        o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
+        o.topic_name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -799,8 +835,8 @@ def _d_TopicData_v1(b, p):
 
 
 def _d_DescribeQuorumResponse_v1(b, p):
-    o = _new(DescribeQuorumResponse)
-    o.error_code, = _S_h.unpack_from(b, p)
+    o = _newo(DescribeQuorumResponse)
+    o.error_code = _ri16(b, p)
     p += 2
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -835,9 +871,16 @@ def _d_DescribeQuorumResponse_v1(b, p):
 
 
 def _d_ReplicaState_v2(b, p):
-    o = _new(ReplicaState)
-    o.replica_id, _u1, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp = _S_iUqqq.unpack_from(b, p)
-    o.replica_directory_id = _uuid(_u1)
+    o = _newo(ReplicaState)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.replica_directory_id = _ruuid(b, p + 4)
+        o.log_end_offset = _ri64(b, p + 20)
+        o.last_fetch_timestamp = _ri64(b, p + 28)
+        o.last_caught_up_timestamp = _ri64(b, p + 36)
+    else:
+        o.replica_id, _u1, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp = _S_iUqqq.unpack_from(b, p)
+        o.replica_directory_id = _uuid(_u1)
     p += 44
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -858,8 +901,12 @@ def _d_ReplicaState_v2(b, p):
 
 
 def _d_PartitionData_v2(b, p):
-    o = _new(PartitionData)
-    o.partition_index, o.error_code = _S_ih.unpack_from(b, p)
+    o = _newo(PartitionData)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.error_code = _ri16(b, p + 4)
+    else:
+        o.partition_index, o.error_code = _S_ih.unpack_from(b, p)
     p += 6
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -870,9 +917,14 @@ def _d_PartitionData_v2(b, p):
         if _n1 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
-        o.error_message = str(b[p:_end2], 'utf-8', 'replace')
+        o.error_message = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    o.leader_id, o.leader_epoch, o.high_watermark = _S_iiq.unpack_from(b, p)
+    if cython.compiled:
+        o.leader_id = _ri32(b, p)
+        o.leader_epoch = _ri32(b, p + 4)
+        o.high_watermark = _ri64(b, p + 8)
+    else:
+        o.leader_id, o.leader_epoch, o.high_watermark = _S_iiq.unpack_from(b, p)
     p += 16
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -918,7 +970,7 @@ def _d_PartitionData_v2(b, p):
 
 
 def _d_TopicData_v2(b, p):
-    o = _new(TopicData)
+    o = _newo(TopicData)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -928,7 +980,7 @@ def _d_TopicData_v2(b, p):
         if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
-        o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
+        o.topic_name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -961,7 +1013,7 @@ def _d_TopicData_v2(b, p):
 
 
 def _d_Listener_v2(b, p):
-    o = _new(Listener)
+    o = _newo(Listener)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -971,7 +1023,7 @@ def _d_Listener_v2(b, p):
         if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
-        o.name = str(b[p:_end2], 'utf-8', 'replace')
+        o.name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -982,9 +1034,9 @@ def _d_Listener_v2(b, p):
         if _n3 > 32767: raise _DecodeError('string field Host had invalid length {}'.format(_n3))
         _end4 = p + _n3
         if _end4 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n3))
-        o.host = str(b[p:_end4], 'utf-8', 'replace')
+        o.host = b[p:_end4].decode('utf-8', 'replace')
         p = _end4
-    o.port, = _S_H.unpack_from(b, p)
+    o.port = _ru16(b, p)
     p += 2
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -1005,8 +1057,8 @@ def _d_Listener_v2(b, p):
 
 
 def _d_Node_v2(b, p):
-    o = _new(Node)
-    o.node_id, = _S_i.unpack_from(b, p)
+    o = _newo(Node)
+    o.node_id = _ri32(b, p)
     p += 4
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1039,8 +1091,8 @@ def _d_Node_v2(b, p):
 
 
 def _d_DescribeQuorumResponse_v2(b, p):
-    o = _new(DescribeQuorumResponse)
-    o.error_code, = _S_h.unpack_from(b, p)
+    o = _newo(DescribeQuorumResponse)
+    o.error_code = _ri16(b, p)
     p += 2
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1051,7 +1103,7 @@ def _d_DescribeQuorumResponse_v2(b, p):
         if _n1 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
-        o.error_message = str(b[p:_end2], 'utf-8', 'replace')
+        o.error_message = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -1096,8 +1148,12 @@ def _d_DescribeQuorumResponse_v2(b, p):
 
 
 def _d_PartitionData_v3(b, p):
-    o = _new(PartitionData)
-    o.partition_index, o.error_code = _S_ih.unpack_from(b, p)
+    o = _newo(PartitionData)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.error_code = _ri16(b, p + 4)
+    else:
+        o.partition_index, o.error_code = _S_ih.unpack_from(b, p)
     p += 6
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1108,9 +1164,14 @@ def _d_PartitionData_v3(b, p):
         if _n1 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
-        o.error_message = str(b[p:_end2], 'utf-8', 'replace')
+        o.error_message = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    o.leader_id, o.leader_epoch, o.high_watermark = _S_iiq.unpack_from(b, p)
+    if cython.compiled:
+        o.leader_id = _ri32(b, p)
+        o.leader_epoch = _ri32(b, p + 4)
+        o.high_watermark = _ri64(b, p + 8)
+    else:
+        o.leader_id, o.leader_epoch, o.high_watermark = _S_iiq.unpack_from(b, p)
     p += 16
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -1167,7 +1228,7 @@ def _d_PartitionData_v3(b, p):
 
 
 def _d_TopicData_v3(b, p):
-    o = _new(TopicData)
+    o = _newo(TopicData)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -1177,7 +1238,7 @@ def _d_TopicData_v3(b, p):
         if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
-        o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
+        o.topic_name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -1210,8 +1271,8 @@ def _d_TopicData_v3(b, p):
 
 
 def _d_DescribeQuorumResponse_v3(b, p):
-    o = _new(DescribeQuorumResponse)
-    o.error_code, = _S_h.unpack_from(b, p)
+    o = _newo(DescribeQuorumResponse)
+    o.error_code = _ri16(b, p)
     p += 2
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1222,7 +1283,7 @@ def _d_DescribeQuorumResponse_v3(b, p):
         if _n1 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
-        o.error_message = str(b[p:_end2], 'utf-8', 'replace')
+        o.error_message = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     _n3 = b[p] - 1
     if _n3 < 127: p += 1

@@ -10,6 +10,17 @@ from wire.codec_support import (
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
+try:  # cython.compiled is True in the module Cython builds
+    import cython
+except ImportError:
+    from wire import _nocython as cython
+
+from wire.readers import (
+    read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
+    read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
+    read_uuid as _ruuid, new_object as _newo,
+)
+
 __all__ = ('ReplicaInfo', 'PartitionData', 'TopicData', 'LeaderEndpoint', 'EndQuorumEpochRequest')
 
 _S_H = _SC('>H')
@@ -105,6 +116,7 @@ class EndQuorumEpochRequest(_Message):
     MAX_VERSION = 1
     FLEXIBLE_MIN = 1
     LISTENERS = ('controller',)
+    _DEC_BYTES = True
 
     def __init__(self, *, cluster_id=None, topics=_D, leader_endpoints=_D, unknown_tagged_fields=()):
         self.cluster_id = cluster_id
@@ -269,17 +281,21 @@ def _e_EndQuorumEpochRequest_v1(w, o):
 
 
 def _d_PartitionData_v0(b, p):
-    o = _new(PartitionData)
-    o.partition_index, o.leader_id, o.leader_epoch = _S_iii.unpack_from(b, p)
+    o = _newo(PartitionData)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.leader_id = _ri32(b, p + 4)
+        o.leader_epoch = _ri32(b, p + 8)
+    else:
+        o.partition_index, o.leader_id, o.leader_epoch = _S_iii.unpack_from(b, p)
     p += 12
-    _n1, = _S_i.unpack_from(b, p)
+    _n1 = _ri32(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field PreferredSuccessors was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('PreferredSuccessors: array of {} elements exceeds the remaining bytes'.format(_n1))
-        if _n1 < 32: o.preferred_successors = list(_A_i[_n1].unpack_from(b, p))
-        else: o.preferred_successors = _unpack_array('i', _n1, b, p)
+        o.preferred_successors = _ri32l(b, p, _n1)
         p += _n1 * 4
     o.preferred_candidates = []
     o.unknown_tagged_fields = ()
@@ -287,17 +303,17 @@ def _d_PartitionData_v0(b, p):
 
 
 def _d_TopicData_v0(b, p):
-    o = _new(TopicData)
-    _n1, = _S_h.unpack_from(b, p)
+    o = _newo(TopicData)
+    _n1 = _ri16(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field TopicName was serialized as null')
     else:
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
-        o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
+        o.topic_name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    _n3, = _S_i.unpack_from(b, p)
+    _n3 = _ri32(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
@@ -313,17 +329,17 @@ def _d_TopicData_v0(b, p):
 
 
 def _d_EndQuorumEpochRequest_v0(b, p):
-    o = _new(EndQuorumEpochRequest)
-    _n1, = _S_h.unpack_from(b, p)
+    o = _newo(EndQuorumEpochRequest)
+    _n1 = _ri16(b, p)
     p += 2
     if _n1 < 0:
         o.cluster_id = None
     else:
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
-        o.cluster_id = str(b[p:_end2], 'utf-8', 'replace')
+        o.cluster_id = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    _n3, = _S_i.unpack_from(b, p)
+    _n3 = _ri32(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
@@ -340,9 +356,13 @@ def _d_EndQuorumEpochRequest_v0(b, p):
 
 
 def _d_ReplicaInfo_v1(b, p):
-    o = _new(ReplicaInfo)
-    o.candidate_id, _u1 = _S_iU.unpack_from(b, p)
-    o.candidate_directory_id = _uuid(_u1)
+    o = _newo(ReplicaInfo)
+    if cython.compiled:
+        o.candidate_id = _ri32(b, p)
+        o.candidate_directory_id = _ruuid(b, p + 4)
+    else:
+        o.candidate_id, _u1 = _S_iU.unpack_from(b, p)
+        o.candidate_directory_id = _uuid(_u1)
     p += 20
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -363,8 +383,13 @@ def _d_ReplicaInfo_v1(b, p):
 
 
 def _d_PartitionData_v1(b, p):
-    o = _new(PartitionData)
-    o.partition_index, o.leader_id, o.leader_epoch = _S_iii.unpack_from(b, p)
+    o = _newo(PartitionData)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.leader_id = _ri32(b, p + 4)
+        o.leader_epoch = _ri32(b, p + 8)
+    else:
+        o.partition_index, o.leader_id, o.leader_epoch = _S_iii.unpack_from(b, p)
     p += 12
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -398,7 +423,7 @@ def _d_PartitionData_v1(b, p):
 
 
 def _d_TopicData_v1(b, p):
-    o = _new(TopicData)
+    o = _newo(TopicData)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -408,7 +433,7 @@ def _d_TopicData_v1(b, p):
         if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
-        o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
+        o.topic_name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -441,7 +466,7 @@ def _d_TopicData_v1(b, p):
 
 
 def _d_LeaderEndpoint_v1(b, p):
-    o = _new(LeaderEndpoint)
+    o = _newo(LeaderEndpoint)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -451,7 +476,7 @@ def _d_LeaderEndpoint_v1(b, p):
         if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
-        o.name = str(b[p:_end2], 'utf-8', 'replace')
+        o.name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -462,9 +487,9 @@ def _d_LeaderEndpoint_v1(b, p):
         if _n3 > 32767: raise _DecodeError('string field Host had invalid length {}'.format(_n3))
         _end4 = p + _n3
         if _end4 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n3))
-        o.host = str(b[p:_end4], 'utf-8', 'replace')
+        o.host = b[p:_end4].decode('utf-8', 'replace')
         p = _end4
-    o.port, = _S_H.unpack_from(b, p)
+    o.port = _ru16(b, p)
     p += 2
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -485,7 +510,7 @@ def _d_LeaderEndpoint_v1(b, p):
 
 
 def _d_EndQuorumEpochRequest_v1(b, p):
-    o = _new(EndQuorumEpochRequest)
+    o = _newo(EndQuorumEpochRequest)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -495,7 +520,7 @@ def _d_EndQuorumEpochRequest_v1(b, p):
         if _n1 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
-        o.cluster_id = str(b[p:_end2], 'utf-8', 'replace')
+        o.cluster_id = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     _n3 = b[p] - 1
     if _n3 < 127: p += 1

@@ -10,6 +10,17 @@ from wire.codec_support import (
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
+try:  # cython.compiled is True in the module Cython builds
+    import cython
+except ImportError:
+    from wire import _nocython as cython
+
+from wire.readers import (
+    read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
+    read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
+    read_uuid as _ruuid, new_object as _newo,
+)
+
 __all__ = ('PartitionData', 'TopicData', 'NodeEndpoint', 'EndQuorumEpochResponse')
 
 _S_H = _SC('>H')
@@ -83,6 +94,7 @@ class EndQuorumEpochResponse(_Message):
     MIN_VERSION = 0
     MAX_VERSION = 1
     FLEXIBLE_MIN = 1
+    _DEC_BYTES = True
 
     def __init__(self, *, error_code=0, topics=_D, node_endpoints=_D, unknown_tagged_fields=()):
         self.error_code = error_code
@@ -210,25 +222,31 @@ def _e_EndQuorumEpochResponse_v1(w, o):
 
 
 def _d_PartitionData_v0(b, p):
-    o = _new(PartitionData)
-    o.partition_index, o.error_code, o.leader_id, o.leader_epoch = _S_ihii.unpack_from(b, p)
+    o = _newo(PartitionData)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.error_code = _ri16(b, p + 4)
+        o.leader_id = _ri32(b, p + 6)
+        o.leader_epoch = _ri32(b, p + 10)
+    else:
+        o.partition_index, o.error_code, o.leader_id, o.leader_epoch = _S_ihii.unpack_from(b, p)
     p += 14
     o.unknown_tagged_fields = ()
     return o, p
 
 
 def _d_TopicData_v0(b, p):
-    o = _new(TopicData)
-    _n1, = _S_h.unpack_from(b, p)
+    o = _newo(TopicData)
+    _n1 = _ri16(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field TopicName was serialized as null')
     else:
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
-        o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
+        o.topic_name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    _n3, = _S_i.unpack_from(b, p)
+    _n3 = _ri32(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
@@ -244,10 +262,10 @@ def _d_TopicData_v0(b, p):
 
 
 def _d_EndQuorumEpochResponse_v0(b, p):
-    o = _new(EndQuorumEpochResponse)
-    o.error_code, = _S_h.unpack_from(b, p)
+    o = _newo(EndQuorumEpochResponse)
+    o.error_code = _ri16(b, p)
     p += 2
-    _n1, = _S_i.unpack_from(b, p)
+    _n1 = _ri32(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
@@ -264,8 +282,14 @@ def _d_EndQuorumEpochResponse_v0(b, p):
 
 
 def _d_PartitionData_v1(b, p):
-    o = _new(PartitionData)
-    o.partition_index, o.error_code, o.leader_id, o.leader_epoch = _S_ihii.unpack_from(b, p)
+    o = _newo(PartitionData)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.error_code = _ri16(b, p + 4)
+        o.leader_id = _ri32(b, p + 6)
+        o.leader_epoch = _ri32(b, p + 10)
+    else:
+        o.partition_index, o.error_code, o.leader_id, o.leader_epoch = _S_ihii.unpack_from(b, p)
     p += 14
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -286,7 +310,7 @@ def _d_PartitionData_v1(b, p):
 
 
 def _d_TopicData_v1(b, p):
-    o = _new(TopicData)
+    o = _newo(TopicData)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -296,7 +320,7 @@ def _d_TopicData_v1(b, p):
         if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
-        o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
+        o.topic_name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -329,8 +353,8 @@ def _d_TopicData_v1(b, p):
 
 
 def _d_NodeEndpoint_v1(b, p):
-    o = _new(NodeEndpoint)
-    o.node_id, = _S_i.unpack_from(b, p)
+    o = _newo(NodeEndpoint)
+    o.node_id = _ri32(b, p)
     p += 4
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -341,9 +365,9 @@ def _d_NodeEndpoint_v1(b, p):
         if _n1 > 32767: raise _DecodeError('string field Host had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n1))
-        o.host = str(b[p:_end2], 'utf-8', 'replace')
+        o.host = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    o.port, = _S_H.unpack_from(b, p)
+    o.port = _ru16(b, p)
     p += 2
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -364,8 +388,8 @@ def _d_NodeEndpoint_v1(b, p):
 
 
 def _d_EndQuorumEpochResponse_v1(b, p):
-    o = _new(EndQuorumEpochResponse)
-    o.error_code, = _S_h.unpack_from(b, p)
+    o = _newo(EndQuorumEpochResponse)
+    o.error_code = _ri16(b, p)
     p += 2
     _n1 = b[p] - 1
     if _n1 < 127: p += 1

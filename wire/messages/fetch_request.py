@@ -10,6 +10,17 @@ from wire.codec_support import (
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
+try:  # cython.compiled is True in the module Cython builds
+    import cython
+except ImportError:
+    from wire import _nocython as cython
+
+from wire.readers import (
+    read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
+    read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
+    read_uuid as _ruuid, new_object as _newo,
+)
+
 __all__ = ('ReplicaState', 'FetchPartition', 'FetchTopic', 'ForgottenTopic', 'FetchRequest')
 
 _S_U = _SC('>16s')
@@ -123,6 +134,7 @@ class FetchRequest(_Message):
     MAX_VERSION = 18
     FLEXIBLE_MIN = 12
     LISTENERS = ('broker', 'controller')
+    _DEC_BYTES = True
 
     def __init__(self, *, cluster_id=None, replica_id=-1, replica_state=_D, max_wait_ms=0, min_bytes=0, max_bytes=2147483647, isolation_level=0, session_id=0, session_epoch=-1, topics=_D, forgotten_topics_data=_D, rack_id='', unknown_tagged_fields=()):
         self.cluster_id = cluster_id
@@ -1096,8 +1108,13 @@ def _e_FetchRequest_v18(w, o):
 
 
 def _d_FetchPartition_v4(b, p):
-    o = _new(FetchPartition)
-    o.partition, o.fetch_offset, o.partition_max_bytes = _S_iqi.unpack_from(b, p)
+    o = _newo(FetchPartition)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.fetch_offset = _ri64(b, p + 4)
+        o.partition_max_bytes = _ri32(b, p + 12)
+    else:
+        o.partition, o.fetch_offset, o.partition_max_bytes = _S_iqi.unpack_from(b, p)
     p += 16
     o.current_leader_epoch = -1
     o.last_fetched_epoch = -1
@@ -1109,17 +1126,17 @@ def _d_FetchPartition_v4(b, p):
 
 
 def _d_FetchTopic_v4(b, p):
-    o = _new(FetchTopic)
-    _n1, = _S_h.unpack_from(b, p)
+    o = _newo(FetchTopic)
+    _n1 = _ri16(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topic was serialized as null')
     else:
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
-        o.topic = str(b[p:_end2], 'utf-8', 'replace')
+        o.topic = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    _n3, = _S_i.unpack_from(b, p)
+    _n3 = _ri32(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
@@ -1136,10 +1153,17 @@ def _d_FetchTopic_v4(b, p):
 
 
 def _d_FetchRequest_v4(b, p):
-    o = _new(FetchRequest)
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level = _S_iiiib.unpack_from(b, p)
+    o = _newo(FetchRequest)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.max_wait_ms = _ri32(b, p + 4)
+        o.min_bytes = _ri32(b, p + 8)
+        o.max_bytes = _ri32(b, p + 12)
+        o.isolation_level = _ri8(b, p + 16)
+    else:
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level = _S_iiiib.unpack_from(b, p)
     p += 17
-    _n1, = _S_i.unpack_from(b, p)
+    _n1 = _ri32(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
@@ -1161,8 +1185,14 @@ def _d_FetchRequest_v4(b, p):
 
 
 def _d_FetchPartition_v5(b, p):
-    o = _new(FetchPartition)
-    o.partition, o.fetch_offset, o.log_start_offset, o.partition_max_bytes = _S_iqqi.unpack_from(b, p)
+    o = _newo(FetchPartition)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.fetch_offset = _ri64(b, p + 4)
+        o.log_start_offset = _ri64(b, p + 12)
+        o.partition_max_bytes = _ri32(b, p + 20)
+    else:
+        o.partition, o.fetch_offset, o.log_start_offset, o.partition_max_bytes = _S_iqqi.unpack_from(b, p)
     p += 24
     o.current_leader_epoch = -1
     o.last_fetched_epoch = -1
@@ -1173,17 +1203,17 @@ def _d_FetchPartition_v5(b, p):
 
 
 def _d_FetchTopic_v5(b, p):
-    o = _new(FetchTopic)
-    _n1, = _S_h.unpack_from(b, p)
+    o = _newo(FetchTopic)
+    _n1 = _ri16(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topic was serialized as null')
     else:
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
-        o.topic = str(b[p:_end2], 'utf-8', 'replace')
+        o.topic = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    _n3, = _S_i.unpack_from(b, p)
+    _n3 = _ri32(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
@@ -1200,10 +1230,17 @@ def _d_FetchTopic_v5(b, p):
 
 
 def _d_FetchRequest_v5(b, p):
-    o = _new(FetchRequest)
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level = _S_iiiib.unpack_from(b, p)
+    o = _newo(FetchRequest)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.max_wait_ms = _ri32(b, p + 4)
+        o.min_bytes = _ri32(b, p + 8)
+        o.max_bytes = _ri32(b, p + 12)
+        o.isolation_level = _ri8(b, p + 16)
+    else:
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level = _S_iiiib.unpack_from(b, p)
     p += 17
-    _n1, = _S_i.unpack_from(b, p)
+    _n1 = _ri32(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
@@ -1225,24 +1262,23 @@ def _d_FetchRequest_v5(b, p):
 
 
 def _d_ForgottenTopic_v7(b, p):
-    o = _new(ForgottenTopic)
-    _n1, = _S_h.unpack_from(b, p)
+    o = _newo(ForgottenTopic)
+    _n1 = _ri16(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topic was serialized as null')
     else:
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
-        o.topic = str(b[p:_end2], 'utf-8', 'replace')
+        o.topic = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    _n3, = _S_i.unpack_from(b, p)
+    _n3 = _ri32(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        if _n3 < 32: o.partitions = list(_A_i[_n3].unpack_from(b, p))
-        else: o.partitions = _unpack_array('i', _n3, b, p)
+        o.partitions = _ri32l(b, p, _n3)
         p += _n3 * 4
     o.topic_id = _ZERO_UUID
     o.unknown_tagged_fields = ()
@@ -1250,10 +1286,19 @@ def _d_ForgottenTopic_v7(b, p):
 
 
 def _d_FetchRequest_v7(b, p):
-    o = _new(FetchRequest)
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
+    o = _newo(FetchRequest)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.max_wait_ms = _ri32(b, p + 4)
+        o.min_bytes = _ri32(b, p + 8)
+        o.max_bytes = _ri32(b, p + 12)
+        o.isolation_level = _ri8(b, p + 16)
+        o.session_id = _ri32(b, p + 17)
+        o.session_epoch = _ri32(b, p + 21)
+    else:
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
-    _n1, = _S_i.unpack_from(b, p)
+    _n1 = _ri32(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
@@ -1264,7 +1309,7 @@ def _d_FetchRequest_v7(b, p):
             _e3, p = _d_FetchTopic_v5(b, p)
             _a2.append(_e3)
         o.topics = _a2
-    _n4, = _S_i.unpack_from(b, p)
+    _n4 = _ri32(b, p)
     p += 4
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
@@ -1283,8 +1328,15 @@ def _d_FetchRequest_v7(b, p):
 
 
 def _d_FetchPartition_v9(b, p):
-    o = _new(FetchPartition)
-    o.partition, o.current_leader_epoch, o.fetch_offset, o.log_start_offset, o.partition_max_bytes = _S_iiqqi.unpack_from(b, p)
+    o = _newo(FetchPartition)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.current_leader_epoch = _ri32(b, p + 4)
+        o.fetch_offset = _ri64(b, p + 8)
+        o.log_start_offset = _ri64(b, p + 16)
+        o.partition_max_bytes = _ri32(b, p + 24)
+    else:
+        o.partition, o.current_leader_epoch, o.fetch_offset, o.log_start_offset, o.partition_max_bytes = _S_iiqqi.unpack_from(b, p)
     p += 28
     o.last_fetched_epoch = -1
     o.replica_directory_id = _ZERO_UUID
@@ -1294,17 +1346,17 @@ def _d_FetchPartition_v9(b, p):
 
 
 def _d_FetchTopic_v9(b, p):
-    o = _new(FetchTopic)
-    _n1, = _S_h.unpack_from(b, p)
+    o = _newo(FetchTopic)
+    _n1 = _ri16(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topic was serialized as null')
     else:
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
-        o.topic = str(b[p:_end2], 'utf-8', 'replace')
+        o.topic = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    _n3, = _S_i.unpack_from(b, p)
+    _n3 = _ri32(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
@@ -1321,10 +1373,19 @@ def _d_FetchTopic_v9(b, p):
 
 
 def _d_FetchRequest_v9(b, p):
-    o = _new(FetchRequest)
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
+    o = _newo(FetchRequest)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.max_wait_ms = _ri32(b, p + 4)
+        o.min_bytes = _ri32(b, p + 8)
+        o.max_bytes = _ri32(b, p + 12)
+        o.isolation_level = _ri8(b, p + 16)
+        o.session_id = _ri32(b, p + 17)
+        o.session_epoch = _ri32(b, p + 21)
+    else:
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
-    _n1, = _S_i.unpack_from(b, p)
+    _n1 = _ri32(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
@@ -1335,7 +1396,7 @@ def _d_FetchRequest_v9(b, p):
             _e3, p = _d_FetchTopic_v9(b, p)
             _a2.append(_e3)
         o.topics = _a2
-    _n4, = _S_i.unpack_from(b, p)
+    _n4 = _ri32(b, p)
     p += 4
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
@@ -1354,10 +1415,19 @@ def _d_FetchRequest_v9(b, p):
 
 
 def _d_FetchRequest_v11(b, p):
-    o = _new(FetchRequest)
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
+    o = _newo(FetchRequest)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.max_wait_ms = _ri32(b, p + 4)
+        o.min_bytes = _ri32(b, p + 8)
+        o.max_bytes = _ri32(b, p + 12)
+        o.isolation_level = _ri8(b, p + 16)
+        o.session_id = _ri32(b, p + 17)
+        o.session_epoch = _ri32(b, p + 21)
+    else:
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
-    _n1, = _S_i.unpack_from(b, p)
+    _n1 = _ri32(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
@@ -1368,7 +1438,7 @@ def _d_FetchRequest_v11(b, p):
             _e3, p = _d_FetchTopic_v9(b, p)
             _a2.append(_e3)
         o.topics = _a2
-    _n4, = _S_i.unpack_from(b, p)
+    _n4 = _ri32(b, p)
     p += 4
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
@@ -1379,14 +1449,14 @@ def _d_FetchRequest_v11(b, p):
             _e6, p = _d_ForgottenTopic_v7(b, p)
             _a5.append(_e6)
         o.forgotten_topics_data = _a5
-    _n7, = _S_h.unpack_from(b, p)
+    _n7 = _ri16(b, p)
     p += 2
     if _n7 < 0:
         raise _DecodeError('non-nullable field RackId was serialized as null')
     else:
         _end8 = p + _n7
         if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
-        o.rack_id = str(b[p:_end8], 'utf-8', 'replace')
+        o.rack_id = b[p:_end8].decode('utf-8', 'replace')
         p = _end8
     o.cluster_id = None
     o.replica_state = ReplicaState()
@@ -1395,8 +1465,16 @@ def _d_FetchRequest_v11(b, p):
 
 
 def _d_FetchPartition_v12(b, p):
-    o = _new(FetchPartition)
-    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+    o = _newo(FetchPartition)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.current_leader_epoch = _ri32(b, p + 4)
+        o.fetch_offset = _ri64(b, p + 8)
+        o.last_fetched_epoch = _ri32(b, p + 16)
+        o.log_start_offset = _ri64(b, p + 20)
+        o.partition_max_bytes = _ri32(b, p + 28)
+    else:
+        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.replica_directory_id = _ZERO_UUID
     o.high_watermark = 9223372036854775807
@@ -1422,7 +1500,7 @@ def _d_FetchPartition_v12(b, p):
 
 
 def _d_FetchTopic_v12(b, p):
-    o = _new(FetchTopic)
+    o = _newo(FetchTopic)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -1432,7 +1510,7 @@ def _d_FetchTopic_v12(b, p):
         if _n1 > 32767: raise _DecodeError('string field Topic had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
-        o.topic = str(b[p:_end2], 'utf-8', 'replace')
+        o.topic = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -1466,7 +1544,7 @@ def _d_FetchTopic_v12(b, p):
 
 
 def _d_ForgottenTopic_v12(b, p):
-    o = _new(ForgottenTopic)
+    o = _newo(ForgottenTopic)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -1476,7 +1554,7 @@ def _d_ForgottenTopic_v12(b, p):
         if _n1 > 32767: raise _DecodeError('string field Topic had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
-        o.topic = str(b[p:_end2], 'utf-8', 'replace')
+        o.topic = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -1485,8 +1563,7 @@ def _d_ForgottenTopic_v12(b, p):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        if _n3 < 32: o.partitions = list(_A_i[_n3].unpack_from(b, p))
-        else: o.partitions = _unpack_array('i', _n3, b, p)
+        o.partitions = _ri32l(b, p, _n3)
         p += _n3 * 4
     o.topic_id = _ZERO_UUID
     o.unknown_tagged_fields = ()
@@ -1508,8 +1585,17 @@ def _d_ForgottenTopic_v12(b, p):
 
 
 def _d_FetchRequest_v12(b, p):
-    o = _new(FetchRequest)
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
+    o = _newo(FetchRequest)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.max_wait_ms = _ri32(b, p + 4)
+        o.min_bytes = _ri32(b, p + 8)
+        o.max_bytes = _ri32(b, p + 12)
+        o.isolation_level = _ri8(b, p + 16)
+        o.session_id = _ri32(b, p + 17)
+        o.session_epoch = _ri32(b, p + 21)
+    else:
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1544,7 +1630,7 @@ def _d_FetchRequest_v12(b, p):
         if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
         _end8 = p + _n7
         if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
-        o.rack_id = str(b[p:_end8], 'utf-8', 'replace')
+        o.rack_id = b[p:_end8].decode('utf-8', 'replace')
         p = _end8
     o.replica_state = ReplicaState()
     o.cluster_id = None
@@ -1568,7 +1654,7 @@ def _d_FetchRequest_v12(b, p):
                     if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
                     _end10 = p + _n9
                     if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
-                    o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
+                    o.cluster_id = b[p:_end10].decode('utf-8', 'replace')
                     p = _end10
             elif _tag in (1,):
                 raise _DecodeError('Tag {} is not valid for version 12'.format(_tag))
@@ -1582,8 +1668,16 @@ def _d_FetchRequest_v12(b, p):
 
 
 def _d_FetchPartition_v13(b, p):
-    o = _new(FetchPartition)
-    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+    o = _newo(FetchPartition)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.current_leader_epoch = _ri32(b, p + 4)
+        o.fetch_offset = _ri64(b, p + 8)
+        o.last_fetched_epoch = _ri32(b, p + 16)
+        o.log_start_offset = _ri64(b, p + 20)
+        o.partition_max_bytes = _ri32(b, p + 28)
+    else:
+        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.replica_directory_id = _ZERO_UUID
     o.high_watermark = 9223372036854775807
@@ -1609,22 +1703,21 @@ def _d_FetchPartition_v13(b, p):
 
 
 def _d_FetchTopic_v13(b, p):
-    o = _new(FetchTopic)
-    _u1, = _S_U.unpack_from(b, p)
-    o.topic_id = _uuid(_u1)
+    o = _newo(FetchTopic)
+    o.topic_id = _ruuid(b, p)
     p += 16
-    _n2 = b[p] - 1
-    if _n2 < 127: p += 1
-    else: _n2, p = _rlen(b, p)
-    if _n2 < 0:
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
-        if _n2 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n2))
-        _a3 = []
-        for _ in range(_n2):
-            _e4, p = _d_FetchPartition_v13(b, p)
-            _a3.append(_e4)
-        o.partitions = _a3
+        if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3, p = _d_FetchPartition_v13(b, p)
+            _a2.append(_e3)
+        o.partitions = _a2
     o.topic = ''
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -1645,20 +1738,18 @@ def _d_FetchTopic_v13(b, p):
 
 
 def _d_ForgottenTopic_v13(b, p):
-    o = _new(ForgottenTopic)
-    _u1, = _S_U.unpack_from(b, p)
-    o.topic_id = _uuid(_u1)
+    o = _newo(ForgottenTopic)
+    o.topic_id = _ruuid(b, p)
     p += 16
-    _n2 = b[p] - 1
-    if _n2 < 127: p += 1
-    else: _n2, p = _rlen(b, p)
-    if _n2 < 0:
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
-        if _n2 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n2))
-        if _n2 < 32: o.partitions = list(_A_i[_n2].unpack_from(b, p))
-        else: o.partitions = _unpack_array('i', _n2, b, p)
-        p += _n2 * 4
+        if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
+        o.partitions = _ri32l(b, p, _n1)
+        p += _n1 * 4
     o.topic = ''
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -1679,8 +1770,17 @@ def _d_ForgottenTopic_v13(b, p):
 
 
 def _d_FetchRequest_v13(b, p):
-    o = _new(FetchRequest)
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
+    o = _newo(FetchRequest)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.max_wait_ms = _ri32(b, p + 4)
+        o.min_bytes = _ri32(b, p + 8)
+        o.max_bytes = _ri32(b, p + 12)
+        o.isolation_level = _ri8(b, p + 16)
+        o.session_id = _ri32(b, p + 17)
+        o.session_epoch = _ri32(b, p + 21)
+    else:
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1715,7 +1815,7 @@ def _d_FetchRequest_v13(b, p):
         if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
         _end8 = p + _n7
         if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
-        o.rack_id = str(b[p:_end8], 'utf-8', 'replace')
+        o.rack_id = b[p:_end8].decode('utf-8', 'replace')
         p = _end8
     o.replica_state = ReplicaState()
     o.cluster_id = None
@@ -1739,7 +1839,7 @@ def _d_FetchRequest_v13(b, p):
                     if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
                     _end10 = p + _n9
                     if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
-                    o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
+                    o.cluster_id = b[p:_end10].decode('utf-8', 'replace')
                     p = _end10
             elif _tag in (1,):
                 raise _DecodeError('Tag {} is not valid for version 13'.format(_tag))
@@ -1753,8 +1853,16 @@ def _d_FetchRequest_v13(b, p):
 
 
 def _d_FetchPartition_v14(b, p):
-    o = _new(FetchPartition)
-    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+    o = _newo(FetchPartition)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.current_leader_epoch = _ri32(b, p + 4)
+        o.fetch_offset = _ri64(b, p + 8)
+        o.last_fetched_epoch = _ri32(b, p + 16)
+        o.log_start_offset = _ri64(b, p + 20)
+        o.partition_max_bytes = _ri32(b, p + 28)
+    else:
+        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.replica_directory_id = _ZERO_UUID
     o.high_watermark = 9223372036854775807
@@ -1780,22 +1888,21 @@ def _d_FetchPartition_v14(b, p):
 
 
 def _d_FetchTopic_v14(b, p):
-    o = _new(FetchTopic)
-    _u1, = _S_U.unpack_from(b, p)
-    o.topic_id = _uuid(_u1)
+    o = _newo(FetchTopic)
+    o.topic_id = _ruuid(b, p)
     p += 16
-    _n2 = b[p] - 1
-    if _n2 < 127: p += 1
-    else: _n2, p = _rlen(b, p)
-    if _n2 < 0:
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
-        if _n2 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n2))
-        _a3 = []
-        for _ in range(_n2):
-            _e4, p = _d_FetchPartition_v14(b, p)
-            _a3.append(_e4)
-        o.partitions = _a3
+        if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3, p = _d_FetchPartition_v14(b, p)
+            _a2.append(_e3)
+        o.partitions = _a2
     o.topic = ''
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -1816,8 +1923,17 @@ def _d_FetchTopic_v14(b, p):
 
 
 def _d_FetchRequest_v14(b, p):
-    o = _new(FetchRequest)
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
+    o = _newo(FetchRequest)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.max_wait_ms = _ri32(b, p + 4)
+        o.min_bytes = _ri32(b, p + 8)
+        o.max_bytes = _ri32(b, p + 12)
+        o.isolation_level = _ri8(b, p + 16)
+        o.session_id = _ri32(b, p + 17)
+        o.session_epoch = _ri32(b, p + 21)
+    else:
+        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1852,7 +1968,7 @@ def _d_FetchRequest_v14(b, p):
         if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
         _end8 = p + _n7
         if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
-        o.rack_id = str(b[p:_end8], 'utf-8', 'replace')
+        o.rack_id = b[p:_end8].decode('utf-8', 'replace')
         p = _end8
     o.replica_state = ReplicaState()
     o.cluster_id = None
@@ -1876,7 +1992,7 @@ def _d_FetchRequest_v14(b, p):
                     if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
                     _end10 = p + _n9
                     if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
-                    o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
+                    o.cluster_id = b[p:_end10].decode('utf-8', 'replace')
                     p = _end10
             elif _tag in (1,):
                 raise _DecodeError('Tag {} is not valid for version 14'.format(_tag))
@@ -1890,8 +2006,16 @@ def _d_FetchRequest_v14(b, p):
 
 
 def _d_FetchPartition_v15(b, p):
-    o = _new(FetchPartition)
-    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+    o = _newo(FetchPartition)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.current_leader_epoch = _ri32(b, p + 4)
+        o.fetch_offset = _ri64(b, p + 8)
+        o.last_fetched_epoch = _ri32(b, p + 16)
+        o.log_start_offset = _ri64(b, p + 20)
+        o.partition_max_bytes = _ri32(b, p + 28)
+    else:
+        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.replica_directory_id = _ZERO_UUID
     o.high_watermark = 9223372036854775807
@@ -1917,22 +2041,21 @@ def _d_FetchPartition_v15(b, p):
 
 
 def _d_FetchTopic_v15(b, p):
-    o = _new(FetchTopic)
-    _u1, = _S_U.unpack_from(b, p)
-    o.topic_id = _uuid(_u1)
+    o = _newo(FetchTopic)
+    o.topic_id = _ruuid(b, p)
     p += 16
-    _n2 = b[p] - 1
-    if _n2 < 127: p += 1
-    else: _n2, p = _rlen(b, p)
-    if _n2 < 0:
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
-        if _n2 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n2))
-        _a3 = []
-        for _ in range(_n2):
-            _e4, p = _d_FetchPartition_v15(b, p)
-            _a3.append(_e4)
-        o.partitions = _a3
+        if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3, p = _d_FetchPartition_v15(b, p)
+            _a2.append(_e3)
+        o.partitions = _a2
     o.topic = ''
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -1953,8 +2076,12 @@ def _d_FetchTopic_v15(b, p):
 
 
 def _d_ReplicaState_v15(b, p):
-    o = _new(ReplicaState)
-    o.replica_id, o.replica_epoch = _S_iq.unpack_from(b, p)
+    o = _newo(ReplicaState)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.replica_epoch = _ri64(b, p + 4)
+    else:
+        o.replica_id, o.replica_epoch = _S_iq.unpack_from(b, p)
     p += 12
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -1975,8 +2102,16 @@ def _d_ReplicaState_v15(b, p):
 
 
 def _d_FetchRequest_v15(b, p):
-    o = _new(FetchRequest)
-    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
+    o = _newo(FetchRequest)
+    if cython.compiled:
+        o.max_wait_ms = _ri32(b, p)
+        o.min_bytes = _ri32(b, p + 4)
+        o.max_bytes = _ri32(b, p + 8)
+        o.isolation_level = _ri8(b, p + 12)
+        o.session_id = _ri32(b, p + 13)
+        o.session_epoch = _ri32(b, p + 17)
+    else:
+        o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
     p += 21
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2011,7 +2146,7 @@ def _d_FetchRequest_v15(b, p):
         if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
         _end8 = p + _n7
         if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
-        o.rack_id = str(b[p:_end8], 'utf-8', 'replace')
+        o.rack_id = b[p:_end8].decode('utf-8', 'replace')
         p = _end8
     o.replica_id = -1
     o.cluster_id = None
@@ -2036,7 +2171,7 @@ def _d_FetchRequest_v15(b, p):
                     if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
                     _end10 = p + _n9
                     if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
-                    o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
+                    o.cluster_id = b[p:_end10].decode('utf-8', 'replace')
                     p = _end10
             elif _tag == 1:
                 o.replica_state, p = _d_ReplicaState_v15(b, p)
@@ -2050,8 +2185,16 @@ def _d_FetchRequest_v15(b, p):
 
 
 def _d_FetchPartition_v16(b, p):
-    o = _new(FetchPartition)
-    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+    o = _newo(FetchPartition)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.current_leader_epoch = _ri32(b, p + 4)
+        o.fetch_offset = _ri64(b, p + 8)
+        o.last_fetched_epoch = _ri32(b, p + 16)
+        o.log_start_offset = _ri64(b, p + 20)
+        o.partition_max_bytes = _ri32(b, p + 28)
+    else:
+        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.replica_directory_id = _ZERO_UUID
     o.high_watermark = 9223372036854775807
@@ -2077,22 +2220,21 @@ def _d_FetchPartition_v16(b, p):
 
 
 def _d_FetchTopic_v16(b, p):
-    o = _new(FetchTopic)
-    _u1, = _S_U.unpack_from(b, p)
-    o.topic_id = _uuid(_u1)
+    o = _newo(FetchTopic)
+    o.topic_id = _ruuid(b, p)
     p += 16
-    _n2 = b[p] - 1
-    if _n2 < 127: p += 1
-    else: _n2, p = _rlen(b, p)
-    if _n2 < 0:
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
-        if _n2 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n2))
-        _a3 = []
-        for _ in range(_n2):
-            _e4, p = _d_FetchPartition_v16(b, p)
-            _a3.append(_e4)
-        o.partitions = _a3
+        if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3, p = _d_FetchPartition_v16(b, p)
+            _a2.append(_e3)
+        o.partitions = _a2
     o.topic = ''
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -2113,8 +2255,16 @@ def _d_FetchTopic_v16(b, p):
 
 
 def _d_FetchRequest_v16(b, p):
-    o = _new(FetchRequest)
-    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
+    o = _newo(FetchRequest)
+    if cython.compiled:
+        o.max_wait_ms = _ri32(b, p)
+        o.min_bytes = _ri32(b, p + 4)
+        o.max_bytes = _ri32(b, p + 8)
+        o.isolation_level = _ri8(b, p + 12)
+        o.session_id = _ri32(b, p + 13)
+        o.session_epoch = _ri32(b, p + 17)
+    else:
+        o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
     p += 21
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2149,7 +2299,7 @@ def _d_FetchRequest_v16(b, p):
         if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
         _end8 = p + _n7
         if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
-        o.rack_id = str(b[p:_end8], 'utf-8', 'replace')
+        o.rack_id = b[p:_end8].decode('utf-8', 'replace')
         p = _end8
     o.replica_id = -1
     o.cluster_id = None
@@ -2174,7 +2324,7 @@ def _d_FetchRequest_v16(b, p):
                     if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
                     _end10 = p + _n9
                     if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
-                    o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
+                    o.cluster_id = b[p:_end10].decode('utf-8', 'replace')
                     p = _end10
             elif _tag == 1:
                 o.replica_state, p = _d_ReplicaState_v15(b, p)
@@ -2188,8 +2338,16 @@ def _d_FetchRequest_v16(b, p):
 
 
 def _d_FetchPartition_v17(b, p):
-    o = _new(FetchPartition)
-    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+    o = _newo(FetchPartition)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.current_leader_epoch = _ri32(b, p + 4)
+        o.fetch_offset = _ri64(b, p + 8)
+        o.last_fetched_epoch = _ri32(b, p + 16)
+        o.log_start_offset = _ri64(b, p + 20)
+        o.partition_max_bytes = _ri32(b, p + 28)
+    else:
+        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.high_watermark = 9223372036854775807
     o.replica_directory_id = _ZERO_UUID
@@ -2204,7 +2362,7 @@ def _d_FetchPartition_v17(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                o.replica_directory_id = _uuid(_S_U.unpack_from(b, p)[0])
+                o.replica_directory_id = _ruuid(b, p)
                 p += 16
             elif _tag in (1,):
                 raise _DecodeError('Tag {} is not valid for version 17'.format(_tag))
@@ -2218,22 +2376,21 @@ def _d_FetchPartition_v17(b, p):
 
 
 def _d_FetchTopic_v17(b, p):
-    o = _new(FetchTopic)
-    _u1, = _S_U.unpack_from(b, p)
-    o.topic_id = _uuid(_u1)
+    o = _newo(FetchTopic)
+    o.topic_id = _ruuid(b, p)
     p += 16
-    _n2 = b[p] - 1
-    if _n2 < 127: p += 1
-    else: _n2, p = _rlen(b, p)
-    if _n2 < 0:
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
-        if _n2 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n2))
-        _a3 = []
-        for _ in range(_n2):
-            _e4, p = _d_FetchPartition_v17(b, p)
-            _a3.append(_e4)
-        o.partitions = _a3
+        if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3, p = _d_FetchPartition_v17(b, p)
+            _a2.append(_e3)
+        o.partitions = _a2
     o.topic = ''
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -2254,8 +2411,16 @@ def _d_FetchTopic_v17(b, p):
 
 
 def _d_FetchRequest_v17(b, p):
-    o = _new(FetchRequest)
-    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
+    o = _newo(FetchRequest)
+    if cython.compiled:
+        o.max_wait_ms = _ri32(b, p)
+        o.min_bytes = _ri32(b, p + 4)
+        o.max_bytes = _ri32(b, p + 8)
+        o.isolation_level = _ri8(b, p + 12)
+        o.session_id = _ri32(b, p + 13)
+        o.session_epoch = _ri32(b, p + 17)
+    else:
+        o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
     p += 21
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2290,7 +2455,7 @@ def _d_FetchRequest_v17(b, p):
         if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
         _end8 = p + _n7
         if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
-        o.rack_id = str(b[p:_end8], 'utf-8', 'replace')
+        o.rack_id = b[p:_end8].decode('utf-8', 'replace')
         p = _end8
     o.replica_id = -1
     o.cluster_id = None
@@ -2315,7 +2480,7 @@ def _d_FetchRequest_v17(b, p):
                     if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
                     _end10 = p + _n9
                     if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
-                    o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
+                    o.cluster_id = b[p:_end10].decode('utf-8', 'replace')
                     p = _end10
             elif _tag == 1:
                 o.replica_state, p = _d_ReplicaState_v15(b, p)
@@ -2329,8 +2494,16 @@ def _d_FetchRequest_v17(b, p):
 
 
 def _d_FetchPartition_v18(b, p):
-    o = _new(FetchPartition)
-    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+    o = _newo(FetchPartition)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.current_leader_epoch = _ri32(b, p + 4)
+        o.fetch_offset = _ri64(b, p + 8)
+        o.last_fetched_epoch = _ri32(b, p + 16)
+        o.log_start_offset = _ri64(b, p + 20)
+        o.partition_max_bytes = _ri32(b, p + 28)
+    else:
+        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.replica_directory_id = _ZERO_UUID
     o.high_watermark = 9223372036854775807
@@ -2345,10 +2518,10 @@ def _d_FetchPartition_v18(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                o.replica_directory_id = _uuid(_S_U.unpack_from(b, p)[0])
+                o.replica_directory_id = _ruuid(b, p)
                 p += 16
             elif _tag == 1:
-                o.high_watermark, = _S_q.unpack_from(b, p)
+                o.high_watermark = _ri64(b, p)
                 p += 8
             else:
                 _end = p + _size
@@ -2360,22 +2533,21 @@ def _d_FetchPartition_v18(b, p):
 
 
 def _d_FetchTopic_v18(b, p):
-    o = _new(FetchTopic)
-    _u1, = _S_U.unpack_from(b, p)
-    o.topic_id = _uuid(_u1)
+    o = _newo(FetchTopic)
+    o.topic_id = _ruuid(b, p)
     p += 16
-    _n2 = b[p] - 1
-    if _n2 < 127: p += 1
-    else: _n2, p = _rlen(b, p)
-    if _n2 < 0:
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
-        if _n2 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n2))
-        _a3 = []
-        for _ in range(_n2):
-            _e4, p = _d_FetchPartition_v18(b, p)
-            _a3.append(_e4)
-        o.partitions = _a3
+        if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3, p = _d_FetchPartition_v18(b, p)
+            _a2.append(_e3)
+        o.partitions = _a2
     o.topic = ''
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -2396,8 +2568,16 @@ def _d_FetchTopic_v18(b, p):
 
 
 def _d_FetchRequest_v18(b, p):
-    o = _new(FetchRequest)
-    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
+    o = _newo(FetchRequest)
+    if cython.compiled:
+        o.max_wait_ms = _ri32(b, p)
+        o.min_bytes = _ri32(b, p + 4)
+        o.max_bytes = _ri32(b, p + 8)
+        o.isolation_level = _ri8(b, p + 12)
+        o.session_id = _ri32(b, p + 13)
+        o.session_epoch = _ri32(b, p + 17)
+    else:
+        o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
     p += 21
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2432,7 +2612,7 @@ def _d_FetchRequest_v18(b, p):
         if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
         _end8 = p + _n7
         if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
-        o.rack_id = str(b[p:_end8], 'utf-8', 'replace')
+        o.rack_id = b[p:_end8].decode('utf-8', 'replace')
         p = _end8
     o.replica_id = -1
     o.cluster_id = None
@@ -2457,7 +2637,7 @@ def _d_FetchRequest_v18(b, p):
                     if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
                     _end10 = p + _n9
                     if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
-                    o.cluster_id = str(b[p:_end10], 'utf-8', 'replace')
+                    o.cluster_id = b[p:_end10].decode('utf-8', 'replace')
                     p = _end10
             elif _tag == 1:
                 o.replica_state, p = _d_ReplicaState_v15(b, p)

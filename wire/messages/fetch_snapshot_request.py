@@ -10,6 +10,17 @@ from wire.codec_support import (
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
+try:  # cython.compiled is True in the module Cython builds
+    import cython
+except ImportError:
+    from wire import _nocython as cython
+
+from wire.readers import (
+    read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
+    read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
+    read_uuid as _ruuid, new_object as _newo,
+)
+
 __all__ = ('SnapshotId', 'PartitionSnapshot', 'TopicSnapshot', 'FetchSnapshotRequest')
 
 _S_U = _SC('>16s')
@@ -84,6 +95,7 @@ class FetchSnapshotRequest(_Message):
     MAX_VERSION = 1
     FLEXIBLE_MIN = 0
     LISTENERS = ('controller',)
+    _DEC_BYTES = True
 
     def __init__(self, *, cluster_id=None, replica_id=-1, max_bytes=2147483647, topics=_D, unknown_tagged_fields=()):
         self.cluster_id = cluster_id
@@ -238,8 +250,12 @@ def _e_FetchSnapshotRequest_v1(w, o):
 
 
 def _d_SnapshotId_v0(b, p):
-    o = _new(SnapshotId)
-    o.end_offset, o.epoch = _S_qi.unpack_from(b, p)
+    o = _newo(SnapshotId)
+    if cython.compiled:
+        o.end_offset = _ri64(b, p)
+        o.epoch = _ri32(b, p + 8)
+    else:
+        o.end_offset, o.epoch = _S_qi.unpack_from(b, p)
     p += 12
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -260,11 +276,15 @@ def _d_SnapshotId_v0(b, p):
 
 
 def _d_PartitionSnapshot_v0(b, p):
-    o = _new(PartitionSnapshot)
-    o.partition, o.current_leader_epoch = _S_ii.unpack_from(b, p)
+    o = _newo(PartitionSnapshot)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.current_leader_epoch = _ri32(b, p + 4)
+    else:
+        o.partition, o.current_leader_epoch = _S_ii.unpack_from(b, p)
     p += 8
     o.snapshot_id, p = _d_SnapshotId_v0(b, p)
-    o.position, = _S_q.unpack_from(b, p)
+    o.position = _ri64(b, p)
     p += 8
     o.replica_directory_id = _ZERO_UUID
     o.unknown_tagged_fields = ()
@@ -289,7 +309,7 @@ def _d_PartitionSnapshot_v0(b, p):
 
 
 def _d_TopicSnapshot_v0(b, p):
-    o = _new(TopicSnapshot)
+    o = _newo(TopicSnapshot)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -299,7 +319,7 @@ def _d_TopicSnapshot_v0(b, p):
         if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
-        o.name = str(b[p:_end2], 'utf-8', 'replace')
+        o.name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -332,8 +352,12 @@ def _d_TopicSnapshot_v0(b, p):
 
 
 def _d_FetchSnapshotRequest_v0(b, p):
-    o = _new(FetchSnapshotRequest)
-    o.replica_id, o.max_bytes = _S_ii.unpack_from(b, p)
+    o = _newo(FetchSnapshotRequest)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.max_bytes = _ri32(b, p + 4)
+    else:
+        o.replica_id, o.max_bytes = _S_ii.unpack_from(b, p)
     p += 8
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -368,7 +392,7 @@ def _d_FetchSnapshotRequest_v0(b, p):
                     if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
                     _end5 = p + _n4
                     if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
-                    o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')
+                    o.cluster_id = b[p:_end5].decode('utf-8', 'replace')
                     p = _end5
             else:
                 _end = p + _size
@@ -380,11 +404,15 @@ def _d_FetchSnapshotRequest_v0(b, p):
 
 
 def _d_PartitionSnapshot_v1(b, p):
-    o = _new(PartitionSnapshot)
-    o.partition, o.current_leader_epoch = _S_ii.unpack_from(b, p)
+    o = _newo(PartitionSnapshot)
+    if cython.compiled:
+        o.partition = _ri32(b, p)
+        o.current_leader_epoch = _ri32(b, p + 4)
+    else:
+        o.partition, o.current_leader_epoch = _S_ii.unpack_from(b, p)
     p += 8
     o.snapshot_id, p = _d_SnapshotId_v0(b, p)
-    o.position, = _S_q.unpack_from(b, p)
+    o.position = _ri64(b, p)
     p += 8
     o.replica_directory_id = _ZERO_UUID
     o.unknown_tagged_fields = ()
@@ -398,7 +426,7 @@ def _d_PartitionSnapshot_v1(b, p):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                o.replica_directory_id = _uuid(_S_U.unpack_from(b, p)[0])
+                o.replica_directory_id = _ruuid(b, p)
                 p += 16
             else:
                 _end = p + _size
@@ -410,7 +438,7 @@ def _d_PartitionSnapshot_v1(b, p):
 
 
 def _d_TopicSnapshot_v1(b, p):
-    o = _new(TopicSnapshot)
+    o = _newo(TopicSnapshot)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -420,7 +448,7 @@ def _d_TopicSnapshot_v1(b, p):
         if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
-        o.name = str(b[p:_end2], 'utf-8', 'replace')
+        o.name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -453,8 +481,12 @@ def _d_TopicSnapshot_v1(b, p):
 
 
 def _d_FetchSnapshotRequest_v1(b, p):
-    o = _new(FetchSnapshotRequest)
-    o.replica_id, o.max_bytes = _S_ii.unpack_from(b, p)
+    o = _newo(FetchSnapshotRequest)
+    if cython.compiled:
+        o.replica_id = _ri32(b, p)
+        o.max_bytes = _ri32(b, p + 4)
+    else:
+        o.replica_id, o.max_bytes = _S_ii.unpack_from(b, p)
     p += 8
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -489,7 +521,7 @@ def _d_FetchSnapshotRequest_v1(b, p):
                     if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
                     _end5 = p + _n4
                     if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
-                    o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')
+                    o.cluster_id = b[p:_end5].decode('utf-8', 'replace')
                     p = _end5
             else:
                 _end = p + _size

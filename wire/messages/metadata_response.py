@@ -10,6 +10,17 @@ from wire.codec_support import (
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
+try:  # cython.compiled is True in the module Cython builds
+    import cython
+except ImportError:
+    from wire import _nocython as cython
+
+from wire.readers import (
+    read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
+    read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
+    read_uuid as _ruuid, new_object as _newo,
+)
+
 __all__ = ('MetadataResponseBroker', 'MetadataResponsePartition', 'MetadataResponseTopic', 'MetadataResponse')
 
 _S_Uo = _SC('>16s?')
@@ -102,6 +113,7 @@ class MetadataResponse(_Message):
     MIN_VERSION = 0
     MAX_VERSION = 13
     FLEXIBLE_MIN = 9
+    _DEC_BYTES = True
 
     def __init__(self, *, throttle_time_ms=0, brokers=_D, cluster_id=None, controller_id=-1, topics=_D, cluster_authorized_operations=-2147483648, error_code=0, unknown_tagged_fields=()):
         self.throttle_time_ms = throttle_time_ms
@@ -1202,19 +1214,19 @@ def _e_MetadataResponse_v13(w, o):
 
 
 def _d_MetadataResponseBroker_v0(b, p):
-    o = _new(MetadataResponseBroker)
-    o.node_id, = _S_i.unpack_from(b, p)
+    o = _newo(MetadataResponseBroker)
+    o.node_id = _ri32(b, p)
     p += 4
-    _n1, = _S_h.unpack_from(b, p)
+    _n1 = _ri16(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n1))
-        o.host = str(b[p:_end2], 'utf-8', 'replace')
+        o.host = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    o.port, = _S_i.unpack_from(b, p)
+    o.port = _ri32(b, p)
     p += 4
     o.rack = None
     o.unknown_tagged_fields = ()
@@ -1222,26 +1234,29 @@ def _d_MetadataResponseBroker_v0(b, p):
 
 
 def _d_MetadataResponsePartition_v0(b, p):
-    o = _new(MetadataResponsePartition)
-    o.error_code, o.partition_index, o.leader_id = _S_hii.unpack_from(b, p)
+    o = _newo(MetadataResponsePartition)
+    if cython.compiled:
+        o.error_code = _ri16(b, p)
+        o.partition_index = _ri32(b, p + 2)
+        o.leader_id = _ri32(b, p + 6)
+    else:
+        o.error_code, o.partition_index, o.leader_id = _S_hii.unpack_from(b, p)
     p += 10
-    _n1, = _S_i.unpack_from(b, p)
+    _n1 = _ri32(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
-        if _n1 < 32: o.replica_nodes = list(_A_i[_n1].unpack_from(b, p))
-        else: o.replica_nodes = _unpack_array('i', _n1, b, p)
+        o.replica_nodes = _ri32l(b, p, _n1)
         p += _n1 * 4
-    _n2, = _S_i.unpack_from(b, p)
+    _n2 = _ri32(b, p)
     p += 4
     if _n2 < 0:
         raise _DecodeError('non-nullable field IsrNodes was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
-        if _n2 < 32: o.isr_nodes = list(_A_i[_n2].unpack_from(b, p))
-        else: o.isr_nodes = _unpack_array('i', _n2, b, p)
+        o.isr_nodes = _ri32l(b, p, _n2)
         p += _n2 * 4
     o.leader_epoch = -1
     o.offline_replicas = []
@@ -1250,19 +1265,19 @@ def _d_MetadataResponsePartition_v0(b, p):
 
 
 def _d_MetadataResponseTopic_v0(b, p):
-    o = _new(MetadataResponseTopic)
-    o.error_code, = _S_h.unpack_from(b, p)
+    o = _newo(MetadataResponseTopic)
+    o.error_code = _ri16(b, p)
     p += 2
-    _n1, = _S_h.unpack_from(b, p)
+    _n1 = _ri16(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
-        o.name = str(b[p:_end2], 'utf-8', 'replace')
+        o.name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    _n3, = _S_i.unpack_from(b, p)
+    _n3 = _ri32(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
@@ -1281,8 +1296,8 @@ def _d_MetadataResponseTopic_v0(b, p):
 
 
 def _d_MetadataResponse_v0(b, p):
-    o = _new(MetadataResponse)
-    _n1, = _S_i.unpack_from(b, p)
+    o = _newo(MetadataResponse)
+    _n1 = _ri32(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
@@ -1293,7 +1308,7 @@ def _d_MetadataResponse_v0(b, p):
             _e3, p = _d_MetadataResponseBroker_v0(b, p)
             _a2.append(_e3)
         o.brokers = _a2
-    _n4, = _S_i.unpack_from(b, p)
+    _n4 = _ri32(b, p)
     p += 4
     if _n4 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
@@ -1314,49 +1329,49 @@ def _d_MetadataResponse_v0(b, p):
 
 
 def _d_MetadataResponseBroker_v1(b, p):
-    o = _new(MetadataResponseBroker)
-    o.node_id, = _S_i.unpack_from(b, p)
+    o = _newo(MetadataResponseBroker)
+    o.node_id = _ri32(b, p)
     p += 4
-    _n1, = _S_h.unpack_from(b, p)
+    _n1 = _ri16(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
     else:
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n1))
-        o.host = str(b[p:_end2], 'utf-8', 'replace')
+        o.host = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    o.port, = _S_i.unpack_from(b, p)
+    o.port = _ri32(b, p)
     p += 4
-    _n3, = _S_h.unpack_from(b, p)
+    _n3 = _ri16(b, p)
     p += 2
     if _n3 < 0:
         o.rack = None
     else:
         _end4 = p + _n3
         if _end4 > len(b): raise _DecodeError('Rack: length {} past the end'.format(_n3))
-        o.rack = str(b[p:_end4], 'utf-8', 'replace')
+        o.rack = b[p:_end4].decode('utf-8', 'replace')
         p = _end4
     o.unknown_tagged_fields = ()
     return o, p
 
 
 def _d_MetadataResponseTopic_v1(b, p):
-    o = _new(MetadataResponseTopic)
-    o.error_code, = _S_h.unpack_from(b, p)
+    o = _newo(MetadataResponseTopic)
+    o.error_code = _ri16(b, p)
     p += 2
-    _n1, = _S_h.unpack_from(b, p)
+    _n1 = _ri16(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
-        o.name = str(b[p:_end2], 'utf-8', 'replace')
+        o.name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    o.is_internal, = _S_o.unpack_from(b, p)
+    o.is_internal = _rbool(b, p)
     p += 1
-    _n3, = _S_i.unpack_from(b, p)
+    _n3 = _ri32(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
@@ -1374,8 +1389,8 @@ def _d_MetadataResponseTopic_v1(b, p):
 
 
 def _d_MetadataResponse_v1(b, p):
-    o = _new(MetadataResponse)
-    _n1, = _S_i.unpack_from(b, p)
+    o = _newo(MetadataResponse)
+    _n1 = _ri32(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
@@ -1386,9 +1401,9 @@ def _d_MetadataResponse_v1(b, p):
             _e3, p = _d_MetadataResponseBroker_v1(b, p)
             _a2.append(_e3)
         o.brokers = _a2
-    o.controller_id, = _S_i.unpack_from(b, p)
+    o.controller_id = _ri32(b, p)
     p += 4
-    _n4, = _S_i.unpack_from(b, p)
+    _n4 = _ri32(b, p)
     p += 4
     if _n4 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
@@ -1408,8 +1423,8 @@ def _d_MetadataResponse_v1(b, p):
 
 
 def _d_MetadataResponse_v2(b, p):
-    o = _new(MetadataResponse)
-    _n1, = _S_i.unpack_from(b, p)
+    o = _newo(MetadataResponse)
+    _n1 = _ri32(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
@@ -1420,18 +1435,18 @@ def _d_MetadataResponse_v2(b, p):
             _e3, p = _d_MetadataResponseBroker_v1(b, p)
             _a2.append(_e3)
         o.brokers = _a2
-    _n4, = _S_h.unpack_from(b, p)
+    _n4 = _ri16(b, p)
     p += 2
     if _n4 < 0:
         o.cluster_id = None
     else:
         _end5 = p + _n4
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
-        o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')
+        o.cluster_id = b[p:_end5].decode('utf-8', 'replace')
         p = _end5
-    o.controller_id, = _S_i.unpack_from(b, p)
+    o.controller_id = _ri32(b, p)
     p += 4
-    _n6, = _S_i.unpack_from(b, p)
+    _n6 = _ri32(b, p)
     p += 4
     if _n6 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
@@ -1450,10 +1465,10 @@ def _d_MetadataResponse_v2(b, p):
 
 
 def _d_MetadataResponse_v3(b, p):
-    o = _new(MetadataResponse)
-    o.throttle_time_ms, = _S_i.unpack_from(b, p)
+    o = _newo(MetadataResponse)
+    o.throttle_time_ms = _ri32(b, p)
     p += 4
-    _n1, = _S_i.unpack_from(b, p)
+    _n1 = _ri32(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
@@ -1464,18 +1479,18 @@ def _d_MetadataResponse_v3(b, p):
             _e3, p = _d_MetadataResponseBroker_v1(b, p)
             _a2.append(_e3)
         o.brokers = _a2
-    _n4, = _S_h.unpack_from(b, p)
+    _n4 = _ri16(b, p)
     p += 2
     if _n4 < 0:
         o.cluster_id = None
     else:
         _end5 = p + _n4
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
-        o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')
+        o.cluster_id = b[p:_end5].decode('utf-8', 'replace')
         p = _end5
-    o.controller_id, = _S_i.unpack_from(b, p)
+    o.controller_id = _ri32(b, p)
     p += 4
-    _n6, = _S_i.unpack_from(b, p)
+    _n6 = _ri32(b, p)
     p += 4
     if _n6 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
@@ -1493,35 +1508,37 @@ def _d_MetadataResponse_v3(b, p):
 
 
 def _d_MetadataResponsePartition_v5(b, p):
-    o = _new(MetadataResponsePartition)
-    o.error_code, o.partition_index, o.leader_id = _S_hii.unpack_from(b, p)
+    o = _newo(MetadataResponsePartition)
+    if cython.compiled:
+        o.error_code = _ri16(b, p)
+        o.partition_index = _ri32(b, p + 2)
+        o.leader_id = _ri32(b, p + 6)
+    else:
+        o.error_code, o.partition_index, o.leader_id = _S_hii.unpack_from(b, p)
     p += 10
-    _n1, = _S_i.unpack_from(b, p)
+    _n1 = _ri32(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
-        if _n1 < 32: o.replica_nodes = list(_A_i[_n1].unpack_from(b, p))
-        else: o.replica_nodes = _unpack_array('i', _n1, b, p)
+        o.replica_nodes = _ri32l(b, p, _n1)
         p += _n1 * 4
-    _n2, = _S_i.unpack_from(b, p)
+    _n2 = _ri32(b, p)
     p += 4
     if _n2 < 0:
         raise _DecodeError('non-nullable field IsrNodes was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
-        if _n2 < 32: o.isr_nodes = list(_A_i[_n2].unpack_from(b, p))
-        else: o.isr_nodes = _unpack_array('i', _n2, b, p)
+        o.isr_nodes = _ri32l(b, p, _n2)
         p += _n2 * 4
-    _n3, = _S_i.unpack_from(b, p)
+    _n3 = _ri32(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field OfflineReplicas was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('OfflineReplicas: array of {} elements exceeds the remaining bytes'.format(_n3))
-        if _n3 < 32: o.offline_replicas = list(_A_i[_n3].unpack_from(b, p))
-        else: o.offline_replicas = _unpack_array('i', _n3, b, p)
+        o.offline_replicas = _ri32l(b, p, _n3)
         p += _n3 * 4
     o.leader_epoch = -1
     o.unknown_tagged_fields = ()
@@ -1529,21 +1546,21 @@ def _d_MetadataResponsePartition_v5(b, p):
 
 
 def _d_MetadataResponseTopic_v5(b, p):
-    o = _new(MetadataResponseTopic)
-    o.error_code, = _S_h.unpack_from(b, p)
+    o = _newo(MetadataResponseTopic)
+    o.error_code = _ri16(b, p)
     p += 2
-    _n1, = _S_h.unpack_from(b, p)
+    _n1 = _ri16(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
-        o.name = str(b[p:_end2], 'utf-8', 'replace')
+        o.name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    o.is_internal, = _S_o.unpack_from(b, p)
+    o.is_internal = _rbool(b, p)
     p += 1
-    _n3, = _S_i.unpack_from(b, p)
+    _n3 = _ri32(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
@@ -1561,10 +1578,10 @@ def _d_MetadataResponseTopic_v5(b, p):
 
 
 def _d_MetadataResponse_v5(b, p):
-    o = _new(MetadataResponse)
-    o.throttle_time_ms, = _S_i.unpack_from(b, p)
+    o = _newo(MetadataResponse)
+    o.throttle_time_ms = _ri32(b, p)
     p += 4
-    _n1, = _S_i.unpack_from(b, p)
+    _n1 = _ri32(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
@@ -1575,18 +1592,18 @@ def _d_MetadataResponse_v5(b, p):
             _e3, p = _d_MetadataResponseBroker_v1(b, p)
             _a2.append(_e3)
         o.brokers = _a2
-    _n4, = _S_h.unpack_from(b, p)
+    _n4 = _ri16(b, p)
     p += 2
     if _n4 < 0:
         o.cluster_id = None
     else:
         _end5 = p + _n4
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
-        o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')
+        o.cluster_id = b[p:_end5].decode('utf-8', 'replace')
         p = _end5
-    o.controller_id, = _S_i.unpack_from(b, p)
+    o.controller_id = _ri32(b, p)
     p += 4
-    _n6, = _S_i.unpack_from(b, p)
+    _n6 = _ri32(b, p)
     p += 4
     if _n6 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
@@ -1604,56 +1621,59 @@ def _d_MetadataResponse_v5(b, p):
 
 
 def _d_MetadataResponsePartition_v7(b, p):
-    o = _new(MetadataResponsePartition)
-    o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _S_hiii.unpack_from(b, p)
+    o = _newo(MetadataResponsePartition)
+    if cython.compiled:
+        o.error_code = _ri16(b, p)
+        o.partition_index = _ri32(b, p + 2)
+        o.leader_id = _ri32(b, p + 6)
+        o.leader_epoch = _ri32(b, p + 10)
+    else:
+        o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _S_hiii.unpack_from(b, p)
     p += 14
-    _n1, = _S_i.unpack_from(b, p)
+    _n1 = _ri32(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
-        if _n1 < 32: o.replica_nodes = list(_A_i[_n1].unpack_from(b, p))
-        else: o.replica_nodes = _unpack_array('i', _n1, b, p)
+        o.replica_nodes = _ri32l(b, p, _n1)
         p += _n1 * 4
-    _n2, = _S_i.unpack_from(b, p)
+    _n2 = _ri32(b, p)
     p += 4
     if _n2 < 0:
         raise _DecodeError('non-nullable field IsrNodes was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
-        if _n2 < 32: o.isr_nodes = list(_A_i[_n2].unpack_from(b, p))
-        else: o.isr_nodes = _unpack_array('i', _n2, b, p)
+        o.isr_nodes = _ri32l(b, p, _n2)
         p += _n2 * 4
-    _n3, = _S_i.unpack_from(b, p)
+    _n3 = _ri32(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field OfflineReplicas was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('OfflineReplicas: array of {} elements exceeds the remaining bytes'.format(_n3))
-        if _n3 < 32: o.offline_replicas = list(_A_i[_n3].unpack_from(b, p))
-        else: o.offline_replicas = _unpack_array('i', _n3, b, p)
+        o.offline_replicas = _ri32l(b, p, _n3)
         p += _n3 * 4
     o.unknown_tagged_fields = ()
     return o, p
 
 
 def _d_MetadataResponseTopic_v7(b, p):
-    o = _new(MetadataResponseTopic)
-    o.error_code, = _S_h.unpack_from(b, p)
+    o = _newo(MetadataResponseTopic)
+    o.error_code = _ri16(b, p)
     p += 2
-    _n1, = _S_h.unpack_from(b, p)
+    _n1 = _ri16(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
-        o.name = str(b[p:_end2], 'utf-8', 'replace')
+        o.name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    o.is_internal, = _S_o.unpack_from(b, p)
+    o.is_internal = _rbool(b, p)
     p += 1
-    _n3, = _S_i.unpack_from(b, p)
+    _n3 = _ri32(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
@@ -1671,10 +1691,10 @@ def _d_MetadataResponseTopic_v7(b, p):
 
 
 def _d_MetadataResponse_v7(b, p):
-    o = _new(MetadataResponse)
-    o.throttle_time_ms, = _S_i.unpack_from(b, p)
+    o = _newo(MetadataResponse)
+    o.throttle_time_ms = _ri32(b, p)
     p += 4
-    _n1, = _S_i.unpack_from(b, p)
+    _n1 = _ri32(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
@@ -1685,18 +1705,18 @@ def _d_MetadataResponse_v7(b, p):
             _e3, p = _d_MetadataResponseBroker_v1(b, p)
             _a2.append(_e3)
         o.brokers = _a2
-    _n4, = _S_h.unpack_from(b, p)
+    _n4 = _ri16(b, p)
     p += 2
     if _n4 < 0:
         o.cluster_id = None
     else:
         _end5 = p + _n4
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
-        o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')
+        o.cluster_id = b[p:_end5].decode('utf-8', 'replace')
         p = _end5
-    o.controller_id, = _S_i.unpack_from(b, p)
+    o.controller_id = _ri32(b, p)
     p += 4
-    _n6, = _S_i.unpack_from(b, p)
+    _n6 = _ri32(b, p)
     p += 4
     if _n6 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
@@ -1714,21 +1734,21 @@ def _d_MetadataResponse_v7(b, p):
 
 
 def _d_MetadataResponseTopic_v8(b, p):
-    o = _new(MetadataResponseTopic)
-    o.error_code, = _S_h.unpack_from(b, p)
+    o = _newo(MetadataResponseTopic)
+    o.error_code = _ri16(b, p)
     p += 2
-    _n1, = _S_h.unpack_from(b, p)
+    _n1 = _ri16(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
     else:
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
-        o.name = str(b[p:_end2], 'utf-8', 'replace')
+        o.name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    o.is_internal, = _S_o.unpack_from(b, p)
+    o.is_internal = _rbool(b, p)
     p += 1
-    _n3, = _S_i.unpack_from(b, p)
+    _n3 = _ri32(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
@@ -1739,7 +1759,7 @@ def _d_MetadataResponseTopic_v8(b, p):
             _e5, p = _d_MetadataResponsePartition_v7(b, p)
             _a4.append(_e5)
         o.partitions = _a4
-    o.topic_authorized_operations, = _S_i.unpack_from(b, p)
+    o.topic_authorized_operations = _ri32(b, p)
     p += 4
     o.topic_id = _ZERO_UUID
     o.unknown_tagged_fields = ()
@@ -1747,10 +1767,10 @@ def _d_MetadataResponseTopic_v8(b, p):
 
 
 def _d_MetadataResponse_v8(b, p):
-    o = _new(MetadataResponse)
-    o.throttle_time_ms, = _S_i.unpack_from(b, p)
+    o = _newo(MetadataResponse)
+    o.throttle_time_ms = _ri32(b, p)
     p += 4
-    _n1, = _S_i.unpack_from(b, p)
+    _n1 = _ri32(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
@@ -1761,18 +1781,18 @@ def _d_MetadataResponse_v8(b, p):
             _e3, p = _d_MetadataResponseBroker_v1(b, p)
             _a2.append(_e3)
         o.brokers = _a2
-    _n4, = _S_h.unpack_from(b, p)
+    _n4 = _ri16(b, p)
     p += 2
     if _n4 < 0:
         o.cluster_id = None
     else:
         _end5 = p + _n4
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
-        o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')
+        o.cluster_id = b[p:_end5].decode('utf-8', 'replace')
         p = _end5
-    o.controller_id, = _S_i.unpack_from(b, p)
+    o.controller_id = _ri32(b, p)
     p += 4
-    _n6, = _S_i.unpack_from(b, p)
+    _n6 = _ri32(b, p)
     p += 4
     if _n6 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
@@ -1783,7 +1803,7 @@ def _d_MetadataResponse_v8(b, p):
             _e8, p = _d_MetadataResponseTopic_v8(b, p)
             _a7.append(_e8)
         o.topics = _a7
-    o.cluster_authorized_operations, = _S_i.unpack_from(b, p)
+    o.cluster_authorized_operations = _ri32(b, p)
     p += 4
     o.error_code = 0
     o.unknown_tagged_fields = ()
@@ -1791,8 +1811,8 @@ def _d_MetadataResponse_v8(b, p):
 
 
 def _d_MetadataResponseBroker_v9(b, p):
-    o = _new(MetadataResponseBroker)
-    o.node_id, = _S_i.unpack_from(b, p)
+    o = _newo(MetadataResponseBroker)
+    o.node_id = _ri32(b, p)
     p += 4
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1803,9 +1823,9 @@ def _d_MetadataResponseBroker_v9(b, p):
         if _n1 > 32767: raise _DecodeError('string field Host had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n1))
-        o.host = str(b[p:_end2], 'utf-8', 'replace')
+        o.host = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    o.port, = _S_i.unpack_from(b, p)
+    o.port = _ri32(b, p)
     p += 4
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -1816,7 +1836,7 @@ def _d_MetadataResponseBroker_v9(b, p):
         if _n3 > 32767: raise _DecodeError('string field Rack had invalid length {}'.format(_n3))
         _end4 = p + _n3
         if _end4 > len(b): raise _DecodeError('Rack: length {} past the end'.format(_n3))
-        o.rack = str(b[p:_end4], 'utf-8', 'replace')
+        o.rack = b[p:_end4].decode('utf-8', 'replace')
         p = _end4
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -1837,8 +1857,14 @@ def _d_MetadataResponseBroker_v9(b, p):
 
 
 def _d_MetadataResponsePartition_v9(b, p):
-    o = _new(MetadataResponsePartition)
-    o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _S_hiii.unpack_from(b, p)
+    o = _newo(MetadataResponsePartition)
+    if cython.compiled:
+        o.error_code = _ri16(b, p)
+        o.partition_index = _ri32(b, p + 2)
+        o.leader_id = _ri32(b, p + 6)
+        o.leader_epoch = _ri32(b, p + 10)
+    else:
+        o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _S_hiii.unpack_from(b, p)
     p += 14
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1847,8 +1873,7 @@ def _d_MetadataResponsePartition_v9(b, p):
         raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
-        if _n1 < 32: o.replica_nodes = list(_A_i[_n1].unpack_from(b, p))
-        else: o.replica_nodes = _unpack_array('i', _n1, b, p)
+        o.replica_nodes = _ri32l(b, p, _n1)
         p += _n1 * 4
     _n2 = b[p] - 1
     if _n2 < 127: p += 1
@@ -1857,8 +1882,7 @@ def _d_MetadataResponsePartition_v9(b, p):
         raise _DecodeError('non-nullable field IsrNodes was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
-        if _n2 < 32: o.isr_nodes = list(_A_i[_n2].unpack_from(b, p))
-        else: o.isr_nodes = _unpack_array('i', _n2, b, p)
+        o.isr_nodes = _ri32l(b, p, _n2)
         p += _n2 * 4
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -1867,8 +1891,7 @@ def _d_MetadataResponsePartition_v9(b, p):
         raise _DecodeError('non-nullable field OfflineReplicas was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('OfflineReplicas: array of {} elements exceeds the remaining bytes'.format(_n3))
-        if _n3 < 32: o.offline_replicas = list(_A_i[_n3].unpack_from(b, p))
-        else: o.offline_replicas = _unpack_array('i', _n3, b, p)
+        o.offline_replicas = _ri32l(b, p, _n3)
         p += _n3 * 4
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -1889,8 +1912,8 @@ def _d_MetadataResponsePartition_v9(b, p):
 
 
 def _d_MetadataResponseTopic_v9(b, p):
-    o = _new(MetadataResponseTopic)
-    o.error_code, = _S_h.unpack_from(b, p)
+    o = _newo(MetadataResponseTopic)
+    o.error_code = _ri16(b, p)
     p += 2
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1901,9 +1924,9 @@ def _d_MetadataResponseTopic_v9(b, p):
         if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
-        o.name = str(b[p:_end2], 'utf-8', 'replace')
+        o.name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    o.is_internal, = _S_o.unpack_from(b, p)
+    o.is_internal = _rbool(b, p)
     p += 1
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -1917,7 +1940,7 @@ def _d_MetadataResponseTopic_v9(b, p):
             _e5, p = _d_MetadataResponsePartition_v9(b, p)
             _a4.append(_e5)
         o.partitions = _a4
-    o.topic_authorized_operations, = _S_i.unpack_from(b, p)
+    o.topic_authorized_operations = _ri32(b, p)
     p += 4
     o.topic_id = _ZERO_UUID
     o.unknown_tagged_fields = ()
@@ -1939,8 +1962,8 @@ def _d_MetadataResponseTopic_v9(b, p):
 
 
 def _d_MetadataResponse_v9(b, p):
-    o = _new(MetadataResponse)
-    o.throttle_time_ms, = _S_i.unpack_from(b, p)
+    o = _newo(MetadataResponse)
+    o.throttle_time_ms = _ri32(b, p)
     p += 4
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1963,9 +1986,9 @@ def _d_MetadataResponse_v9(b, p):
         if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
         _end5 = p + _n4
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
-        o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')
+        o.cluster_id = b[p:_end5].decode('utf-8', 'replace')
         p = _end5
-    o.controller_id, = _S_i.unpack_from(b, p)
+    o.controller_id = _ri32(b, p)
     p += 4
     _n6 = b[p] - 1
     if _n6 < 127: p += 1
@@ -1979,7 +2002,7 @@ def _d_MetadataResponse_v9(b, p):
             _e8, p = _d_MetadataResponseTopic_v9(b, p)
             _a7.append(_e8)
         o.topics = _a7
-    o.cluster_authorized_operations, = _S_i.unpack_from(b, p)
+    o.cluster_authorized_operations = _ri32(b, p)
     p += 4
     o.error_code = 0
     o.unknown_tagged_fields = ()
@@ -2001,8 +2024,8 @@ def _d_MetadataResponse_v9(b, p):
 
 
 def _d_MetadataResponseTopic_v10(b, p):
-    o = _new(MetadataResponseTopic)
-    o.error_code, = _S_h.unpack_from(b, p)
+    o = _newo(MetadataResponseTopic)
+    o.error_code = _ri16(b, p)
     p += 2
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2013,10 +2036,14 @@ def _d_MetadataResponseTopic_v10(b, p):
         if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
-        o.name = str(b[p:_end2], 'utf-8', 'replace')
+        o.name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    _u3, o.is_internal = _S_Uo.unpack_from(b, p)
-    o.topic_id = _uuid(_u3)
+    if cython.compiled:
+        o.topic_id = _ruuid(b, p)
+        o.is_internal = _rbool(b, p + 16)
+    else:
+        _u3, o.is_internal = _S_Uo.unpack_from(b, p)
+        o.topic_id = _uuid(_u3)
     p += 17
     _n4 = b[p] - 1
     if _n4 < 127: p += 1
@@ -2030,7 +2057,7 @@ def _d_MetadataResponseTopic_v10(b, p):
             _e6, p = _d_MetadataResponsePartition_v9(b, p)
             _a5.append(_e6)
         o.partitions = _a5
-    o.topic_authorized_operations, = _S_i.unpack_from(b, p)
+    o.topic_authorized_operations = _ri32(b, p)
     p += 4
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -2051,8 +2078,8 @@ def _d_MetadataResponseTopic_v10(b, p):
 
 
 def _d_MetadataResponse_v10(b, p):
-    o = _new(MetadataResponse)
-    o.throttle_time_ms, = _S_i.unpack_from(b, p)
+    o = _newo(MetadataResponse)
+    o.throttle_time_ms = _ri32(b, p)
     p += 4
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2075,9 +2102,9 @@ def _d_MetadataResponse_v10(b, p):
         if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
         _end5 = p + _n4
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
-        o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')
+        o.cluster_id = b[p:_end5].decode('utf-8', 'replace')
         p = _end5
-    o.controller_id, = _S_i.unpack_from(b, p)
+    o.controller_id = _ri32(b, p)
     p += 4
     _n6 = b[p] - 1
     if _n6 < 127: p += 1
@@ -2091,7 +2118,7 @@ def _d_MetadataResponse_v10(b, p):
             _e8, p = _d_MetadataResponseTopic_v10(b, p)
             _a7.append(_e8)
         o.topics = _a7
-    o.cluster_authorized_operations, = _S_i.unpack_from(b, p)
+    o.cluster_authorized_operations = _ri32(b, p)
     p += 4
     o.error_code = 0
     o.unknown_tagged_fields = ()
@@ -2113,8 +2140,8 @@ def _d_MetadataResponse_v10(b, p):
 
 
 def _d_MetadataResponse_v11(b, p):
-    o = _new(MetadataResponse)
-    o.throttle_time_ms, = _S_i.unpack_from(b, p)
+    o = _newo(MetadataResponse)
+    o.throttle_time_ms = _ri32(b, p)
     p += 4
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2137,9 +2164,9 @@ def _d_MetadataResponse_v11(b, p):
         if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
         _end5 = p + _n4
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
-        o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')
+        o.cluster_id = b[p:_end5].decode('utf-8', 'replace')
         p = _end5
-    o.controller_id, = _S_i.unpack_from(b, p)
+    o.controller_id = _ri32(b, p)
     p += 4
     _n6 = b[p] - 1
     if _n6 < 127: p += 1
@@ -2174,8 +2201,8 @@ def _d_MetadataResponse_v11(b, p):
 
 
 def _d_MetadataResponseTopic_v12(b, p):
-    o = _new(MetadataResponseTopic)
-    o.error_code, = _S_h.unpack_from(b, p)
+    o = _newo(MetadataResponseTopic)
+    o.error_code = _ri16(b, p)
     p += 2
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2186,10 +2213,14 @@ def _d_MetadataResponseTopic_v12(b, p):
         if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
-        o.name = str(b[p:_end2], 'utf-8', 'replace')
+        o.name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    _u3, o.is_internal = _S_Uo.unpack_from(b, p)
-    o.topic_id = _uuid(_u3)
+    if cython.compiled:
+        o.topic_id = _ruuid(b, p)
+        o.is_internal = _rbool(b, p + 16)
+    else:
+        _u3, o.is_internal = _S_Uo.unpack_from(b, p)
+        o.topic_id = _uuid(_u3)
     p += 17
     _n4 = b[p] - 1
     if _n4 < 127: p += 1
@@ -2203,7 +2234,7 @@ def _d_MetadataResponseTopic_v12(b, p):
             _e6, p = _d_MetadataResponsePartition_v9(b, p)
             _a5.append(_e6)
         o.partitions = _a5
-    o.topic_authorized_operations, = _S_i.unpack_from(b, p)
+    o.topic_authorized_operations = _ri32(b, p)
     p += 4
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -2224,8 +2255,8 @@ def _d_MetadataResponseTopic_v12(b, p):
 
 
 def _d_MetadataResponse_v12(b, p):
-    o = _new(MetadataResponse)
-    o.throttle_time_ms, = _S_i.unpack_from(b, p)
+    o = _newo(MetadataResponse)
+    o.throttle_time_ms = _ri32(b, p)
     p += 4
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2248,9 +2279,9 @@ def _d_MetadataResponse_v12(b, p):
         if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
         _end5 = p + _n4
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
-        o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')
+        o.cluster_id = b[p:_end5].decode('utf-8', 'replace')
         p = _end5
-    o.controller_id, = _S_i.unpack_from(b, p)
+    o.controller_id = _ri32(b, p)
     p += 4
     _n6 = b[p] - 1
     if _n6 < 127: p += 1
@@ -2285,8 +2316,8 @@ def _d_MetadataResponse_v12(b, p):
 
 
 def _d_MetadataResponse_v13(b, p):
-    o = _new(MetadataResponse)
-    o.throttle_time_ms, = _S_i.unpack_from(b, p)
+    o = _newo(MetadataResponse)
+    o.throttle_time_ms = _ri32(b, p)
     p += 4
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2309,9 +2340,9 @@ def _d_MetadataResponse_v13(b, p):
         if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
         _end5 = p + _n4
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
-        o.cluster_id = str(b[p:_end5], 'utf-8', 'replace')
+        o.cluster_id = b[p:_end5].decode('utf-8', 'replace')
         p = _end5
-    o.controller_id, = _S_i.unpack_from(b, p)
+    o.controller_id = _ri32(b, p)
     p += 4
     _n6 = b[p] - 1
     if _n6 < 127: p += 1
@@ -2325,7 +2356,7 @@ def _d_MetadataResponse_v13(b, p):
             _e8, p = _d_MetadataResponseTopic_v12(b, p)
             _a7.append(_e8)
         o.topics = _a7
-    o.error_code, = _S_h.unpack_from(b, p)
+    o.error_code = _ri16(b, p)
     p += 2
     o.cluster_authorized_operations = -2147483648
     o.unknown_tagged_fields = ()

@@ -10,6 +10,17 @@ from wire.codec_support import (
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
+try:  # cython.compiled is True in the module Cython builds
+    import cython
+except ImportError:
+    from wire import _nocython as cython
+
+from wire.readers import (
+    read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
+    read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
+    read_uuid as _ruuid, new_object as _newo,
+)
+
 __all__ = ('RequestHeader',)
 
 _S_h = _SC('>h')
@@ -24,6 +35,7 @@ class RequestHeader(_Message):
     MIN_VERSION = 1
     MAX_VERSION = 2
     FLEXIBLE_MIN = 2
+    _DEC_BYTES = True
 
     def __init__(self, *, request_api_key=0, request_api_version=0, correlation_id=0, client_id='', unknown_tagged_fields=()):
         self.request_api_key = request_api_key
@@ -75,34 +87,44 @@ def _e_RequestHeader_v2(w, o):
 
 
 def _d_RequestHeader_v1(b, p):
-    o = _new(RequestHeader)
-    o.request_api_key, o.request_api_version, o.correlation_id = _S_hhi.unpack_from(b, p)
+    o = _newo(RequestHeader)
+    if cython.compiled:
+        o.request_api_key = _ri16(b, p)
+        o.request_api_version = _ri16(b, p + 2)
+        o.correlation_id = _ri32(b, p + 4)
+    else:
+        o.request_api_key, o.request_api_version, o.correlation_id = _S_hhi.unpack_from(b, p)
     p += 8
-    _n1, = _S_h.unpack_from(b, p)
+    _n1 = _ri16(b, p)
     p += 2
     if _n1 < 0:
         o.client_id = None
     else:
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ClientId: length {} past the end'.format(_n1))
-        o.client_id = str(b[p:_end2], 'utf-8', 'replace')
+        o.client_id = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     o.unknown_tagged_fields = ()
     return o, p
 
 
 def _d_RequestHeader_v2(b, p):
-    o = _new(RequestHeader)
-    o.request_api_key, o.request_api_version, o.correlation_id = _S_hhi.unpack_from(b, p)
+    o = _newo(RequestHeader)
+    if cython.compiled:
+        o.request_api_key = _ri16(b, p)
+        o.request_api_version = _ri16(b, p + 2)
+        o.correlation_id = _ri32(b, p + 4)
+    else:
+        o.request_api_key, o.request_api_version, o.correlation_id = _S_hhi.unpack_from(b, p)
     p += 8
-    _n1, = _S_h.unpack_from(b, p)
+    _n1 = _ri16(b, p)
     p += 2
     if _n1 < 0:
         o.client_id = None
     else:
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ClientId: length {} past the end'.format(_n1))
-        o.client_id = str(b[p:_end2], 'utf-8', 'replace')
+        o.client_id = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     o.unknown_tagged_fields = ()
     if b[p] == 0:

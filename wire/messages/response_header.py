@@ -10,6 +10,17 @@ from wire.codec_support import (
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
+try:  # cython.compiled is True in the module Cython builds
+    import cython
+except ImportError:
+    from wire import _nocython as cython
+
+from wire.readers import (
+    read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
+    read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
+    read_uuid as _ruuid, new_object as _newo,
+)
+
 __all__ = ('ResponseHeader',)
 
 _S_i = _SC('>i')
@@ -23,6 +34,7 @@ class ResponseHeader(_Message):
     MIN_VERSION = 0
     MAX_VERSION = 1
     FLEXIBLE_MIN = 1
+    _DEC_BYTES = True
 
     def __init__(self, *, correlation_id=0, unknown_tagged_fields=()):
         self.correlation_id = correlation_id
@@ -50,16 +62,16 @@ def _e_ResponseHeader_v1(w, o):
 
 
 def _d_ResponseHeader_v0(b, p):
-    o = _new(ResponseHeader)
-    o.correlation_id, = _S_i.unpack_from(b, p)
+    o = _newo(ResponseHeader)
+    o.correlation_id = _ri32(b, p)
     p += 4
     o.unknown_tagged_fields = ()
     return o, p
 
 
 def _d_ResponseHeader_v1(b, p):
-    o = _new(ResponseHeader)
-    o.correlation_id, = _S_i.unpack_from(b, p)
+    o = _newo(ResponseHeader)
+    o.correlation_id = _ri32(b, p)
     p += 4
     o.unknown_tagged_fields = ()
     if b[p] == 0:

@@ -10,6 +10,17 @@ from wire.codec_support import (
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
 
+try:  # cython.compiled is True in the module Cython builds
+    import cython
+except ImportError:
+    from wire import _nocython as cython
+
+from wire.readers import (
+    read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
+    read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
+    read_uuid as _ruuid, new_object as _newo,
+)
+
 __all__ = ('PartitionData', 'TopicData', 'VoteRequest')
 
 _S_i = _SC('>i')
@@ -75,6 +86,7 @@ class VoteRequest(_Message):
     MAX_VERSION = 2
     FLEXIBLE_MIN = 0
     LISTENERS = ('controller',)
+    _DEC_BYTES = True
 
     def __init__(self, *, cluster_id=None, voter_id=-1, topics=_D, unknown_tagged_fields=()):
         self.cluster_id = cluster_id
@@ -256,8 +268,15 @@ def _e_VoteRequest_v2(w, o):
 
 
 def _d_PartitionData_v0(b, p):
-    o = _new(PartitionData)
-    o.partition_index, o.replica_epoch, o.replica_id, o.last_offset_epoch, o.last_offset = _S_iiiiq.unpack_from(b, p)
+    o = _newo(PartitionData)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.replica_epoch = _ri32(b, p + 4)
+        o.replica_id = _ri32(b, p + 8)
+        o.last_offset_epoch = _ri32(b, p + 12)
+        o.last_offset = _ri64(b, p + 16)
+    else:
+        o.partition_index, o.replica_epoch, o.replica_id, o.last_offset_epoch, o.last_offset = _S_iiiiq.unpack_from(b, p)
     p += 24
     o.replica_directory_id = _ZERO_UUID
     o.voter_directory_id = _ZERO_UUID
@@ -281,7 +300,7 @@ def _d_PartitionData_v0(b, p):
 
 
 def _d_TopicData_v0(b, p):
-    o = _new(TopicData)
+    o = _newo(TopicData)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -291,7 +310,7 @@ def _d_TopicData_v0(b, p):
         if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
-        o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
+        o.topic_name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -324,7 +343,7 @@ def _d_TopicData_v0(b, p):
 
 
 def _d_VoteRequest_v0(b, p):
-    o = _new(VoteRequest)
+    o = _newo(VoteRequest)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -334,7 +353,7 @@ def _d_VoteRequest_v0(b, p):
         if _n1 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
-        o.cluster_id = str(b[p:_end2], 'utf-8', 'replace')
+        o.cluster_id = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -368,10 +387,19 @@ def _d_VoteRequest_v0(b, p):
 
 
 def _d_PartitionData_v1(b, p):
-    o = _new(PartitionData)
-    o.partition_index, o.replica_epoch, o.replica_id, _u1, _u2, o.last_offset_epoch, o.last_offset = _S_iiiUUiq.unpack_from(b, p)
-    o.replica_directory_id = _uuid(_u1)
-    o.voter_directory_id = _uuid(_u2)
+    o = _newo(PartitionData)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.replica_epoch = _ri32(b, p + 4)
+        o.replica_id = _ri32(b, p + 8)
+        o.replica_directory_id = _ruuid(b, p + 12)
+        o.voter_directory_id = _ruuid(b, p + 28)
+        o.last_offset_epoch = _ri32(b, p + 44)
+        o.last_offset = _ri64(b, p + 48)
+    else:
+        o.partition_index, o.replica_epoch, o.replica_id, _u1, _u2, o.last_offset_epoch, o.last_offset = _S_iiiUUiq.unpack_from(b, p)
+        o.replica_directory_id = _uuid(_u1)
+        o.voter_directory_id = _uuid(_u2)
     p += 56
     o.pre_vote = False
     o.unknown_tagged_fields = ()
@@ -393,7 +421,7 @@ def _d_PartitionData_v1(b, p):
 
 
 def _d_TopicData_v1(b, p):
-    o = _new(TopicData)
+    o = _newo(TopicData)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -403,7 +431,7 @@ def _d_TopicData_v1(b, p):
         if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
-        o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
+        o.topic_name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -436,7 +464,7 @@ def _d_TopicData_v1(b, p):
 
 
 def _d_VoteRequest_v1(b, p):
-    o = _new(VoteRequest)
+    o = _newo(VoteRequest)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -446,9 +474,9 @@ def _d_VoteRequest_v1(b, p):
         if _n1 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
-        o.cluster_id = str(b[p:_end2], 'utf-8', 'replace')
+        o.cluster_id = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    o.voter_id, = _S_i.unpack_from(b, p)
+    o.voter_id = _ri32(b, p)
     p += 4
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -481,10 +509,20 @@ def _d_VoteRequest_v1(b, p):
 
 
 def _d_PartitionData_v2(b, p):
-    o = _new(PartitionData)
-    o.partition_index, o.replica_epoch, o.replica_id, _u1, _u2, o.last_offset_epoch, o.last_offset, o.pre_vote = _S_iiiUUiqo.unpack_from(b, p)
-    o.replica_directory_id = _uuid(_u1)
-    o.voter_directory_id = _uuid(_u2)
+    o = _newo(PartitionData)
+    if cython.compiled:
+        o.partition_index = _ri32(b, p)
+        o.replica_epoch = _ri32(b, p + 4)
+        o.replica_id = _ri32(b, p + 8)
+        o.replica_directory_id = _ruuid(b, p + 12)
+        o.voter_directory_id = _ruuid(b, p + 28)
+        o.last_offset_epoch = _ri32(b, p + 44)
+        o.last_offset = _ri64(b, p + 48)
+        o.pre_vote = _rbool(b, p + 56)
+    else:
+        o.partition_index, o.replica_epoch, o.replica_id, _u1, _u2, o.last_offset_epoch, o.last_offset, o.pre_vote = _S_iiiUUiqo.unpack_from(b, p)
+        o.replica_directory_id = _uuid(_u1)
+        o.voter_directory_id = _uuid(_u2)
     p += 57
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -505,7 +543,7 @@ def _d_PartitionData_v2(b, p):
 
 
 def _d_TopicData_v2(b, p):
-    o = _new(TopicData)
+    o = _newo(TopicData)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -515,7 +553,7 @@ def _d_TopicData_v2(b, p):
         if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
-        o.topic_name = str(b[p:_end2], 'utf-8', 'replace')
+        o.topic_name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -548,7 +586,7 @@ def _d_TopicData_v2(b, p):
 
 
 def _d_VoteRequest_v2(b, p):
-    o = _new(VoteRequest)
+    o = _newo(VoteRequest)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -558,9 +596,9 @@ def _d_VoteRequest_v2(b, p):
         if _n1 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n1))
         _end2 = p + _n1
         if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
-        o.cluster_id = str(b[p:_end2], 'utf-8', 'replace')
+        o.cluster_id = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    o.voter_id, = _S_i.unpack_from(b, p)
+    o.voter_id = _ri32(b, p)
     p += 4
     _n3 = b[p] - 1
     if _n3 < 127: p += 1

@@ -1,0 +1,52 @@
+"""wire.readers (the typed decoders' fixed-width reads) against ``struct`` on the path in use
+(compiled when built): every value, every offset, and reads past either end refused."""
+import random
+import struct
+import uuid
+
+import pytest
+
+from wire import readers
+
+CASES = [("read_bool", "?", 1), ("read_i8", "b", 1), ("read_i16", "h", 2), ("read_u16", "H", 2),
+         ("read_i32", "i", 4), ("read_u32", "I", 4), ("read_i64", "q", 8)]
+
+
+@pytest.mark.parametrize("name,code,size", CASES)
+def test_reads_equal_struct(name, code, size):
+    read = getattr(readers, name)
+    rng = random.Random(size)
+    edge = [bytes([0] * size), bytes([0xFF] * size), bytes([0x80] + [0] * (size - 1)),
+            bytes([0x7F] + [0xFF] * (size - 1))]
+    for raw in edge + [rng.randbytes(size) for _ in range(300)]:
+        buf = b"\x01\x02\x03" + raw + b"\x04"
+        assert read(buf, 3) == struct.unpack_from(">" + code, buf, 3)[0]
+    for pos in (len(buf) - size + 1, len(buf)):
+        with pytest.raises((IndexError, struct.error)):
+            read(buf, pos)
+
+
+def test_i32_lists_and_uuids():
+    rng = random.Random(7)
+    for n in (0, 1, 3, 31, 32, 500):
+        buf = b"\x00" + rng.randbytes(4 * n)
+        assert readers.read_i32_list(buf, 1, n) == list(struct.unpack_from(f">{n}i", buf, 1))
+        with pytest.raises((IndexError, struct.error)):
+            readers.read_i32_list(buf, 2, n + 1)
+    for raw in (bytes(16), b"\xff" * 16, rng.randbytes(16)):
+        u = readers.read_uuid(b"x" + raw, 1)
+        want = uuid.UUID(bytes=raw)
+        assert (u, hash(u), repr(u), u.is_safe) == (want, hash(want), repr(want), uuid.SafeUUID.unknown)
+    assert readers.read_uuid(bytes(16), 0) is readers.read_uuid(bytes(17), 1)  # the shared zero UUID
+    with pytest.raises((IndexError, struct.error)):
+        readers.read_uuid(bytes(15), 0)
+
+
+def test_new_object_leaves_slots_unset():
+    class Pair:
+        __slots__ = ("a", "b")
+
+    p = readers.new_object(Pair)
+    assert type(p) is Pair and not hasattr(p, "a")
+    p.a = 1
+    assert p.a == 1
