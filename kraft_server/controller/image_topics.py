@@ -10,7 +10,6 @@ PartitionRecord (by partition id), topics ordered by name.
 """
 from __future__ import annotations
 
-import copy
 import logging
 import uuid
 from dataclasses import dataclass, field
@@ -41,6 +40,7 @@ class TopicsImage:
     def __init__(self) -> None:
         self.by_id: dict[uuid.UUID, Topic] = {}
         self.by_name: dict[str, Topic] = {}
+        self._dirs: dict[uuid.UUID, uuid.UUID] = {}  # one object per directory id
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -69,11 +69,20 @@ class TopicsImage:
         return t
 
     def add_partition(self, r: PartitionRecord) -> None:
+        """Keeps ``r`` itself (replay hands over a freshly decoded record), with the
+        topic's id object and shared directory ids: one copy each, not one per partition."""
         t = self.by_id.get(r.topic_id)
         if t is None:
             log.warning("PartitionRecord for unknown topic id %s", r.topic_id)
             return
-        t.partitions[r.partition_id] = copy.copy(r)
+        r.topic_id = t.topic_id
+        if r.directories:
+            r.directories = self._shared_dirs(r.directories)
+        t.partitions[r.partition_id] = r
+
+    def _shared_dirs(self, dirs: list) -> list:
+        shared = self._dirs
+        return [shared.setdefault(d, d) for d in dirs]
 
     def change_partition(self, r) -> None:
         t = self.by_id.get(r.topic_id)
@@ -90,7 +99,7 @@ class TopicsImage:
         for t in topics:
             for pid, p in list(t.partitions.items()):
                 if p.eligible_leader_replicas or p.last_known_elr:
-                    q = copy.copy(p)
+                    q = copy_partition(p)
                     q.eligible_leader_replicas = None
                     q.last_known_elr = None
                     q.partition_epoch += 1
@@ -107,9 +116,18 @@ class TopicsImage:
         return out
 
 
+def copy_partition(p: PartitionRecord) -> PartitionRecord:
+    """A shallow copy (``copy.copy`` without its generic protocol: several times faster)."""
+    cls = type(p)
+    q = cls.__new__(cls)
+    for name in cls.__slots__:
+        setattr(q, name, getattr(p, name))
+    return q
+
+
 def merge(p: PartitionRecord, r) -> PartitionRecord:
     """The partition after a PartitionChangeRecord (``PartitionRegistration.merge``)."""
-    q = copy.copy(p)
+    q = copy_partition(p)
     if r.replicas is not None:
         q.replicas = list(r.replicas)
     if r.isr is not None:
