@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import logging
 import uuid
-from dataclasses import dataclass, field
 
 from wire.messages import PartitionRecord
+from wire.records import decode_metadata_record
 
 log = logging.getLogger(__name__)
 
@@ -29,18 +29,55 @@ def partition_record_version(metadata_version: int) -> int:
     return 1 if metadata_version >= 17 else 0  # 3.7-IV2, directory assignment
 
 
-@dataclass
 class Topic:
-    name: str
-    topic_id: uuid.UUID
-    partitions: dict[int, PartitionRecord] = field(default_factory=dict)
+    """A topic and its partitions by id. Partitions loaded from a snapshot wait as their
+    record values (``pending``) and are decoded, in order, the first time anything
+    reads ``partitions``: loading stays cheap, and a topic nobody asks about costs
+    its bytes only."""
+    __slots__ = ("name", "topic_id", "_partitions", "pending", "_owner")
+
+    def __init__(self, name: str, topic_id: uuid.UUID, partitions: dict | None = None, owner=None) -> None:
+        self.name = name
+        self.topic_id = topic_id
+        self._partitions: dict[int, PartitionRecord] = {} if partitions is None else partitions
+        self.pending: list | None = None
+        self._owner = owner
+
+    @property
+    def partitions(self) -> dict[int, PartitionRecord]:
+        if self.pending is not None:
+            self._decode_pending()
+        return self._partitions
+
+    def _decode_pending(self) -> None:
+        values, self.pending = self.pending, None
+        for value in values:
+            try:
+                r = decode_metadata_record(value).message
+            except (ValueError, TypeError, IndexError, OverflowError) as exc:  # DecodeError is a ValueError
+                log.warning("skipped an undecodable PartitionRecord of topic %s: %s", self.name, exc)
+                if self._owner is not None:
+                    self._owner.bad_records += 1
+                continue
+            self._keep(r)
+
+    def _keep(self, r: PartitionRecord) -> None:
+        r.topic_id = self.topic_id
+        if r.directories and self._owner is not None:
+            r.directories = self._owner.shared_dirs(r.directories)
+        self._partitions[r.partition_id] = r
+
+    def __repr__(self) -> str:
+        return f"Topic({self.name!r}, {self.topic_id}, {len(self.partitions)} partitions)"
 
 
 class TopicsImage:
     def __init__(self) -> None:
         self.by_id: dict[uuid.UUID, Topic] = {}
         self.by_name: dict[str, Topic] = {}
+        self.by_raw_id: dict[bytes, Topic] = {}  # by the id's 16 bytes (snapshot loading)
         self._dirs: dict[uuid.UUID, uuid.UUID] = {}  # one object per directory id
+        self.bad_records = 0  # pending partition values that did not decode
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -56,8 +93,9 @@ class TopicsImage:
 
     # -- replay --------------------------------------------------------------------------
     def add_topic(self, name: str, topic_id: uuid.UUID) -> None:
-        t = Topic(name, topic_id)
+        t = Topic(name, topic_id, owner=self)
         self.by_id[topic_id] = t
+        self.by_raw_id[topic_id.bytes] = t
         self.by_name[name] = t
 
     def remove_topic(self, topic_id: uuid.UUID) -> Topic | None:
@@ -66,6 +104,7 @@ class TopicsImage:
             log.warning("RemoveTopicRecord for unknown topic id %s", topic_id)
             return None
         self.by_name.pop(t.name, None)
+        self.by_raw_id.pop(topic_id.bytes, None)
         return t
 
     def add_partition(self, r: PartitionRecord) -> None:
@@ -75,12 +114,22 @@ class TopicsImage:
         if t is None:
             log.warning("PartitionRecord for unknown topic id %s", r.topic_id)
             return
-        r.topic_id = t.topic_id
-        if r.directories:
-            r.directories = self._shared_dirs(r.directories)
-        t.partitions[r.partition_id] = r
+        if t.pending is not None:
+            t._decode_pending()  # an earlier record of the same partition goes first
+        t._keep(r)
 
-    def _shared_dirs(self, dirs: list) -> list:
+    def add_partition_value(self, value: bytes, topic_id: bytes) -> None:
+        """A PartitionRecord value from a snapshot (``topic_id``: its 16 bytes), decoded
+        when the topic is first read."""
+        t = self.by_raw_id.get(topic_id)
+        if t is None:
+            log.warning("PartitionRecord for unknown topic id %s", uuid.UUID(bytes=bytes(topic_id)))
+            return
+        if t.pending is None:
+            t.pending = []
+        t.pending.append(value)
+
+    def shared_dirs(self, dirs: list) -> list:
         shared = self._dirs
         return [shared.setdefault(d, d) for d in dirs]
 
