@@ -58,7 +58,14 @@ class MetadataImage:
 
     def replay(self, value, offset: int = -1) -> None:
         """Apply one committed metadata record (at ``offset``). A record that does not
-        decode is logged and counted, never fatal: committed data must not stop the node."""
+        decode is logged and counted, never fatal: committed data must not stop the node.
+        A PartitionRecord is filed under its topic undecoded (``image_topics.Topic``):
+        frame version 1, type 3, a one-byte version, and every version starts
+        PartitionId (int32), TopicId (uuid)."""
+        if type(value) is bytes and value[:2] == PARTITION_RECORD_FRAME and len(value) >= 23 \
+                and value[2] < 0x80:
+            self.topics.add_partition_value(value, value[7:23])
+            return
         try:
             self._replay(value, offset)
         except (ValueError, TypeError, IndexError, OverflowError) as exc:  # DecodeError is a ValueError
@@ -70,16 +77,6 @@ class MetadataImage:
     def bad_records(self) -> int:
         """Records that did not decode: at replay, or (snapshot partitions) when first read."""
         return self.undecodable + self.topics.bad_records
-
-    def replay_deferred(self, value, offset: int = -1) -> None:
-        """``replay`` for a snapshot's record: a PartitionRecord is filed under its topic
-        undecoded (``image_topics.Topic``), everything else is replayed at once."""
-        # Frame version 1, type 3, a one-byte version; every PartitionRecord version
-        # starts PartitionId (int32), TopicId (uuid).
-        if value is not None and value[:2] == PARTITION_RECORD_FRAME and len(value) >= 23 and value[2] < 0x80:
-            self.topics.add_partition_value(value, value[7:23])
-        else:
-            self.replay(value, offset)
 
     def _replay(self, value, offset: int) -> None:
         api_key = rec.unframe(value)[0]
@@ -146,7 +143,7 @@ class MetadataImage:
         mv = self.metadata_version() or 0
         out += [encode_metadata_record(r, v) for r, v in self.brokers.snapshot_records(mv)]
         out += [rec.register_controller(self.controllers[i]) for i in sorted(self.controllers)]
-        out += [encode_metadata_record(r, v) for r, v in self.topics.snapshot_records(mv)]
+        out += [r if v is None else encode_metadata_record(r, v) for r, v in self.topics.snapshot_records(mv)]
         out += [rec.config(t, r, n, v) for (t, r, n), v in sorted(self.configs.items())]
         if self.next_producer_id >= 0:
             out.append(encode_metadata_record(ProducerIdsRecord(

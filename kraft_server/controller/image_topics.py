@@ -30,10 +30,10 @@ def partition_record_version(metadata_version: int) -> int:
 
 
 class Topic:
-    """A topic and its partitions by id. Partitions loaded from a snapshot wait as their
-    record values (``pending``) and are decoded, in order, the first time anything
-    reads ``partitions``: loading stays cheap, and a topic nobody asks about costs
-    its bytes only."""
+    """A topic and its partitions by id. Replayed PartitionRecords wait as their record
+    values (``pending``) and are decoded, in order, the first time anything reads
+    ``partitions``: replay and snapshot loading stay cheap, a topic nobody asks about
+    costs its bytes only, and a snapshot writes those bytes back as they are."""
     __slots__ = ("name", "topic_id", "_partitions", "pending", "_owner")
 
     def __init__(self, name: str, topic_id: uuid.UUID, partitions: dict | None = None, owner=None) -> None:
@@ -66,6 +66,21 @@ class Topic:
         if r.directories and self._owner is not None:
             r.directories = self._owner.shared_dirs(r.directories)
         self._partitions[r.partition_id] = r
+
+    def pending_values(self, version: int) -> list | None:
+        """The undecoded PartitionRecord values, when they are the whole topic, written at
+        ``version`` and in partition order with no repeats (what a snapshot writes for it);
+        else None. A value goes out as it was committed, as the log holds it."""
+        values = self.pending
+        if values is None or self._partitions:
+            return None
+        last = -1
+        for value in values:
+            pid = int.from_bytes(value[3:7], "big", signed=True)
+            if value[2] != version or pid <= last:
+                return None
+            last = pid
+        return values
 
     def __repr__(self) -> str:
         return f"Topic({self.name!r}, {self.topic_id}, {len(self.partitions)} partitions)"
@@ -119,8 +134,8 @@ class TopicsImage:
         t._keep(r)
 
     def add_partition_value(self, value: bytes, topic_id: bytes) -> None:
-        """A PartitionRecord value from a snapshot (``topic_id``: its 16 bytes), decoded
-        when the topic is first read."""
+        """A PartitionRecord value (``topic_id``: its 16 bytes), decoded when the topic is
+        first read."""
         t = self.by_raw_id.get(topic_id)
         if t is None:
             log.warning("PartitionRecord for unknown topic id %s", uuid.UUID(bytes=bytes(topic_id)))
@@ -155,13 +170,19 @@ class TopicsImage:
                     t.partitions[pid] = q
 
     def snapshot_records(self, metadata_version: int):
-        """``(record, version)``: TopicRecord then its PartitionRecords, per topic."""
+        """``(record, version)``: TopicRecord then its PartitionRecords, per topic; a
+        partition still undecoded comes as ``(value, None)``, its committed bytes."""
         from wire.messages import TopicRecord
         version = partition_record_version(metadata_version)
         out = []
         for t in self:
             out.append((TopicRecord(name=t.name, topic_id=t.topic_id), 0))
-            out += [(t.partitions[pid], version) for pid in sorted(t.partitions)]
+            values = t.pending_values(version)
+            if values is not None:
+                out += [(v, None) for v in values]
+                continue
+            partitions = t.partitions
+            out += [(partitions[pid], version) for pid in sorted(partitions)]
         return out
 
 

@@ -15,8 +15,8 @@ Rules, as the raft client applies them to its listeners:
 * control batches (LeaderChange, KRaftVersion, Voters) move the offset but are not
   metadata.
 
-A snapshot's PartitionRecords are decoded when their topic is first read
-(``MetadataImage.replay_deferred``), so loading one costs little more than reading it.
+PartitionRecords are decoded when their topic is first read (``MetadataImage.replay``),
+so loading a snapshot costs little more than reading it.
 Replay allocates many long-lived objects (a record per partition), which makes
 CPython's cyclic collector scan the growing image again and again: it is paused
 while a slice or a snapshot is replayed, and after a large snapshot the image is
@@ -136,7 +136,7 @@ class MetadataLoader:
                             img.last_timestamp = msg.last_contained_log_timestamp
                 else:
                     for _, value in batch_records(data, info):
-                        img.replay_deferred(value, snapshot_id.offset - 1)
+                        img.replay(value, snapshot_id.offset - 1)
                     records += info.last_offset - info.base_offset + 1
         if records >= FREEZE_RECORDS:
             self.image = None  # the image replaced goes before the survivors are frozen

@@ -96,3 +96,22 @@ def _rebuild_with(snapshot: bytes, old: bytes, new: bytes) -> bytes:
             values = [new if v == old else v for _, v in batch_records(snapshot, info)]
             parts.append(build_batch(info.base_offset, info.epoch, 0, [(None, v) for v in values]))
     return b"".join(parts)
+
+
+def test_replayed_partitions_wait_undecoded_and_a_snapshot_writes_their_bytes_back():
+    img = _image(topics=2, partitions=3)
+    t0, t1 = img.topics.by_name["t0"], img.topics.by_name["t1"]
+    assert len(t0.pending) == 3 and len(t1.pending) == 3  # nothing decoded by replay
+    values = list(t1.pending)
+    assert t0.partitions[2].leader == 102  # t0 decoded when read, t1 still waits
+    assert t1.pending == values
+    records = img.snapshot_records()
+    assert all(v in records for v in values)  # t1 as committed, byte for byte
+    assert encode_metadata_record(t0.partitions[2], 2) in records  # t0 encoded again
+    # a topic read and then given one more partition is written encoded, in order
+    tid = t0.topic_id
+    img.replay(encode_metadata_record(PartitionRecord(partition_id=3, topic_id=tid, replicas=[100], isr=[100],
+                                                      leader=100, leader_epoch=0, partition_epoch=0), 2), 3)
+    assert t0.pending_values(2) is None
+    assert sorted(t0.partitions) == [0, 1, 2, 3]
+    assert _load(render_snapshot(img, OffsetAndEpoch(10, 1), 0, None, 0)).content() == img.content()
