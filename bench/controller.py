@@ -23,10 +23,14 @@ formatted with ``--initial-controllers``) and three brokers.
 2. ``controller RSS, create topics (MiB)``: VmRSS of the active controller then.
 3. ``broker kill -9 -> re-led (ms)``: a topic ``failover`` (60 partitions, RF 3) is
    created and every partition has a leader in every broker's Metadata; the broker
-   leading most of them gets SIGKILL (clock starts just before the signal). Every
+   leading most of them gets SIGKILL (clock starts just before the signal) right after
+   it logged a heartbeat answer (polled every 10 ms; see row 4), so its session is
+   equally fresh on both sides. Every
    50 ms a Metadata v12 request (our codecs) goes to each surviving broker; the clock
-   stops when both answer a leader for every partition and none is the killed broker.
-   Dominated by the session timeout (9 s) after which the controller fences it.
+   stops when neither names the killed broker leader of any partition. Dominated by
+   the session timeout (9 s) after which the controller fences it. A partition whose
+   ISR had shrunk to the killed broker (followers lagging on a loaded machine) is left
+   leaderless, as Kafka's rules say; ``partitions left leaderless (count)`` counts them.
 4. ``controller kill -9 -> heartbeat (ms)``: once the killed broker is restarted and
    unfenced (DescribeCluster v2 of a broker) and every broker had a heartbeat answered
    in state RUNNING, the active controller gets SIGKILL (wall clock read just before).
@@ -52,9 +56,12 @@ with ``metadata.log.max.snapshot.interval.ms=5000``.
    TOPIC_ALREADY_EXISTS (a controller answers it only once it is active, i.e. the
    snapshot is loaded and the log after it replayed; before, NOT_CONTROLLER or a
    refused connection), polled every 20 ms.
-8. ``controller RSS, snapshot loaded (MiB)``: VmRSS right after that answer. (Ours
-   decodes a snapshot's partitions when their topic is first read, so this is the
-   low end; row 6 is the fully decoded image.)
+8. ``controller RSS, snapshot loaded (MiB)``: VmRSS right after that answer. (Our
+   image keeps a partition as its record's bytes until something reads it, so rows 6
+   and 8 are its low end.)
+9. ``controller RSS, every partition read (MiB)``: VmRSS after an ElectLeaders v2
+   (PREFERRED, every partition) sent to the controller is answered: both read every
+   partition to decide (nothing needs electing, nothing is written).
 
 The machine is shared (2 cores, other jobs): the 1-minute load average is printed
 with each table; compare rows of one run only.
@@ -75,7 +82,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from controller_client import (  # noqa: E402
-    BrokerStandIns, Connection, create_topics, partition_leaders, unfenced_brokers,
+    BrokerStandIns, Connection, create_topics, elect_preferred_everywhere, partition_leaders,
+    unfenced_brokers,
 )
 from controller_sides import Side, heartbeat_answers, start_brokers  # noqa: E402
 from tests.support.kraft_nodes import wait_for  # noqa: E402
@@ -107,6 +115,8 @@ def _unfenced(brokers) -> bool:
         return False
     try:
         return len(admin.describe_cluster()["brokers"]) == len(brokers)
+    except Exception:  # noqa: BLE001 - a broker not listening yet
+        return False
     finally:
         admin.close()
 
@@ -131,23 +141,64 @@ def _connect(port: int) -> Connection | None:
         return None
 
 
-def _all_led(conns, excluded: int | None = None) -> bool:
-    for conn in conns:
-        leaders = partition_leaders(conn, "failover")
-        if len(leaders) != FAILOVER_PARTITIONS or any(l < 0 or l == excluded for l in leaders.values()):
+def _leaders(port: int) -> dict[int, int] | None:
+    """{partition: leader} of ``failover`` in the Metadata of the broker at ``port``
+    (a fresh connection each time: a broker under load may drop one)."""
+    conn = _connect(port)
+    if conn is None:
+        return None
+    try:
+        return partition_leaders(conn, "failover")
+    except (OSError, ValueError):
+        return None
+    finally:
+        conn.close()
+
+
+def _all_led(ports) -> bool:
+    for port in ports:
+        leaders = _leaders(port)
+        if leaders is None or len(leaders) != FAILOVER_PARTITIONS or min(leaders.values()) < 0:
             return False
     return True
+
+
+def _moved_off(ports, victim: int):
+    """The survivors' views once none names ``victim`` leader (else None)."""
+    views = [_leaders(port) for port in ports]
+    if any(v is None or len(v) != FAILOVER_PARTITIONS or victim in v.values() for v in views):
+        return None
+    return views
+
+
+def _listening(brokers) -> bool:
+    conns = [_connect(b.port) for b in brokers]
+    for c in conns:
+        if c is not None:
+            c.close()
+    return all(c is not None for c in conns)
+
+
+def _unfenced_ids(port: int) -> list[int] | None:
+    conn = _connect(port)
+    if conn is None:
+        return None
+    try:
+        return unfenced_brokers(conn)
+    finally:
+        conn.close()
 
 
 def failover_part(kind: str, workdir: Path, args) -> dict:
     cluster = random_cluster_id()
     side = Side(kind, workdir / "controllers", cluster, 3, {}, production_jvm=not args.fast_kafka_jvm)
-    brokers, conns, rows = [], {}, {}
+    brokers, rows = [], {}
     try:
         side.start()
         side.leader()
         brokers = start_brokers(workdir / "brokers", 3, cluster, side.quorum)
         wait_for(lambda: _unfenced(brokers), 180, "three brokers", interval=1.0)
+        wait_for(lambda: _listening(brokers), 60, "every broker listening")  # opened once unfenced
         names = [f"bench-{i:05d}" for i in range(args.topics)]
         rows["create topics (s)"] = round(admin_create(brokers, names, args.partitions,
                                                        args.replication_factor, args.batch), 2)
@@ -155,22 +206,25 @@ def failover_part(kind: str, workdir: Path, args) -> dict:
         rows["controller RSS, create topics (MiB)"] = rss_mib(leader.proc.pid)
 
         admin_create(brokers, ["failover"], FAILOVER_PARTITIONS, 3, 1)
-        for b in brokers:  # a broker opens its listener only after it is unfenced
-            conns[b.node_id] = wait_for(lambda b=b: _connect(b.port), 60, f"broker {b.node_id} listening")
-        wait_for(lambda: _all_led(conns.values()), 60, "every failover partition led")
-        counts = Counter(partition_leaders(conns[brokers[0].node_id], "failover").values())
+        ports = {b.node_id: b.port for b in brokers}
+        wait_for(lambda: _all_led(ports.values()), 60, "every failover partition led")
+        counts = Counter(_leaders(brokers[0].port).values())
         victim = next(b for b in brokers if b.node_id == counts.most_common(1)[0][0])
-        survivors = [c for i, c in conns.items() if i != victim.node_id]
+        survivors = [p for i, p in ports.items() if i != victim.node_id]
+        mark = victim.log_path.stat().st_size
+        wait_for(lambda: heartbeat_answers(victim, 0, mark), 30, "a heartbeat answer on the victim",
+                 interval=0.01)  # killed just after one: its session has the same age on both sides
         t0 = time.monotonic()
         victim.stop(graceful=False)  # SIGKILL
-        wait_for(lambda: _all_led(survivors, victim.node_id), 120, "the victim's partitions re-led",
-                 interval=0.05)
+        views = wait_for(lambda: _moved_off(survivors, victim.node_id), 300,
+                         "no failover partition led by the killed broker", interval=0.05)
         rows["broker kill -9 -> re-led (ms)"] = round((time.monotonic() - t0) * 1000)
-
+        rows["partitions left leaderless (count)"] = max(sum(1 for l in v.values() if l < 0) for v in views)
         marks = {b.node_id: b.log_path.stat().st_size for b in brokers}
         victim.start()
         ids = sorted(b.node_id for b in brokers)
-        wait_for(lambda: unfenced_brokers(survivors[0]) == ids, 180, "the victim unfenced again")
+        wait_for(lambda: _unfenced_ids(survivors[0]) == ids, 180, "the victim unfenced again")
+        wait_for(lambda: _listening(brokers), 60, "every broker listening")
         wait_for(lambda: all(heartbeat_answers(b, 0, marks[b.node_id]) for b in brokers), 60,
                  "heartbeats answered in state RUNNING on every broker")
         marks = {b.node_id: b.log_path.stat().st_size for b in brokers}
@@ -186,8 +240,6 @@ def failover_part(kind: str, workdir: Path, args) -> dict:
         assert side.leader(exclude=(leader.node_id,)).node_id != leader.node_id
         return rows
     finally:
-        for c in conns.values():
-            c.close()
         for b in brokers:
             b.close()
         side.close()
@@ -246,6 +298,15 @@ def snapshot_part(kind: str, workdir: Path, args) -> dict:
         wait_for(lambda: _exists_answer(node.port), 300, "the restarted controller active", interval=0.02)
         rows["snapshot load (ms)"] = round((time.monotonic() - t0) * 1000)
         rows["controller RSS, snapshot loaded (MiB)"] = rss_mib(node.proc.pid)
+        conn = Connection("127.0.0.1", node.port, timeout=300)
+        try:
+            answered = elect_preferred_everywhere(conn).error_code == 0
+        except (OSError, ValueError) as exc:
+            print(f"{kind}: ElectLeaders failed: {exc!r}", file=sys.stderr)
+            answered = False
+        finally:
+            conn.close()
+        rows["controller RSS, every partition read (MiB)"] = rss_mib(node.proc.pid) if answered else float("nan")
         return rows
     finally:
         if standins is not None:
@@ -289,9 +350,9 @@ def main(argv=None) -> int:
           f"({args.batch} a request) through 3 Kafka 4.3.1 brokers; {args.big_topics} x "
           f"{args.big_partitions} RF 3 direct for the snapshot rows")
     print(f"load average (1, 5, 15 min) at each start: {'; '.join(loads)}")
-    print(f"{'row':<40}" + "".join(f"{k:>10}" for k in sides))
+    print(f"{'row':<44}" + "".join(f"{k:>10}" for k in sides))
     for row in rows[sides[0]]:
-        print(f"{row:<40}" + "".join(f"{rows[k].get(row, ''):>10}" for k in sides))
+        print(f"{row:<44}" + "".join(f"{rows[k].get(row, ''):>10}" for k in sides))
     return 0
 
 

@@ -12,7 +12,7 @@ from wire.framing import FrameReader
 from wire.headers import decode_response, encode_request
 from wire.messages import (
     BrokerHeartbeatRequest, BrokerRegistrationRequest, CreateTopicsRequest, DescribeClusterRequest,
-    MetadataRequest,
+    ElectLeadersRequest, MetadataRequest,
 )
 from wire.messages.broker_registration_request import Feature, Listener
 from wire.messages.create_topics_request import CreatableTopic
@@ -52,6 +52,12 @@ def create_topics(conn: Connection, names, partitions: int, rf: int, validate_on
     body = CreateTopicsRequest(topics=[CreatableTopic(name=n, num_partitions=partitions, replication_factor=rf)
                                        for n in names], timeout_ms=120000, validate_only=validate_only)
     return conn.request(body, 7)
+
+
+def elect_preferred_everywhere(conn: Connection):
+    """ElectLeaders v2, PREFERRED, every partition (null topics): the controller reads
+    every partition to decide."""
+    return conn.request(ElectLeadersRequest(election_type=0, topic_partitions=None, timeout_ms=120000), 2)
 
 
 def partition_leaders(conn: Connection, topic: str) -> dict[int, int]:

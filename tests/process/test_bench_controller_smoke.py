@@ -15,8 +15,8 @@ from tests.support.jdk import need_jdk
 pytestmark = [pytest.mark.java, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = ("create topics (s)", "controller RSS, create topics (MiB)", "broker kill -9 -> re-led (ms)",
-        "controller kill -9 -> heartbeat (ms)", "create topics direct (s)", "controller RSS, created direct (MiB)",
-        "snapshot load (ms)", "controller RSS, snapshot loaded (MiB)")
+        "partitions left leaderless (count)", "controller kill -9 -> heartbeat (ms)", "create topics direct (s)", "controller RSS, created direct (MiB)",
+        "snapshot load (ms)", "controller RSS, snapshot loaded (MiB)", "controller RSS, every partition read (MiB)")
 
 
 def test_controller_bench_quick_reports_every_row_for_both_sides():
@@ -29,6 +29,8 @@ def test_controller_bench_quick_reports_every_row_for_both_sides():
     for side in ("ours", "kafka"):
         rows = report["rows"][side]
         assert tuple(rows) == ROWS
+        leaderless = rows.pop("partitions left leaderless (count)")
+        assert 0 <= leaderless <= 60
         assert all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in rows.values()), rows
         # the re-lead waits for the session timeout (9 s) to expire; a heartbeat needs an election
         assert 4000 < rows["broker kill -9 -> re-led (ms)"] < 60000
