@@ -249,6 +249,8 @@ DEFINITIONS: tuple[_Def, ...] = (
     _Def("metadata.max.idle.interval.ms", _t_int, 500, _at_least(0)),
     # The active controller's broker sessions (kraft_server/controller/broker_sessions.py).
     _Def("broker.session.timeout.ms", _t_int, 9000, _at_least(1)),
+    # Half of it is how long a heartbeat may wait for the controller (REQUEST_TIMED_OUT).
+    _Def("broker.heartbeat.interval.ms", _t_int, 2000, _at_least(1)),
     # The periodic preferred-leader election (kraft_server/controller/elections.py).
     _Def("auto.leader.rebalance.enable", _t_bool, True),
     _Def("leader.imbalance.check.interval.seconds", _t_long, 300, _at_least(1)),

@@ -1,7 +1,7 @@
 """CreateTopics (19, v2-7), DeleteTopics (20, v1-6), CreatePartitions (37, v0-3),
 ElectLeaders (43, v0-2),
-AlterPartition (56, v2-3), UnregisterBroker (64, v0), AllocateProducerIds (67, v0) and
-Envelope (58, v0) on the
+AlterPartition (56, v2-3), UnregisterBroker (64, v0), AllocateProducerIds (67, v0),
+AssignReplicasToDirs (73, v0) and Envelope (58, v0) on the
 controller listener: metadata writes of the active controller
 (``kraft_server/controller/admin_requests.py``), answered after commit, NOT_CONTROLLER
 elsewhere.
@@ -25,12 +25,14 @@ from wire.errors import ErrorCode
 from wire.exceptions import DecodeError
 from wire.headers import decode_request_header, peek_key_version, response_header_version
 from wire.messages import (
-    REQUESTS, AllocateProducerIdsRequest, AlterPartitionRequest, CreatePartitionsRequest, CreateTopicsRequest,
+    REQUESTS, AllocateProducerIdsRequest, AlterPartitionRequest, AssignReplicasToDirsRequest, CreatePartitionsRequest,
+    CreateTopicsRequest,
     DeleteTopicsRequest, ElectLeadersRequest, EnvelopeResponse, ResponseHeader, UnregisterBrokerRequest,
 )
 
 from kraft_server.controller.admin_requests import (
     allocate_error_response, allocate_producer_ids_op, alter_partition_error_response, alter_partition_op,
+    assign_dirs_error_response, assign_dirs_op,
     create_partitions_error_response, create_partitions_op, create_topics_error_response, create_topics_op,
     delete_topics_error_response, delete_topics_op, elect_leaders_error_response, elect_leaders_op, unregister_broker_op, unregister_error_response,
 )
@@ -44,6 +46,7 @@ CREATE_PARTITIONS = CreatePartitionsRequest.API_KEY
 UNREGISTER_BROKER = UnregisterBrokerRequest.API_KEY
 ELECT_LEADERS = ElectLeadersRequest.API_KEY
 ALLOCATE_PRODUCER_IDS = AllocateProducerIdsRequest.API_KEY
+ASSIGN_REPLICAS_TO_DIRS = AssignReplicasToDirsRequest.API_KEY
 # Inner requests an Envelope may carry that we answer, with their versions.
 ENVELOPED: dict[int, tuple[int, int]] = {CREATE_TOPICS: (2, 7), DELETE_TOPICS: (1, 6),
                                          CREATE_PARTITIONS: (0, 3), UNREGISTER_BROKER: (0, 0),
@@ -72,6 +75,8 @@ def _build(api_key: int, version: int, body):
         return "ElectLeaders", elect_leaders_op(body, version)
     if api_key == ALLOCATE_PRODUCER_IDS:
         return "AllocateProducerIds", allocate_producer_ids_op(body)
+    if api_key == ASSIGN_REPLICAS_TO_DIRS:
+        return "AssignReplicasToDirs", assign_dirs_op(body)
     raise LookupError(api_key)
 
 
@@ -88,6 +93,8 @@ def _no_controller(api_key: int, version: int, body):
         return unregister_error_response(ErrorCode.NOT_CONTROLLER)
     if api_key == ELECT_LEADERS:
         return elect_leaders_error_response(body, version, ErrorCode.NOT_CONTROLLER)
+    if api_key == ASSIGN_REPLICAS_TO_DIRS:
+        return assign_dirs_error_response(ErrorCode.NOT_CONTROLLER)
     return allocate_error_response(ErrorCode.NOT_CONTROLLER)
 
 

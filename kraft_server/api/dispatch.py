@@ -67,7 +67,7 @@ class Dispatcher:
             handle_broker_registration_request(call, self.view)
         elif key in (registry.CREATE_TOPICS, registry.DELETE_TOPICS, registry.ALTER_PARTITION,
                      registry.CREATE_PARTITIONS, registry.UNREGISTER_BROKER, registry.ELECT_LEADERS,
-                     registry.ALLOCATE_PRODUCER_IDS):
+                     registry.ALLOCATE_PRODUCER_IDS, registry.ASSIGN_REPLICAS_TO_DIRS):
             handle_controller_write(call, self.view)
         elif key == registry.ENVELOPE:
             handle_envelope_request(call, self.view)

@@ -29,7 +29,7 @@ The classic consumer-group APIs, FindCoordinator included, are answered by
 from __future__ import annotations
 
 from wire.messages import (  # the active controller's APIs (kraft_server/controller)
-    AllocateProducerIdsRequest, AlterPartitionRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest,
+    AllocateProducerIdsRequest, AlterPartitionRequest, AssignReplicasToDirsRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest,
     CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, ElectLeadersRequest, EnvelopeRequest,
     UnregisterBrokerRequest,
 )
@@ -73,6 +73,7 @@ CREATE_PARTITIONS = CreatePartitionsRequest.API_KEY
 UNREGISTER_BROKER = UnregisterBrokerRequest.API_KEY
 ELECT_LEADERS = ElectLeadersRequest.API_KEY
 ALLOCATE_PRODUCER_IDS = AllocateProducerIdsRequest.API_KEY
+ASSIGN_REPLICAS_TO_DIRS = AssignReplicasToDirsRequest.API_KEY
 ENVELOPE = EnvelopeRequest.API_KEY
 
 CONTROLLER_APIS: dict[int, tuple[int, int]] = {
@@ -96,6 +97,7 @@ CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     UNREGISTER_BROKER: (0, 0),
     ELECT_LEADERS: (0, 2),
     ALLOCATE_PRODUCER_IDS: (0, 0),
+    ASSIGN_REPLICAS_TO_DIRS: (0, 0),
     ENVELOPE: (0, 0),
 }
 RECONFIGURATION_APIS: dict[int, tuple[int, int]] = {

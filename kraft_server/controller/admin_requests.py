@@ -24,6 +24,7 @@ from wire.messages.delete_topics_response import DeletableTopicResult
 
 from . import broker_lifecycle
 from .alter_partition import alter_partition
+from .assign_dirs import assign_dirs, error_response as assign_dirs_error_response
 from .elections import PREFERRED, elect_leaders
 from .partition_creation import create_partitions
 from .topic_creation import DYNAMIC_TOPIC_CONFIG, create_topics
@@ -83,6 +84,14 @@ def allocate_producer_ids_op(request):
         return Write([(record, 0)], lambda: AllocateProducerIdsResponse(
             throttle_time_ms=0, error_code=0, producer_id_start=start, producer_id_len=PRODUCER_ID_BLOCK))
     return run, allocate_error_response
+
+
+def assign_dirs_op(request):
+    """AssignReplicasToDirs (73, v0): decisions in ``assign_dirs.py``."""
+    def run(image, next_offset, now_ms):
+        body, records = assign_dirs(image, request)
+        return Write(records, lambda: body)
+    return run, assign_dirs_error_response
 
 
 def delete_topics_error_response(request, version: int, code: int) -> DeleteTopicsResponse:

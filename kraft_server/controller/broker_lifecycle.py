@@ -228,7 +228,7 @@ def current_state(b) -> State:
 def heartbeat(image, req, version: int, *, shutdown_offset: int | None,
               lowest_active_offset: int) -> Outcome:
     """``shutdown_offset``: the end of the batch that put the broker in controlled
-    shutdown (None when unknown); ``lowest_active_offset``: the lowest metadata offset
+    shutdown (None when this controller did not see it happen); ``lowest_active_offset``: the lowest metadata offset
     reported by the active brokers other than this one."""
     b = image.brokers.get(req.broker_id)
     if b is None:
@@ -239,6 +239,12 @@ def heartbeat(image, req, version: int, *, shutdown_offset: int | None,
                        message=f"Expected broker epoch {b.epoch}, but got broker epoch {req.broker_epoch}")
     caught_up = req.current_metadata_offset >= b.register_offset
     current = current_state(b)
+    if current is State.CONTROLLED_SHUTDOWN and shutdown_offset is None:
+        # Kafka keeps the controlled-shutdown offset in the active controller's memory
+        # only (BrokerHeartbeatManager, rebuilt on activation): a controller that became
+        # active since sees the broker as UNFENCED, and a WantShutDown starts the
+        # controlled shutdown again (its InControlledShutdown record is not repeated).
+        current = State.UNFENCED
     nxt = current
     if current is State.FENCED:
         if req.want_shut_down:

@@ -74,6 +74,8 @@ class BrokerRequests:
                     throttle_time_ms=0, error_code=outcome.error, is_caught_up=False, is_fenced=True,
                     should_shut_down=False))
             self.sessions.offsets[body.broker_id] = body.current_metadata_offset
+            if outcome.controlled_shutdown and not outcome.records:
+                self.shutdown_offsets[key] = next_offset - 1  # Kafka: the last written offset
 
             def written(first, last):
                 if outcome.controlled_shutdown:
@@ -86,6 +88,15 @@ class BrokerRequests:
                              is_fenced=outcome.fenced, should_shut_down=outcome.should_shut_down),
                          written)
         return run, heartbeat_error_response
+
+    def heartbeat_expired(self, image, body) -> None:
+        """A heartbeat that timed out in the queue (Kafka's
+        ``processExpiredBrokerHeartbeat``): with a current epoch, its metadata offset
+        still counts."""
+        b = image.brokers.get(body.broker_id)
+        if b is not None and b.epoch == body.broker_epoch:
+            self.sessions.offsets[body.broker_id] = body.current_metadata_offset
+        log.error("[Controller] heartbeat from broker %d timed out in the controller's queue", body.broker_id)
 
     # -- the session-expiry task ----------------------------------------------------------
     def expiry(self, image, active: bool, epoch: int, now_ms: int):
@@ -108,8 +119,11 @@ class BrokerRequests:
 
         def run(img, next_offset, now):
             b = img.brokers.get(broker_id)
-            if b is None or b.epoch != broker_epoch or b.fenced:
+            if b is None or b.epoch != broker_epoch:
                 return Write([], lambda: None)
+            # An already fenced broker is fenced again (Kafka 4.3.1's
+            # maybeFenceOneStaleBroker does not look): e.g. a restarted broker that
+            # registered but did not heartbeat within the session timeout.
             log.info("[Controller] fencing broker %d: its session expired", broker_id)
             return Write(lifecycle.fence_records(img, broker_id), lambda: None)
         return run

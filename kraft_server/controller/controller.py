@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 MiB = 1024 * 1024
 # Log bytes replayed per Ready cycle: a long catch-up (start-up, a burst of commits)
 # yields to socket I/O between slices, so fetches keep being answered.
-REPLAY_BUDGET_BYTES = 512 * 1024
+REPLAY_BUDGET_BYTES = 128 * 1024  # ~2k NoOp batches or ~450 records of 256 bytes: a few ms
 
 SECURITY_PROTOCOLS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
 
@@ -61,6 +61,7 @@ class ControllerSettings:
     retention_ms: int = 7 * 24 * 3_600_000  # metadata.max.retention.ms
     clean_interval_ms: int = CLEAN_INTERVAL_MS
     broker_session_timeout_ms: int = 9000  # broker.session.timeout.ms
+    broker_heartbeat_interval_ms: int = 2000  # broker.heartbeat.interval.ms (half: a heartbeat's deadline)
     leader_balance_interval_ms: int | None = 300_000  # leader.imbalance.check.interval.seconds; None: off
     unclean_election_interval_ms: int = 300_000  # unclean.leader.election.interval.ms
 
@@ -80,6 +81,7 @@ class ControllerSettings:
             retention_bytes=config.metadata_max_retention_bytes,
             retention_ms=config.metadata_max_retention_ms,
             broker_session_timeout_ms=int(config["broker.session.timeout.ms"]),
+            broker_heartbeat_interval_ms=int(config["broker.heartbeat.interval.ms"]),
             leader_balance_interval_ms=(int(config["leader.imbalance.check.interval.seconds"]) * 1000
                                         if config["auto.leader.rebalance.enable"] else None),
             unclean_election_interval_ms=int(config["unclean.leader.election.interval.ms"]),
@@ -137,8 +139,15 @@ class Controller:
         self._submit("BrokerRegistration", run, fail, respond)
 
     def submit_broker_heartbeat(self, body, version: int, respond) -> None:
+        """As Kafka's ``ControllerApis``: a heartbeat that has not started within half the
+        heartbeat interval is answered REQUEST_TIMED_OUT (the broker retries); its
+        session was touched on arrival and its metadata offset is still noted."""
         run, fail = self.brokers.heartbeat(body, version, self._now_ms)
-        self._submit("BrokerHeartbeat", run, fail, respond)
+        self.writes.submit("BrokerHeartbeat", run, fail, respond,
+                           timeout_ms=self.settings.broker_heartbeat_interval_ms // 2,
+                           expired=lambda: self.brokers.heartbeat_expired(self.image, body))
+        if self.wake is not None:
+            self.wake()
 
     def submit_write(self, name: str, run, fail, respond) -> None:
         """A write-queue operation (``write_queue.py``) built by an API handler."""
@@ -198,6 +207,9 @@ class Controller:
             deadline = min(deadline, expiry)
         if self.next_task_ms:
             deadline = min(deadline, *self.next_task_ms.values())
+        queued = self.writes.next_deadline()
+        if queued is not None:
+            deadline = min(deadline, queued)
         noop = self.duties.deadline()
         if noop is not None:
             deadline = min(deadline, noop)

@@ -87,22 +87,36 @@ class MetadataLoader:
 
     def _replay_log(self, log, limit: int, budget: int | None) -> int:
         replayed = 0
-        want = MAX_BATCH_BYTES if budget is None else min(budget, MAX_BATCH_BYTES)
+        img = self.image
+        replay = img.replay
         while self.next_offset < limit and (budget is None or replayed < budget):
+            # at most what is left of the budget (the log returns at least one batch)
+            want = MAX_BATCH_BYTES if budget is None else min(budget - replayed, MAX_BATCH_BYTES)
             data = log.read(self.next_offset, want)
             if not data:
                 break
-            progressed = False
+            last = None
             for info in walk(data):
-                if info.last_offset < self.next_offset:
+                offset = info.last_offset
+                if offset < self.next_offset:
                     continue
-                if info.last_offset >= limit or (budget is not None and progressed and replayed >= budget):
+                if offset >= limit or (budget is not None and last is not None and replayed >= budget):
                     break
-                self._replay_batch(data, info)
+                if not info.is_control:
+                    # Records are replayed "at" their batch's last offset: a broker applies
+                    # whole batches, so its registration counts as caught up from there (we
+                    # and Kafka write the RegisterBrokerRecord last in its batch).
+                    for value in batch_values(data, info, skip=NO_OP_PREFIX):
+                        replay(value, offset)
+                img.offset = offset
                 replayed += info.end - info.start
-                progressed = True
-            if not progressed:
+                last = info
+            if last is None:
                 break
+            # control batches (LeaderChange, KRaftVersion, Voters) move the offset only
+            img.epoch = last.epoch
+            img.last_timestamp = batch_timestamp(data, last)
+            self.next_offset = last.last_offset + 1
         return replayed
 
     def behind(self, high_watermark: int | None) -> bool:
@@ -110,18 +124,6 @@ class MetadataLoader:
         log = self.log
         return high_watermark is not None and self.next_offset < min(
             high_watermark, log.flushed_offset(), log.end_offset())
-
-    def _replay_batch(self, data, info) -> None:
-        img = self.image
-        if not info.is_control:
-            # Records are replayed "at" their batch's last offset: a broker applies whole
-            # batches, so its registration counts as caught up from there (we and Kafka
-            # write the RegisterBrokerRecord last in its batch, so this is its offset).
-            for value in batch_values(data, info, skip=NO_OP_PREFIX):
-                img.replay(value, info.last_offset)
-        img.offset, img.epoch = info.last_offset, info.epoch
-        img.last_timestamp = batch_timestamp(data, info)
-        self.next_offset = info.next_offset
 
     def load_snapshot(self, snapshot_id) -> None:
         """Replace the image with the snapshot's content."""

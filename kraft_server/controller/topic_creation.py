@@ -1,6 +1,8 @@
 """CreateTopics on the active controller, pure (Kafka's
 ``ReplicationControlManager.createTopics``): validation, placement and the records of
-one atomic batch: per created topic a TopicRecord, its ConfigRecords (TOPIC), then a
+one atomic batch: per created topic a TopicRecord, its ConfigRecords (TOPIC), with ELR
+on a ClearElrRecord {TopicName} for a ``min.insync.replicas`` among them (as Kafka
+4.3.1's ``ConfigurationControlManager`` follows any such config record), then a
 PartitionRecord v2 per partition (ISR = the active replicas, leader = ISR[0], epochs
 0, Directories = each broker's only log dir, UNASSIGNED with several, MIGRATING with
 none). Each topic succeeds or fails on its own; ``validateOnly`` writes nothing.
@@ -21,16 +23,18 @@ import uuid
 from dataclasses import dataclass, field
 
 from wire.errors import ErrorCode
-from wire.messages import ConfigRecord, PartitionRecord, TopicRecord
+from wire.messages import ClearElrRecord, ConfigRecord, PartitionRecord, TopicRecord
 
 from kraft_server.log.uuids import uuid_to_str
 
 from .image_topics import partition_record_version
+from .partition_change import elr_enabled
 from .placement import Candidate, PlacementError, place
 
 MAX_PARTITIONS_PER_REQUEST = 10_000
 MAX_NAME_LENGTH = 249
 LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
+MIN_ISR = "min.insync.replicas"
 MIGRATING_DIR = uuid.UUID(int=0)
 UNASSIGNED_DIR = uuid.UUID(int=1)
 TOPIC_RESOURCE = 2
@@ -212,6 +216,9 @@ def create_topics(image, request, *, default_partitions: int = 1, default_replic
         records.append((TopicRecord(name=t.name, topic_id=topic_id), 0))
         records += [(ConfigRecord(resource_type=TOPIC_RESOURCE, resource_name=t.name, name=c.name,
                                   value=c.value), 0) for c in t.configs]
+        if elr_enabled(image):
+            records += [(ClearElrRecord(topic_name=t.name), 0) for c in t.configs
+                        if c.name == MIN_ISR]
         for i, (replicas, isr) in enumerate(partitions):
             records.append((PartitionRecord(
                 partition_id=i, topic_id=topic_id, replicas=list(replicas), isr=isr, leader=isr[0],

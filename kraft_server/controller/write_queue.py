@@ -8,6 +8,11 @@ It returns a ``Write``: records (one atomic batch, proposed and drained at once)
 answered at once. A node that is not the Raft leader, or a leader that loses its
 epoch before the commit, answers with ``fail(NOT_CONTROLLER)``. When the Raft core
 refuses a proposal for backpressure the operation waits at the head of the queue.
+
+An operation may carry a deadline (Kafka's ``appendWithDeadline``): one that has not
+started by then is answered with ``fail(REQUEST_TIMED_OUT)`` and its ``expired()``
+hook runs; once started it waits for its commit however long that takes, as Kafka's
+deferred write events do.
 """
 from __future__ import annotations
 
@@ -36,6 +41,9 @@ class _Op:
     run: Callable  # (image, next_offset, now_ms) -> Write
     fail: Callable[[int], object]
     respond: Callable[[object], None]
+    timeout_ms: int | None = None  # from the first poll after it arrived
+    expired: Callable[[], None] | None = None
+    deadline_ms: int | None = None
 
 
 @dataclass
@@ -55,13 +63,38 @@ class WriteQueue:
     def __init__(self) -> None:
         self.queue: deque[_Op] = deque()
         self.inflight: _Inflight | None = None
-        self.stats = {"written": 0, "answered": 0, "rejected": 0}
+        self.stats = {"written": 0, "answered": 0, "rejected": 0, "timed_out": 0}
 
-    def submit(self, name: str, run, fail, respond) -> None:
-        self.queue.append(_Op(name, run, fail, respond))
+    def submit(self, name: str, run, fail, respond, timeout_ms: int | None = None, expired=None) -> None:
+        self.queue.append(_Op(name, run, fail, respond, timeout_ms, expired))
+
+    def next_deadline(self) -> int | None:
+        deadlines = [op.deadline_ms for op in self.queue if op.deadline_ms is not None]
+        return min(deadlines) if deadlines else None
+
+    def _time_out(self, now_ms: int) -> None:
+        """Answer every queued operation whose deadline passed before it started (the
+        deadline counts from the first poll that saw it: the shell polls on arrival)."""
+        for op in self.queue:
+            if op.timeout_ms is not None and op.deadline_ms is None:
+                op.deadline_ms = now_ms + op.timeout_ms
+        if not any(op.deadline_ms is not None and op.deadline_ms <= now_ms for op in self.queue):
+            return
+        keep = deque()
+        for op in self.queue:
+            if op.deadline_ms is not None and op.deadline_ms <= now_ms:
+                self.stats["timed_out"] += 1
+                log.warning("controller operation %s timed out in the queue", op.name)
+                if op.expired is not None:
+                    op.expired()
+                self._answer(op, op.fail(ErrorCode.REQUEST_TIMED_OUT))
+            else:
+                keep.append(op)
+        self.queue = keep
 
     def poll(self, core, image, active: bool, now_ms: int) -> bool:
         proposed = False
+        self._time_out(now_ms)
         if self.inflight is not None and not self._complete(core, image):
             return False
         while self.queue and self.inflight is None:

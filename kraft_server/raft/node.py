@@ -284,8 +284,9 @@ class RaftNode:
             before = self.high_watermark
             self.maybe_update_leader_high_watermark()
             # A finished voter change left a response, or our removal committed.
-            return (self.high_watermark != before and bool(self.quorum.state.parked)) \
-                or bool(self._responses) or self.quorum.state.resign_requested
+            leader = self.quorum.state
+            return (self.high_watermark != before and bool(leader.parked)) or leader.answers_deferred \
+                or bool(self._responses) or leader.resign_requested
         return False
 
     def resign(self, now_ms: int, shutting_down: bool = True) -> None:

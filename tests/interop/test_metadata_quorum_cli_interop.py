@@ -462,6 +462,7 @@ def test_reassign_our_node_to_a_kafka_observer_and_back(our_node, tmp_path):
         ctl.close()
 
 
+@pytest.mark.slow  # ~25 s; removing the leader last is also (e) of tests/process/test_membership_scenarios.py
 def test_reassign_1_2_3_to_2_3_4_on_a_real_kafka_quorum(tmp_path):
     """Grow (1) to (1, 2, 3), then move to (2, 3, 4): add 4 first, remove the
     leader 1 last; Kafka's tool, asked on node 2, sees the new quorum."""

@@ -4,7 +4,7 @@ every step over many seeds, plus progress in healthy runs.
 Each sweep runs a fixed range of seeds and a fresh one (``tests/simulation/seeds.py``:
 derived from the commit under test, printed in pytest's header, replayable with
 ``SIM_FIRST_SEED``), in groups; a failure names the seed and the command that
-replays it. ``SIM_SEEDS`` / ``SIM_EVENTS`` set the size (200 seeds x 5,000 events
+replays it. ``SIM_SEEDS`` / ``SIM_EVENTS`` set the size (120 seeds x 5,000 events
 for 3 nodes, half of them fixed and half fresh; half as many for 5 nodes).
 ``make simulate-long`` runs 1,000 fresh seeds x 10,000 events per configuration.
 """
@@ -18,7 +18,7 @@ from kraft_server.raft.roles.base import Role
 from tests.simulation.runner import replay_command, run_case, run_healthy, run_seed
 from tests.simulation.seeds import fresh_first_seed
 
-SEEDS = int(os.environ.get("SIM_SEEDS", "200"))
+SEEDS = int(os.environ.get("SIM_SEEDS", "120"))
 EVENTS = int(os.environ.get("SIM_EVENTS", "5000"))
 GROUP = 20
 FRESH = fresh_first_seed()[0]

@@ -72,7 +72,9 @@ def test_create_topics_one_atomic_batch_answered_after_commit():
     t = img.topics.by_name["t"]
     assert t.topic_id == res.topic_id and len(t.partitions) == 6
     assert img.configs[(2, "t", "min.insync.replicas")] == "2"
-    assert c.data_batches()[-1] == [(2, 0), (4, 0)] + [(3, 2)] * 6
+    # TopicRecord, ConfigRecord, ClearElrRecord (a min.insync.replicas config with ELR
+    # on, as Kafka 4.3.1 writes it), PartitionRecords
+    assert c.data_batches()[-1] == [(2, 0), (4, 0), (28, 0)] + [(3, 2)] * 6
     for p in t.partitions.values():
         assert p.leader == p.isr[0] == p.replicas[0] and sorted(p.isr) == [1, 2, 3]
         assert (p.leader_epoch, p.partition_epoch) == (0, 0)

@@ -12,7 +12,7 @@ from kraft_server.raft.node import NotLeader
 from kraft_server.raft.roles.base import Role
 from tests.support.raft_harness import (
     answer, ask, begin_epoch_request, data_batches, drain, elect, end_epoch_request, fetch_request,
-    make_node, partition, vote_request,
+    make_node, partition, roundtrip, vote_request,
 )
 
 
@@ -418,3 +418,25 @@ def test_a_voter_without_pre_vote_that_refused_our_log_is_not_asked_again_every_
     assert [e for _, e in epochs[:3]] == [1, 1, 1]
     assert all(role is not Role.CANDIDATE for role, _ in epochs[:3])
     assert epochs[3] == (Role.CANDIDATE, 2)
+
+
+def test_many_parked_observers_are_answered_a_slice_per_ready_after_the_voters():
+    from kraft_server.raft.rpc.fetch import OBSERVER_ANSWERS_PER_READY as SLICE
+    node = leader_node()
+    for voter in (2, 3):
+        ask(node, fetch_request(replica=voter, epoch=1, offset=1, last_epoch=1, max_wait=0), 10_001)
+    assert node.high_watermark == 1
+    observers = list(range(100, 100 + 2 * SLICE + 5))
+    for replica in [2, 3] + observers:  # every one parks at the log end
+        assert ask(node, fetch_request(replica=replica, epoch=1, offset=1, last_epoch=1, hwm=1), 10_002) == []
+    node.propose([b"x"], 10_003)
+    node.tick(10_030)
+    answered, turns = [], []
+    for now in range(10_030, 10_040):
+        ready, more = node.shell.turn(now, lambda request: None, lambda response: None)
+        turns.append(len(ready.responses))
+        answered += ready.responses
+        if not more:
+            break
+    assert turns == [2 + SLICE, SLICE, 5], turns  # voters first with one slice, then the rest
+    assert all(partition(roundtrip(r.body, r.api_version, requests=False)).records for r in answered)

@@ -14,6 +14,8 @@ from .alter_partition_request import AlterPartitionRequest
 from .alter_partition_response import AlterPartitionResponse
 from .api_versions_request import ApiVersionsRequest
 from .api_versions_response import ApiVersionsResponse
+from .assign_replicas_to_dirs_request import AssignReplicasToDirsRequest
+from .assign_replicas_to_dirs_response import AssignReplicasToDirsResponse
 from .begin_quorum_epoch_request import BeginQuorumEpochRequest
 from .begin_quorum_epoch_response import BeginQuorumEpochResponse
 from .begin_transaction_record import BeginTransactionRecord
@@ -154,6 +156,7 @@ REQUESTS = {
     64: UnregisterBrokerRequest,
     67: AllocateProducerIdsRequest,
     70: ControllerRegistrationRequest,
+    73: AssignReplicasToDirsRequest,
     75: DescribeTopicPartitionsRequest,
     80: AddRaftVoterRequest,
     81: RemoveRaftVoterRequest,
@@ -195,6 +198,7 @@ RESPONSES = {
     64: UnregisterBrokerResponse,
     67: AllocateProducerIdsResponse,
     70: ControllerRegistrationResponse,
+    73: AssignReplicasToDirsResponse,
     75: DescribeTopicPartitionsResponse,
     80: AddRaftVoterResponse,
     81: RemoveRaftVoterResponse,
@@ -239,6 +243,8 @@ BY_NAME = {
     'AlterPartitionResponse': AlterPartitionResponse,
     'ApiVersionsRequest': ApiVersionsRequest,
     'ApiVersionsResponse': ApiVersionsResponse,
+    'AssignReplicasToDirsRequest': AssignReplicasToDirsRequest,
+    'AssignReplicasToDirsResponse': AssignReplicasToDirsResponse,
     'BeginQuorumEpochRequest': BeginQuorumEpochRequest,
     'BeginQuorumEpochResponse': BeginQuorumEpochResponse,
     'BeginTransactionRecord': BeginTransactionRecord,

@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import struct
 
-import crc32c
-
 from ..exceptions import DecodeError, EncodeError
+from .crc import crc32c
 from .compression import DEFAULT_MAX_BYTES, CompressionType, compress, decompress
 from .header import (
     CONTROL_MASK,
@@ -142,7 +141,7 @@ def _seal(section: bytes, base_offset: int, epoch: int, attributes: int, last_of
         ))
     except struct.error as exc:  # a field out of its range
         raise EncodeError(f"cannot encode batch header: {exc}") from None
-    crc = crc32c.crc32c(section, crc32c.crc32c(memoryview(head)[CRC_START:]))
+    crc = crc32c(section, crc32c(memoryview(head)[CRC_START:]))
     head[17:21] = crc.to_bytes(4, "big")
     return bytes(head) + section
 
@@ -201,7 +200,7 @@ def decode_batch(buf, pos: int = 0, verify_crc: bool = True,
     if end > len(buf):
         raise DecodeError(f"truncated record batch: {len(buf) - pos} of {end - pos} bytes")
     if verify_crc:
-        computed = crc32c.crc32c(memoryview(buf)[pos + CRC_START:end])
+        computed = crc32c(memoryview(buf)[pos + CRC_START:end])
         if computed != header[4]:
             raise DecodeError(f"record batch is corrupt (stored crc = {header[4]}, computed crc = {computed})")
     attributes = header[5]

@@ -26,12 +26,11 @@ instead of building a :class:`BatchHeader`.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from enum import IntEnum
-
-import crc32c
+from typing import NamedTuple
 
 from ..exceptions import DecodeError
+from .crc import crc32c
 from .compression import CompressionType
 
 __all__ = [
@@ -204,7 +203,7 @@ def crc_matches(buf, pos: int, header: BatchHeader) -> bool:
     end = pos + header[1] + LOG_OVERHEAD
     if end > len(buf):
         return False
-    return crc32c.crc32c(memoryview(buf)[pos + CRC_START:end]) == header[4]
+    return crc32c(memoryview(buf)[pos + CRC_START:end]) == header[4]
 
 
 def with_base_offset(batch, base_offset: int) -> bytes:
@@ -218,8 +217,10 @@ class BatchError(ValueError):
     """Bytes that are not whole, valid record batches."""
 
 
-@dataclass(frozen=True, slots=True)
-class BatchInfo:
+class BatchInfo(NamedTuple):
+    """What the core reads of one batch (a tuple: ``walk`` makes one per batch, and a
+    tuple is made without a Python-level ``__init__``)."""
+
     base_offset: int
     last_offset: int
     epoch: int
@@ -230,6 +231,9 @@ class BatchInfo:
     @property
     def next_offset(self) -> int:
         return self.last_offset + 1
+
+
+_new_info = tuple.__new__
 
 
 def walk(buf, verify: bool = False) -> list[BatchInfo]:
@@ -244,8 +248,8 @@ def walk(buf, verify: bool = False) -> list[BatchInfo]:
         if magic != MAGIC or length < _MIN_LENGTH or end > n:
             raise BatchError(f"bad batch at byte {p} (magic {magic}, length {length})")
         attributes, last_delta = _unpack_tail(buf, p + CRC_START)
-        if verify and crc32c.crc32c(memoryview(buf)[p + CRC_START:end]) != crc:
+        if verify and crc32c(memoryview(buf)[p + CRC_START:end]) != crc:
             raise BatchError(f"CRC mismatch in batch at offset {base}")
-        out.append(BatchInfo(base, base + last_delta, epoch, bool(attributes & CONTROL_MASK), p, end))
+        out.append(_new_info(BatchInfo, (base, base + last_delta, epoch, bool(attributes & CONTROL_MASK), p, end)))
         p = end
     return out

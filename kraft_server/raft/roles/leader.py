@@ -100,6 +100,7 @@ class LeaderState:
     uncommitted_bytes: int = 0
     linger_deadline_ms: int | None = None
     parked: list = field(default_factory=list)  # PendingFetch
+    answers_deferred: bool = False  # observers' Fetches due but left for the next Ready
     resign_requested: bool = False
     change: object = None  # membership.PendingChange: an Add/RemoveRaftVoter in flight
     upgrade_voters: VoterSet | None = None  # kraft.version 0: voters as UpdateRaftVoter told us

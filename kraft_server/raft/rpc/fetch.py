@@ -189,10 +189,16 @@ def complete_fetch(node, inbound, key: VoterKey, part, follower_hwm: int, max_wa
     return _response(node, inbound.listener, records=records)
 
 
+# Observers' parked Fetches answered per Ready; the others wait one more turn of the
+# loop, so the voters' next Fetches (which move the high watermark) are read in between.
+OBSERVER_ANSWERS_PER_READY = 16
+
+
 def complete_parked(node, now_ms: int) -> None:
     """Answer the parked Fetches whose wait is over: new data, a new HWM, or MaxWaitMs.
-    Voters are answered first (their next Fetch moves the high watermark), so many
-    observers waking at once do not delay commits."""
+    Voters are answered first and all at once (their next Fetch moves the high
+    watermark); observers at most ``OBSERVER_ANSWERS_PER_READY`` at a time, oldest
+    first, so that a hundred observers waking together do not delay commits."""
     leader = node.quorum.state
     keep, voters, observers = [], [], []
     end = node.log.end_offset()
@@ -201,8 +207,10 @@ def complete_parked(node, now_ms: int) -> None:
             (voters if leader.is_voter_key(p.key) else observers).append(p)
         else:
             keep.append(p)
-    leader.parked = keep
-    for p in voters + observers:
+    later = observers[OBSERVER_ANSWERS_PER_READY:]
+    leader.parked = later + keep
+    leader.answers_deferred = bool(later)
+    for p in voters + observers[:OBSERVER_ANSWERS_PER_READY]:
         node.respond(p.inbound, complete_fetch(node, p.inbound, p.key, p.partition, p.follower_hwm,
                                                0, now_ms, may_park=False))
 
