@@ -22,7 +22,9 @@ formatted with ``--initial-controllers``) and three brokers.
    runs from the first request to the last answer.
 2. ``controller RSS, create topics (MiB)``: VmRSS of the active controller then.
 3. ``broker kill -9 -> re-led (ms)``: a topic ``failover`` (60 partitions, RF 3) is
-   created and every partition has a leader in every broker's Metadata; the broker
+   created, the brokers have created every partition's log directory (they do it long
+   after the controller answered) and every partition has a leader in every broker's
+   Metadata; the broker
    leading most of them gets SIGKILL (clock starts just before the signal) right after
    it logged a heartbeat answer (polled every 10 ms; see row 4), so its session is
    equally fresh on both sides. Every
@@ -171,6 +173,10 @@ def _moved_off(ports, victim: int):
     return views
 
 
+def _partition_dirs(brokers) -> int:
+    return sum(1 for b in brokers for p in b.data_dir.glob("*-*") if p.name.startswith(("bench-", "failover-")))
+
+
 def _listening(brokers) -> bool:
     conns = [_connect(b.port) for b in brokers]
     for c in conns:
@@ -206,6 +212,11 @@ def failover_part(kind: str, workdir: Path, args) -> dict:
         rows["controller RSS, create topics (MiB)"] = rss_mib(leader.proc.pid)
 
         admin_create(brokers, ["failover"], FAILOVER_PARTITIONS, 3, 1)
+        # The brokers create the partitions' logs long after the controller answered:
+        # the next rows start once they are done, so no backlog of theirs is measured.
+        replicas = args.topics * args.partitions * args.replication_factor + FAILOVER_PARTITIONS * 3
+        wait_for(lambda: _partition_dirs(brokers) >= replicas, 600, f"{replicas} partition logs on the brokers",
+                 interval=0.5)
         ports = {b.node_id: b.port for b in brokers}
         wait_for(lambda: _all_led(ports.values()), 60, "every failover partition led")
         counts = Counter(_leaders(brokers[0].port).values())
