@@ -112,7 +112,7 @@ class BrokerRequests:
         if now_ms < self.sessions.next_check_ms:
             return None
         key = self.sessions.pop_expired(now_ms)
-        self.sessions.next_check_ms = now_ms + (EXPIRED_RECHECK_MS if key else self.sessions.interval_ms)
+        self.sessions.next_check_ms = now_ms + EXPIRED_RECHECK_MS if key else self.sessions.next_check(now_ms)
         if key is None:
             return None
         broker_id, broker_epoch = key

@@ -6,6 +6,8 @@ each broker last reported.
 A session is valid while its last contact is less than ``broker.session.timeout.ms``
 old. The expiry task runs every ``max(1, timeout / 8)`` ms and, after a run that
 found an expired session, again 10 ms later; each run removes one expired entry.
+Unlike Kafka's fixed period, a run is also due the moment the oldest session
+expires, so a dead broker is fenced at the timeout, not up to ``timeout / 8`` after.
 On becoming active every unfenced broker gets contact = now.
 """
 from __future__ import annotations
@@ -36,6 +38,13 @@ class BrokerSessions:
     @property
     def interval_ms(self) -> int:
         return max(1, self.timeout_ms // 8)
+
+    def next_check(self, now_ms: int) -> int:
+        """When the task runs next after a run that found nothing expired."""
+        due = now_ms + self.interval_ms
+        if self.contact:
+            due = min(due, min(self.contact.values()) + self.timeout_ms + 1)
+        return max(due, now_ms + 1)
 
     def pop_expired(self, now_ms: int) -> tuple[int, int] | None:
         """One expired (id, epoch), removed; None when none is."""

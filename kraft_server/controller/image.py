@@ -27,6 +27,7 @@ from .image_topics import TopicsImage
 log = logging.getLogger(__name__)
 
 METADATA_VERSION = "metadata.version"
+PARTITION_RECORD_FRAME = bytes((1, rec.PARTITION_RECORD))
 
 
 class MetadataImage:
@@ -44,7 +45,7 @@ class MetadataImage:
         self.epoch = -1  # epoch of the batch holding it
         self.last_timestamp = -1  # append time of that batch
         self.unknown_records = 0
-        self.bad_records = 0
+        self.undecodable = 0  # records replay could not decode (see ``bad_records``)
         self.registrations_replayed = 0  # lets readers skip comparing unchanged registrations
 
     @property
@@ -57,13 +58,25 @@ class MetadataImage:
 
     def replay(self, value, offset: int = -1) -> None:
         """Apply one committed metadata record (at ``offset``). A record that does not
-        decode is logged and counted, never fatal: committed data must not stop the node."""
+        decode is logged and counted, never fatal: committed data must not stop the node.
+        A PartitionRecord is filed under its topic undecoded (``image_topics.Topic``):
+        frame version 1, type 3, a one-byte version, and every version starts
+        PartitionId (int32), TopicId (uuid)."""
+        if type(value) is bytes and value[:2] == PARTITION_RECORD_FRAME and len(value) >= 23 \
+                and value[2] < 0x80:
+            self.topics.add_partition_value(value, value[7:23])
+            return
         try:
             self._replay(value, offset)
         except (ValueError, TypeError, IndexError, OverflowError) as exc:  # DecodeError is a ValueError
-            self.bad_records += 1
-            if self.bad_records == 1 or self.bad_records % 10000 == 0:
-                log.warning("skipped %d undecodable metadata record(s); latest: %s", self.bad_records, exc)
+            self.undecodable += 1
+            if self.undecodable == 1 or self.undecodable % 10000 == 0:
+                log.warning("skipped %d undecodable metadata record(s); latest: %s", self.undecodable, exc)
+
+    @property
+    def bad_records(self) -> int:
+        """Records that did not decode: at replay, or (snapshot partitions) when first read."""
+        return self.undecodable + self.topics.bad_records
 
     def _replay(self, value, offset: int) -> None:
         api_key = rec.unframe(value)[0]
@@ -130,7 +143,7 @@ class MetadataImage:
         mv = self.metadata_version() or 0
         out += [encode_metadata_record(r, v) for r, v in self.brokers.snapshot_records(mv)]
         out += [rec.register_controller(self.controllers[i]) for i in sorted(self.controllers)]
-        out += [encode_metadata_record(r, v) for r, v in self.topics.snapshot_records(mv)]
+        out += [r if v is None else encode_metadata_record(r, v) for r, v in self.topics.snapshot_records(mv)]
         out += [rec.config(t, r, n, v) for (t, r, n), v in sorted(self.configs.items())]
         if self.next_producer_id >= 0:
             out.append(encode_metadata_record(ProducerIdsRecord(

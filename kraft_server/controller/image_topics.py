@@ -10,12 +10,11 @@ PartitionRecord (by partition id), topics ordered by name.
 """
 from __future__ import annotations
 
-import copy
 import logging
 import uuid
-from dataclasses import dataclass, field
 
 from wire.messages import PartitionRecord
+from wire.records import decode_metadata_record
 
 log = logging.getLogger(__name__)
 
@@ -30,17 +29,70 @@ def partition_record_version(metadata_version: int) -> int:
     return 1 if metadata_version >= 17 else 0  # 3.7-IV2, directory assignment
 
 
-@dataclass
 class Topic:
-    name: str
-    topic_id: uuid.UUID
-    partitions: dict[int, PartitionRecord] = field(default_factory=dict)
+    """A topic and its partitions by id. Replayed PartitionRecords wait as their record
+    values (``pending``) and are decoded, in order, the first time anything reads
+    ``partitions``: replay and snapshot loading stay cheap, a topic nobody asks about
+    costs its bytes only, and a snapshot writes those bytes back as they are."""
+    __slots__ = ("name", "topic_id", "_partitions", "pending", "_owner")
+
+    def __init__(self, name: str, topic_id: uuid.UUID, partitions: dict | None = None, owner=None) -> None:
+        self.name = name
+        self.topic_id = topic_id
+        self._partitions: dict[int, PartitionRecord] = {} if partitions is None else partitions
+        self.pending: list | None = None
+        self._owner = owner
+
+    @property
+    def partitions(self) -> dict[int, PartitionRecord]:
+        if self.pending is not None:
+            self._decode_pending()
+        return self._partitions
+
+    def _decode_pending(self) -> None:
+        values, self.pending = self.pending, None
+        for value in values:
+            try:
+                r = decode_metadata_record(value).message
+            except (ValueError, TypeError, IndexError, OverflowError) as exc:  # DecodeError is a ValueError
+                log.warning("skipped an undecodable PartitionRecord of topic %s: %s", self.name, exc)
+                if self._owner is not None:
+                    self._owner.bad_records += 1
+                continue
+            self._keep(r)
+
+    def _keep(self, r: PartitionRecord) -> None:
+        r.topic_id = self.topic_id
+        if r.directories and self._owner is not None:
+            r.directories = self._owner.shared_dirs(r.directories)
+        self._partitions[r.partition_id] = r
+
+    def pending_values(self, version: int) -> list | None:
+        """The undecoded PartitionRecord values, when they are the whole topic, written at
+        ``version`` and in partition order with no repeats (what a snapshot writes for it);
+        else None. A value goes out as it was committed, as the log holds it."""
+        values = self.pending
+        if values is None or self._partitions:
+            return None
+        last = -1
+        for value in values:
+            pid = int.from_bytes(value[3:7], "big", signed=True)
+            if value[2] != version or pid <= last:
+                return None
+            last = pid
+        return values
+
+    def __repr__(self) -> str:
+        return f"Topic({self.name!r}, {self.topic_id}, {len(self.partitions)} partitions)"
 
 
 class TopicsImage:
     def __init__(self) -> None:
         self.by_id: dict[uuid.UUID, Topic] = {}
         self.by_name: dict[str, Topic] = {}
+        self.by_raw_id: dict[bytes, Topic] = {}  # by the id's 16 bytes (snapshot loading)
+        self._dirs: dict[uuid.UUID, uuid.UUID] = {}  # one object per directory id
+        self.bad_records = 0  # pending partition values that did not decode
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -56,8 +108,9 @@ class TopicsImage:
 
     # -- replay --------------------------------------------------------------------------
     def add_topic(self, name: str, topic_id: uuid.UUID) -> None:
-        t = Topic(name, topic_id)
+        t = Topic(name, topic_id, owner=self)
         self.by_id[topic_id] = t
+        self.by_raw_id[topic_id.bytes] = t
         self.by_name[name] = t
 
     def remove_topic(self, topic_id: uuid.UUID) -> Topic | None:
@@ -66,14 +119,34 @@ class TopicsImage:
             log.warning("RemoveTopicRecord for unknown topic id %s", topic_id)
             return None
         self.by_name.pop(t.name, None)
+        self.by_raw_id.pop(topic_id.bytes, None)
         return t
 
     def add_partition(self, r: PartitionRecord) -> None:
+        """Keeps ``r`` itself (replay hands over a freshly decoded record), with the
+        topic's id object and shared directory ids: one copy each, not one per partition."""
         t = self.by_id.get(r.topic_id)
         if t is None:
             log.warning("PartitionRecord for unknown topic id %s", r.topic_id)
             return
-        t.partitions[r.partition_id] = copy.copy(r)
+        if t.pending is not None:
+            t._decode_pending()  # an earlier record of the same partition goes first
+        t._keep(r)
+
+    def add_partition_value(self, value: bytes, topic_id: bytes) -> None:
+        """A PartitionRecord value (``topic_id``: its 16 bytes), decoded when the topic is
+        first read."""
+        t = self.by_raw_id.get(topic_id)
+        if t is None:
+            log.warning("PartitionRecord for unknown topic id %s", uuid.UUID(bytes=bytes(topic_id)))
+            return
+        if t.pending is None:
+            t.pending = []
+        t.pending.append(value)
+
+    def shared_dirs(self, dirs: list) -> list:
+        shared = self._dirs
+        return [shared.setdefault(d, d) for d in dirs]
 
     def change_partition(self, r) -> None:
         t = self.by_id.get(r.topic_id)
@@ -90,26 +163,41 @@ class TopicsImage:
         for t in topics:
             for pid, p in list(t.partitions.items()):
                 if p.eligible_leader_replicas or p.last_known_elr:
-                    q = copy.copy(p)
+                    q = copy_partition(p)
                     q.eligible_leader_replicas = None
                     q.last_known_elr = None
                     q.partition_epoch += 1
                     t.partitions[pid] = q
 
     def snapshot_records(self, metadata_version: int):
-        """``(record, version)``: TopicRecord then its PartitionRecords, per topic."""
+        """``(record, version)``: TopicRecord then its PartitionRecords, per topic; a
+        partition still undecoded comes as ``(value, None)``, its committed bytes."""
         from wire.messages import TopicRecord
         version = partition_record_version(metadata_version)
         out = []
         for t in self:
             out.append((TopicRecord(name=t.name, topic_id=t.topic_id), 0))
-            out += [(t.partitions[pid], version) for pid in sorted(t.partitions)]
+            values = t.pending_values(version)
+            if values is not None:
+                out += [(v, None) for v in values]
+                continue
+            partitions = t.partitions
+            out += [(partitions[pid], version) for pid in sorted(partitions)]
         return out
+
+
+def copy_partition(p: PartitionRecord) -> PartitionRecord:
+    """A shallow copy (``copy.copy`` without its generic protocol: several times faster)."""
+    cls = type(p)
+    q = cls.__new__(cls)
+    for name in cls.__slots__:
+        setattr(q, name, getattr(p, name))
+    return q
 
 
 def merge(p: PartitionRecord, r) -> PartitionRecord:
     """The partition after a PartitionChangeRecord (``PartitionRegistration.merge``)."""
-    q = copy.copy(p)
+    q = copy_partition(p)
     if r.replicas is not None:
         q.replicas = list(r.replicas)
     if r.isr is not None:

@@ -14,8 +14,19 @@ Rules, as the raft client applies them to its listeners:
   retention); otherwise the log is replayed from where we are;
 * control batches (LeaderChange, KRaftVersion, Voters) move the offset but are not
   metadata.
+
+PartitionRecords are decoded when their topic is first read (``MetadataImage.replay``),
+so loading a snapshot costs little more than reading it.
+Replay allocates many long-lived objects (a record per partition), which makes
+CPython's cyclic collector scan the growing image again and again: it is paused
+while a slice or a snapshot is replayed, and after a large snapshot the image is
+moved out of its reach (``gc.freeze``; the records hold no cycles, reference
+counting still frees them).
 """
 from __future__ import annotations
+
+import gc
+from contextlib import contextmanager
 
 from kraft_server.raft import MAX_BATCH_BYTES
 from wire.messages import NoOpRecord
@@ -26,6 +37,19 @@ from .image import MetadataImage
 
 # A NoOpRecord value (frame version 1, type 20) changes nothing: not even copied out.
 NO_OP_PREFIX = bytes((1, NoOpRecord.API_KEY))
+# A snapshot of this many records or more is frozen out of the cyclic collector.
+FREEZE_RECORDS = 10_000
+
+
+@contextmanager
+def collector_paused():
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def batch_timestamp(buf, info) -> int:
@@ -58,6 +82,10 @@ class MetadataLoader:
                 loaded = True
         if self.next_offset < log.start_offset():
             return 0, loaded  # nothing to rebuild from (cannot happen with a sane log)
+        with collector_paused():
+            return self._replay_log(log, limit, budget), loaded
+
+    def _replay_log(self, log, limit: int, budget: int | None) -> int:
         replayed = 0
         img = self.image
         replay = img.replay
@@ -89,7 +117,7 @@ class MetadataLoader:
             img.epoch = last.epoch
             img.last_timestamp = batch_timestamp(data, last)
             self.next_offset = last.last_offset + 1
-        return replayed, loaded
+        return replayed
 
     def behind(self, high_watermark: int | None) -> bool:
         """Is a committed, flushed batch waiting to be replayed?"""
@@ -101,14 +129,21 @@ class MetadataLoader:
         """Replace the image with the snapshot's content."""
         data = self.log.read_snapshot(snapshot_id, 0, self.log.snapshot_size(snapshot_id))
         img = MetadataImage()
-        for info in walk(data):
-            if info.is_control:
-                for kind, msg in control_records(data, info):
-                    if kind is ControlRecordType.SNAPSHOT_HEADER:
-                        img.last_timestamp = msg.last_contained_log_timestamp
-            else:
-                for _, value in batch_records(data, info):
-                    img.replay(value, snapshot_id.offset - 1)
+        records = 0
+        with collector_paused():
+            for info in walk(data):
+                if info.is_control:
+                    for kind, msg in control_records(data, info):
+                        if kind is ControlRecordType.SNAPSHOT_HEADER:
+                            img.last_timestamp = msg.last_contained_log_timestamp
+                else:
+                    for _, value in batch_records(data, info):
+                        img.replay(value, snapshot_id.offset - 1)
+                    records += info.last_offset - info.base_offset + 1
+        if records >= FREEZE_RECORDS:
+            self.image = None  # the image replaced goes before the survivors are frozen
+            gc.collect()
+            gc.freeze()
         img.offset, img.epoch = snapshot_id.offset - 1, snapshot_id.epoch
         self.image = img
         self.next_offset = snapshot_id.offset

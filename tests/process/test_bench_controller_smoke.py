@@ -1,0 +1,37 @@
+"""bench/controller.py --quick --json runs both sides (ours and Kafka 4.3.1's
+controllers, Kafka brokers) and reports every row with a plausible number; never
+asserts on speed. Slow: it starts six controller processes, three broker JVMs
+twice and two single controllers (minutes on a shared 2-core machine)."""
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.jdk import need_jdk
+
+pytestmark = [pytest.mark.java, pytest.mark.slow]
+ROOT = Path(__file__).resolve().parents[2]
+ROWS = ("create topics (s)", "controller RSS, create topics (MiB)", "broker kill -9 -> re-led (ms)",
+        "partitions left leaderless (count)", "controller kill -9 -> heartbeat (ms)", "create topics direct (s)", "controller RSS, created direct (MiB)",
+        "snapshot load (ms)", "controller RSS, snapshot loaded (MiB)", "controller RSS, every partition read (MiB)")
+
+
+def test_controller_bench_quick_reports_every_row_for_both_sides():
+    need_jdk()
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "controller.py"), "--quick", "--json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=1500)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    report = json.loads(proc.stdout)
+    assert len(report["load"]) == 5
+    for side in ("ours", "kafka"):
+        rows = report["rows"][side]
+        assert tuple(rows) == ROWS
+        leaderless = rows.pop("partitions left leaderless (count)")
+        assert 0 <= leaderless <= 60
+        assert all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in rows.values()), rows
+        # the re-lead waits for the session timeout (9 s) to expire; a heartbeat needs an election
+        assert 4000 < rows["broker kill -9 -> re-led (ms)"] < 60000
+        assert 0 < rows["controller kill -9 -> heartbeat (ms)"] < 60000
