@@ -108,13 +108,12 @@ class MetadataLoader:
                     # and Kafka write the RegisterBrokerRecord last in its batch).
                     for value in batch_values(data, info, skip=NO_OP_PREFIX):
                         replay(value, offset)
-                img.offset = offset
                 replayed += info.end - info.start
                 last = info
             if last is None:
                 break
-            # control batches (LeaderChange, KRaftVersion, Voters) move the offset only
-            img.epoch = last.epoch
+            # the image is at the slice's last batch (a control batch moves the offset only)
+            img.offset, img.epoch = last.last_offset, last.epoch
             img.last_timestamp = batch_timestamp(data, last)
             self.next_offset = last.last_offset + 1
         return replayed
