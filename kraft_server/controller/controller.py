@@ -143,18 +143,16 @@ class Controller:
         heartbeat interval is answered REQUEST_TIMED_OUT (the broker retries); its
         session was touched on arrival and its metadata offset is still noted."""
         run, fail = self.brokers.heartbeat(body, version, self._now_ms)
-        self.writes.submit("BrokerHeartbeat", run, fail, respond,
-                           timeout_ms=self.settings.broker_heartbeat_interval_ms // 2,
-                           expired=lambda: self.brokers.heartbeat_expired(self.image, body))
-        if self.wake is not None:
-            self.wake()
+        self._submit("BrokerHeartbeat", run, fail, respond,
+                     timeout_ms=self.settings.broker_heartbeat_interval_ms // 2,
+                     expired=lambda: self.brokers.heartbeat_expired(self.image, body))
 
     def submit_write(self, name: str, run, fail, respond) -> None:
         """A write-queue operation (``write_queue.py``) built by an API handler."""
         self._submit(name, run, fail, respond)
 
-    def _submit(self, name, run, fail, respond) -> None:
-        self.writes.submit(name, run, fail, respond)
+    def _submit(self, name, run, fail, respond, **options) -> None:
+        self.writes.submit(name, run, fail, respond, **options)
         if self.wake is not None:
             self.wake()
 
