@@ -1,21 +1,33 @@
-"""A segment's batch index: ``%020d.batchindex`` beside its ``.log``, so that start-up
-need not read every batch of a long log again (issue 12 item 7).
+"""A segment's batch index, so that start-up need not read every batch of a long log
+again (issue 12 item 7). Three files beside the segment's ``.log``, little-endian:
 
-One 40-byte entry a batch, in log order, for batches already fsync'd: position,
-next offset, the segment's max timestamp up to this batch (int64 each), partition leader epoch (int32), the
-batch's CRC-32C (uint32) and attributes (int16, then 6 bytes of padding),
-little-endian. Entries are appended after each flush
-(the segment data is durable first); truncating the segment truncates the index.
-The file is advisory and never fsync'd on its own: at start-up it is trusted only if
-its entries start at position 0, it holds no zero-filled stretch (what a power loss
-can leave of an appended file) and its last entry still describes a whole batch of
-the segment (same next offset, epoch and CRC, the CRC checked over the bytes).
-Otherwise the segment is scanned from its start as before and the index rewritten.
-A Kafka controller opening the directory ignores the file (``LogLoader`` only looks
-at ``.log`` and index suffixes it knows).
+* ``%020d.batches``: a 16-byte header (magic, version, entry size), then one 16-byte
+  entry a batch: position and next offset (int64 each), the segment's in-memory
+  arrays byte for byte. This is the only file read whole at start-up.
+* ``%020d.batchcheck``: one 16-byte entry a batch: the segment's max timestamp up to
+  this batch (int64), the batch's CRC-32C and how many marks exist up to and
+  including it (uint32 each). Only its last entry is read at start-up (and one entry
+  when the segment is truncated).
+* ``%020d.batchmarks``: what changes rarely, 16 bytes a mark: batch index (int64),
+  partition leader epoch (int32), kinds (uint32: 1 control batch, 2 first batch of a
+  new epoch run). The first batch of a segment always starts a run.
+
+Entries are appended after each flush (the segment data is durable first); truncating
+the segment truncates the files. They are advisory and never fsync'd on their own:
+at start-up they are trusted only if the header is ours, the entries start at
+position 0, the ``.batches`` entries hold no zero-filled word (what a power loss can
+leave of an appended file: a real position after the first and a next offset are
+never 0), the marks the last check entry counts are all there and well formed, and
+the last entry still describes a whole batch of the segment (same next offset,
+epoch and CRC, the CRC checked over the bytes). Otherwise the segment is scanned
+from its start and the files rewritten. ``.batchindex`` (the 40-byte format of
+earlier versions) is deleted when a segment is opened, never read. A Kafka
+controller opening the directory ignores these files (``LogLoader`` only looks at
+``.log`` and index suffixes it knows).
 """
 from __future__ import annotations
 
+import bisect
 import os
 import struct
 from array import array
@@ -24,70 +36,108 @@ from pathlib import Path
 from wire.exceptions import DecodeError
 from wire.records.header import HEADER_SIZE, crc_matches, read_header
 
-SUFFIX = ".batchindex"
-# position, next offset, max timestamp so far, epoch, crc, attributes (+ padding to 8n bytes)
-ENTRY = struct.Struct("<qqqiIh6x")
-ENTRY_SIZE = ENTRY.size  # 40
-_WORDS = ENTRY_SIZE // 8
+SUFFIX = ".batches"
+CHECK_SUFFIX = ".batchcheck"
+MARKS_SUFFIX = ".batchmarks"
+OLD_SUFFIX = ".batchindex"  # the 40-byte format: deleted on open, rebuilt by a scan
+
+HEADER = struct.Struct("<8sII")  # magic, version, entry size
+MAGIC, VERSION = b"KRBATCHX", 1
+ENTRY = struct.Struct("<qq")  # position, next offset
+ENTRY_SIZE = ENTRY.size
+HEADER_BYTES = HEADER.pack(MAGIC, VERSION, ENTRY_SIZE)
+CHECK = struct.Struct("<qII")  # max timestamp so far, CRC, marks so far
+MARK = struct.Struct("<qiI")  # batch index, epoch, kinds
+CONTROL, EPOCH_START = 1, 2
 CONTROL_MASK = 0x20
-
-
-def entry(position: int, header, max_timestamp: int) -> bytes:
-    return ENTRY.pack(position, header.next_offset, max_timestamp,
-                      header.partition_leader_epoch, header.crc, header.attributes)
+_ZERO_WORD = bytes(8)
 
 
 class Loaded:
-    """What a valid index says about the segment's first ``count`` batches. Columns
-    are taken with array slices (C loops), not a Python pass over the entries."""
+    """What a valid index says about the segment's first ``count`` batches."""
 
-    def __init__(self, data: bytes):
-        count = len(data) // ENTRY_SIZE
-        data = data[:count * ENTRY_SIZE]
-        words = array("q")
-        words.frombytes(data)
+    def __init__(self, count: int, positions: array, next_offsets: array, marks: list,
+                 max_timestamp: int):
         self.count = count
-        self.positions = words[0::_WORDS]
-        self.next_offsets = words[1::_WORDS]
-        view = memoryview(data)
-        self.epochs = view.cast("i")[6::2 * _WORDS]  # the int32 at byte 24 of each entry
-        self.controls = _controls(view.cast("h")[16::4 * _WORDS])  # the int16 at byte 32
-        last = ENTRY.unpack_from(data, (count - 1) * ENTRY_SIZE) if count else (0, 0, -1, None, None, 0)
-        self.max_timestamp, self.last_epoch, self.last_crc = last[2], last[3], last[4]
+        self.positions = positions
+        self.next_offsets = next_offsets
+        self.marks = marks  # [(batch index, epoch, kinds)]
+        self.controls = array("q", [i for i, _, kinds in marks if kinds & CONTROL])
+        self.epoch_starts = [(i, epoch) for i, epoch, kinds in marks if kinds & EPOCH_START]
+        self.max_timestamp = max_timestamp
 
 
-# Byte -> 1 if it has the control bit: marks control batches in C (bytes.translate).
-_IS_CONTROL = bytes(1 if b & CONTROL_MASK else 0 for b in range(256))
-
-
-def _controls(attributes) -> array:
-    """Indexes of the control batches: the attributes' low bytes marked in C and the
-    marks searched (control batches are few), not a Python pass over every batch."""
-    marks = attributes.tobytes()[0::2].translate(_IS_CONTROL)  # little-endian: low byte first
-    found = array("q")
-    i = marks.find(1)
+def _zero_word(data: bytes, start: int) -> bool:
+    """Whether an 8-byte-aligned (from ``start``) word of zeros lies at or past
+    ``start`` (searched in C; unaligned runs of zeros are skipped)."""
+    i = data.find(_ZERO_WORD, start)
     while i >= 0:
-        found.append(i)
-        i = marks.find(1, i + 1)
-    return found
+        if (i - start) % 8 == 0:
+            return True
+        i = data.find(_ZERO_WORD, i + 1)
+    return False
 
 
-def load(path: Path, fd: int, size: int) -> tuple[Loaded | None, int]:
-    """The index at ``path`` if it matches the segment (``fd``, ``size`` bytes), and
-    where the indexed batches end in the segment (0 when there is no usable index)."""
+def _read(path: Path) -> bytes | None:
     try:
-        data = path.read_bytes()
+        with open(path, "rb", buffering=0) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _read_marks(path: Path, needed: int, count: int) -> list | None:
+    """The first ``needed`` marks if they are there and well formed (ascending batch
+    indexes below ``count``, the first one starting an epoch run at batch 0)."""
+    data = _read(path)
+    if data is None or len(data) < needed * MARK.size:
+        return None
+    marks = list(MARK.iter_unpack(data[:needed * MARK.size]))
+    previous = -1
+    for i, _, kinds in marks:
+        if not 0 < kinds <= CONTROL | EPOCH_START or not previous < i < count:
+            return None
+        previous = i
+    if not marks or marks[0][0] != 0 or not marks[0][2] & EPOCH_START:
+        return None
+    return marks
+
+
+def load(index: "Writer", fd: int, size: int) -> tuple[Loaded | None, int]:
+    """The index of ``index``'s files if it matches the segment (``fd``, ``size``
+    bytes), and where the indexed batches end in the segment (0 when not usable)."""
+    data = _read(index.path)
+    if data is None or len(data) < HEADER.size + ENTRY_SIZE or data[:HEADER.size] != HEADER_BYTES:
+        return None, 0
+    try:
+        check_size = os.stat(index.check_path).st_size
     except OSError:
         return None, 0
-    if data.find(bytes(ENTRY_SIZE), ENTRY_SIZE) >= 0:
-        # A zero-filled page (file size made durable before its data, after a power
-        # loss): a real entry is never all zeros (next offset and CRC), nor are two
-        # entries' neighbouring bytes, so 40 zero bytes past the first entry mean damage.
+    count = min((len(data) - HEADER.size) // ENTRY_SIZE, check_size // CHECK.size)
+    if not count:
         return None, 0
-    index = Loaded(data)
-    if not index.count or index.positions[0] != 0:
+    end_of_entries = HEADER.size + count * ENTRY_SIZE
+    # the first entry's position (bytes 16-23) is the only word that may be 0
+    if _zero_word(data[:end_of_entries], HEADER.size + 8):
         return None, 0
-    pos = index.positions[-1]
+    words = array("q")
+    words.frombytes(data[HEADER.size:end_of_entries])
+    del data
+    positions, next_offsets = words[0::2], words[1::2]
+    del words
+    if positions[0] != 0:
+        return None, 0
+    try:
+        with open(index.check_path, "rb", buffering=0) as f:
+            max_timestamp, crc, mark_count = CHECK.unpack(os.pread(f.fileno(), CHECK.size,
+                                                                   (count - 1) * CHECK.size))
+    except (OSError, struct.error):
+        return None, 0
+    marks = _read_marks(index.marks_path, mark_count, count)
+    if marks is None:
+        return None, 0
+    last_epoch = next(e for _, e, kinds in reversed(marks) if kinds & EPOCH_START)
+    pos = positions[-1]
     if pos + HEADER_SIZE > size:
         return None, 0
     try:
@@ -95,39 +145,72 @@ def load(path: Path, fd: int, size: int) -> tuple[Loaded | None, int]:
     except DecodeError:
         return None, 0
     end = pos + header.size
-    if (end > size or header.next_offset != index.next_offsets[-1] or header.crc != index.last_crc
-            or header.partition_leader_epoch != index.last_epoch
+    if (end > size or header.next_offset != next_offsets[-1] or header.crc != crc
+            or header.partition_leader_epoch != last_epoch
             or not crc_matches(os.pread(fd, header.size, pos), 0, header)):
         return None, 0
-    return index, end
+    return Loaded(count, positions, next_offsets, marks, max_timestamp), end
+
+
+def _append(path: Path, data: bytes | bytearray, fresh: bool) -> None:
+    with open(path, "wb" if fresh else "ab") as f:
+        f.write(data)
 
 
 class Writer:
-    """Appends entries of flushed batches; truncates with the segment."""
+    """Appends the entries of flushed batches; truncates with the segment."""
 
-    def __init__(self, path: Path, entries: int):
-        self.path = path
-        self.entries = entries  # entries in the file
+    def __init__(self, directory: Path, stem: str):
+        self.path = directory / (stem + SUFFIX)
+        self.check_path = directory / (stem + CHECK_SUFFIX)
+        self.marks_path = directory / (stem + MARKS_SUFFIX)
+        self.old_path = directory / (stem + OLD_SUFFIX)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.entries = 0  # batches in the files
+        self.marks: list[tuple[int, int, int]] = []  # of the batches in the files or pending
+        self.durable_marks = 0  # marks in the marks file
+        self.last_epoch = None
         self.pending = bytearray()  # entries of batches not yet flushed
+        self.pending_check = bytearray()
+        self.pending_count = 0
+
+    def adopt(self, loaded: Loaded) -> None:
+        """Continue after a valid ``load``: the files are cut to what it vouched for."""
+        self._reset()
+        self.entries, self.marks = loaded.count, list(loaded.marks)
+        self.durable_marks = len(self.marks)
+        self.last_epoch = loaded.epoch_starts[-1][1]
+        self._cut_files(loaded.count, len(self.marks))
 
     def add(self, position: int, header, max_timestamp: int) -> None:
-        self.pending += entry(position, header, max_timestamp)
+        i = self.entries + self.pending_count
+        epoch = header.partition_leader_epoch
+        kinds = CONTROL if header.attributes & CONTROL_MASK else 0
+        if epoch != self.last_epoch:
+            kinds |= EPOCH_START
+            self.last_epoch = epoch
+        if kinds:
+            self.marks.append((i, epoch, kinds))
+        self.pending += ENTRY.pack(position, header.next_offset)
+        self.pending_check += CHECK.pack(max_timestamp, header.crc, len(self.marks))
+        self.pending_count += 1
 
     def flushed(self) -> None:
-        """The segment was fsync'd: its pending entries may go to the file."""
-        if not self.pending:
+        """The segment was fsync'd: its pending entries may go to the files (marks
+        first, the ``.batches`` entries last)."""
+        if not self.pending_count:
             return
-        with open(self.path, "ab") as f:
-            f.write(self.pending)
-        self.entries += len(self.pending) // ENTRY_SIZE
-        self.pending = bytearray()
-
-    def rewrite(self, entries: bytes) -> None:
-        """Replace the file (after a full scan) with ``entries`` of durable batches."""
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_bytes(entries)
-        os.replace(tmp, self.path)
-        self.entries, self.pending = len(entries) // ENTRY_SIZE, bytearray()
+        fresh = self.entries == 0
+        new_marks = self.marks[self.durable_marks:]
+        if new_marks or fresh:
+            _append(self.marks_path, b"".join(MARK.pack(*m) for m in new_marks), fresh)
+        _append(self.check_path, self.pending_check, fresh)
+        _append(self.path, (HEADER_BYTES + self.pending) if fresh else self.pending, fresh)
+        self.entries += self.pending_count
+        self.durable_marks = len(self.marks)
+        self.pending, self.pending_check, self.pending_count = bytearray(), bytearray(), 0
 
     def max_timestamp_at(self, i: int) -> int | None:
         """The segment's max timestamp up to batch ``i`` (None if not at hand)."""
@@ -135,26 +218,42 @@ class Writer:
             return -1
         try:
             if i < self.entries:
-                with open(self.path, "rb") as f:
-                    f.seek(i * ENTRY_SIZE)
-                    raw = f.read(ENTRY_SIZE)
+                with open(self.check_path, "rb", buffering=0) as f:
+                    raw = os.pread(f.fileno(), CHECK.size, i * CHECK.size)
             else:
-                at = (i - self.entries) * ENTRY_SIZE
-                raw = bytes(self.pending[at:at + ENTRY_SIZE])
-            return ENTRY.unpack(raw)[2]
+                at = (i - self.entries) * CHECK.size
+                raw = bytes(self.pending_check[at:at + CHECK.size])
+            max_timestamp, _, mark_count = CHECK.unpack(raw)
         except (OSError, struct.error):
             return None
+        return max_timestamp if mark_count else None  # 0 marks: a zero-filled entry
 
     def truncate(self, batches: int) -> None:
         """Keep the entries of the first ``batches`` batches."""
+        kept = bisect.bisect_left(self.marks, (batches,))
+        del self.marks[kept:]
+        self.durable_marks = min(self.durable_marks, kept)
+        self.last_epoch = next((e for _, e, kinds in reversed(self.marks) if kinds & EPOCH_START), None)
         if batches < self.entries:
-            if self.path.exists():
-                os.truncate(self.path, batches * ENTRY_SIZE)
             self.entries = batches
-            self.pending = bytearray()
+            self.pending, self.pending_check, self.pending_count = bytearray(), bytearray(), 0
+            self._cut_files(batches, self.durable_marks)
         else:
-            del self.pending[(batches - self.entries) * ENTRY_SIZE:]
+            self.pending_count = batches - self.entries
+            del self.pending[self.pending_count * ENTRY_SIZE:]
+            del self.pending_check[self.pending_count * CHECK.size:]
+
+    def _cut_files(self, batches: int, marks: int) -> None:
+        for path, size in ((self.path, HEADER.size + batches * ENTRY_SIZE if batches else 0),
+                           (self.check_path, batches * CHECK.size),
+                           (self.marks_path, marks * MARK.size)):
+            try:
+                if os.stat(path).st_size > size:
+                    os.truncate(path, size)
+            except FileNotFoundError:
+                pass
 
     def delete(self) -> None:
-        self.path.unlink(missing_ok=True)
-        self.entries, self.pending = 0, bytearray()
+        for path in (self.path, self.check_path, self.marks_path, self.old_path):
+            path.unlink(missing_ok=True)
+        self._reset()

@@ -13,7 +13,7 @@ move. Truncation is applied at once and made durable by the next ``flush``.
 Start-up (:meth:`FileReplicatedLog.open`): leftover ``.part``/``.deleted``
 snapshots are removed; every segment is scanned (``Segment.recover``: the checks of
 ``recovery.scan_segment``, read in 4 MiB chunks, keeping no per-batch objects) after
-the batches its ``.batchindex`` vouches for (``batch_index.py``: entries written after
+the batches its batch index vouches for (``batch_index.py``: entries written after
 each flush, checked against the segment's last indexed batch), and the log is cut at
 the first torn or corrupt batch; the epoch cache is rebuilt from
 the batches; if the newest snapshot lies beyond the log end (a follower

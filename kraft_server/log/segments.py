@@ -1,7 +1,7 @@
 """One log segment: ``%020d.log`` (the batches, byte for byte as Kafka writes them)
-with its ``.index`` and ``.timeindex`` companions, and our ``.batchindex``
-(``batch_index.py``: where each flushed batch starts, read back at start-up instead
-of scanning the segment again).
+with its ``.index`` and ``.timeindex`` companions, and our batch index
+(``batch_index.py``: ``.batches``, ``.batchcheck``, ``.batchmarks``: where each
+flushed batch starts, read back at start-up instead of scanning the segment again).
 
 A segment keeps, in memory, where each batch starts (``positions``) and the offset
 after it (``next_offsets``), so reads and truncation need no on-disk offset index.
@@ -59,7 +59,7 @@ class Segment:
             companion = directory / segment_name(base_offset, suffix)
             if create or not companion.exists():
                 companion.touch()
-        self.index = batch_index.Writer(directory / segment_name(base_offset, batch_index.SUFFIX), 0)
+        self.index = batch_index.Writer(directory, f"{base_offset:020d}")
         if create:
             self.index.delete()  # a leftover of an earlier segment at this offset
 
@@ -105,8 +105,9 @@ class Segment:
     def recover(self, expected_offset: int | None, on_epoch=None) -> str | None:
         """Keep the longest valid prefix of the segment (what ``recovery.scan_segment``
         checks: header, whole batch, CRC-32C, offsets that continue), indexing it as it
-        goes; no per-batch objects are kept. The batches a valid ``.batchindex``
+        goes; no per-batch objects are kept. The batches a valid batch index
         covers are taken from it (``batch_index.load``); the scan starts after them.
+        A ``.batchindex`` of an earlier version is deleted, never read.
         Calls ``on_epoch(epoch, base_offset)`` for each batch whose partition leader
         epoch differs from the previous batch's. Returns why it stopped early, or None."""
         size, fd = self.size, self.fd
@@ -114,7 +115,8 @@ class Segment:
         next_offset = expected_offset
         last_epoch = None
         problem = None
-        loaded, pos = batch_index.load(self.index.path, fd, size)
+        self.index.old_path.unlink(missing_ok=True)
+        loaded, pos = batch_index.load(self.index, fd, size)
         self.from_index = loaded.count if loaded is not None else 0  # batches not scanned
         if loaded is None:
             self.index.delete()
@@ -122,8 +124,11 @@ class Segment:
             self.positions, self.next_offsets = loaded.positions, loaded.next_offsets
             self.controls = loaded.controls
             self.last_timestamp = max(self.last_timestamp, loaded.max_timestamp)
-            self.index.entries = loaded.count
-            last_epoch = self._replay_epochs(loaded.epochs, on_epoch)
+            self.index.adopt(loaded)
+            for i, epoch in loaded.epoch_starts:
+                if on_epoch is not None:
+                    on_epoch(epoch, self.base_offset_at(i))
+                last_epoch = epoch
             next_offset = self.next_offsets[-1]
         positions, next_offsets, controls = self.positions, self.next_offsets, self.controls
         last_timestamp = self.last_timestamp
@@ -168,21 +173,9 @@ class Segment:
             pos += total
         self.last_timestamp = last_timestamp
         self._cut(pos)
-        if index.pending:
+        if index.pending_count:
             self.dirty = True  # the next flush makes the scanned batches durable, then indexes them
         return problem
-
-    def _replay_epochs(self, epochs, on_epoch):
-        """``on_epoch`` for each run of equal epochs (non-decreasing in a valid log: a
-        binary search per run, not a pass over every batch); returns the last epoch."""
-        i, n = 0, len(epochs)
-        while i < n:
-            epoch = epochs[i]
-            if on_epoch is not None:
-                on_epoch(epoch, self.base_offset_at(i))
-            j = bisect.bisect_right(epochs, epoch, i)
-            i = j if j > i else i + 1  # (a decreasing epoch: not sorted, move on by one)
-        return epochs[n - 1] if n else None
 
     def _cut(self, valid_bytes: int) -> None:
         if valid_bytes < self.size:

@@ -1,6 +1,7 @@
-"""The ``.batchindex`` of a segment (``kraft_server/log/batch_index.py``): start-up takes
-the flushed batches from it instead of scanning them again, and recovers exactly as a
-full scan would whatever the index holds (missing, stale, torn, garbage)."""
+"""The batch index of a segment (``kraft_server/log/batch_index.py``: ``.batches``,
+``.batchcheck``, ``.batchmarks``): start-up takes the flushed batches from it instead of
+scanning them again, and recovers exactly as a full scan would whatever the index holds
+(missing, stale, torn, zero-filled, garbage, the 40-byte format of earlier versions)."""
 from __future__ import annotations
 
 import os
@@ -14,6 +15,11 @@ from kraft_server.log.file_log import FileReplicatedLog
 from wire.records import build_batch
 
 PART = "__cluster_metadata-0"
+SUFFIXES = (batch_index.SUFFIX, batch_index.CHECK_SUFFIX, batch_index.MARKS_SUFFIX)
+
+
+def index_file(tmp_path, suffix=batch_index.SUFFIX, base=0):
+    return tmp_path / PART / f"{base:020d}{suffix}"
 
 
 def batch(offset: int, epoch: int, n: int = 1) -> bytes:
@@ -35,8 +41,9 @@ def state(log):
 def reference(tmp_path):
     """The same directory opened with every index removed (a full scan)."""
     part = tmp_path / PART
-    for f in part.glob("*" + batch_index.SUFFIX):
-        f.unlink()
+    for suffix in SUFFIXES:
+        for f in part.glob("*" + suffix):
+            f.unlink()
     with FileReplicatedLog(part) as log:
         assert log.segments[-1].from_index == 0
         return state(log)
@@ -47,8 +54,11 @@ def test_reopen_takes_flushed_batches_from_the_index(tmp_path):
         fill(log, [1] * 50 + [2] * 30 + [5] * 20)
         log.flush()
         expected = state(log)
-    index = tmp_path / PART / ("0" * 20 + batch_index.SUFFIX)
-    assert index.stat().st_size == 100 * batch_index.ENTRY_SIZE
+    index = index_file(tmp_path)
+    assert index.stat().st_size == batch_index.HEADER.size + 100 * batch_index.ENTRY_SIZE
+    assert index_file(tmp_path, batch_index.CHECK_SUFFIX).stat().st_size == 100 * batch_index.CHECK.size
+    # three epoch runs: three marks
+    assert index_file(tmp_path, batch_index.MARKS_SUFFIX).stat().st_size == 3 * batch_index.MARK.size
     with FileReplicatedLog.open(tmp_path) as log:
         assert log.segments[0].from_index == 100
         assert state(log) == expected
@@ -90,13 +100,23 @@ def test_truncation_truncates_the_index(tmp_path):
     assert got == reference(tmp_path)
 
 
-@pytest.mark.parametrize("damage", ["stale", "garbage", "short", "empty", "shifted", "zero-page"])
+DAMAGES = {  # damage -> batches still taken from the index (0: a full scan)
+    "stale": 0, "garbage": 0, "short": 29, "empty": 0, "shifted": 0, "zero-page": 0, "bad-magic": 0,
+    "check-short": 29, "check-missing": 0, "check-zero-tail": 0, "marks-missing": 0,
+    "marks-zeroed": 0, "marks-short": 0, "last-epoch": 0, "last-crc": 0,
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
 def test_a_bad_index_falls_back_to_a_full_scan(tmp_path, damage):
     with FileReplicatedLog.open(tmp_path) as log:
-        fill(log, [1] * 30)
+        fill(log, [1] * 10 + [2] * 20)
         log.flush()
-    index = tmp_path / PART / ("0" * 20 + batch_index.SUFFIX)
-    good = index.read_bytes()
+    index = index_file(tmp_path)
+    check = index_file(tmp_path, batch_index.CHECK_SUFFIX)
+    marks = index_file(tmp_path, batch_index.MARKS_SUFFIX)
+    good, good_check, good_marks = index.read_bytes(), check.read_bytes(), marks.read_bytes()
+    head, size = batch_index.HEADER.size, batch_index.ENTRY_SIZE
     if damage == "stale":
         # the segment was truncated and rewritten but the index kept its old entries
         with FileReplicatedLog.open(tmp_path) as log:
@@ -104,30 +124,140 @@ def test_a_bad_index_falls_back_to_a_full_scan(tmp_path, damage):
             fill(log, [3] * 10, random.Random(9))
             log.flush()
         index.write_bytes(good)
+        check.write_bytes(good_check)
+        marks.write_bytes(good_marks)
     elif damage == "garbage":
-        index.write_bytes(os.urandom(len(good)))
+        index.write_bytes(good[:head] + os.urandom(len(good) - head))
     elif damage == "short":
         index.write_bytes(good[:-7])  # a torn last entry: the whole entries before it still count
     elif damage == "empty":
         index.write_bytes(b"")
     elif damage == "zero-page":
         # entries 5-14 never reached the disk, the last one did (a power loss)
-        size = batch_index.ENTRY_SIZE
-        index.write_bytes(good[:5 * size] + bytes(10 * size) + good[15 * size:])
+        index.write_bytes(good[:head + 5 * size] + bytes(10 * size) + good[head + 15 * size:])
+    elif damage == "bad-magic":
+        index.write_bytes(b"X" + good[1:])
+    elif damage == "check-short":
+        check.write_bytes(good_check[:-3])
+    elif damage == "check-missing":
+        check.unlink()
+    elif damage == "check-zero-tail":
+        check.write_bytes(good_check[:-batch_index.CHECK.size] + bytes(batch_index.CHECK.size))
+    elif damage == "marks-missing":
+        marks.unlink()
+    elif damage == "marks-zeroed":
+        marks.write_bytes(bytes(len(good_marks)))
+    elif damage == "marks-short":
+        marks.write_bytes(good_marks[:-batch_index.MARK.size])  # the epoch-2 run's mark is lost
+    elif damage == "last-epoch":
+        wrong = bytearray(good_marks)
+        struct.pack_into("<i", wrong, batch_index.MARK.size + 8, 7)  # epoch 2's run says 7
+        marks.write_bytes(bytes(wrong))
+    elif damage == "last-crc":
+        wrong = bytearray(good_check)
+        struct.pack_into("<I", wrong, len(wrong) - 8, 1234)
+        check.write_bytes(bytes(wrong))
     else:
         entries = bytearray(good)
-        struct.pack_into("<q", entries, len(entries) - batch_index.ENTRY_SIZE, 5)  # last position wrong
+        struct.pack_into("<q", entries, len(entries) - size, 5)  # last position wrong
         index.write_bytes(bytes(entries))
     with FileReplicatedLog.open(tmp_path) as log:
-        seg = log.segments[0]
-        if damage == "short":
-            assert seg.from_index == 29
-        else:
-            assert seg.from_index == 0
+        assert log.segments[0].from_index == DAMAGES[damage]
         got = state(log)
     assert got == reference(tmp_path)
     with FileReplicatedLog.open(tmp_path) as log:  # the index was rewritten: used next time
         assert log.segments[0].from_index == len(got[0]) and state(log) == got
+
+
+def old_format_index(log) -> bytes:
+    """The 40-byte entries of the earlier ``.batchindex`` (position, next offset, max
+    timestamp so far, epoch, CRC, attributes) for ``log``'s only segment."""
+    from wire.records.header import read_header
+    out, top = bytearray(), -1
+    seg = log.segments[0]
+    for pos in seg.positions:
+        h = read_header(seg.read(pos, pos + 61))
+        top = max(top, h.max_timestamp)
+        out += struct.pack("<qqqiIh6x", pos, h.next_offset, top, h.partition_leader_epoch, h.crc, h.attributes)
+    return bytes(out)
+
+
+@pytest.mark.parametrize("where", ["old-suffix", "new-suffix"])
+def test_an_index_in_the_old_40_byte_format_is_rebuilt_never_read(tmp_path, where):
+    """A node upgraded in place: its ``.batchindex`` files are deleted and the segment
+    scanned; the same bytes under the new name fail the header check."""
+    with FileReplicatedLog.open(tmp_path) as log:
+        fill(log, [1] * 20 + [4] * 12)
+        log.flush()
+        expected = state(log)
+        old = old_format_index(log)
+    for suffix in SUFFIXES:
+        index_file(tmp_path, suffix).unlink()
+    if where == "old-suffix":
+        index_file(tmp_path, batch_index.OLD_SUFFIX).write_bytes(old)
+    else:
+        index_file(tmp_path, batch_index.SUFFIX).write_bytes(old)
+        index_file(tmp_path, batch_index.CHECK_SUFFIX).write_bytes(old)
+    with FileReplicatedLog.open(tmp_path) as log:
+        assert log.segments[0].from_index == 0 and state(log) == expected
+    assert not index_file(tmp_path, batch_index.OLD_SUFFIX).exists()
+    with FileReplicatedLog.open(tmp_path) as log:
+        assert log.segments[0].from_index == 32 and state(log) == expected
+
+
+def test_epoch_runs_and_control_batches_across_segment_boundaries(tmp_path):
+    """Each segment's marks start with its own first batch (an epoch run that began in
+    the previous segment, a control batch opening a segment), so every segment's index
+    stands alone; truncation inside and at a boundary keeps them exact."""
+    from wire.messages import LeaderChangeMessage
+    from wire.records import ControlRecordType, build_control_batch
+
+    def control(offset, epoch):
+        return build_control_batch(offset, epoch, 5, [(ControlRecordType.LEADER_CHANGE, LeaderChangeMessage(
+            version=0, leader_id=1, voters=[], granting_voters=[]))])
+
+    def everything(log):
+        return ([(s.base_offset, list(s.positions), list(s.next_offsets), list(s.controls), s.last_timestamp)
+                 for s in log.segments], log.epochs.entries, log.control_offsets(0))
+
+    rng = random.Random(3)
+    with FileReplicatedLog.open(tmp_path, segment_bytes=1500) as log:
+        for epoch in (1, 2, 3, 4, 5, 6):
+            fill(log, [epoch] * rng.randint(3, 15), rng)
+            # a control batch rolls its own segment when the active one is full
+            while log.segments[-1].size + 200 < 1500:
+                fill(log, [epoch], rng)
+            log.append(control(log.end_offset(), epoch))
+        log.flush()
+        assert len(log.segments) >= 5
+        assert any(s.controls and s.controls[0] == 0 for s in log.segments[1:])  # a control opens a segment
+        expected = everything(log)
+    with FileReplicatedLog.open(tmp_path, segment_bytes=1500) as log:
+        assert all(s.from_index == len(s.positions) for s in log.segments)
+        assert everything(log) == expected
+        # truncate inside the third segment, then a new epoch
+        third = log.segments[2]
+        log.truncate_to(third.next_offsets[len(third.positions) // 2])
+        fill(log, [9] * 4)
+        log.append(control(log.end_offset(), 9))
+        log.flush()
+        expected = everything(log)
+    with FileReplicatedLog.open(tmp_path, segment_bytes=1500) as log:
+        assert all(s.from_index == len(s.positions) for s in log.segments)
+        assert everything(log) == expected
+        log.truncate_to(log.segments[-1].base_offset)  # the active segment emptied at its base
+        fill(log, [10] * 3)
+        log.flush()
+        expected = everything(log)
+    with FileReplicatedLog.open(tmp_path, segment_bytes=1500) as log:
+        assert everything(log) == expected
+    part = tmp_path / PART
+    for suffix in SUFFIXES:
+        for f in part.glob("*" + suffix):
+            f.unlink()
+    with FileReplicatedLog.open(tmp_path, segment_bytes=1500) as log:  # a full scan agrees
+        assert sum(s.from_index for s in log.segments) == 0
+        assert everything(log) == expected
 
 
 def test_rolled_and_deleted_segments_keep_their_own_index(tmp_path):
@@ -145,8 +275,9 @@ def test_rolled_and_deleted_segments_keep_their_own_index(tmp_path):
         assert whole == data
         log.truncate_to(bases[1])  # deletes the later segments with their index files
     part = tmp_path / PART
-    left = sorted(p.name for p in part.glob("*" + batch_index.SUFFIX))
-    assert left == [f"{b:020d}{batch_index.SUFFIX}" for b in bases[:2]]
+    for suffix in SUFFIXES:
+        left = sorted(p.name for p in part.glob("*" + suffix))
+        assert left == [f"{b:020d}{suffix}" for b in bases[:2]]
     assert (part / left[1]).stat().st_size == 0  # the emptied segment's index is empty too
 
 
