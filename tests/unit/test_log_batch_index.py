@@ -15,7 +15,7 @@ from kraft_server.log.file_log import FileReplicatedLog
 from wire.records import build_batch
 
 PART = "__cluster_metadata-0"
-SUFFIXES = (batch_index.SUFFIX, batch_index.CHECK_SUFFIX, batch_index.MARKS_SUFFIX)
+SUFFIXES = batch_index.SUFFIXES
 
 
 def index_file(tmp_path, suffix=batch_index.SUFFIX, base=0):
@@ -55,7 +55,8 @@ def test_reopen_takes_flushed_batches_from_the_index(tmp_path):
         log.flush()
         expected = state(log)
     index = index_file(tmp_path)
-    assert index.stat().st_size == batch_index.HEADER.size + 100 * batch_index.ENTRY_SIZE
+    assert index.stat().st_size == batch_index.HEADER.size + 100 * 8
+    assert index_file(tmp_path, batch_index.NEXT_SUFFIX).stat().st_size == batch_index.HEADER.size + 100 * 8
     assert index_file(tmp_path, batch_index.CHECK_SUFFIX).stat().st_size == 100 * batch_index.CHECK.size
     # three epoch runs: three marks
     assert index_file(tmp_path, batch_index.MARKS_SUFFIX).stat().st_size == 3 * batch_index.MARK.size
@@ -104,6 +105,7 @@ DAMAGES = {  # damage -> batches still taken from the index (0: a full scan)
     "stale": 0, "garbage": 0, "short": 29, "empty": 0, "shifted": 0, "zero-page": 0, "bad-magic": 0,
     "check-short": 29, "check-missing": 0, "check-zero-tail": 0, "marks-missing": 0,
     "marks-zeroed": 0, "marks-short": 0, "last-epoch": 0, "last-crc": 0,
+    "next-short": 29, "next-zero-page": 0, "next-missing": 0, "swapped-columns": 0,
 }
 
 
@@ -115,8 +117,10 @@ def test_a_bad_index_falls_back_to_a_full_scan(tmp_path, damage):
     index = index_file(tmp_path)
     check = index_file(tmp_path, batch_index.CHECK_SUFFIX)
     marks = index_file(tmp_path, batch_index.MARKS_SUFFIX)
+    nexts = index_file(tmp_path, batch_index.NEXT_SUFFIX)
     good, good_check, good_marks = index.read_bytes(), check.read_bytes(), marks.read_bytes()
-    head, size = batch_index.HEADER.size, batch_index.ENTRY_SIZE
+    good_next = nexts.read_bytes()
+    head, size = batch_index.HEADER.size, batch_index.WORD.size
     if damage == "stale":
         # the segment was truncated and rewritten but the index kept its old entries
         with FileReplicatedLog.open(tmp_path) as log:
@@ -135,6 +139,15 @@ def test_a_bad_index_falls_back_to_a_full_scan(tmp_path, damage):
     elif damage == "zero-page":
         # entries 5-14 never reached the disk, the last one did (a power loss)
         index.write_bytes(good[:head + 5 * size] + bytes(10 * size) + good[head + 15 * size:])
+    elif damage == "next-short":
+        nexts.write_bytes(good_next[:-1])
+    elif damage == "next-zero-page":
+        nexts.write_bytes(good_next[:head] + bytes(size) + good_next[head + size:])
+    elif damage == "next-missing":
+        nexts.unlink()
+    elif damage == "swapped-columns":
+        index.write_bytes(good_next)
+        nexts.write_bytes(good)
     elif damage == "bad-magic":
         index.write_bytes(b"X" + good[1:])
     elif damage == "check-short":
@@ -197,6 +210,7 @@ def test_an_index_in_the_old_40_byte_format_is_rebuilt_never_read(tmp_path, wher
         index_file(tmp_path, batch_index.OLD_SUFFIX).write_bytes(old)
     else:
         index_file(tmp_path, batch_index.SUFFIX).write_bytes(old)
+        index_file(tmp_path, batch_index.NEXT_SUFFIX).write_bytes(old)
         index_file(tmp_path, batch_index.CHECK_SUFFIX).write_bytes(old)
     with FileReplicatedLog.open(tmp_path) as log:
         assert log.segments[0].from_index == 0 and state(log) == expected
