@@ -210,23 +210,26 @@ class Writer:
         self.last_epoch = loaded.epoch_starts[-1][1]
         self._cut_files(loaded.count, len(self.marks))
 
-    def add(self, position: int, header, max_timestamp: int) -> None:
-        i = self.entries + self.pending_count
+    def add(self, header, max_timestamp: int) -> None:
+        """A batch appended after the others (its position and next offset are in the
+        segment's arrays, which ``flushed`` is given)."""
         epoch = header.partition_leader_epoch
+        if epoch != self.last_epoch or header.attributes & CONTROL_MASK:
+            self._mark(header, epoch)
+        self.pending_check += CHECK.pack(max_timestamp, header.crc, len(self.marks))
+        self.pending_count += 1
+
+    def _mark(self, header, epoch: int) -> None:
         kinds = CONTROL if header.attributes & CONTROL_MASK else 0
         if epoch != self.last_epoch:
             kinds |= EPOCH_START
             self.last_epoch = epoch
-        if kinds:
-            self.marks.append((i, epoch, kinds))
-        self.pending += WORD.pack(position)
-        self.pending_next += WORD.pack(header.next_offset)
-        self.pending_check += CHECK.pack(max_timestamp, header.crc, len(self.marks))
-        self.pending_count += 1
+        self.marks.append((self.entries + self.pending_count, epoch, kinds))
 
-    def flushed(self) -> None:
-        """The segment was fsync'd: its pending entries may go to the files (marks
-        first, the positions last)."""
+    def flushed(self, positions: array, next_offsets: array) -> None:
+        """The segment was fsync'd: the entries of its batches past ``entries`` (in its
+        ``positions`` and ``next_offsets``) may go to the files, marks first and the
+        positions last."""
         if not self.pending_count:
             return
         fresh = self.entries == 0
@@ -234,15 +237,18 @@ class Writer:
         if new_marks or fresh:
             _append(self.marks_path, b"".join(MARK.pack(*m) for m in new_marks), fresh)
         _append(self.check_path, self.pending_check, fresh)
-        _append(self.next_path, (NEXT_HEADER + self.pending_next) if fresh else self.pending_next, fresh)
-        _append(self.path, (POSITIONS_HEADER + self.pending) if fresh else self.pending, fresh)
-        self.entries += self.pending_count
+        start, end = self.entries, self.entries + self.pending_count
+        for path, column, header in ((self.next_path, next_offsets, NEXT_HEADER),
+                                     (self.path, positions, POSITIONS_HEADER)):
+            words = column[start:end].tobytes()
+            _append(path, header + words if fresh else words, fresh)
+        self.entries = end
         self.durable_marks = len(self.marks)
         self._clear_pending()
 
     def _clear_pending(self) -> None:
-        """Forget the entries of batches not yet flushed (positions, next offsets, checks)."""
-        self.pending, self.pending_next, self.pending_check = bytearray(), bytearray(), bytearray()
+        """Forget the entries of batches not yet flushed."""
+        self.pending_check = bytearray()
         self.pending_count = 0
 
     def max_timestamp_at(self, i: int) -> int | None:
@@ -273,8 +279,6 @@ class Writer:
             self._cut_files(batches, self.durable_marks)
         else:
             self.pending_count = batches - self.entries
-            del self.pending[self.pending_count * WORD.size:]
-            del self.pending_next[self.pending_count * WORD.size:]
             del self.pending_check[self.pending_count * CHECK.size:]
 
     def _cut_files(self, batches: int, marks: int) -> None:

@@ -98,7 +98,7 @@ class Segment:
         os.pwrite(self.fd, data, start)
         for pos, header in headers:
             self._track(start + pos, header)
-            self.index.add(start + pos, header, self.last_timestamp)
+            self.index.add(header, self.last_timestamp)
         self.size += len(data)
         self.dirty = True
 
@@ -164,7 +164,7 @@ class Segment:
             next_offsets.append(next_offset)
             if header.max_timestamp > last_timestamp:
                 last_timestamp = header.max_timestamp
-            index.add(pos, header, last_timestamp)
+            index.add(header, last_timestamp)
             epoch = header.partition_leader_epoch
             if epoch != last_epoch:
                 last_epoch = epoch
@@ -231,7 +231,7 @@ class Segment:
         if self.dirty:
             os.fsync(self.fd)
             self.dirty = False
-            self.index.flushed()
+            self.index.flushed(self.positions, self.next_offsets)
 
     def close(self) -> None:
         if self.fd >= 0:
