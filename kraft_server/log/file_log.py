@@ -16,8 +16,9 @@ snapshots are removed; every segment is scanned (``Segment.recover``: the checks
 the batches its batch index vouches for (``batch_index.py``: entries written after
 each flush, checked against the segment's last indexed batch), and the log is cut at
 the first torn or corrupt batch; the epoch cache is rebuilt from
-the batches; if the newest snapshot lies beyond the log end (a follower
-died between installing a snapshot and truncating), the log restarts at it.
+the batches (its checkpoint file rewritten only if it says otherwise); if the
+newest snapshot lies beyond the log end (a follower died between installing a
+snapshot and truncating), the log restarts at it.
 The log start offset is the first segment's base offset after a restart (the
 metadata log keeps no ``log-start-offset-checkpoint``; Kafka does the same) and
 moves up to a snapshot's end offset with ``delete_before_snapshot``; snapshots
@@ -35,7 +36,7 @@ from kraft_server.common.values import OffsetAndEpoch
 from wire.exceptions import DecodeError
 from wire.records.header import crc_matches, iter_headers
 
-from .epoch_cache import LeaderEpochCache
+from .epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache
 from .files import fsync_dir
 from .partition_metadata import write_partition_metadata, PARTITION_METADATA
 from .segments import Segment, parse_segment_name
@@ -116,9 +117,16 @@ class FileReplicatedLog:
             self._truncate_fully_and_start_at(latest.offset)
         if not (self.directory / PARTITION_METADATA).exists():
             write_partition_metadata(self.directory)
-        self._epochs_dirty = True
+        # rewritten (tmp, fsync, rename) only when the batches say something else
+        self._epochs_dirty = self._epoch_checkpoint() != self.epochs.render()
         self._flushed = self.end_offset()
         self.flush()
+
+    def _epoch_checkpoint(self) -> bytes | None:
+        try:
+            return (self.directory / LEADER_EPOCH_CHECKPOINT).read_bytes()
+        except OSError:
+            return None
 
     # -- positions -----------------------------------------------------------------------
     def start_offset(self) -> int:

@@ -318,3 +318,22 @@ def test_control_batches_are_indexed_for_the_voter_history(tmp_path):
         assert log.control_offsets(walked[2]) == walked[2:]
         log.truncate_to(walked[3] + 1)
         assert log.control_offsets(0) == walked[:4]
+
+
+def test_a_clean_reopen_rewrites_nothing(tmp_path):
+    """Start-up on a whole index writes no file: the index is not rewritten and the
+    leader-epoch-checkpoint only when the batches say otherwise (no fsync paid)."""
+    with FileReplicatedLog.open(tmp_path) as log:
+        fill(log, [1] * 10 + [3] * 10)
+        log.flush()
+    part = tmp_path / PART
+    checkpoint = part / "leader-epoch-checkpoint"
+    files = [checkpoint] + [index_file(tmp_path, s) for s in SUFFIXES]
+    before = [(f.stat().st_ino, f.stat().st_mtime_ns, f.stat().st_size) for f in files]
+    with FileReplicatedLog.open(tmp_path) as log:
+        assert log.segments[0].from_index == 20
+    assert [(f.stat().st_ino, f.stat().st_mtime_ns, f.stat().st_size) for f in files] == before
+    checkpoint.write_text("0\n1\n1 0\n")  # stale: epoch 3 missing
+    with FileReplicatedLog.open(tmp_path) as log:
+        assert log.epochs.entries == [(1, 0), (3, log.segments[0].next_offsets[9])]
+    assert checkpoint.read_text() == f"0\n2\n1 0\n3 {log.segments[0].next_offsets[9]}\n"
