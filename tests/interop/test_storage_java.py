@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from kraft_server.config import KafkaConfig
+from kraft_server.log import batch_index
 from kraft_server.log.bootstrap import (
     DEFAULT_FEATURES,
     parse_bootstrap_snapshot,
@@ -203,6 +204,20 @@ def test_real_controller_starts_on_our_format_and_reads_our_log(tmp_path):
     finally:
         ctl.stop()
     assert "CorruptRecordException" not in ctl.log_text()
+
+    # Kafka ignored our batch index files and appended to the segments: the index still
+    # vouches for the batches we wrote, and the log opens as a full scan opens it.
+    def opened():
+        with FileReplicatedLog.open(ctl.data_dir, segment_bytes=300) as log:
+            assert log.recovery_problems == [] and log.end_offset() >= q2.high_watermark
+            return (sum(s.from_index for s in log.segments), log.epochs.entries,
+                    [(s.base_offset, list(s.positions), list(s.next_offsets)) for s in log.segments])
+    indexed, *with_index = opened()
+    assert indexed > 0
+    for p in part.iterdir():
+        if p.suffix in batch_index.SUFFIXES:
+            p.unlink()
+    assert opened() == (0, *with_index)
 
 
 def test_real_controller_starts_on_our_static_format(tmp_path):
