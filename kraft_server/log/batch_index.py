@@ -213,18 +213,20 @@ class Writer:
     def add(self, header, max_timestamp: int) -> None:
         """A batch appended after the others (its position and next offset are in the
         segment's arrays, which ``flushed`` is given)."""
-        epoch = header.partition_leader_epoch
-        if epoch != self.last_epoch or header.attributes & CONTROL_MASK:
-            self._mark(header, epoch)
-        self.pending_check += CHECK.pack(max_timestamp, header.crc, len(self.marks))
+        epoch, crc, attributes = header[2], header[4], header[5]
+        if epoch != self.last_epoch or attributes & CONTROL_MASK:
+            self.mark(self.entries + self.pending_count, epoch, attributes)
+        self.pending_check += CHECK.pack(max_timestamp, crc, len(self.marks))
         self.pending_count += 1
 
-    def _mark(self, header, epoch: int) -> None:
-        kinds = CONTROL if header.attributes & CONTROL_MASK else 0
+    def mark(self, i: int, epoch: int, attributes: int) -> None:
+        """Batch ``i`` is a control batch or starts a run of ``epoch`` (its check
+        entry, added next, counts this mark)."""
+        kinds = CONTROL if attributes & CONTROL_MASK else 0
         if epoch != self.last_epoch:
             kinds |= EPOCH_START
             self.last_epoch = epoch
-        self.marks.append((self.entries + self.pending_count, epoch, kinds))
+        self.marks.append((i, epoch, kinds))
 
     def flushed(self, positions: array, next_offsets: array) -> None:
         """The segment was fsync'd: the entries of its batches past ``entries`` (in its
