@@ -1,5 +1,5 @@
 """A segment's batch index, so that start-up need not read every batch of a long log
-again (issue 12 item 7). Three files beside the segment's ``.log``, little-endian:
+again (issue 12 item 7). Four files beside the segment's ``.log``, little-endian:
 
 * ``%020d.batchpos`` and ``%020d.batchnext``: a 16-byte header (magic, version,
   column), then one int64 a batch: where it starts, and the offset after it. These
@@ -16,12 +16,15 @@ again (issue 12 item 7). Three files beside the segment's ``.log``, little-endia
 
 Entries are appended after each flush (the segment data is durable first); truncating
 the segment truncates the files. They are advisory and never fsync'd on their own:
-at start-up they are trusted only if the header is ours, the entries start at
+at start-up they are trusted only if the headers are ours, the entries start at
 position 0, the two columns hold no zero-filled word (what a power loss can leave
-of an appended file: a real position after the first and a next offset are never 0), the marks the last check entry counts are all there and well formed, and
+of an appended file: a real position after the first and a next offset are never
+0), the marks that the last check entry counts are all there and well formed, and
 the last entry still describes a whole batch of the segment (same next offset,
 epoch and CRC, the CRC checked over the bytes). Otherwise the segment is scanned
-from its start and the files rewritten. ``.batchindex`` (the 40-byte format of
+from its start and the files rewritten. The files may hold different counts of
+entries (each is appended on its own): the smallest count is used and the rest cut
+off. ``.batchindex`` (the 40-byte format of
 earlier versions) is deleted when a segment is opened, never read. A Kafka
 controller opening the directory ignores these files (``LogLoader`` only looks at
 ``.log`` and index suffixes it knows).

@@ -1,7 +1,8 @@
 """One log segment: ``%020d.log`` (the batches, byte for byte as Kafka writes them)
 with its ``.index`` and ``.timeindex`` companions, and our batch index
-(``batch_index.py``: ``.batches``, ``.batchcheck``, ``.batchmarks``: where each
-flushed batch starts, read back at start-up instead of scanning the segment again).
+(``batch_index.py``: ``.batchpos``, ``.batchnext``, ``.batchcheck``, ``.batchmarks``:
+where each flushed batch starts, read back at start-up instead of scanning the
+segment again).
 
 A segment keeps, in memory, where each batch starts (``positions``) and the offset
 after it (``next_offsets``), so reads and truncation need no on-disk offset index.
