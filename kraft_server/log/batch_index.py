@@ -182,11 +182,6 @@ def load(index: "Writer", fd: int, size: int) -> tuple[Loaded | None, int]:
     return Loaded(count, positions, next_offsets, marks, max_timestamp), end
 
 
-def _append(path: Path, data: bytes | bytearray, fresh: bool) -> None:
-    with open(path, "wb" if fresh else "ab") as f:
-        f.write(data)
-
-
 class Writer:
     """Appends the entries of flushed batches; truncates with the segment."""
 
@@ -196,6 +191,7 @@ class Writer:
         self.check_path = directory / (stem + CHECK_SUFFIX)
         self.marks_path = directory / (stem + MARKS_SUFFIX)
         self.old_path = directory / (stem + OLD_SUFFIX)
+        self._fds: dict[Path, int] = {}  # kept open while the segment takes appends
         self._reset()
 
     def _reset(self) -> None:
@@ -240,16 +236,34 @@ class Writer:
         fresh = self.entries == 0
         new_marks = self.marks[self.durable_marks:]
         if new_marks or fresh:
-            _append(self.marks_path, b"".join(MARK.pack(*m) for m in new_marks), fresh)
-        _append(self.check_path, self.pending_check, fresh)
+            self._append(self.marks_path, b"".join(MARK.pack(*m) for m in new_marks), fresh)
+        self._append(self.check_path, self.pending_check, fresh)
         start, end = self.entries, self.entries + self.pending_count
         for path, column, header in ((self.next_path, next_offsets, NEXT_HEADER),
                                      (self.path, positions, POSITIONS_HEADER)):
             words = column[start:end].tobytes()
-            _append(path, header + words if fresh else words, fresh)
+            self._append(path, header + words if fresh else words, fresh)
         self.entries = end
         self.durable_marks = len(self.marks)
         self._clear_pending()
+
+    def _append(self, path: Path, data, fresh: bool) -> None:
+        """Append ``data`` to ``path`` (emptied first if ``fresh``) on a kept-open fd."""
+        fd = self._fds.get(path)
+        if fd is None:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if fresh else 0)
+            fd = self._fds[path] = os.open(path, flags, 0o644)
+        elif fresh:
+            os.ftruncate(fd, 0)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+
+    def close(self) -> None:
+        """Close the kept-open files (the segment takes no more appends)."""
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
 
     def _clear_pending(self) -> None:
         """Forget the entries of batches not yet flushed."""
@@ -298,6 +312,7 @@ class Writer:
                 pass
 
     def delete(self) -> None:
+        self.close()
         for path in (self.path, self.next_path, self.check_path, self.marks_path, self.old_path):
             path.unlink(missing_ok=True)
         self._reset()

@@ -185,6 +185,7 @@ class FileReplicatedLog:
                 self._epochs_dirty = True
 
     def _roll(self, base_offset: int) -> Segment:
+        self.segments[-1].index.close()  # it takes no more appends
         segment = Segment(self.directory, base_offset, create=True)
         self.segments.append(segment)
         self._dir_dirty = True
@@ -215,8 +216,11 @@ class FileReplicatedLog:
         self._flushed = offset
 
     def flush(self) -> None:
+        active = self.segments[-1]
         for segment in self.segments:
             segment.flush()
+            if segment is not active:
+                segment.index.close()  # only the active segment keeps its index files open
         if self._epochs_dirty:
             self.epochs.write(self.directory)  # tmp + fsync + rename + dir fsync
             self._epochs_dirty = False

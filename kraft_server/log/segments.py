@@ -243,6 +243,7 @@ class Segment:
             self.index.flushed(self.positions, self.next_offsets)
 
     def close(self) -> None:
+        self.index.close()
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1

@@ -337,3 +337,33 @@ def test_a_clean_reopen_rewrites_nothing(tmp_path):
     with FileReplicatedLog.open(tmp_path) as log:
         assert log.epochs.entries == [(1, 0), (3, log.segments[0].next_offsets[9])]
     assert checkpoint.read_text() == f"0\n2\n1 0\n3 {log.segments[0].next_offsets[9]}\n"
+
+
+def test_only_the_active_segment_keeps_its_index_files_open(tmp_path):
+    """The index files are appended on kept-open fds (no open/close per flush), and a
+    rolled segment closes them: many segments do not pile up open files."""
+    def open_index_files():
+        fd_dir = "/proc/self/fd"
+        if not os.path.isdir(fd_dir):
+            pytest.skip("no /proc/self/fd on this platform")
+        names = []
+        for fd in os.listdir(fd_dir):
+            try:
+                names.append(os.readlink(f"{fd_dir}/{fd}"))
+            except OSError:
+                pass
+        return sorted(n for n in names if n.endswith(batch_index.SUFFIXES))
+
+    with FileReplicatedLog.open(tmp_path, segment_bytes=1000) as log:
+        for _ in range(40):
+            fill(log, [1] * 3)
+            log.flush()
+        assert len(log.segments) > 5
+        stem = f"{log.segments[-1].base_offset:020d}"
+        assert open_index_files()  # the active segment's, kept open
+        assert all(os.path.basename(n).startswith(stem) for n in open_index_files())
+        assert len(open_index_files()) <= len(batch_index.SUFFIXES)
+        expected = state(log)
+    assert open_index_files() == []
+    with FileReplicatedLog.open(tmp_path, segment_bytes=1000) as log:
+        assert all(s.from_index == len(s.positions) for s in log.segments) and state(log) == expected
