@@ -355,8 +355,8 @@ def test_only_the_active_segment_keeps_its_index_files_open(tmp_path):
         return sorted(n for n in names if n.endswith(batch_index.SUFFIXES))
 
     with FileReplicatedLog.open(tmp_path, segment_bytes=1000) as log:
-        for _ in range(40):
-            fill(log, [1] * 3)
+        for _ in range(12):
+            fill(log, [1] * 8)
             log.flush()
         assert len(log.segments) > 5
         stem = f"{log.segments[-1].base_offset:020d}"
