@@ -352,7 +352,7 @@ def test_only_the_active_segment_keeps_its_index_files_open(tmp_path):
                 names.append(os.readlink(f"{fd_dir}/{fd}"))
             except OSError:
                 pass
-        return sorted(n for n in names if n.endswith(batch_index.SUFFIXES))
+        return sorted(n for n in names if n.endswith(batch_index.SUFFIXES) and n.startswith(str(tmp_path)))
 
     with FileReplicatedLog.open(tmp_path, segment_bytes=1000) as log:
         for _ in range(12):
