@@ -217,6 +217,15 @@ def test_kafka_add_controller_makes_our_observer_a_voter(tmp_path):
         # can only win with our PreVote and Vote grants.
         epoch = q.leader_epoch
         node.kill()
+        if q.leader_id == 1:
+            # Kafka won the first election: it stays leader as long as our fetches come
+            # back within its check-quorum timeout (3 s), which a quick restart does.
+            # Keep ours down until Kafka has resigned, so it must campaign again.
+            def kafka_resigned():
+                k = describe_quorum("127.0.0.1", ctl.port, timeout=1.0)
+                return k.error_code != 0 or k.leader_id != 1 or k.leader_epoch > epoch
+
+            wait_for(kafka_resigned, 30, "Kafka's leader resigning without our fetches")
         set_property(node.config, "controller.quorum.election.timeout.ms", "6000")
         node.start()
         q = wait_for(new_leader, 120, "a leader elected after our restart")
