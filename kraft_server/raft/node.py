@@ -537,7 +537,8 @@ class RaftNode:
         if leader.is_voter_key(key):
             leader.record_voter_fetch(key.node_id, now_ms, self.config.check_quorum_timeout_ms)
             leader.unacked_voters.discard(key.node_id)
-        self.maybe_update_leader_high_watermark()
+            # only voters' offsets count (our own flush is taken in ``advance``)
+            self.maybe_update_leader_high_watermark()
 
     def maybe_update_leader_high_watermark(self) -> None:
         leader: LeaderState = self.quorum.state

@@ -440,3 +440,28 @@ def test_many_parked_observers_are_answered_a_slice_per_ready_after_the_voters()
             break
     assert turns == [2 + SLICE, SLICE, 5], turns  # voters first with one slice, then the rest
     assert all(partition(roundtrip(r.body, r.api_version, requests=False)).records for r in answered)
+
+
+def test_observers_at_one_offset_share_one_answer_built_from_one_log_read():
+    node = leader_node()
+    for voter in (2, 3):
+        ask(node, fetch_request(replica=voter, epoch=1, offset=1, last_epoch=1, max_wait=0), 10_001)
+    observers = list(range(100, 110))
+    for replica in [2, 3] + observers:  # every one parks at the log end
+        assert ask(node, fetch_request(replica=replica, epoch=1, offset=1, last_epoch=1, hwm=1), 10_002) == []
+    reads = []
+    real_read = node.log.read
+    node.log.read = lambda offset, max_bytes: reads.append(offset) or real_read(offset, max_bytes)
+    node.propose([b"x"], 10_003)
+    node.tick(10_030)
+    ready, _ = node.shell.turn(10_030, lambda request: None, lambda response: None)
+    assert len(ready.responses) == 12 and reads == [1]
+    assert len({id(r.body) for r in ready.responses}) == 1
+    assert partition(roundtrip(ready.responses[-1].body, 17, requests=False)).records
+    # the voters' next Fetch moves the HWM: a new answer (not the one built before)
+    for voter in (2, 3):
+        ask(node, fetch_request(replica=voter, epoch=1, offset=2, last_epoch=1, max_wait=0), 10_031)
+    assert node.high_watermark == 2
+    [again] = ask(node, fetch_request(replica=100, epoch=1, offset=1, last_epoch=1, hwm=1), 10_032)
+    assert partition(again).high_watermark == 2 and partition(again).records
+    assert reads == [1, 1]
