@@ -289,6 +289,10 @@ class RaftNode:
                 or bool(self._responses) or leader.resign_requested
         return False
 
+    def answers_deferred(self) -> bool:
+        """Observers' Fetch answers were left for the next Ready (``rpc/fetch.py``)."""
+        return self.role is Role.LEADER and self.quorum.state.answers_deferred
+
     def resign(self, now_ms: int, shutting_down: bool = True) -> None:
         """Graceful resignation (shutdown): EndQuorumEpoch to the voters, naming the most
         caught-up ones as preferred candidates."""
