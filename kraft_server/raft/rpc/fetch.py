@@ -103,6 +103,10 @@ def validate_position(log, offset: int, epoch: int):
     start = log.start_offset()
     if start == 0 and offset == 0:
         return "valid", OffsetAndEpoch(0, 0)
+    if start < offset <= log.end_offset() and epoch == log.last_fetched_epoch():
+        # the common case (a replica in our latest epoch): what the lookups below
+        # would find, without them
+        return "valid", OffsetAndEpoch(offset, epoch)
     earliest = earliest_snapshot(log)
     if earliest is not None and (offset < start or (offset == start and epoch != earliest.epoch)
                                  or epoch < earliest.epoch):
