@@ -215,16 +215,21 @@ OBSERVER_ANSWERS_PER_READY = 16
 
 
 def complete_parked(node, now_ms: int) -> None:
-    """Answer the parked Fetches whose wait is over: new data, a new HWM, or MaxWaitMs.
-    Voters are answered first and all at once (their next Fetch moves the high
-    watermark); observers at most ``OBSERVER_ANSWERS_PER_READY`` at a time, oldest
-    first, so that a hundred observers waking together do not delay commits."""
+    """Answer the parked Fetches whose wait is over: a voter's on new data, every one
+    on a new HWM or at MaxWaitMs. An observer's waits for the HWM: it can use records
+    only once committed, and the voters' acks move the HWM a round trip after the data
+    came, so it gets both in one answer instead of one each. Voters are answered first
+    and all at once (their next Fetch moves the high watermark); observers at most
+    ``OBSERVER_ANSWERS_PER_READY`` at a time, oldest first, so that a hundred
+    observers waking together do not delay commits."""
     leader = node.quorum.state
     keep, voters, observers = [], [], []
-    end = node.log.end_offset()
+    end, hwm = node.log.end_offset(), node.high_watermark
     for p in leader.parked:
-        if now_ms >= p.deadline_ms or end > p.fetch_offset or node.high_watermark != p.high_watermark:
+        if now_ms >= p.deadline_ms or hwm != p.high_watermark:
             (voters if leader.is_voter_key(p.key) else observers).append(p)
+        elif end > p.fetch_offset and leader.is_voter_key(p.key):
+            voters.append(p)
         else:
             keep.append(p)
     later = observers[OBSERVER_ANSWERS_PER_READY:]
