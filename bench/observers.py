@@ -4,6 +4,7 @@
     python bench/observers.py            # N = 0, 10, 50, 100 (about 10 minutes)
     python bench/observers.py --quick    # N = 0, 10; short windows
     python bench/observers.py --json
+    python bench/observers.py --counts 0,100 --impls ours   # one side only (no ratios)
 
 For each side and each N, a fresh quorum (``bench/raft_cluster.py``, Kafka's quorum
 defaults) whose leader appends ``--rate`` 256-byte records/s. Once the log holds
@@ -128,15 +129,17 @@ def rows(results: dict, counts: list[int]) -> list[dict]:
         out.append({"metric": metric, "ours": o, "kafka": k, "ratio": ratio, "target": "<= 1", "met": met})
 
     for n in counts:
-        o, k = ours[n], kafka[n]
-        row(f"commit p99, {n} observers (ms)", o["latency"]["p99"], k["latency"]["p99"])
-        row(f"leader CPU, {n} observers (% of a core)", o["leader_cpu_pct"], k["leader_cpu_pct"])
-        row(f"leader RSS, {n} observers (MiB)", o["leader_rss_mib"], k["leader_rss_mib"])
+        o, k = ours.get(n, {}), kafka.get(n, {})  # a side not run (--impls) shows n/a
+        row(f"commit p99, {n} observers (ms)", o.get("latency", {}).get("p99"), k.get("latency", {}).get("p99"))
+        row(f"leader CPU, {n} observers (% of a core)", o.get("leader_cpu_pct"), k.get("leader_cpu_pct"))
+        row(f"leader RSS, {n} observers (MiB)", o.get("leader_rss_mib"), k.get("leader_rss_mib"))
         if n:
-            row(f"catch-up of {n} observers (ms)", o["catch_up_ms"], k["catch_up_ms"])
+            row(f"catch-up of {n} observers (ms)", o.get("catch_up_ms"), k.get("catch_up_ms"))
     top = max(counts)
     if top and 0 in counts:
         for impl, r in (("ours", ours), ("kafka", kafka)):
+            if top not in r or 0 not in r:
+                continue
             base, loaded = r[0]["latency"]["p99"], r[top]["latency"]["p99"]
             ratio = loaded / base if base else None
             out.append({"metric": f"{impl}: p99 with {top} observers / p99 with none", "ours": ratio if impl == "ours" else None,
@@ -159,6 +162,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--counts", type=lambda s: [int(x) for x in s.split(",") if x])
+    ap.add_argument("--impls", default="ours,kafka", help="sides to run (ours,kafka)")
     ap.add_argument("--rate", type=int, default=5000, help="records/s the leader appends (5000)")
     ap.add_argument("--target", type=int, help="records the observers catch up (100000; quick 20000)")
     ap.add_argument("--warmup", type=float, help="s before the window (5; quick 2)")
@@ -174,10 +178,13 @@ def main(argv=None) -> int:
 
     base = Path(tempfile.mkdtemp(prefix="bench-observers-"))
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    impls = [i for i in args.impls.split(",") if i]
+    if not impls or any(i not in IMPLS for i in impls):
+        ap.error(f"--impls: a list of {', '.join(IMPLS)}")
     results: dict = {"ours": {}, "kafka": {}}
     try:
         for n in args.counts:
-            for impl in ("ours", "kafka"):
+            for impl in impls:
                 results[impl][n] = run_one(impl, n, base / f"{impl}-{n}", args, log)
     finally:
         shutil.rmtree(base, ignore_errors=True)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from kraft_server.raft import InboundRequest, OutboundResponse
 
+FETCH = 1
+
 
 def to_core(call) -> InboundRequest:
     return InboundRequest(handle=call, api_key=call.api_key, api_version=call.api_version,
@@ -25,4 +27,6 @@ def deliver(response: OutboundResponse) -> None:
     call = response.handle
     if call.done:  # answered twice, or the connection closed: nothing to write
         return
-    call.respond(response.body, response.api_version)
+    # One Fetch answer object may go to many observers (``raft/rpc/fetch.py``):
+    # encoded once, each frame gets its own header.
+    call.respond(response.body, response.api_version, shared=response.api_key == FETCH)

@@ -28,11 +28,16 @@ without sockets:
 from __future__ import annotations
 
 import logging
+import struct
 from collections import deque
 
 from wire.exceptions import DecodeError, EncodeError
 from wire.framing import DEFAULT_MAX_BYTES, FrameReader, FrameTooLarge
-from wire.headers import decode_request_header, encode_response_parts, peek_key_version
+from wire.codec_support import encode_parts
+from wire.headers import (
+    decode_request_header, encode_response_parts, peek_key_version, response_header_version,
+)
+from wire.messages import ResponseHeader
 from wire.messages import REQUESTS, ApiVersionsRequest, ApiVersionsResponse
 from wire.messages.api_versions_response import ApiVersion
 
@@ -71,9 +76,12 @@ class InboundCall:
     def done(self) -> bool:
         return self._done
 
-    def respond(self, body, api_version: int | None = None) -> None:
-        """Answer with ``body`` (encoded at the request's version unless told)."""
-        self.pipeline.complete(self, body, self.api_version if api_version is None else api_version)
+    def respond(self, body, api_version: int | None = None, shared: bool = False) -> None:
+        """Answer with ``body`` (encoded at the request's version unless told).
+        ``shared``: the same body object answers several requests in a row (observers
+        at one fetch offset), so it is encoded once and only the header differs."""
+        self.pipeline.complete(self, body, self.api_version if api_version is None else api_version,
+                               shared)
 
     def close_connection(self, reason: str) -> None:
         """Answer nothing and close the connection (Kafka does so for an acks=0
@@ -83,6 +91,31 @@ class InboundCall:
     def __repr__(self) -> str:
         return (f"InboundCall({self.listener} key={self.api_key} v{self.api_version} "
                 f"corr={self.correlation_id})")
+
+
+class SharedBody:
+    """The last shared response body and its encoding: a body answering many requests
+    (one Fetch answer for every observer at the same offset) is encoded once; each
+    frame is then its own size prefix and header in front of the same buffers. The
+    body is held, so the identity test cannot match a new object at a recycled id."""
+
+    def __init__(self):
+        self.body = None
+        self.version = -1
+        self.parts: list = []
+        self.size = 0
+
+    def frame(self, api_key: int, api_version: int, correlation_id: int, body) -> list:
+        if body is not self.body or api_version != self.version:
+            self.parts = encode_parts(b"", body, api_version)
+            self.size = sum(len(p) for p in self.parts)
+            self.body, self.version = body, api_version
+        head = bytearray()
+        ResponseHeader(correlation_id=correlation_id).write(head, response_header_version(api_key, api_version))
+        return [struct.pack(">i", len(head) + self.size), bytes(head), *self.parts]
+
+
+_SHARED = SharedBody()
 
 
 class Pipeline:
@@ -165,14 +198,17 @@ class Pipeline:
         return call
 
     # -- output --------------------------------------------------------------------
-    def complete(self, call: InboundCall, body, api_version: int) -> None:
+    def complete(self, call: InboundCall, body, api_version: int, shared: bool = False) -> None:
         if call.pipeline is not self or call._done:
             raise ValueError(f"{call!r} is not pending on this connection")
         if self.closed:
             call._done = True
             return
         try:
-            call._encoded = encode_response_parts(call.api_key, api_version, call.correlation_id, body)
+            if shared:
+                call._encoded = _SHARED.frame(call.api_key, api_version, call.correlation_id, body)
+            else:
+                call._encoded = encode_response_parts(call.api_key, api_version, call.correlation_id, body)
         except EncodeError as exc:
             # A response the request's version cannot carry is our bug; the client would
             # wait forever for it, so the connection is closed rather than skipped.

@@ -289,6 +289,10 @@ class RaftNode:
                 or bool(self._responses) or leader.resign_requested
         return False
 
+    def answers_deferred(self) -> bool:
+        """Observers' Fetch answers were left for the next Ready (``rpc/fetch.py``)."""
+        return self.role is Role.LEADER and self.quorum.state.answers_deferred
+
     def resign(self, now_ms: int, shutting_down: bool = True) -> None:
         """Graceful resignation (shutdown): EndQuorumEpoch to the voters, naming the most
         caught-up ones as preferred candidates."""
@@ -537,7 +541,8 @@ class RaftNode:
         if leader.is_voter_key(key):
             leader.record_voter_fetch(key.node_id, now_ms, self.config.check_quorum_timeout_ms)
             leader.unacked_voters.discard(key.node_id)
-        self.maybe_update_leader_high_watermark()
+            # only voters' offsets count (our own flush is taken in ``advance``)
+            self.maybe_update_leader_high_watermark()
 
     def maybe_update_leader_high_watermark(self) -> None:
         leader: LeaderState = self.quorum.state

@@ -62,6 +62,7 @@ class Driver:
         # e.g. the consumer-group coordinator's session and rebalance timers.
         self.timers = list(timers)
         self._inbox: list = []
+        self._slice_turn = False  # the next turn may be a slice of answers only
         self._wake: asyncio.Event | None = None
         self._stop_requested = False
         self._stopped: asyncio.Event | None = None
@@ -136,6 +137,9 @@ class Driver:
         """One turn of the Ready loop; returns (did work, next deadline)."""
         core = self.core
         now = self.clock()
+        if self._slice_turn and not self._inbox:
+            return self._slice_cycle(now)
+        self._slice_turn = False
         inbox, self._inbox = self._inbox, []
         for item in inbox:
             core.step(item, now)
@@ -155,7 +159,23 @@ class Driver:
         if self.after_cycle is not None:
             self.after_cycle(now)
         busy = bool(inbox or ready.flush or ready.requests or ready.responses or more is True)
+        self._slice_turn = self._only_answers_left(ready, more)
         return busy, deadline
+
+    def _only_answers_left(self, ready, more) -> bool:
+        return more is True and not ready.flush and self.core.answers_deferred()
+
+    def _slice_cycle(self, now: int) -> tuple[bool, None]:
+        """A turn that only answers the next slice of observers' Fetches left over by
+        the last Ready (nothing arrived since): the core's Ready, without the
+        controller's and timers' polls. The next turn is a whole one unless this
+        left only answers again; so the polls wait at most a few slices."""
+        hwm = self.core.high_watermark
+        ready = self.shell.take()
+        more = self.shell.finish(ready, now, self.peers.send, self.deliver)
+        self._slice_turn = self.core.high_watermark == hwm and self._only_answers_left(ready, more) \
+            and not ready.requests
+        return True, None
 
     async def _loop(self) -> None:
         shutdown_deadline = None

@@ -160,3 +160,37 @@ def test_a_response_the_version_cannot_carry_fails_the_connection(pipe):
     from wire.messages.vote_response import NodeEndpoint  # v1+ tagged field
     call.respond(VoteResponse(node_endpoints=[NodeEndpoint(node_id=1, host="h", port=1)]))
     assert pipe.failed
+
+
+def test_a_shared_answer_is_encoded_once_and_framed_per_connection():
+    from wire.headers import encode_response
+    from wire.messages import FetchRequest
+    from wire.messages import fetch_response as fresp
+    from kraft_server.net import pipeline as pipeline_module
+
+    def answer(records):
+        return fresp.FetchResponse(responses=[fresp.FetchableTopicResponse(
+            partitions=[fresp.PartitionData(high_watermark=7, records=records)])])
+
+    body = answer(b"r" * 5000)
+    encodes = []
+    real = pipeline_module.encode_parts
+    pipeline_module.encode_parts = lambda *a: encodes.append(a) or real(*a)
+    try:
+        outs = []
+        for corr, version in ((5, 17), (9, 17), (3, 12), (4, 12)):
+            pipe = Pipeline("CONTROLLER", listener_apis(True))
+            pipe.receive_data(encode_request(1, version, corr, FetchRequest(), "c"))
+            (call,) = drain(pipe)
+            call.respond(body, shared=True)
+            outs.append((pipe.output(), encode_response(1, version, corr, body)))
+        other = answer(b"s" * 5000)  # a new object is encoded anew, never taken for the last
+        pipe = Pipeline("CONTROLLER", listener_apis(True))
+        pipe.receive_data(encode_request(1, 17, 11, FetchRequest(), "c"))
+        (call,) = drain(pipe)
+        call.respond(other, shared=True)
+        outs.append((pipe.output(), encode_response(1, 17, 11, other)))
+    finally:
+        pipeline_module.encode_parts = real
+    assert all(got == want for got, want in outs)
+    assert len(encodes) == 3  # once per (body, version)

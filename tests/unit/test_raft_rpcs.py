@@ -234,6 +234,13 @@ def test_single_voter_elects_itself_and_commits_alone():
 
 
 # -- leader: Fetch, HWM, long poll, check-quorum ----------------------------------------
+def step(node, body, now):
+    """A request stepped into the core without running a Ready."""
+    from kraft_server.raft.boundary import InboundRequest
+    version = 18  # with the fetcher's HighWatermark (KIP-1166)
+    node.step(InboundRequest(("test", body.API_KEY), body.API_KEY, version, roundtrip(body, version)), now)
+
+
 def leader_node():
     node = make_node()
     elect(node)
@@ -431,12 +438,43 @@ def test_many_parked_observers_are_answered_a_slice_per_ready_after_the_voters()
         assert ask(node, fetch_request(replica=replica, epoch=1, offset=1, last_epoch=1, hwm=1), 10_002) == []
     node.propose([b"x"], 10_003)
     node.tick(10_030)
+    ready, _ = node.shell.turn(10_030, lambda request: None, lambda response: None)
+    assert len(ready.responses) == 2  # new data wakes the voters; observers wait for the HWM
+    for voter in (2, 3):  # the voters' acks move the HWM
+        step(node, fetch_request(replica=voter, epoch=1, offset=2, last_epoch=1), 10_031)
+    assert node.high_watermark == 2
     answered, turns = [], []
-    for now in range(10_030, 10_040):
+    for now in range(10_031, 10_040):
         ready, more = node.shell.turn(now, lambda request: None, lambda response: None)
         turns.append(len(ready.responses))
         answered += ready.responses
         if not more:
             break
     assert turns == [2 + SLICE, SLICE, 5], turns  # voters first with one slice, then the rest
-    assert all(partition(roundtrip(r.body, r.api_version, requests=False)).records for r in answered)
+    observed = [partition(roundtrip(r.body, r.api_version, requests=False)) for r in answered[2:]]
+    assert all(p.records and p.high_watermark == 2 for p in observed)  # records and HWM at once
+
+
+def test_observers_at_one_offset_share_one_answer_built_from_one_log_read():
+    node = leader_node()
+    for voter in (2, 3):
+        ask(node, fetch_request(replica=voter, epoch=1, offset=1, last_epoch=1, max_wait=0), 10_001)
+    observers = list(range(100, 110))
+    for replica in [2, 3] + observers:  # every one parks at the log end
+        assert ask(node, fetch_request(replica=replica, epoch=1, offset=1, last_epoch=1, hwm=1), 10_002) == []
+    reads = []
+    real_read = node.log.read
+    node.log.read = lambda offset, max_bytes: reads.append(offset) or real_read(offset, max_bytes)
+    node.propose([b"x"], 10_003)
+    node.tick(10_030)
+    ready, _ = node.shell.turn(10_030, lambda request: None, lambda response: None)
+    assert len(ready.responses) == 2 and reads == [1]  # the voters: one answer, one read
+    assert ready.responses[0].body is ready.responses[1].body
+    for voter in (2, 3):  # their acks move the HWM: the observers' wait is over
+        step(node, fetch_request(replica=voter, epoch=1, offset=2, last_epoch=1), 10_031)
+    assert node.high_watermark == 2
+    ready, _ = node.shell.turn(10_031, lambda request: None, lambda response: None)
+    assert len(ready.responses) == 12 and reads == [1, 1]  # the HWM moved: built anew, once
+    assert len({id(r.body) for r in ready.responses[2:]}) == 1
+    got = partition(roundtrip(ready.responses[-1].body, 17, requests=False))
+    assert got.records and got.high_watermark == 2

@@ -101,6 +101,10 @@ class LeaderState:
     linger_deadline_ms: int | None = None
     parked: list = field(default_factory=list)  # PendingFetch
     answers_deferred: bool = False  # observers' Fetches due but left for the next Ready
+    # Fetch answers of this Ready by (offset, max bytes, listener, version), valid while
+    # (log end, HWM, log start) equal ``answers_stamp`` (rpc/fetch.py)
+    answers: dict = field(default_factory=dict)
+    answers_stamp: tuple = ()
     resign_requested: bool = False
     change: object = None  # membership.PendingChange: an Add/RemoveRaftVoter in flight
     upgrade_voters: VoterSet | None = None  # kraft.version 0: voters as UpdateRaftVoter told us

@@ -103,6 +103,10 @@ def validate_position(log, offset: int, epoch: int):
     start = log.start_offset()
     if start == 0 and offset == 0:
         return "valid", OffsetAndEpoch(0, 0)
+    if start < offset <= log.end_offset() and epoch == log.last_fetched_epoch():
+        # the common case (a replica in our latest epoch): what the lookups below
+        # would find, without them
+        return "valid", OffsetAndEpoch(offset, epoch)
     earliest = earliest_snapshot(log)
     if earliest is not None and (offset < start or (offset == start and epoch != earliest.epoch)
                                  or epoch < earliest.epoch):
@@ -177,16 +181,32 @@ def complete_fetch(node, inbound, key: VoterKey, part, follower_hwm: int, max_wa
     if kind == "snapshot":
         return _response(node, inbound.listener, snapshot=position)
     node.record_replica_fetch(key, part.fetch_offset, now_ms)
-    records = b""
-    if part.fetch_offset < log.end_offset():
-        records = log.read(part.fetch_offset, min(part.partition_max_bytes or MAX_FETCH_BYTES,
-                                                  MAX_FETCH_BYTES))
     hwm = node.high_watermark
     behind = hwm is not None and follower_hwm < hwm
-    if not records and may_park and max_wait_ms > 0 and not behind:
+    if part.fetch_offset >= log.end_offset() and may_park and max_wait_ms > 0 and not behind:
         leader.parked.append(PendingFetch(inbound, key, part, follower_hwm, hwm, now_ms + max_wait_ms))
         return None
-    return _response(node, inbound.listener, records=records)
+    return _records_answer(node, leader, inbound, part)
+
+
+def _records_answer(node, leader, inbound, part):
+    """The answer with the records from ``part.fetch_offset``. Replicas at the same
+    offset (a hundred observers tailing the log) get the same answer object: the log
+    is read and the answer built once while the log end, the HWM and the log start
+    stay where they were (``LeaderState.answers``, dropped at every Ready); the
+    connection layer then encodes it once (``api/raft_rpcs.deliver``)."""
+    log = node.log
+    stamp = (log.end_offset(), node.high_watermark, log.start_offset())
+    if leader.answers_stamp != stamp:
+        leader.answers.clear()
+        leader.answers_stamp = stamp
+    max_bytes = min(part.partition_max_bytes or MAX_FETCH_BYTES, MAX_FETCH_BYTES)
+    key = (part.fetch_offset, max_bytes, inbound.listener, inbound.api_version)
+    body = leader.answers.get(key)
+    if body is None:
+        records = log.read(part.fetch_offset, max_bytes) if part.fetch_offset < stamp[0] else b""
+        body = leader.answers[key] = _response(node, inbound.listener, records=records)
+    return body
 
 
 # Observers' parked Fetches answered per Ready; the others wait one more turn of the
@@ -195,24 +215,35 @@ OBSERVER_ANSWERS_PER_READY = 16
 
 
 def complete_parked(node, now_ms: int) -> None:
-    """Answer the parked Fetches whose wait is over: new data, a new HWM, or MaxWaitMs.
-    Voters are answered first and all at once (their next Fetch moves the high
-    watermark); observers at most ``OBSERVER_ANSWERS_PER_READY`` at a time, oldest
-    first, so that a hundred observers waking together do not delay commits."""
+    """Answer the parked Fetches whose wait is over: a voter's on new data, every one
+    on a new HWM or at MaxWaitMs. An observer's waits for the HWM: it can use records
+    only once committed, and the voters' acks move the HWM a round trip after the data
+    came, so it gets both in one answer instead of one each. Voters are answered first
+    and all at once (their next Fetch moves the high watermark); observers at most
+    ``OBSERVER_ANSWERS_PER_READY`` at a time, oldest first, so that a hundred
+    observers waking together do not delay commits."""
     leader = node.quorum.state
     keep, voters, observers = [], [], []
-    end = node.log.end_offset()
+    end, hwm = node.log.end_offset(), node.high_watermark
     for p in leader.parked:
-        if now_ms >= p.deadline_ms or end > p.fetch_offset or node.high_watermark != p.high_watermark:
+        if now_ms >= p.deadline_ms or hwm != p.high_watermark:
             (voters if leader.is_voter_key(p.key) else observers).append(p)
+        elif end > p.fetch_offset and leader.is_voter_key(p.key):
+            voters.append(p)
         else:
             keep.append(p)
     later = observers[OBSERVER_ANSWERS_PER_READY:]
     leader.parked = later + keep
     leader.answers_deferred = bool(later)
-    for p in voters + observers[:OBSERVER_ANSWERS_PER_READY]:
+    # by offset: the answers one object serves leave one after another (encoded once)
+    for p in voters + sorted(observers[:OBSERVER_ANSWERS_PER_READY], key=_offset):
         node.respond(p.inbound, complete_fetch(node, p.inbound, p.key, p.partition, p.follower_hwm,
                                                0, now_ms, may_park=False))
+    leader.answers.clear()  # held no longer than one Ready: bounded memory
+
+
+def _offset(p) -> int:
+    return p.partition.fetch_offset
 
 
 def refuse_parked(node, old_leader) -> None:

@@ -1,0 +1,85 @@
+"""The Ready loop's slice turns: observers' Fetch answers left over by a Ready are
+sent by turns that skip the controller's and timers' polls, but any arrival, a flush,
+a HWM move or the end of the slices brings back a whole turn."""
+from __future__ import annotations
+
+from kraft_server.raft.boundary import Ready
+from kraft_server.shell.driver import Driver
+from tests.support.net_fakes import FakeLog
+
+
+class SlicingCore:
+    """Answers ``slices`` more slices after the first Ready (as a leader with many
+    parked observers does)."""
+
+    def __init__(self, slices: int):
+        self.slices = slices
+        self.high_watermark = 10
+        self.readies = self.steps = 0
+        self.flush_next = False
+
+    def step(self, item, now_ms):
+        self.steps += 1
+
+    def tick(self, now_ms):
+        pass
+
+    def ready(self):
+        self.readies += 1
+        flush, self.flush_next = self.flush_next, False
+        return Ready(flush=flush)
+
+    def advance(self, ready, now_ms):
+        if self.readies > 1 and self.slices:
+            self.slices -= 1
+        return self.slices > 0
+
+    def answers_deferred(self):
+        return self.slices > 0
+
+
+class CountingController:
+    def __init__(self):
+        self.polls = 0
+
+    def poll(self, now_ms):
+        self.polls += 1
+        return False, None
+
+
+def driver(core, controller):
+    return Driver(core, FakeLog(), make_dispatcher=lambda submit: None, deliver=lambda r: None,
+                  listeners=[], controller=controller, clock=lambda: 1000)
+
+
+def test_slices_skip_the_controller_poll_until_the_last_then_a_whole_turn():
+    core, controller = SlicingCore(slices=4), CountingController()
+    d = driver(core, controller)
+    d.submit("request")
+    polls = []
+    for _ in range(6):
+        busy, _ = d._cycle()
+        polls.append(controller.polls)
+    # a whole turn, the four slice turns, then (slices over) a whole turn again
+    assert polls == [1, 1, 1, 1, 1, 2], polls
+    assert core.readies == 6 and core.steps == 1
+
+
+def test_an_arrival_or_a_moved_high_watermark_brings_back_a_whole_turn():
+    core, controller = SlicingCore(slices=10), CountingController()
+    d = driver(core, controller)
+    d._cycle()
+    d._cycle()  # a slice turn
+    assert controller.polls == 1
+    d.submit("a voter's Fetch")
+    d._cycle()  # stepped at once, with the polls
+    assert controller.polls == 2 and core.steps == 1
+    d._cycle()
+    assert controller.polls == 2
+    core.high_watermark = 11  # moved during the next slice: the turn after is whole
+    orig = core.advance
+    core.advance = lambda ready, now: (setattr(core, "high_watermark", 12), orig(ready, now))[1]
+    d._cycle()
+    core.advance = orig
+    d._cycle()
+    assert controller.polls == 3
