@@ -18,8 +18,10 @@ except ImportError:
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
-    read_uuid as _ruuid, new_object as _newo, slot_offset as _so, set_slot as _ss,
+    read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
+if not cython.compiled:  # compiled, _ss is set_slot's C body (the .pxd)
+    from wire.readers import set_slot as _ss
 
 __all__ = ('PartitionData', 'TopicData', 'NodeEndpoint', 'EndQuorumEpochResponse')
 
