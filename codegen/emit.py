@@ -5,6 +5,11 @@ appending to a bytearray and a decode function ``_d_<Struct>_v<N>`` returning
 ``(object, position)``. Decisions that depend on the version (present fields,
 flexible encodings, nullability, tags) are taken here, at generation time.
 Consecutive fixed-width fields become one precompiled ``struct.Struct`` call.
+In a typed module (one Cython compiles, see ``wire/native.py``), ``_d_<Struct>_v<N>``
+hands over, when compiled, to ``_c_<Struct>_v<N>``: a C function (typed by the .pxd) that
+reads field by field, stores each into its slot by offset (``wire.readers.set_slot``'s C
+body) and advances the caller's position through a pointer instead of returning a tuple;
+the pure-Python body stays as it was.
 Functions whose text is identical for several versions are emitted once.
 The output is deterministic: same schemas, same bytes.
 """

@@ -24,15 +24,29 @@ cdef extern from *:
         Py_XDECREF(old);
         return 0;
     }
+    /* The ints -5..256, the very objects PyLong_FromLong returns for them, without the
+       call (node ids in replica lists are small). */
+    static PyObject *__kraft_small_ints[262];
     /* A list of n big-endian int32s from s (the caller checked the bounds). */
     static PyObject *__kraft_i32_list(const unsigned char *s, Py_ssize_t n) {
-        PyObject *out = PyList_New(n), *x;
+        PyObject *out, *x;
         Py_ssize_t i;
-        if (out == NULL) return NULL;
+        int32_t v;
+        if (__kraft_small_ints[0] == NULL) {
+            for (i = 261; i >= 0; i--)  /* [0] last: the table is complete once it is set */
+                if ((__kraft_small_ints[i] = PyLong_FromLong((long)i - 5)) == NULL) return NULL;
+        }
+        if ((out = PyList_New(n)) == NULL) return NULL;
         for (i = 0; i < n; i++, s += 4) {
-            x = PyLong_FromLong((int32_t)(((uint32_t)s[0] << 24) | ((uint32_t)s[1] << 16) |
-                                          ((uint32_t)s[2] << 8) | (uint32_t)s[3]));
-            if (x == NULL) { Py_DECREF(out); return NULL; }
+            v = (int32_t)(((uint32_t)s[0] << 24) | ((uint32_t)s[1] << 16) |
+                          ((uint32_t)s[2] << 8) | (uint32_t)s[3]);
+            if (v >= -5 && v <= 256) {
+                x = __kraft_small_ints[v + 5];
+                Py_INCREF(x);
+            } else if ((x = PyLong_FromLong(v)) == NULL) {
+                Py_DECREF(out);
+                return NULL;
+            }
             PyList_SET_ITEM(out, i, x);
         }
         return out;

@@ -33,6 +33,9 @@ def test_i32_lists_and_uuids():
         assert readers.read_i32_list(buf, 1, n) == list(struct.unpack_from(f">{n}i", buf, 1))
         with pytest.raises((IndexError, struct.error)):
             readers.read_i32_list(buf, 2, n + 1)
+    edges = [-2**31, -6, -5, -1, 0, 1, 255, 256, 257, 2**31 - 1]  # around the shared small ints
+    got = readers.read_i32_list(struct.pack(f">{len(edges)}i", *edges), 0, len(edges))
+    assert got == edges and all(type(x) is int for x in got)
     for raw in (bytes(16), b"\xff" * 16, rng.randbytes(16)):
         u = readers.read_uuid(b"x" + raw, 1)
         want = uuid.UUID(bytes=raw)
