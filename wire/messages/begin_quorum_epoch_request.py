@@ -20,8 +20,8 @@ from wire.readers import (
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
     read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
-if not cython.compiled:  # compiled, _ss is set_slot's C body (the .pxd)
-    from wire.readers import set_slot as _ss
+if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
+    from wire.readers import set_slot as _ss, read_i16 as _oi16, read_i32 as _oi32
 
 __all__ = ('PartitionData', 'TopicData', 'LeaderEndpoint', 'BeginQuorumEpochRequest')
 
@@ -280,9 +280,9 @@ def _d_PartitionData_v0(b, p):
 def _c_PartitionData_v0(b, pp):
     p = pp[0]
     o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _ri32(b, p))
-    _ss(o, _O_PartitionData_leader_id, 'leader_id', _ri32(b, p + 4))
-    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _ri32(b, p + 8))
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p + 4))
+    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 8))
     p += 12
     _ss(o, _O_PartitionData_voter_directory_id, 'voter_directory_id', _ZERO_UUID)
     _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -437,10 +437,10 @@ def _d_PartitionData_v1(b, p):
 def _c_PartitionData_v1(b, pp):
     p = pp[0]
     o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _ri32(b, p))
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
     _ss(o, _O_PartitionData_voter_directory_id, 'voter_directory_id', _ruuid(b, p + 4))
-    _ss(o, _O_PartitionData_leader_id, 'leader_id', _ri32(b, p + 20))
-    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _ri32(b, p + 24))
+    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p + 20))
+    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 24))
     p += 28
     _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:
@@ -719,7 +719,7 @@ def _c_BeginQuorumEpochRequest_v1(b, pp):
         if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
         _ss(o, _O_BeginQuorumEpochRequest_cluster_id, 'cluster_id', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _ss(o, _O_BeginQuorumEpochRequest_voter_id, 'voter_id', _ri32(b, p))
+    _ss(o, _O_BeginQuorumEpochRequest_voter_id, 'voter_id', _oi32(b, p))
     p += 4
     _n3 = b[p] - 1
     if _n3 < 127: p += 1

@@ -20,8 +20,8 @@ from wire.readers import (
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
     read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
-if not cython.compiled:  # compiled, _ss is set_slot's C body (the .pxd)
-    from wire.readers import set_slot as _ss
+if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
+    from wire.readers import set_slot as _ss, read_i16 as _oi16, read_i32 as _oi32
 
 __all__ = ('ReplicaState', 'PartitionData', 'TopicData', 'Listener', 'Node', 'DescribeQuorumResponse')
 
@@ -609,7 +609,7 @@ def _d_ReplicaState_v0(b, p):
 def _c_ReplicaState_v0(b, pp):
     p = pp[0]
     o = _newo(ReplicaState)
-    _ss(o, _O_ReplicaState_replica_id, 'replica_id', _ri32(b, p))
+    _ss(o, _O_ReplicaState_replica_id, 'replica_id', _oi32(b, p))
     _ss(o, _O_ReplicaState_log_end_offset, 'log_end_offset', _ri64(b, p + 4))
     p += 12
     _ss(o, _O_ReplicaState_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
@@ -688,10 +688,10 @@ def _d_PartitionData_v0(b, p):
 def _c_PartitionData_v0(b, pp):
     p = pp[0]
     o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _ri32(b, p))
-    _ss(o, _O_PartitionData_error_code, 'error_code', _ri16(b, p + 4))
-    _ss(o, _O_PartitionData_leader_id, 'leader_id', _ri32(b, p + 6))
-    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _ri32(b, p + 10))
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_error_code, 'error_code', _oi16(b, p + 4))
+    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p + 6))
+    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 10))
     _ss(o, _O_PartitionData_high_watermark, 'high_watermark', _ri64(b, p + 14))
     p += 22
     _n1 = b[p] - 1
@@ -872,7 +872,7 @@ def _d_DescribeQuorumResponse_v0(b, p):
 def _c_DescribeQuorumResponse_v0(b, pp):
     p = pp[0]
     o = _newo(DescribeQuorumResponse)
-    _ss(o, _O_DescribeQuorumResponse_error_code, 'error_code', _ri16(b, p))
+    _ss(o, _O_DescribeQuorumResponse_error_code, 'error_code', _oi16(b, p))
     p += 2
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -936,7 +936,7 @@ def _d_ReplicaState_v1(b, p):
 def _c_ReplicaState_v1(b, pp):
     p = pp[0]
     o = _newo(ReplicaState)
-    _ss(o, _O_ReplicaState_replica_id, 'replica_id', _ri32(b, p))
+    _ss(o, _O_ReplicaState_replica_id, 'replica_id', _oi32(b, p))
     _ss(o, _O_ReplicaState_log_end_offset, 'log_end_offset', _ri64(b, p + 4))
     _ss(o, _O_ReplicaState_last_fetch_timestamp, 'last_fetch_timestamp', _ri64(b, p + 12))
     _ss(o, _O_ReplicaState_last_caught_up_timestamp, 'last_caught_up_timestamp', _ri64(b, p + 20))
@@ -1015,10 +1015,10 @@ def _d_PartitionData_v1(b, p):
 def _c_PartitionData_v1(b, pp):
     p = pp[0]
     o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _ri32(b, p))
-    _ss(o, _O_PartitionData_error_code, 'error_code', _ri16(b, p + 4))
-    _ss(o, _O_PartitionData_leader_id, 'leader_id', _ri32(b, p + 6))
-    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _ri32(b, p + 10))
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_error_code, 'error_code', _oi16(b, p + 4))
+    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p + 6))
+    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 10))
     _ss(o, _O_PartitionData_high_watermark, 'high_watermark', _ri64(b, p + 14))
     p += 22
     _n1 = b[p] - 1
@@ -1199,7 +1199,7 @@ def _d_DescribeQuorumResponse_v1(b, p):
 def _c_DescribeQuorumResponse_v1(b, pp):
     p = pp[0]
     o = _newo(DescribeQuorumResponse)
-    _ss(o, _O_DescribeQuorumResponse_error_code, 'error_code', _ri16(b, p))
+    _ss(o, _O_DescribeQuorumResponse_error_code, 'error_code', _oi16(b, p))
     p += 2
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1263,7 +1263,7 @@ def _d_ReplicaState_v2(b, p):
 def _c_ReplicaState_v2(b, pp):
     p = pp[0]
     o = _newo(ReplicaState)
-    _ss(o, _O_ReplicaState_replica_id, 'replica_id', _ri32(b, p))
+    _ss(o, _O_ReplicaState_replica_id, 'replica_id', _oi32(b, p))
     _ss(o, _O_ReplicaState_replica_directory_id, 'replica_directory_id', _ruuid(b, p + 4))
     _ss(o, _O_ReplicaState_log_end_offset, 'log_end_offset', _ri64(b, p + 20))
     _ss(o, _O_ReplicaState_last_fetch_timestamp, 'last_fetch_timestamp', _ri64(b, p + 28))
@@ -1354,8 +1354,8 @@ def _d_PartitionData_v2(b, p):
 def _c_PartitionData_v2(b, pp):
     p = pp[0]
     o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _ri32(b, p))
-    _ss(o, _O_PartitionData_error_code, 'error_code', _ri16(b, p + 4))
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_error_code, 'error_code', _oi16(b, p + 4))
     p += 6
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1368,8 +1368,8 @@ def _c_PartitionData_v2(b, pp):
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         _ss(o, _O_PartitionData_error_message, 'error_message', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _ss(o, _O_PartitionData_leader_id, 'leader_id', _ri32(b, p))
-    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _ri32(b, p + 4))
+    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p))
+    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 4))
     _ss(o, _O_PartitionData_high_watermark, 'high_watermark', _ri64(b, p + 8))
     p += 16
     _n3 = b[p] - 1
@@ -1640,7 +1640,7 @@ def _d_Node_v2(b, p):
 def _c_Node_v2(b, pp):
     p = pp[0]
     o = _newo(Node)
-    _ss(o, _O_Node_node_id, 'node_id', _ri32(b, p))
+    _ss(o, _O_Node_node_id, 'node_id', _oi32(b, p))
     p += 4
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1736,7 +1736,7 @@ def _d_DescribeQuorumResponse_v2(b, p):
 def _c_DescribeQuorumResponse_v2(b, pp):
     p = pp[0]
     o = _newo(DescribeQuorumResponse)
-    _ss(o, _O_DescribeQuorumResponse_error_code, 'error_code', _ri16(b, p))
+    _ss(o, _O_DescribeQuorumResponse_error_code, 'error_code', _oi16(b, p))
     p += 2
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1869,8 +1869,8 @@ def _d_PartitionData_v3(b, p):
 def _c_PartitionData_v3(b, pp):
     p = pp[0]
     o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _ri32(b, p))
-    _ss(o, _O_PartitionData_error_code, 'error_code', _ri16(b, p + 4))
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_error_code, 'error_code', _oi16(b, p + 4))
     p += 6
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1883,8 +1883,8 @@ def _c_PartitionData_v3(b, pp):
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         _ss(o, _O_PartitionData_error_message, 'error_message', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _ss(o, _O_PartitionData_leader_id, 'leader_id', _ri32(b, p))
-    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _ri32(b, p + 4))
+    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p))
+    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 4))
     _ss(o, _O_PartitionData_high_watermark, 'high_watermark', _ri64(b, p + 8))
     p += 16
     _n3 = b[p] - 1
@@ -2096,7 +2096,7 @@ def _d_DescribeQuorumResponse_v3(b, p):
 def _c_DescribeQuorumResponse_v3(b, pp):
     p = pp[0]
     o = _newo(DescribeQuorumResponse)
-    _ss(o, _O_DescribeQuorumResponse_error_code, 'error_code', _ri16(b, p))
+    _ss(o, _O_DescribeQuorumResponse_error_code, 'error_code', _oi16(b, p))
     p += 2
     _n1 = b[p] - 1
     if _n1 < 127: p += 1

@@ -20,8 +20,8 @@ from wire.readers import (
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
     read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
-if not cython.compiled:  # compiled, _ss is set_slot's C body (the .pxd)
-    from wire.readers import set_slot as _ss
+if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
+    from wire.readers import set_slot as _ss, read_i16 as _oi16, read_i32 as _oi32
 
 __all__ = ('ReplicaInfo', 'PartitionData', 'TopicData', 'LeaderEndpoint', 'EndQuorumEpochRequest')
 
@@ -326,9 +326,9 @@ def _d_PartitionData_v0(b, p):
 def _c_PartitionData_v0(b, pp):
     p = pp[0]
     o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _ri32(b, p))
-    _ss(o, _O_PartitionData_leader_id, 'leader_id', _ri32(b, p + 4))
-    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _ri32(b, p + 8))
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p + 4))
+    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 8))
     p += 12
     _n1 = _ri32(b, p)
     p += 4
@@ -489,7 +489,7 @@ def _d_ReplicaInfo_v1(b, p):
 def _c_ReplicaInfo_v1(b, pp):
     p = pp[0]
     o = _newo(ReplicaInfo)
-    _ss(o, _O_ReplicaInfo_candidate_id, 'candidate_id', _ri32(b, p))
+    _ss(o, _O_ReplicaInfo_candidate_id, 'candidate_id', _oi32(b, p))
     _ss(o, _O_ReplicaInfo_candidate_directory_id, 'candidate_directory_id', _ruuid(b, p + 4))
     p += 20
     _ss(o, _O_ReplicaInfo_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -552,9 +552,9 @@ def _d_PartitionData_v1(b, p):
 def _c_PartitionData_v1(b, pp):
     p = pp[0]
     o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _ri32(b, p))
-    _ss(o, _O_PartitionData_leader_id, 'leader_id', _ri32(b, p + 4))
-    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _ri32(b, p + 8))
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p + 4))
+    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 8))
     p += 12
     _n1 = b[p] - 1
     if _n1 < 127: p += 1

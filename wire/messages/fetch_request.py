@@ -20,8 +20,8 @@ from wire.readers import (
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
     read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
-if not cython.compiled:  # compiled, _ss is set_slot's C body (the .pxd)
-    from wire.readers import set_slot as _ss
+if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
+    from wire.readers import set_slot as _ss, read_i16 as _oi16, read_i32 as _oi32
 
 __all__ = ('ReplicaState', 'FetchPartition', 'FetchTopic', 'ForgottenTopic', 'FetchRequest')
 
@@ -1162,9 +1162,9 @@ def _d_FetchPartition_v4(b, p):
 def _c_FetchPartition_v4(b, pp):
     p = pp[0]
     o = _newo(FetchPartition)
-    _ss(o, _O_FetchPartition_partition, 'partition', _ri32(b, p))
+    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 4))
-    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _ri32(b, p + 12))
+    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 12))
     p += 16
     _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', -1)
     _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', -1)
@@ -1266,10 +1266,10 @@ def _d_FetchRequest_v4(b, p):
 def _c_FetchRequest_v4(b, pp):
     p = pp[0]
     o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _ri32(b, p))
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _ri32(b, p + 4))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _ri32(b, p + 8))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _ri32(b, p + 12))
+    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
     p += 17
     _n1 = _ri32(b, p)
@@ -1312,10 +1312,10 @@ def _d_FetchPartition_v5(b, p):
 def _c_FetchPartition_v5(b, pp):
     p = pp[0]
     o = _newo(FetchPartition)
-    _ss(o, _O_FetchPartition_partition, 'partition', _ri32(b, p))
+    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 4))
     _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 12))
-    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _ri32(b, p + 20))
+    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 20))
     p += 24
     _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', -1)
     _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', -1)
@@ -1416,10 +1416,10 @@ def _d_FetchRequest_v5(b, p):
 def _c_FetchRequest_v5(b, pp):
     p = pp[0]
     o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _ri32(b, p))
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _ri32(b, p + 4))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _ri32(b, p + 8))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _ri32(b, p + 12))
+    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
     p += 17
     _n1 = _ri32(b, p)
@@ -1536,13 +1536,13 @@ def _d_FetchRequest_v7(b, p):
 def _c_FetchRequest_v7(b, pp):
     p = pp[0]
     o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _ri32(b, p))
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _ri32(b, p + 4))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _ri32(b, p + 8))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _ri32(b, p + 12))
+    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
-    _ss(o, _O_FetchRequest_session_id, 'session_id', _ri32(b, p + 17))
-    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _ri32(b, p + 21))
+    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 17))
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 21))
     p += 25
     _n1 = _ri32(b, p)
     p += 4
@@ -1591,11 +1591,11 @@ def _d_FetchPartition_v9(b, p):
 def _c_FetchPartition_v9(b, pp):
     p = pp[0]
     o = _newo(FetchPartition)
-    _ss(o, _O_FetchPartition_partition, 'partition', _ri32(b, p))
-    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _ri32(b, p + 4))
+    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
     _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 16))
-    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _ri32(b, p + 24))
+    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 24))
     p += 28
     _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', -1)
     _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
@@ -1703,13 +1703,13 @@ def _d_FetchRequest_v9(b, p):
 def _c_FetchRequest_v9(b, pp):
     p = pp[0]
     o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _ri32(b, p))
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _ri32(b, p + 4))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _ri32(b, p + 8))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _ri32(b, p + 12))
+    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
-    _ss(o, _O_FetchRequest_session_id, 'session_id', _ri32(b, p + 17))
-    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _ri32(b, p + 21))
+    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 17))
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 21))
     p += 25
     _n1 = _ri32(b, p)
     p += 4
@@ -1788,13 +1788,13 @@ def _d_FetchRequest_v11(b, p):
 def _c_FetchRequest_v11(b, pp):
     p = pp[0]
     o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _ri32(b, p))
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _ri32(b, p + 4))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _ri32(b, p + 8))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _ri32(b, p + 12))
+    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
-    _ss(o, _O_FetchRequest_session_id, 'session_id', _ri32(b, p + 17))
-    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _ri32(b, p + 21))
+    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 17))
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 21))
     p += 25
     _n1 = _ri32(b, p)
     p += 4
@@ -1867,12 +1867,12 @@ def _d_FetchPartition_v12(b, p):
 def _c_FetchPartition_v12(b, pp):
     p = pp[0]
     o = _newo(FetchPartition)
-    _ss(o, _O_FetchPartition_partition, 'partition', _ri32(b, p))
-    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _ri32(b, p + 4))
+    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
-    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _ri32(b, p + 16))
+    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
     _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
-    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _ri32(b, p + 28))
+    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
     p += 32
     _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
     _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
@@ -2158,13 +2158,13 @@ def _d_FetchRequest_v12(b, p):
 def _c_FetchRequest_v12(b, pp):
     p = pp[0]
     o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _ri32(b, p))
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _ri32(b, p + 4))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _ri32(b, p + 8))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _ri32(b, p + 12))
+    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
-    _ss(o, _O_FetchRequest_session_id, 'session_id', _ri32(b, p + 17))
-    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _ri32(b, p + 21))
+    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 17))
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 21))
     p += 25
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2270,12 +2270,12 @@ def _d_FetchPartition_v13(b, p):
 def _c_FetchPartition_v13(b, pp):
     p = pp[0]
     o = _newo(FetchPartition)
-    _ss(o, _O_FetchPartition_partition, 'partition', _ri32(b, p))
-    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _ri32(b, p + 4))
+    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
-    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _ri32(b, p + 16))
+    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
     _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
-    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _ri32(b, p + 28))
+    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
     p += 32
     _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
     _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
@@ -2525,13 +2525,13 @@ def _d_FetchRequest_v13(b, p):
 def _c_FetchRequest_v13(b, pp):
     p = pp[0]
     o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _ri32(b, p))
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _ri32(b, p + 4))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _ri32(b, p + 8))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _ri32(b, p + 12))
+    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
-    _ss(o, _O_FetchRequest_session_id, 'session_id', _ri32(b, p + 17))
-    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _ri32(b, p + 21))
+    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 17))
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 21))
     p += 25
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2637,12 +2637,12 @@ def _d_FetchPartition_v14(b, p):
 def _c_FetchPartition_v14(b, pp):
     p = pp[0]
     o = _newo(FetchPartition)
-    _ss(o, _O_FetchPartition_partition, 'partition', _ri32(b, p))
-    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _ri32(b, p + 4))
+    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
-    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _ri32(b, p + 16))
+    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
     _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
-    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _ri32(b, p + 28))
+    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
     p += 32
     _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
     _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
@@ -2823,13 +2823,13 @@ def _d_FetchRequest_v14(b, p):
 def _c_FetchRequest_v14(b, pp):
     p = pp[0]
     o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _ri32(b, p))
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _ri32(b, p + 4))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _ri32(b, p + 8))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _ri32(b, p + 12))
+    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
-    _ss(o, _O_FetchRequest_session_id, 'session_id', _ri32(b, p + 17))
-    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _ri32(b, p + 21))
+    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 17))
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 21))
     p += 25
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2935,12 +2935,12 @@ def _d_FetchPartition_v15(b, p):
 def _c_FetchPartition_v15(b, pp):
     p = pp[0]
     o = _newo(FetchPartition)
-    _ss(o, _O_FetchPartition_partition, 'partition', _ri32(b, p))
-    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _ri32(b, p + 4))
+    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
-    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _ri32(b, p + 16))
+    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
     _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
-    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _ri32(b, p + 28))
+    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
     p += 32
     _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
     _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
@@ -3069,7 +3069,7 @@ def _d_ReplicaState_v15(b, p):
 def _c_ReplicaState_v15(b, pp):
     p = pp[0]
     o = _newo(ReplicaState)
-    _ss(o, _O_ReplicaState_replica_id, 'replica_id', _ri32(b, p))
+    _ss(o, _O_ReplicaState_replica_id, 'replica_id', _oi32(b, p))
     _ss(o, _O_ReplicaState_replica_epoch, 'replica_epoch', _ri64(b, p + 4))
     p += 12
     _ss(o, _O_ReplicaState_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -3172,12 +3172,12 @@ def _d_FetchRequest_v15(b, p):
 def _c_FetchRequest_v15(b, pp):
     p = pp[0]
     o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _ri32(b, p))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _ri32(b, p + 4))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _ri32(b, p + 8))
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 8))
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 12))
-    _ss(o, _O_FetchRequest_session_id, 'session_id', _ri32(b, p + 13))
-    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _ri32(b, p + 17))
+    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 13))
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 17))
     p += 21
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -3284,12 +3284,12 @@ def _d_FetchPartition_v16(b, p):
 def _c_FetchPartition_v16(b, pp):
     p = pp[0]
     o = _newo(FetchPartition)
-    _ss(o, _O_FetchPartition_partition, 'partition', _ri32(b, p))
-    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _ri32(b, p + 4))
+    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
-    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _ri32(b, p + 16))
+    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
     _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
-    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _ri32(b, p + 28))
+    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
     p += 32
     _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
     _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
@@ -3471,12 +3471,12 @@ def _d_FetchRequest_v16(b, p):
 def _c_FetchRequest_v16(b, pp):
     p = pp[0]
     o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _ri32(b, p))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _ri32(b, p + 4))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _ri32(b, p + 8))
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 8))
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 12))
-    _ss(o, _O_FetchRequest_session_id, 'session_id', _ri32(b, p + 13))
-    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _ri32(b, p + 17))
+    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 13))
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 17))
     p += 21
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -3586,12 +3586,12 @@ def _d_FetchPartition_v17(b, p):
 def _c_FetchPartition_v17(b, pp):
     p = pp[0]
     o = _newo(FetchPartition)
-    _ss(o, _O_FetchPartition_partition, 'partition', _ri32(b, p))
-    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _ri32(b, p + 4))
+    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
-    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _ri32(b, p + 16))
+    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
     _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
-    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _ri32(b, p + 28))
+    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
     p += 32
     _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
     _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
@@ -3776,12 +3776,12 @@ def _d_FetchRequest_v17(b, p):
 def _c_FetchRequest_v17(b, pp):
     p = pp[0]
     o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _ri32(b, p))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _ri32(b, p + 4))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _ri32(b, p + 8))
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 8))
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 12))
-    _ss(o, _O_FetchRequest_session_id, 'session_id', _ri32(b, p + 13))
-    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _ri32(b, p + 17))
+    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 13))
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 17))
     p += 21
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -3892,12 +3892,12 @@ def _d_FetchPartition_v18(b, p):
 def _c_FetchPartition_v18(b, pp):
     p = pp[0]
     o = _newo(FetchPartition)
-    _ss(o, _O_FetchPartition_partition, 'partition', _ri32(b, p))
-    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _ri32(b, p + 4))
+    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
-    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _ri32(b, p + 16))
+    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
     _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
-    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _ri32(b, p + 28))
+    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
     p += 32
     _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
     _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
@@ -4083,12 +4083,12 @@ def _d_FetchRequest_v18(b, p):
 def _c_FetchRequest_v18(b, pp):
     p = pp[0]
     o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _ri32(b, p))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _ri32(b, p + 4))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _ri32(b, p + 8))
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 8))
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 12))
-    _ss(o, _O_FetchRequest_session_id, 'session_id', _ri32(b, p + 13))
-    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _ri32(b, p + 17))
+    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 13))
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 17))
     p += 21
     _n1 = b[p] - 1
     if _n1 < 127: p += 1

@@ -5,7 +5,7 @@ from wire.readers cimport (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
     read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
-    _store as _ss,  # set_slot's C body, inlined into the compiled decoders
+    _store as _ss, _obj_i16 as _oi16, _obj_i32 as _oi32,  # C, inlined when compiled
 )
 
 cdef Py_ssize_t _O_FetchSnapshotRequest_cluster_id

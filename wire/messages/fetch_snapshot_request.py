@@ -20,8 +20,8 @@ from wire.readers import (
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
     read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
-if not cython.compiled:  # compiled, _ss is set_slot's C body (the .pxd)
-    from wire.readers import set_slot as _ss
+if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
+    from wire.readers import set_slot as _ss, read_i16 as _oi16, read_i32 as _oi32
 
 __all__ = ('SnapshotId', 'PartitionSnapshot', 'TopicSnapshot', 'FetchSnapshotRequest')
 
@@ -298,7 +298,7 @@ def _c_SnapshotId_v0(b, pp):
     p = pp[0]
     o = _newo(SnapshotId)
     _ss(o, _O_SnapshotId_end_offset, 'end_offset', _ri64(b, p))
-    _ss(o, _O_SnapshotId_epoch, 'epoch', _ri32(b, p + 8))
+    _ss(o, _O_SnapshotId_epoch, 'epoch', _oi32(b, p + 8))
     p += 12
     _ss(o, _O_SnapshotId_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:
@@ -354,8 +354,8 @@ def _d_PartitionSnapshot_v0(b, p):
 def _c_PartitionSnapshot_v0(b, pp):
     p = pp[0]
     o = _newo(PartitionSnapshot)
-    _ss(o, _O_PartitionSnapshot_partition, 'partition', _ri32(b, p))
-    _ss(o, _O_PartitionSnapshot_current_leader_epoch, 'current_leader_epoch', _ri32(b, p + 4))
+    _ss(o, _O_PartitionSnapshot_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_PartitionSnapshot_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
     p += 8
     _ss(o, _O_PartitionSnapshot_snapshot_id, 'snapshot_id', _c_SnapshotId_v0(b, cython.address(p)))
     _ss(o, _O_PartitionSnapshot_position, 'position', _ri64(b, p))
@@ -528,8 +528,8 @@ def _d_FetchSnapshotRequest_v0(b, p):
 def _c_FetchSnapshotRequest_v0(b, pp):
     p = pp[0]
     o = _newo(FetchSnapshotRequest)
-    _ss(o, _O_FetchSnapshotRequest_replica_id, 'replica_id', _ri32(b, p))
-    _ss(o, _O_FetchSnapshotRequest_max_bytes, 'max_bytes', _ri32(b, p + 4))
+    _ss(o, _O_FetchSnapshotRequest_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_FetchSnapshotRequest_max_bytes, 'max_bytes', _oi32(b, p + 4))
     p += 8
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -612,8 +612,8 @@ def _d_PartitionSnapshot_v1(b, p):
 def _c_PartitionSnapshot_v1(b, pp):
     p = pp[0]
     o = _newo(PartitionSnapshot)
-    _ss(o, _O_PartitionSnapshot_partition, 'partition', _ri32(b, p))
-    _ss(o, _O_PartitionSnapshot_current_leader_epoch, 'current_leader_epoch', _ri32(b, p + 4))
+    _ss(o, _O_PartitionSnapshot_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_PartitionSnapshot_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
     p += 8
     _ss(o, _O_PartitionSnapshot_snapshot_id, 'snapshot_id', _c_SnapshotId_v0(b, cython.address(p)))
     _ss(o, _O_PartitionSnapshot_position, 'position', _ri64(b, p))
@@ -787,8 +787,8 @@ def _d_FetchSnapshotRequest_v1(b, p):
 def _c_FetchSnapshotRequest_v1(b, pp):
     p = pp[0]
     o = _newo(FetchSnapshotRequest)
-    _ss(o, _O_FetchSnapshotRequest_replica_id, 'replica_id', _ri32(b, p))
-    _ss(o, _O_FetchSnapshotRequest_max_bytes, 'max_bytes', _ri32(b, p + 4))
+    _ss(o, _O_FetchSnapshotRequest_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_FetchSnapshotRequest_max_bytes, 'max_bytes', _oi32(b, p + 4))
     p += 8
     _n1 = b[p] - 1
     if _n1 < 127: p += 1

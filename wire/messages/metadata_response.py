@@ -20,8 +20,8 @@ from wire.readers import (
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
     read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
-if not cython.compiled:  # compiled, _ss is set_slot's C body (the .pxd)
-    from wire.readers import set_slot as _ss
+if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
+    from wire.readers import set_slot as _ss, read_i16 as _oi16, read_i32 as _oi32
 
 __all__ = ('MetadataResponseBroker', 'MetadataResponsePartition', 'MetadataResponseTopic', 'MetadataResponse')
 
@@ -1270,7 +1270,7 @@ def _d_MetadataResponseBroker_v0(b, p):
 def _c_MetadataResponseBroker_v0(b, pp):
     p = pp[0]
     o = _newo(MetadataResponseBroker)
-    _ss(o, _O_MetadataResponseBroker_node_id, 'node_id', _ri32(b, p))
+    _ss(o, _O_MetadataResponseBroker_node_id, 'node_id', _oi32(b, p))
     p += 4
     _n1 = _ri16(b, p)
     p += 2
@@ -1281,7 +1281,7 @@ def _c_MetadataResponseBroker_v0(b, pp):
         if _end2 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n1))
         _ss(o, _O_MetadataResponseBroker_host, 'host', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _ss(o, _O_MetadataResponseBroker_port, 'port', _ri32(b, p))
+    _ss(o, _O_MetadataResponseBroker_port, 'port', _oi32(b, p))
     p += 4
     _ss(o, _O_MetadataResponseBroker_rack, 'rack', None)
     _ss(o, _O_MetadataResponseBroker_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -1321,9 +1321,9 @@ def _d_MetadataResponsePartition_v0(b, p):
 def _c_MetadataResponsePartition_v0(b, pp):
     p = pp[0]
     o = _newo(MetadataResponsePartition)
-    _ss(o, _O_MetadataResponsePartition_error_code, 'error_code', _ri16(b, p))
-    _ss(o, _O_MetadataResponsePartition_partition_index, 'partition_index', _ri32(b, p + 2))
-    _ss(o, _O_MetadataResponsePartition_leader_id, 'leader_id', _ri32(b, p + 6))
+    _ss(o, _O_MetadataResponsePartition_error_code, 'error_code', _oi16(b, p))
+    _ss(o, _O_MetadataResponsePartition_partition_index, 'partition_index', _oi32(b, p + 2))
+    _ss(o, _O_MetadataResponsePartition_leader_id, 'leader_id', _oi32(b, p + 6))
     p += 10
     _n1 = _ri32(b, p)
     p += 4
@@ -1385,7 +1385,7 @@ def _d_MetadataResponseTopic_v0(b, p):
 def _c_MetadataResponseTopic_v0(b, pp):
     p = pp[0]
     o = _newo(MetadataResponseTopic)
-    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _ri16(b, p))
+    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
     p += 2
     _n1 = _ri16(b, p)
     p += 2
@@ -1520,7 +1520,7 @@ def _d_MetadataResponseBroker_v1(b, p):
 def _c_MetadataResponseBroker_v1(b, pp):
     p = pp[0]
     o = _newo(MetadataResponseBroker)
-    _ss(o, _O_MetadataResponseBroker_node_id, 'node_id', _ri32(b, p))
+    _ss(o, _O_MetadataResponseBroker_node_id, 'node_id', _oi32(b, p))
     p += 4
     _n1 = _ri16(b, p)
     p += 2
@@ -1531,7 +1531,7 @@ def _c_MetadataResponseBroker_v1(b, pp):
         if _end2 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n1))
         _ss(o, _O_MetadataResponseBroker_host, 'host', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _ss(o, _O_MetadataResponseBroker_port, 'port', _ri32(b, p))
+    _ss(o, _O_MetadataResponseBroker_port, 'port', _oi32(b, p))
     p += 4
     _n3 = _ri16(b, p)
     p += 2
@@ -1585,7 +1585,7 @@ def _d_MetadataResponseTopic_v1(b, p):
 def _c_MetadataResponseTopic_v1(b, pp):
     p = pp[0]
     o = _newo(MetadataResponseTopic)
-    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _ri16(b, p))
+    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
     p += 2
     _n1 = _ri16(b, p)
     p += 2
@@ -1667,7 +1667,7 @@ def _c_MetadataResponse_v1(b, pp):
             _e3 = _c_MetadataResponseBroker_v1(b, cython.address(p))
             _a2.append(_e3)
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
     p += 4
     _n4 = _ri32(b, p)
     p += 4
@@ -1757,7 +1757,7 @@ def _c_MetadataResponse_v2(b, pp):
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
         p = _end5
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
     p += 4
     _n6 = _ri32(b, p)
     p += 4
@@ -1827,7 +1827,7 @@ def _d_MetadataResponse_v3(b, p):
 def _c_MetadataResponse_v3(b, pp):
     p = pp[0]
     o = _newo(MetadataResponse)
-    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
     p += 4
     _n1 = _ri32(b, p)
     p += 4
@@ -1849,7 +1849,7 @@ def _c_MetadataResponse_v3(b, pp):
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
         p = _end5
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
     p += 4
     _n6 = _ri32(b, p)
     p += 4
@@ -1908,9 +1908,9 @@ def _d_MetadataResponsePartition_v5(b, p):
 def _c_MetadataResponsePartition_v5(b, pp):
     p = pp[0]
     o = _newo(MetadataResponsePartition)
-    _ss(o, _O_MetadataResponsePartition_error_code, 'error_code', _ri16(b, p))
-    _ss(o, _O_MetadataResponsePartition_partition_index, 'partition_index', _ri32(b, p + 2))
-    _ss(o, _O_MetadataResponsePartition_leader_id, 'leader_id', _ri32(b, p + 6))
+    _ss(o, _O_MetadataResponsePartition_error_code, 'error_code', _oi16(b, p))
+    _ss(o, _O_MetadataResponsePartition_partition_index, 'partition_index', _oi32(b, p + 2))
+    _ss(o, _O_MetadataResponsePartition_leader_id, 'leader_id', _oi32(b, p + 6))
     p += 10
     _n1 = _ri32(b, p)
     p += 4
@@ -1980,7 +1980,7 @@ def _d_MetadataResponseTopic_v5(b, p):
 def _c_MetadataResponseTopic_v5(b, pp):
     p = pp[0]
     o = _newo(MetadataResponseTopic)
-    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _ri16(b, p))
+    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
     p += 2
     _n1 = _ri16(b, p)
     p += 2
@@ -2060,7 +2060,7 @@ def _d_MetadataResponse_v5(b, p):
 def _c_MetadataResponse_v5(b, pp):
     p = pp[0]
     o = _newo(MetadataResponse)
-    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
     p += 4
     _n1 = _ri32(b, p)
     p += 4
@@ -2082,7 +2082,7 @@ def _c_MetadataResponse_v5(b, pp):
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
         p = _end5
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
     p += 4
     _n6 = _ri32(b, p)
     p += 4
@@ -2140,10 +2140,10 @@ def _d_MetadataResponsePartition_v7(b, p):
 def _c_MetadataResponsePartition_v7(b, pp):
     p = pp[0]
     o = _newo(MetadataResponsePartition)
-    _ss(o, _O_MetadataResponsePartition_error_code, 'error_code', _ri16(b, p))
-    _ss(o, _O_MetadataResponsePartition_partition_index, 'partition_index', _ri32(b, p + 2))
-    _ss(o, _O_MetadataResponsePartition_leader_id, 'leader_id', _ri32(b, p + 6))
-    _ss(o, _O_MetadataResponsePartition_leader_epoch, 'leader_epoch', _ri32(b, p + 10))
+    _ss(o, _O_MetadataResponsePartition_error_code, 'error_code', _oi16(b, p))
+    _ss(o, _O_MetadataResponsePartition_partition_index, 'partition_index', _oi32(b, p + 2))
+    _ss(o, _O_MetadataResponsePartition_leader_id, 'leader_id', _oi32(b, p + 6))
+    _ss(o, _O_MetadataResponsePartition_leader_epoch, 'leader_epoch', _oi32(b, p + 10))
     p += 14
     _n1 = _ri32(b, p)
     p += 4
@@ -2212,7 +2212,7 @@ def _d_MetadataResponseTopic_v7(b, p):
 def _c_MetadataResponseTopic_v7(b, pp):
     p = pp[0]
     o = _newo(MetadataResponseTopic)
-    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _ri16(b, p))
+    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
     p += 2
     _n1 = _ri16(b, p)
     p += 2
@@ -2292,7 +2292,7 @@ def _d_MetadataResponse_v7(b, p):
 def _c_MetadataResponse_v7(b, pp):
     p = pp[0]
     o = _newo(MetadataResponse)
-    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
     p += 4
     _n1 = _ri32(b, p)
     p += 4
@@ -2314,7 +2314,7 @@ def _c_MetadataResponse_v7(b, pp):
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
         p = _end5
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
     p += 4
     _n6 = _ri32(b, p)
     p += 4
@@ -2373,7 +2373,7 @@ def _d_MetadataResponseTopic_v8(b, p):
 def _c_MetadataResponseTopic_v8(b, pp):
     p = pp[0]
     o = _newo(MetadataResponseTopic)
-    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _ri16(b, p))
+    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
     p += 2
     _n1 = _ri16(b, p)
     p += 2
@@ -2397,7 +2397,7 @@ def _c_MetadataResponseTopic_v8(b, pp):
             _e5 = _c_MetadataResponsePartition_v7(b, cython.address(p))
             _a4.append(_e5)
         _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
-    _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', _ri32(b, p))
+    _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', _oi32(b, p))
     p += 4
     _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_MetadataResponseTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -2455,7 +2455,7 @@ def _d_MetadataResponse_v8(b, p):
 def _c_MetadataResponse_v8(b, pp):
     p = pp[0]
     o = _newo(MetadataResponse)
-    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
     p += 4
     _n1 = _ri32(b, p)
     p += 4
@@ -2477,7 +2477,7 @@ def _c_MetadataResponse_v8(b, pp):
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
         p = _end5
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
     p += 4
     _n6 = _ri32(b, p)
     p += 4
@@ -2490,7 +2490,7 @@ def _c_MetadataResponse_v8(b, pp):
             _e8 = _c_MetadataResponseTopic_v8(b, cython.address(p))
             _a7.append(_e8)
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
-    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', _oi32(b, p))
     p += 4
     _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
     _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -2550,7 +2550,7 @@ def _d_MetadataResponseBroker_v9(b, p):
 def _c_MetadataResponseBroker_v9(b, pp):
     p = pp[0]
     o = _newo(MetadataResponseBroker)
-    _ss(o, _O_MetadataResponseBroker_node_id, 'node_id', _ri32(b, p))
+    _ss(o, _O_MetadataResponseBroker_node_id, 'node_id', _oi32(b, p))
     p += 4
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2563,7 +2563,7 @@ def _c_MetadataResponseBroker_v9(b, pp):
         if _end2 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n1))
         _ss(o, _O_MetadataResponseBroker_host, 'host', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _ss(o, _O_MetadataResponseBroker_port, 'port', _ri32(b, p))
+    _ss(o, _O_MetadataResponseBroker_port, 'port', _oi32(b, p))
     p += 4
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -2650,10 +2650,10 @@ def _d_MetadataResponsePartition_v9(b, p):
 def _c_MetadataResponsePartition_v9(b, pp):
     p = pp[0]
     o = _newo(MetadataResponsePartition)
-    _ss(o, _O_MetadataResponsePartition_error_code, 'error_code', _ri16(b, p))
-    _ss(o, _O_MetadataResponsePartition_partition_index, 'partition_index', _ri32(b, p + 2))
-    _ss(o, _O_MetadataResponsePartition_leader_id, 'leader_id', _ri32(b, p + 6))
-    _ss(o, _O_MetadataResponsePartition_leader_epoch, 'leader_epoch', _ri32(b, p + 10))
+    _ss(o, _O_MetadataResponsePartition_error_code, 'error_code', _oi16(b, p))
+    _ss(o, _O_MetadataResponsePartition_partition_index, 'partition_index', _oi32(b, p + 2))
+    _ss(o, _O_MetadataResponsePartition_leader_id, 'leader_id', _oi32(b, p + 6))
+    _ss(o, _O_MetadataResponsePartition_leader_epoch, 'leader_epoch', _oi32(b, p + 10))
     p += 14
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2757,7 +2757,7 @@ def _d_MetadataResponseTopic_v9(b, p):
 def _c_MetadataResponseTopic_v9(b, pp):
     p = pp[0]
     o = _newo(MetadataResponseTopic)
-    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _ri16(b, p))
+    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
     p += 2
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2784,7 +2784,7 @@ def _c_MetadataResponseTopic_v9(b, pp):
             _e5 = _c_MetadataResponsePartition_v9(b, cython.address(p))
             _a4.append(_e5)
         _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
-    _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', _ri32(b, p))
+    _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', _oi32(b, p))
     p += 4
     _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_MetadataResponseTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -2874,7 +2874,7 @@ def _d_MetadataResponse_v9(b, p):
 def _c_MetadataResponse_v9(b, pp):
     p = pp[0]
     o = _newo(MetadataResponse)
-    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
     p += 4
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2899,7 +2899,7 @@ def _c_MetadataResponse_v9(b, pp):
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
         p = _end5
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
     p += 4
     _n6 = b[p] - 1
     if _n6 < 127: p += 1
@@ -2913,7 +2913,7 @@ def _c_MetadataResponse_v9(b, pp):
             _e8 = _c_MetadataResponseTopic_v9(b, cython.address(p))
             _a7.append(_e8)
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
-    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', _oi32(b, p))
     p += 4
     _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
     _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -2991,7 +2991,7 @@ def _d_MetadataResponseTopic_v10(b, p):
 def _c_MetadataResponseTopic_v10(b, pp):
     p = pp[0]
     o = _newo(MetadataResponseTopic)
-    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _ri16(b, p))
+    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
     p += 2
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -3019,7 +3019,7 @@ def _c_MetadataResponseTopic_v10(b, pp):
             _e5 = _c_MetadataResponsePartition_v9(b, cython.address(p))
             _a4.append(_e5)
         _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
-    _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', _ri32(b, p))
+    _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', _oi32(b, p))
     p += 4
     _ss(o, _O_MetadataResponseTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:
@@ -3108,7 +3108,7 @@ def _d_MetadataResponse_v10(b, p):
 def _c_MetadataResponse_v10(b, pp):
     p = pp[0]
     o = _newo(MetadataResponse)
-    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
     p += 4
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -3133,7 +3133,7 @@ def _c_MetadataResponse_v10(b, pp):
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
         p = _end5
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
     p += 4
     _n6 = b[p] - 1
     if _n6 < 127: p += 1
@@ -3147,7 +3147,7 @@ def _c_MetadataResponse_v10(b, pp):
             _e8 = _c_MetadataResponseTopic_v10(b, cython.address(p))
             _a7.append(_e8)
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
-    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', _oi32(b, p))
     p += 4
     _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
     _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -3236,7 +3236,7 @@ def _d_MetadataResponse_v11(b, p):
 def _c_MetadataResponse_v11(b, pp):
     p = pp[0]
     o = _newo(MetadataResponse)
-    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
     p += 4
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -3261,7 +3261,7 @@ def _c_MetadataResponse_v11(b, pp):
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
         p = _end5
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
     p += 4
     _n6 = b[p] - 1
     if _n6 < 127: p += 1
@@ -3352,7 +3352,7 @@ def _d_MetadataResponseTopic_v12(b, p):
 def _c_MetadataResponseTopic_v12(b, pp):
     p = pp[0]
     o = _newo(MetadataResponseTopic)
-    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _ri16(b, p))
+    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
     p += 2
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -3380,7 +3380,7 @@ def _c_MetadataResponseTopic_v12(b, pp):
             _e5 = _c_MetadataResponsePartition_v9(b, cython.address(p))
             _a4.append(_e5)
         _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
-    _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', _ri32(b, p))
+    _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', _oi32(b, p))
     p += 4
     _ss(o, _O_MetadataResponseTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:
@@ -3468,7 +3468,7 @@ def _d_MetadataResponse_v12(b, p):
 def _c_MetadataResponse_v12(b, pp):
     p = pp[0]
     o = _newo(MetadataResponse)
-    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
     p += 4
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -3493,7 +3493,7 @@ def _c_MetadataResponse_v12(b, pp):
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
         p = _end5
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
     p += 4
     _n6 = b[p] - 1
     if _n6 < 127: p += 1
@@ -3596,7 +3596,7 @@ def _d_MetadataResponse_v13(b, p):
 def _c_MetadataResponse_v13(b, pp):
     p = pp[0]
     o = _newo(MetadataResponse)
-    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
     p += 4
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -3621,7 +3621,7 @@ def _c_MetadataResponse_v13(b, pp):
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
         p = _end5
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _ri32(b, p))
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
     p += 4
     _n6 = b[p] - 1
     if _n6 < 127: p += 1
@@ -3635,7 +3635,7 @@ def _c_MetadataResponse_v13(b, pp):
             _e8 = _c_MetadataResponseTopic_v12(b, cython.address(p))
             _a7.append(_e8)
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
-    _ss(o, _O_MetadataResponse_error_code, 'error_code', _ri16(b, p))
+    _ss(o, _O_MetadataResponse_error_code, 'error_code', _oi16(b, p))
     p += 2
     _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
     _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())

@@ -20,8 +20,8 @@ from wire.readers import (
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
     read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
-if not cython.compiled:  # compiled, _ss is set_slot's C body (the .pxd)
-    from wire.readers import set_slot as _ss
+if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
+    from wire.readers import set_slot as _ss, read_i16 as _oi16, read_i32 as _oi32
 
 __all__ = ('RequestHeader',)
 
@@ -117,9 +117,9 @@ def _d_RequestHeader_v1(b, p):
 def _c_RequestHeader_v1(b, pp):
     p = pp[0]
     o = _newo(RequestHeader)
-    _ss(o, _O_RequestHeader_request_api_key, 'request_api_key', _ri16(b, p))
-    _ss(o, _O_RequestHeader_request_api_version, 'request_api_version', _ri16(b, p + 2))
-    _ss(o, _O_RequestHeader_correlation_id, 'correlation_id', _ri32(b, p + 4))
+    _ss(o, _O_RequestHeader_request_api_key, 'request_api_key', _oi16(b, p))
+    _ss(o, _O_RequestHeader_request_api_version, 'request_api_version', _oi16(b, p + 2))
+    _ss(o, _O_RequestHeader_correlation_id, 'correlation_id', _oi32(b, p + 4))
     p += 8
     _n1 = _ri16(b, p)
     p += 2
@@ -172,9 +172,9 @@ def _d_RequestHeader_v2(b, p):
 def _c_RequestHeader_v2(b, pp):
     p = pp[0]
     o = _newo(RequestHeader)
-    _ss(o, _O_RequestHeader_request_api_key, 'request_api_key', _ri16(b, p))
-    _ss(o, _O_RequestHeader_request_api_version, 'request_api_version', _ri16(b, p + 2))
-    _ss(o, _O_RequestHeader_correlation_id, 'correlation_id', _ri32(b, p + 4))
+    _ss(o, _O_RequestHeader_request_api_key, 'request_api_key', _oi16(b, p))
+    _ss(o, _O_RequestHeader_request_api_version, 'request_api_version', _oi16(b, p + 2))
+    _ss(o, _O_RequestHeader_correlation_id, 'correlation_id', _oi32(b, p + 4))
     p += 8
     _n1 = _ri16(b, p)
     p += 2

@@ -20,8 +20,8 @@ from wire.readers import (
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
     read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
-if not cython.compiled:  # compiled, _ss is set_slot's C body (the .pxd)
-    from wire.readers import set_slot as _ss
+if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
+    from wire.readers import set_slot as _ss, read_i16 as _oi16, read_i32 as _oi32
 
 __all__ = ('ResponseHeader',)
 
@@ -80,7 +80,7 @@ def _d_ResponseHeader_v0(b, p):
 def _c_ResponseHeader_v0(b, pp):
     p = pp[0]
     o = _newo(ResponseHeader)
-    _ss(o, _O_ResponseHeader_correlation_id, 'correlation_id', _ri32(b, p))
+    _ss(o, _O_ResponseHeader_correlation_id, 'correlation_id', _oi32(b, p))
     p += 4
     _ss(o, _O_ResponseHeader_unknown_tagged_fields, 'unknown_tagged_fields', ())
     pp[0] = p
@@ -115,7 +115,7 @@ def _d_ResponseHeader_v1(b, p):
 def _c_ResponseHeader_v1(b, pp):
     p = pp[0]
     o = _newo(ResponseHeader)
-    _ss(o, _O_ResponseHeader_correlation_id, 'correlation_id', _ri32(b, p))
+    _ss(o, _O_ResponseHeader_correlation_id, 'correlation_id', _oi32(b, p))
     p += 4
     _ss(o, _O_ResponseHeader_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:

@@ -20,8 +20,8 @@ from wire.readers import (
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
     read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
-if not cython.compiled:  # compiled, _ss is set_slot's C body (the .pxd)
-    from wire.readers import set_slot as _ss
+if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
+    from wire.readers import set_slot as _ss, read_i16 as _oi16, read_i32 as _oi32
 
 __all__ = ('PartitionData', 'TopicData', 'VoteRequest')
 
@@ -317,10 +317,10 @@ def _d_PartitionData_v0(b, p):
 def _c_PartitionData_v0(b, pp):
     p = pp[0]
     o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _ri32(b, p))
-    _ss(o, _O_PartitionData_replica_epoch, 'replica_epoch', _ri32(b, p + 4))
-    _ss(o, _O_PartitionData_replica_id, 'replica_id', _ri32(b, p + 8))
-    _ss(o, _O_PartitionData_last_offset_epoch, 'last_offset_epoch', _ri32(b, p + 12))
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_replica_epoch, 'replica_epoch', _oi32(b, p + 4))
+    _ss(o, _O_PartitionData_replica_id, 'replica_id', _oi32(b, p + 8))
+    _ss(o, _O_PartitionData_last_offset_epoch, 'last_offset_epoch', _oi32(b, p + 12))
     _ss(o, _O_PartitionData_last_offset, 'last_offset', _ri64(b, p + 16))
     p += 24
     _ss(o, _O_PartitionData_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
@@ -560,12 +560,12 @@ def _d_PartitionData_v1(b, p):
 def _c_PartitionData_v1(b, pp):
     p = pp[0]
     o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _ri32(b, p))
-    _ss(o, _O_PartitionData_replica_epoch, 'replica_epoch', _ri32(b, p + 4))
-    _ss(o, _O_PartitionData_replica_id, 'replica_id', _ri32(b, p + 8))
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_replica_epoch, 'replica_epoch', _oi32(b, p + 4))
+    _ss(o, _O_PartitionData_replica_id, 'replica_id', _oi32(b, p + 8))
     _ss(o, _O_PartitionData_replica_directory_id, 'replica_directory_id', _ruuid(b, p + 12))
     _ss(o, _O_PartitionData_voter_directory_id, 'voter_directory_id', _ruuid(b, p + 28))
-    _ss(o, _O_PartitionData_last_offset_epoch, 'last_offset_epoch', _ri32(b, p + 44))
+    _ss(o, _O_PartitionData_last_offset_epoch, 'last_offset_epoch', _oi32(b, p + 44))
     _ss(o, _O_PartitionData_last_offset, 'last_offset', _ri64(b, p + 48))
     p += 56
     _ss(o, _O_PartitionData_pre_vote, 'pre_vote', False)
@@ -741,7 +741,7 @@ def _c_VoteRequest_v1(b, pp):
         if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
         _ss(o, _O_VoteRequest_cluster_id, 'cluster_id', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _ss(o, _O_VoteRequest_voter_id, 'voter_id', _ri32(b, p))
+    _ss(o, _O_VoteRequest_voter_id, 'voter_id', _oi32(b, p))
     p += 4
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -804,12 +804,12 @@ def _d_PartitionData_v2(b, p):
 def _c_PartitionData_v2(b, pp):
     p = pp[0]
     o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _ri32(b, p))
-    _ss(o, _O_PartitionData_replica_epoch, 'replica_epoch', _ri32(b, p + 4))
-    _ss(o, _O_PartitionData_replica_id, 'replica_id', _ri32(b, p + 8))
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_replica_epoch, 'replica_epoch', _oi32(b, p + 4))
+    _ss(o, _O_PartitionData_replica_id, 'replica_id', _oi32(b, p + 8))
     _ss(o, _O_PartitionData_replica_directory_id, 'replica_directory_id', _ruuid(b, p + 12))
     _ss(o, _O_PartitionData_voter_directory_id, 'voter_directory_id', _ruuid(b, p + 28))
-    _ss(o, _O_PartitionData_last_offset_epoch, 'last_offset_epoch', _ri32(b, p + 44))
+    _ss(o, _O_PartitionData_last_offset_epoch, 'last_offset_epoch', _oi32(b, p + 44))
     _ss(o, _O_PartitionData_last_offset, 'last_offset', _ri64(b, p + 48))
     _ss(o, _O_PartitionData_pre_vote, 'pre_vote', _rbool(b, p + 56))
     p += 57
@@ -985,7 +985,7 @@ def _c_VoteRequest_v2(b, pp):
         if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
         _ss(o, _O_VoteRequest_cluster_id, 'cluster_id', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _ss(o, _O_VoteRequest_voter_id, 'voter_id', _ri32(b, p))
+    _ss(o, _O_VoteRequest_voter_id, 'voter_id', _oi32(b, p))
     p += 4
     _n3 = b[p] - 1
     if _n3 < 127: p += 1

@@ -20,8 +20,8 @@ from wire.readers import (
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
     read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
-if not cython.compiled:  # compiled, _ss is set_slot's C body (the .pxd)
-    from wire.readers import set_slot as _ss
+if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
+    from wire.readers import set_slot as _ss, read_i16 as _oi16, read_i32 as _oi32
 
 __all__ = ('PartitionData', 'TopicData', 'NodeEndpoint', 'VoteResponse')
 
@@ -252,10 +252,10 @@ def _d_PartitionData_v0(b, p):
 def _c_PartitionData_v0(b, pp):
     p = pp[0]
     o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _ri32(b, p))
-    _ss(o, _O_PartitionData_error_code, 'error_code', _ri16(b, p + 4))
-    _ss(o, _O_PartitionData_leader_id, 'leader_id', _ri32(b, p + 6))
-    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _ri32(b, p + 10))
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_error_code, 'error_code', _oi16(b, p + 4))
+    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p + 6))
+    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 10))
     _ss(o, _O_PartitionData_vote_granted, 'vote_granted', _rbool(b, p + 14))
     p += 15
     _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -412,7 +412,7 @@ def _d_VoteResponse_v0(b, p):
 def _c_VoteResponse_v0(b, pp):
     p = pp[0]
     o = _newo(VoteResponse)
-    _ss(o, _O_VoteResponse_error_code, 'error_code', _ri16(b, p))
+    _ss(o, _O_VoteResponse_error_code, 'error_code', _oi16(b, p))
     p += 2
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -490,7 +490,7 @@ def _d_NodeEndpoint_v1(b, p):
 def _c_NodeEndpoint_v1(b, pp):
     p = pp[0]
     o = _newo(NodeEndpoint)
-    _ss(o, _O_NodeEndpoint_node_id, 'node_id', _ri32(b, p))
+    _ss(o, _O_NodeEndpoint_node_id, 'node_id', _oi32(b, p))
     p += 4
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -579,7 +579,7 @@ def _d_VoteResponse_v1(b, p):
 def _c_VoteResponse_v1(b, pp):
     p = pp[0]
     o = _newo(VoteResponse)
-    _ss(o, _O_VoteResponse_error_code, 'error_code', _ri16(b, p))
+    _ss(o, _O_VoteResponse_error_code, 'error_code', _oi16(b, p))
     p += 2
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
