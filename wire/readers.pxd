@@ -1,14 +1,88 @@
 # C types for wire/readers.py when Cython compiles it (the .py stays the source).
 cimport cython
-from cpython.object cimport PyObject_GenericSetAttr
 
 cdef extern from *:
     """
+    #include "structmember.h"
     #define __kraft_alloc(t) PyType_GenericAlloc((PyTypeObject *)(t), 0)
     #define __kraft_u128(s, pos) _PyLong_FromByteArray((s) + (pos), 16, 0, 0)
+    /* Where a member descriptor's object slot lives in its instances; -1 for any other
+       kind of member (then the decoders store by name). */
+    static Py_ssize_t __kraft_member_offset(PyObject *d) {
+        PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+        return (m->type == T_OBJECT_EX && !(m->flags & READONLY)) ? m->offset : -1;
+    }
+    /* o.<slot at off> = v without the attribute lookup: what the member descriptor's
+       setter does (a fresh object's slots are NULL). */
+    static CYTHON_INLINE int __kraft_set_slot(PyObject *o, Py_ssize_t off, PyObject *name, PyObject *v) {
+        PyObject **slot, *old;
+        if (off < 0) return PyObject_GenericSetAttr(o, name, v);
+        slot = (PyObject **)((char *)o + off);
+        old = *slot;
+        Py_INCREF(v);
+        *slot = v;
+        Py_XDECREF(old);
+        return 0;
+    }
+    /* The ints -5..256, the very objects PyLong_FromLong returns for them, without the
+       call (node ids in replica lists are small). */
+    static PyObject *__kraft_small_ints[262];
+    static int __kraft_small_ints_ready(void) {
+        Py_ssize_t i;
+        if (__kraft_small_ints[0] != NULL) return 0;
+        for (i = 261; i >= 0; i--)  /* [0] last: the table is complete once it is set */
+            if ((__kraft_small_ints[i] = PyLong_FromLong((long)i - 5)) == NULL) return -1;
+        return 0;
+    }
+    static CYTHON_INLINE PyObject *__kraft_int(long v) {
+        PyObject *x;
+        if (v >= -5 && v <= 256 && __kraft_small_ints_ready() == 0) {
+            x = __kraft_small_ints[v + 5];
+            Py_INCREF(x);
+            return x;
+        }
+        return PyLong_FromLong(v);
+    }
+    #define __kraft_be32(s) ((int32_t)(((uint32_t)(s)[0] << 24) | ((uint32_t)(s)[1] << 16) | \
+                                       ((uint32_t)(s)[2] << 8) | (uint32_t)(s)[3]))
+    /* A list of n big-endian int32s from s (the caller checked the bounds). */
+    static PyObject *__kraft_i32_list(const unsigned char *s, Py_ssize_t n) {
+        PyObject *out, *x;
+        Py_ssize_t i;
+        if ((out = PyList_New(n)) == NULL) return NULL;
+        for (i = 0; i < n; i++, s += 4) {
+            if ((x = __kraft_int(__kraft_be32(s))) == NULL) {
+                Py_DECREF(out);
+                return NULL;
+            }
+            PyList_SET_ITEM(out, i, x);
+        }
+        return out;
+    }
+    /* read_i16 / read_i32 as int objects, inlined into the compiled decoders. */
+    static PyObject *__kraft_past_end(PyObject *b, Py_ssize_t pos, Py_ssize_t size) {
+        PyErr_Format(PyExc_IndexError, "read of %zd bytes at %zd past the end of %zd",
+                     size, pos, PyBytes_GET_SIZE(b));
+        return NULL;
+    }
+    static CYTHON_INLINE PyObject *__kraft_obj_i32(PyObject *b, Py_ssize_t pos) {
+        if (pos < 0 || pos > PyBytes_GET_SIZE(b) - 4) return __kraft_past_end(b, pos, 4);
+        return __kraft_int(__kraft_be32((const unsigned char *)PyBytes_AS_STRING(b) + pos));
+    }
+    static CYTHON_INLINE PyObject *__kraft_obj_i16(PyObject *b, Py_ssize_t pos) {
+        const unsigned char *s;
+        if (pos < 0 || pos > PyBytes_GET_SIZE(b) - 2) return __kraft_past_end(b, pos, 2);
+        s = (const unsigned char *)PyBytes_AS_STRING(b) + pos;
+        return __kraft_int((int16_t)(((uint16_t)s[0] << 8) | (uint16_t)s[1]));
+    }
     """
     object _alloc "__kraft_alloc"(object cls)
     object _u128 "__kraft_u128"(const unsigned char* s, Py_ssize_t pos)
+    Py_ssize_t _member_offset "__kraft_member_offset"(object descriptor)
+    int _store "__kraft_set_slot"(object o, Py_ssize_t offset, object name, object value) except -1
+    list _i32_list "__kraft_i32_list"(const unsigned char* s, Py_ssize_t n)
+    object _obj_i16 "__kraft_obj_i16"(bytes b, Py_ssize_t pos)
+    object _obj_i32 "__kraft_obj_i32"(bytes b, Py_ssize_t pos)
 
 cpdef object new_object(object cls)
 
@@ -37,8 +111,14 @@ cdef unsigned long long _u64(const unsigned char* s, Py_ssize_t pos) noexcept
 
 cpdef long long read_i64(bytes buf, Py_ssize_t pos) except? -1
 
-@cython.locals(i=Py_ssize_t, out=list)
+cpdef Py_ssize_t slot_offset(object cls, object name) except? -2
+
+cpdef int set_slot(object o, Py_ssize_t offset, object name, object value) except -1
+
+@cython.locals(s="const unsigned char*")
 cpdef list read_i32_list(bytes buf, Py_ssize_t pos, Py_ssize_t n)
 
 @cython.locals(hi=cython.ulonglong, lo=cython.ulonglong, s="const unsigned char*")
 cpdef object read_uuid(bytes buf, Py_ssize_t pos)
+
+cdef Py_ssize_t _UUID_INT, _UUID_SAFE

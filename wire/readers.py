@@ -8,6 +8,7 @@ few byte loads; in pure Python each is one ``struct`` call. A read past the end 
 from __future__ import annotations
 
 import struct
+from types import MemberDescriptorType
 from uuid import UUID, SafeUUID
 
 try:
@@ -15,7 +16,7 @@ try:
 except ImportError:
     from . import _nocython as cython
 
-__all__ = ["new_object", "read_bool", "read_i8", "read_i16", "read_u16", "read_i32", "read_u32", "read_i64",
+__all__ = ["new_object", "slot_offset", "set_slot", "read_bool", "read_i8", "read_i16", "read_u16", "read_i32", "read_u32", "read_i64",
            "read_i32_list", "read_uuid"]
 
 _S_b = struct.Struct(">b")
@@ -37,6 +38,26 @@ def new_object(cls):
     if cython.compiled:
         return _alloc(cls)
     return _new(cls)
+
+
+def slot_offset(cls, name):
+    """Where ``cls``'s slot ``name`` lives in its instances, for ``set_slot``: the member
+    descriptor's offset when compiled and ``name`` is a plain object slot of ``cls`` itself,
+    else -1 (then ``set_slot`` stores by name)."""
+    d = cls.__dict__.get(name)
+    if cython.compiled:
+        if type(d) is MemberDescriptorType and d.__objclass__ is cls:
+            return _member_offset(d)
+    return -1
+
+
+def set_slot(o, offset, name, value):
+    """``object.__setattr__(o, name, value)``; compiled, a store straight into the slot at ``offset`` (from
+    ``slot_offset(type(o), name)``), without the attribute lookup."""
+    if cython.compiled:
+        return _store(o, offset, name, value)
+    _set(o, name, value)
+    return 0
 
 
 def _past_end(buf, pos, size):
@@ -129,10 +150,8 @@ def read_i32_list(buf, pos, n):
     if cython.compiled:
         if pos < 0 or pos + 4 * n > len(buf):
             _past_end(buf, pos, 4 * n)
-        out = [None] * n
-        for i in range(n):
-            out[i] = read_i32(buf, pos + 4 * i)
-        return out
+        s = buf
+        return _i32_list(s + pos, n)
     if n < 32:
         return list(_ARRAYS_i[n].unpack_from(buf, pos))
     return list(struct.unpack_from(f">{n}i", buf, pos))
@@ -149,8 +168,8 @@ def read_uuid(buf, pos):
             return _ZERO_UUID
         s = buf
         u = _alloc(UUID)
-        PyObject_GenericSetAttr(u, "int", _u128(s, pos))
-        PyObject_GenericSetAttr(u, "is_safe", _UNKNOWN)
+        _store(u, _UUID_INT, "int", _u128(s, pos))
+        _store(u, _UUID_SAFE, "is_safe", _UNKNOWN)
         return u
     hi, lo = _S_QQ.unpack_from(buf, pos)
     if hi == 0 and lo == 0:
@@ -160,3 +179,7 @@ def read_uuid(buf, pos):
     _set(u, "int", value)
     _set(u, "is_safe", _UNKNOWN)
     return u
+
+
+_UUID_INT = slot_offset(UUID, "int")
+_UUID_SAFE = slot_offset(UUID, "is_safe")

@@ -98,6 +98,32 @@ def test_typed_decoders_take_any_buffer_and_refuse_bad_input_with_decode_error(p
                 pass
 
 
+def test_decoders_hold_and_release_what_they_store():
+    """The decoders store into slots directly when compiled: every stored value is held once
+    by its object and released with it, also a default overwritten by a tagged field."""
+    from wire.messages import metadata_response as md
+
+    topic = md.MetadataResponseTopic(name="t", partitions=[
+        md.MetadataResponsePartition(partition_index=i, replica_nodes=[1, 2], isr_nodes=[1],
+                                     unknown_tagged_fields=[(7, b"x")] if i % 2 else ())
+        for i in range(4)])
+    data = md.MetadataResponse(brokers=[md.MetadataResponseBroker(node_id=1, host="h")],
+                               topics=[topic], unknown_tagged_fields=[(9, b"yz")]).encode(12)
+    zero = md.MetadataResponse.decode(data, 12).topics[0].topic_id  # the decoders' shared zero UUID
+    assert zero.int == 0
+    shared = [zero, ()]
+
+    def counts():
+        return [sys.getrefcount(x) for x in shared]
+
+    before = counts()
+    kept = [md.MetadataResponse.decode(data, 12) for _ in range(50)]
+    assert counts()[0] >= before[0] + 50  # each topic holds the shared zero UUID
+    assert kept[0].topics[0].partitions[1].unknown_tagged_fields == [(7, b"x")]
+    del kept
+    assert counts() == before
+
+
 def test_record_batches_are_identical_compiled_and_pure(pure):
     from wire.records import decode_batch
 

@@ -33,6 +33,9 @@ def test_i32_lists_and_uuids():
         assert readers.read_i32_list(buf, 1, n) == list(struct.unpack_from(f">{n}i", buf, 1))
         with pytest.raises((IndexError, struct.error)):
             readers.read_i32_list(buf, 2, n + 1)
+    edges = [-2**31, -6, -5, -1, 0, 1, 255, 256, 257, 2**31 - 1]  # around the shared small ints
+    got = readers.read_i32_list(struct.pack(f">{len(edges)}i", *edges), 0, len(edges))
+    assert got == edges and all(type(x) is int for x in got)
     for raw in (bytes(16), b"\xff" * 16, rng.randbytes(16)):
         u = readers.read_uuid(b"x" + raw, 1)
         want = uuid.UUID(bytes=raw)
@@ -50,3 +53,37 @@ def test_new_object_leaves_slots_unset():
     assert type(p) is Pair and not hasattr(p, "a")
     p.a = 1
     assert p.a == 1
+
+
+def test_set_slot_stores_what_setattr_stores():
+    from wire import native
+
+    class Base:
+        __slots__ = ("inherited",)
+
+    class Pair(Base):
+        __slots__ = ("a", "b")
+
+        @property
+        def c(self):
+            return 0
+
+    a, b = readers.slot_offset(Pair, "a"), readers.slot_offset(Pair, "b")
+    if native.COMPILED_IN_USE:  # the slots' places in the object, distinct
+        assert a > 0 and b > 0 and a != b
+    else:
+        assert a == b == -1
+    # not a slot of Pair itself: stored by name
+    assert readers.slot_offset(Pair, "inherited") == readers.slot_offset(Pair, "c") == -1
+    assert readers.slot_offset(Pair, "missing") == -1
+    p = readers.new_object(Pair)
+    value = object()
+    readers.set_slot(p, a, "a", value)
+    readers.set_slot(p, b, "b", [1])
+    readers.set_slot(p, b, "b", [2])  # the old value is released, the new one kept
+    readers.set_slot(p, -1, "inherited", "x")
+    assert (p.a, p.b, p.inherited) == (value, [2], "x")
+    with pytest.raises(AttributeError):
+        readers.set_slot(p, -1, "c", 1)  # a read-only property refuses as setattr does
+    del p.a
+    assert not hasattr(p, "a")

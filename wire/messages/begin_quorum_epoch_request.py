@@ -18,8 +18,10 @@ except ImportError:
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
-    read_uuid as _ruuid, new_object as _newo,
+    read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
+if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
+    from wire.readers import set_slot as _ss, read_i16 as _oi16, read_i32 as _oi32
 
 __all__ = ('PartitionData', 'TopicData', 'LeaderEndpoint', 'BeginQuorumEpochRequest')
 
@@ -119,6 +121,24 @@ _DEFAULT_PartitionData = PartitionData()
 _DEFAULT_TopicData = TopicData()
 _DEFAULT_LeaderEndpoint = LeaderEndpoint()
 _DEFAULT_BeginQuorumEpochRequest = BeginQuorumEpochRequest()
+
+_O_BeginQuorumEpochRequest_cluster_id = _so(BeginQuorumEpochRequest, 'cluster_id')
+_O_BeginQuorumEpochRequest_leader_endpoints = _so(BeginQuorumEpochRequest, 'leader_endpoints')
+_O_BeginQuorumEpochRequest_topics = _so(BeginQuorumEpochRequest, 'topics')
+_O_BeginQuorumEpochRequest_unknown_tagged_fields = _so(BeginQuorumEpochRequest, 'unknown_tagged_fields')
+_O_BeginQuorumEpochRequest_voter_id = _so(BeginQuorumEpochRequest, 'voter_id')
+_O_LeaderEndpoint_host = _so(LeaderEndpoint, 'host')
+_O_LeaderEndpoint_name = _so(LeaderEndpoint, 'name')
+_O_LeaderEndpoint_port = _so(LeaderEndpoint, 'port')
+_O_LeaderEndpoint_unknown_tagged_fields = _so(LeaderEndpoint, 'unknown_tagged_fields')
+_O_PartitionData_leader_epoch = _so(PartitionData, 'leader_epoch')
+_O_PartitionData_leader_id = _so(PartitionData, 'leader_id')
+_O_PartitionData_partition_index = _so(PartitionData, 'partition_index')
+_O_PartitionData_unknown_tagged_fields = _so(PartitionData, 'unknown_tagged_fields')
+_O_PartitionData_voter_directory_id = _so(PartitionData, 'voter_directory_id')
+_O_TopicData_partitions = _so(TopicData, 'partitions')
+_O_TopicData_topic_name = _so(TopicData, 'topic_name')
+_O_TopicData_unknown_tagged_fields = _so(TopicData, 'unknown_tagged_fields')
 
 
 def _e_PartitionData_v0(w, o):
@@ -246,20 +266,34 @@ def _e_BeginQuorumEpochRequest_v1(w, o):
 
 
 def _d_PartitionData_v0(b, p):
-    o = _newo(PartitionData)
     if cython.compiled:
-        o.partition_index = _ri32(b, p)
-        o.leader_id = _ri32(b, p + 4)
-        o.leader_epoch = _ri32(b, p + 8)
-    else:
-        o.partition_index, o.leader_id, o.leader_epoch = _S_iii.unpack_from(b, p)
+        o = _c_PartitionData_v0(b, cython.address(p))
+        return o, p
+    o = _newo(PartitionData)
+    o.partition_index, o.leader_id, o.leader_epoch = _S_iii.unpack_from(b, p)
     p += 12
     o.voter_directory_id = _ZERO_UUID
     o.unknown_tagged_fields = ()
     return o, p
 
 
+def _c_PartitionData_v0(b, pp):
+    p = pp[0]
+    o = _newo(PartitionData)
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p + 4))
+    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 8))
+    p += 12
+    _ss(o, _O_PartitionData_voter_directory_id, 'voter_directory_id', _ZERO_UUID)
+    _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_TopicData_v0(b, p):
+    if cython.compiled:
+        o = _c_TopicData_v0(b, cython.address(p))
+        return o, p
     o = _newo(TopicData)
     _n1 = _ri16(b, p)
     p += 2
@@ -285,7 +319,38 @@ def _d_TopicData_v0(b, p):
     return o, p
 
 
+def _c_TopicData_v0(b, pp):
+    p = pp[0]
+    o = _newo(TopicData)
+    _n1 = _ri16(b, p)
+    p += 2
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field TopicName was serialized as null')
+    else:
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
+        _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = _ri32(b, p)
+    p += 4
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_PartitionData_v0(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_TopicData_partitions, 'partitions', _a4)
+    _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_BeginQuorumEpochRequest_v0(b, p):
+    if cython.compiled:
+        o = _c_BeginQuorumEpochRequest_v0(b, cython.address(p))
+        return o, p
     o = _newo(BeginQuorumEpochRequest)
     _n1 = _ri16(b, p)
     p += 2
@@ -313,16 +378,43 @@ def _d_BeginQuorumEpochRequest_v0(b, p):
     return o, p
 
 
-def _d_PartitionData_v1(b, p):
-    o = _newo(PartitionData)
-    if cython.compiled:
-        o.partition_index = _ri32(b, p)
-        o.voter_directory_id = _ruuid(b, p + 4)
-        o.leader_id = _ri32(b, p + 20)
-        o.leader_epoch = _ri32(b, p + 24)
+def _c_BeginQuorumEpochRequest_v0(b, pp):
+    p = pp[0]
+    o = _newo(BeginQuorumEpochRequest)
+    _n1 = _ri16(b, p)
+    p += 2
+    if _n1 < 0:
+        _ss(o, _O_BeginQuorumEpochRequest_cluster_id, 'cluster_id', None)
     else:
-        o.partition_index, _u1, o.leader_id, o.leader_epoch = _S_iUii.unpack_from(b, p)
-        o.voter_directory_id = _uuid(_u1)
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
+        _ss(o, _O_BeginQuorumEpochRequest_cluster_id, 'cluster_id', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = _ri32(b, p)
+    p += 4
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_TopicData_v0(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_BeginQuorumEpochRequest_topics, 'topics', _a4)
+    _ss(o, _O_BeginQuorumEpochRequest_voter_id, 'voter_id', -1)
+    _ss(o, _O_BeginQuorumEpochRequest_leader_endpoints, 'leader_endpoints', [])
+    _ss(o, _O_BeginQuorumEpochRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
+def _d_PartitionData_v1(b, p):
+    if cython.compiled:
+        o = _c_PartitionData_v1(b, cython.address(p))
+        return o, p
+    o = _newo(PartitionData)
+    o.partition_index, _u1, o.leader_id, o.leader_epoch = _S_iUii.unpack_from(b, p)
+    o.voter_directory_id = _uuid(_u1)
     p += 28
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -342,7 +434,37 @@ def _d_PartitionData_v1(b, p):
     return o, p
 
 
+def _c_PartitionData_v1(b, pp):
+    p = pp[0]
+    o = _newo(PartitionData)
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_voter_directory_id, 'voter_directory_id', _ruuid(b, p + 4))
+    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p + 20))
+    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 24))
+    p += 28
+    _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_TopicData_v1(b, p):
+    if cython.compiled:
+        o = _c_TopicData_v1(b, cython.address(p))
+        return o, p
     o = _newo(TopicData)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -385,7 +507,55 @@ def _d_TopicData_v1(b, p):
     return o, p
 
 
+def _c_TopicData_v1(b, pp):
+    p = pp[0]
+    o = _newo(TopicData)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field TopicName was serialized as null')
+    else:
+        if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
+        _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_PartitionData_v1(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_TopicData_partitions, 'partitions', _a4)
+    _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_LeaderEndpoint_v1(b, p):
+    if cython.compiled:
+        o = _c_LeaderEndpoint_v1(b, cython.address(p))
+        return o, p
     o = _newo(LeaderEndpoint)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -429,7 +599,56 @@ def _d_LeaderEndpoint_v1(b, p):
     return o, p
 
 
+def _c_LeaderEndpoint_v1(b, pp):
+    p = pp[0]
+    o = _newo(LeaderEndpoint)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Name was serialized as null')
+    else:
+        if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
+        _ss(o, _O_LeaderEndpoint_name, 'name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Host was serialized as null')
+    else:
+        if _n3 > 32767: raise _DecodeError('string field Host had invalid length {}'.format(_n3))
+        _end4 = p + _n3
+        if _end4 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n3))
+        _ss(o, _O_LeaderEndpoint_host, 'host', b[p:_end4].decode('utf-8', 'replace'))
+        p = _end4
+    _ss(o, _O_LeaderEndpoint_port, 'port', _ru16(b, p))
+    p += 2
+    _ss(o, _O_LeaderEndpoint_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_LeaderEndpoint_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_BeginQuorumEpochRequest_v1(b, p):
+    if cython.compiled:
+        o = _c_BeginQuorumEpochRequest_v1(b, cython.address(p))
+        return o, p
     o = _newo(BeginQuorumEpochRequest)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -484,6 +703,65 @@ def _d_BeginQuorumEpochRequest_v1(b, p):
             p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
+
+
+def _c_BeginQuorumEpochRequest_v1(b, pp):
+    p = pp[0]
+    o = _newo(BeginQuorumEpochRequest)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        _ss(o, _O_BeginQuorumEpochRequest_cluster_id, 'cluster_id', None)
+    else:
+        if _n1 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
+        _ss(o, _O_BeginQuorumEpochRequest_cluster_id, 'cluster_id', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _ss(o, _O_BeginQuorumEpochRequest_voter_id, 'voter_id', _oi32(b, p))
+    p += 4
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_TopicData_v1(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_BeginQuorumEpochRequest_topics, 'topics', _a4)
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
+    if _n6 < 0:
+        raise _DecodeError('non-nullable field LeaderEndpoints was serialized as null')
+    else:
+        if _n6 > len(b) - p: raise _DecodeError('LeaderEndpoints: array of {} elements exceeds the remaining bytes'.format(_n6))
+        _a7 = []
+        for _ in range(_n6):
+            _e8 = _c_LeaderEndpoint_v1(b, cython.address(p))
+            _a7.append(_e8)
+        _ss(o, _O_BeginQuorumEpochRequest_leader_endpoints, 'leader_endpoints', _a7)
+    _ss(o, _O_BeginQuorumEpochRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_BeginQuorumEpochRequest_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
 
 
 BeginQuorumEpochRequest._ENC = (_e_BeginQuorumEpochRequest_v0, _e_BeginQuorumEpochRequest_v1)

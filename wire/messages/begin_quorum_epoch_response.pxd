@@ -4,26 +4,58 @@ cimport cython
 from wire.readers cimport (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
-    read_uuid as _ruuid, new_object as _newo,
+    read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
+    _store as _ss, _obj_i16 as _oi16, _obj_i32 as _oi32,  # C, inlined when compiled
 )
 
-@cython.locals(_=Py_ssize_t, _n1=Py_ssize_t)
+cdef Py_ssize_t _O_BeginQuorumEpochResponse_error_code
+cdef Py_ssize_t _O_BeginQuorumEpochResponse_node_endpoints
+cdef Py_ssize_t _O_BeginQuorumEpochResponse_topics
+cdef Py_ssize_t _O_BeginQuorumEpochResponse_unknown_tagged_fields
+cdef Py_ssize_t _O_NodeEndpoint_host
+cdef Py_ssize_t _O_NodeEndpoint_node_id
+cdef Py_ssize_t _O_NodeEndpoint_port
+cdef Py_ssize_t _O_NodeEndpoint_unknown_tagged_fields
+cdef Py_ssize_t _O_PartitionData_error_code
+cdef Py_ssize_t _O_PartitionData_leader_epoch
+cdef Py_ssize_t _O_PartitionData_leader_id
+cdef Py_ssize_t _O_PartitionData_partition_index
+cdef Py_ssize_t _O_PartitionData_unknown_tagged_fields
+cdef Py_ssize_t _O_TopicData_partitions
+cdef Py_ssize_t _O_TopicData_topic_name
+cdef Py_ssize_t _O_TopicData_unknown_tagged_fields
+
 cpdef tuple _d_BeginQuorumEpochResponse_v0(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _n1=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_BeginQuorumEpochResponse_v0(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_BeginQuorumEpochResponse_v1(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_BeginQuorumEpochResponse_v1(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_NodeEndpoint_v1(bytes b, Py_ssize_t p)
+
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_NodeEndpoint_v1(bytes b, Py_ssize_t* pp)
 
 cpdef tuple _d_PartitionData_v0(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(p=Py_ssize_t)
+cdef object _c_PartitionData_v0(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_PartitionData_v1(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_PartitionData_v1(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_TopicData_v0(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_TopicData_v0(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_TopicData_v1(bytes b, Py_ssize_t p)
 
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_TopicData_v1(bytes b, Py_ssize_t* pp)

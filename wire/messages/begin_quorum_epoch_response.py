@@ -18,8 +18,10 @@ except ImportError:
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
-    read_uuid as _ruuid, new_object as _newo,
+    read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
+if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
+    from wire.readers import set_slot as _ss, read_i16 as _oi16, read_i32 as _oi32
 
 __all__ = ('PartitionData', 'TopicData', 'NodeEndpoint', 'BeginQuorumEpochResponse')
 
@@ -114,6 +116,23 @@ _DEFAULT_PartitionData = PartitionData()
 _DEFAULT_TopicData = TopicData()
 _DEFAULT_NodeEndpoint = NodeEndpoint()
 _DEFAULT_BeginQuorumEpochResponse = BeginQuorumEpochResponse()
+
+_O_BeginQuorumEpochResponse_error_code = _so(BeginQuorumEpochResponse, 'error_code')
+_O_BeginQuorumEpochResponse_node_endpoints = _so(BeginQuorumEpochResponse, 'node_endpoints')
+_O_BeginQuorumEpochResponse_topics = _so(BeginQuorumEpochResponse, 'topics')
+_O_BeginQuorumEpochResponse_unknown_tagged_fields = _so(BeginQuorumEpochResponse, 'unknown_tagged_fields')
+_O_NodeEndpoint_host = _so(NodeEndpoint, 'host')
+_O_NodeEndpoint_node_id = _so(NodeEndpoint, 'node_id')
+_O_NodeEndpoint_port = _so(NodeEndpoint, 'port')
+_O_NodeEndpoint_unknown_tagged_fields = _so(NodeEndpoint, 'unknown_tagged_fields')
+_O_PartitionData_error_code = _so(PartitionData, 'error_code')
+_O_PartitionData_leader_epoch = _so(PartitionData, 'leader_epoch')
+_O_PartitionData_leader_id = _so(PartitionData, 'leader_id')
+_O_PartitionData_partition_index = _so(PartitionData, 'partition_index')
+_O_PartitionData_unknown_tagged_fields = _so(PartitionData, 'unknown_tagged_fields')
+_O_TopicData_partitions = _so(TopicData, 'partitions')
+_O_TopicData_topic_name = _so(TopicData, 'topic_name')
+_O_TopicData_unknown_tagged_fields = _so(TopicData, 'unknown_tagged_fields')
 
 
 def _e_PartitionData_v0(w, o):
@@ -222,20 +241,33 @@ def _e_BeginQuorumEpochResponse_v1(w, o):
 
 
 def _d_PartitionData_v0(b, p):
-    o = _newo(PartitionData)
     if cython.compiled:
-        o.partition_index = _ri32(b, p)
-        o.error_code = _ri16(b, p + 4)
-        o.leader_id = _ri32(b, p + 6)
-        o.leader_epoch = _ri32(b, p + 10)
-    else:
-        o.partition_index, o.error_code, o.leader_id, o.leader_epoch = _S_ihii.unpack_from(b, p)
+        o = _c_PartitionData_v0(b, cython.address(p))
+        return o, p
+    o = _newo(PartitionData)
+    o.partition_index, o.error_code, o.leader_id, o.leader_epoch = _S_ihii.unpack_from(b, p)
     p += 14
     o.unknown_tagged_fields = ()
     return o, p
 
 
+def _c_PartitionData_v0(b, pp):
+    p = pp[0]
+    o = _newo(PartitionData)
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_error_code, 'error_code', _oi16(b, p + 4))
+    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p + 6))
+    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 10))
+    p += 14
+    _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_TopicData_v0(b, p):
+    if cython.compiled:
+        o = _c_TopicData_v0(b, cython.address(p))
+        return o, p
     o = _newo(TopicData)
     _n1 = _ri16(b, p)
     p += 2
@@ -261,7 +293,38 @@ def _d_TopicData_v0(b, p):
     return o, p
 
 
+def _c_TopicData_v0(b, pp):
+    p = pp[0]
+    o = _newo(TopicData)
+    _n1 = _ri16(b, p)
+    p += 2
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field TopicName was serialized as null')
+    else:
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
+        _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = _ri32(b, p)
+    p += 4
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_PartitionData_v0(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_TopicData_partitions, 'partitions', _a4)
+    _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_BeginQuorumEpochResponse_v0(b, p):
+    if cython.compiled:
+        o = _c_BeginQuorumEpochResponse_v0(b, cython.address(p))
+        return o, p
     o = _newo(BeginQuorumEpochResponse)
     o.error_code = _ri16(b, p)
     p += 2
@@ -281,15 +344,34 @@ def _d_BeginQuorumEpochResponse_v0(b, p):
     return o, p
 
 
-def _d_PartitionData_v1(b, p):
-    o = _newo(PartitionData)
-    if cython.compiled:
-        o.partition_index = _ri32(b, p)
-        o.error_code = _ri16(b, p + 4)
-        o.leader_id = _ri32(b, p + 6)
-        o.leader_epoch = _ri32(b, p + 10)
+def _c_BeginQuorumEpochResponse_v0(b, pp):
+    p = pp[0]
+    o = _newo(BeginQuorumEpochResponse)
+    _ss(o, _O_BeginQuorumEpochResponse_error_code, 'error_code', _oi16(b, p))
+    p += 2
+    _n1 = _ri32(b, p)
+    p += 4
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
-        o.partition_index, o.error_code, o.leader_id, o.leader_epoch = _S_ihii.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_TopicData_v0(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_BeginQuorumEpochResponse_topics, 'topics', _a2)
+    _ss(o, _O_BeginQuorumEpochResponse_node_endpoints, 'node_endpoints', [])
+    _ss(o, _O_BeginQuorumEpochResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
+def _d_PartitionData_v1(b, p):
+    if cython.compiled:
+        o = _c_PartitionData_v1(b, cython.address(p))
+        return o, p
+    o = _newo(PartitionData)
+    o.partition_index, o.error_code, o.leader_id, o.leader_epoch = _S_ihii.unpack_from(b, p)
     p += 14
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -309,7 +391,37 @@ def _d_PartitionData_v1(b, p):
     return o, p
 
 
+def _c_PartitionData_v1(b, pp):
+    p = pp[0]
+    o = _newo(PartitionData)
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_error_code, 'error_code', _oi16(b, p + 4))
+    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p + 6))
+    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 10))
+    p += 14
+    _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_TopicData_v1(b, p):
+    if cython.compiled:
+        o = _c_TopicData_v1(b, cython.address(p))
+        return o, p
     o = _newo(TopicData)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -352,7 +464,55 @@ def _d_TopicData_v1(b, p):
     return o, p
 
 
+def _c_TopicData_v1(b, pp):
+    p = pp[0]
+    o = _newo(TopicData)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field TopicName was serialized as null')
+    else:
+        if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
+        _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_PartitionData_v1(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_TopicData_partitions, 'partitions', _a4)
+    _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_NodeEndpoint_v1(b, p):
+    if cython.compiled:
+        o = _c_NodeEndpoint_v1(b, cython.address(p))
+        return o, p
     o = _newo(NodeEndpoint)
     o.node_id = _ri32(b, p)
     p += 4
@@ -387,7 +547,47 @@ def _d_NodeEndpoint_v1(b, p):
     return o, p
 
 
+def _c_NodeEndpoint_v1(b, pp):
+    p = pp[0]
+    o = _newo(NodeEndpoint)
+    _ss(o, _O_NodeEndpoint_node_id, 'node_id', _oi32(b, p))
+    p += 4
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Host was serialized as null')
+    else:
+        if _n1 > 32767: raise _DecodeError('string field Host had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n1))
+        _ss(o, _O_NodeEndpoint_host, 'host', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _ss(o, _O_NodeEndpoint_port, 'port', _ru16(b, p))
+    p += 2
+    _ss(o, _O_NodeEndpoint_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_NodeEndpoint_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_BeginQuorumEpochResponse_v1(b, p):
+    if cython.compiled:
+        o = _c_BeginQuorumEpochResponse_v1(b, cython.address(p))
+        return o, p
     o = _newo(BeginQuorumEpochResponse)
     o.error_code = _ri16(b, p)
     p += 2
@@ -434,6 +634,57 @@ def _d_BeginQuorumEpochResponse_v1(b, p):
                 p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
+
+
+def _c_BeginQuorumEpochResponse_v1(b, pp):
+    p = pp[0]
+    o = _newo(BeginQuorumEpochResponse)
+    _ss(o, _O_BeginQuorumEpochResponse_error_code, 'error_code', _oi16(b, p))
+    p += 2
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_TopicData_v1(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_BeginQuorumEpochResponse_topics, 'topics', _a2)
+    _ss(o, _O_BeginQuorumEpochResponse_node_endpoints, 'node_endpoints', [])
+    _ss(o, _O_BeginQuorumEpochResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag == 0:
+                _n4 = b[p] - 1
+                if _n4 < 127: p += 1
+                else: _n4, p = _rlen(b, p)
+                if _n4 < 0:
+                    raise _DecodeError('non-nullable field NodeEndpoints was serialized as null')
+                else:
+                    if _n4 > len(b) - p: raise _DecodeError('NodeEndpoints: array of {} elements exceeds the remaining bytes'.format(_n4))
+                    _a5 = []
+                    for _ in range(_n4):
+                        _e6 = _c_NodeEndpoint_v1(b, cython.address(p))
+                        _a5.append(_e6)
+                    _ss(o, _O_BeginQuorumEpochResponse_node_endpoints, 'node_endpoints', _a5)
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: _ss(o, _O_BeginQuorumEpochResponse_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
 
 
 BeginQuorumEpochResponse._ENC = (_e_BeginQuorumEpochResponse_v0, _e_BeginQuorumEpochResponse_v1)

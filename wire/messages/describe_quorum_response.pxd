@@ -4,57 +4,123 @@ cimport cython
 from wire.readers cimport (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
-    read_uuid as _ruuid, new_object as _newo,
+    read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
+    _store as _ss, _obj_i16 as _oi16, _obj_i32 as _oi32,  # C, inlined when compiled
 )
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t)
+cdef Py_ssize_t _O_DescribeQuorumResponse_error_code
+cdef Py_ssize_t _O_DescribeQuorumResponse_error_message
+cdef Py_ssize_t _O_DescribeQuorumResponse_nodes
+cdef Py_ssize_t _O_DescribeQuorumResponse_topics
+cdef Py_ssize_t _O_DescribeQuorumResponse_unknown_tagged_fields
+cdef Py_ssize_t _O_Listener_host
+cdef Py_ssize_t _O_Listener_name
+cdef Py_ssize_t _O_Listener_port
+cdef Py_ssize_t _O_Listener_unknown_tagged_fields
+cdef Py_ssize_t _O_Node_listeners
+cdef Py_ssize_t _O_Node_node_id
+cdef Py_ssize_t _O_Node_unknown_tagged_fields
+cdef Py_ssize_t _O_PartitionData_committed_voters
+cdef Py_ssize_t _O_PartitionData_current_voters
+cdef Py_ssize_t _O_PartitionData_error_code
+cdef Py_ssize_t _O_PartitionData_error_message
+cdef Py_ssize_t _O_PartitionData_high_watermark
+cdef Py_ssize_t _O_PartitionData_leader_epoch
+cdef Py_ssize_t _O_PartitionData_leader_id
+cdef Py_ssize_t _O_PartitionData_observers
+cdef Py_ssize_t _O_PartitionData_partition_index
+cdef Py_ssize_t _O_PartitionData_unknown_tagged_fields
+cdef Py_ssize_t _O_ReplicaState_last_caught_up_timestamp
+cdef Py_ssize_t _O_ReplicaState_last_fetch_timestamp
+cdef Py_ssize_t _O_ReplicaState_log_end_offset
+cdef Py_ssize_t _O_ReplicaState_replica_directory_id
+cdef Py_ssize_t _O_ReplicaState_replica_id
+cdef Py_ssize_t _O_ReplicaState_unknown_tagged_fields
+cdef Py_ssize_t _O_TopicData_partitions
+cdef Py_ssize_t _O_TopicData_topic_name
+cdef Py_ssize_t _O_TopicData_unknown_tagged_fields
+
 cpdef tuple _d_DescribeQuorumResponse_v0(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_DescribeQuorumResponse_v0(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_DescribeQuorumResponse_v1(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _n6=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_DescribeQuorumResponse_v1(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_DescribeQuorumResponse_v2(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _n6=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _n6=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_DescribeQuorumResponse_v2(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_DescribeQuorumResponse_v3(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _end4=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _n6=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_DescribeQuorumResponse_v3(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_Listener_v2(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _end4=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_Listener_v2(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_Node_v2(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_Node_v2(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_PartitionData_v0(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_PartitionData_v0(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_PartitionData_v1(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _n6=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_PartitionData_v1(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_PartitionData_v2(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _n6=Py_ssize_t, _n9=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _n6=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_PartitionData_v2(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_PartitionData_v3(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _n6=Py_ssize_t, _n9=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_PartitionData_v3(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_ReplicaState_v0(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_ReplicaState_v0(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_ReplicaState_v1(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_ReplicaState_v1(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_ReplicaState_v2(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_ReplicaState_v2(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_TopicData_v0(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_TopicData_v0(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_TopicData_v1(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_TopicData_v1(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_TopicData_v2(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_TopicData_v2(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_TopicData_v3(bytes b, Py_ssize_t p)
 
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_TopicData_v3(bytes b, Py_ssize_t* pp)

@@ -18,8 +18,10 @@ except ImportError:
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
-    read_uuid as _ruuid, new_object as _newo,
+    read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
+if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
+    from wire.readers import set_slot as _ss, read_i16 as _oi16, read_i32 as _oi32
 
 __all__ = ('ReplicaState', 'PartitionData', 'TopicData', 'Listener', 'Node', 'DescribeQuorumResponse')
 
@@ -175,6 +177,38 @@ _DEFAULT_TopicData = TopicData()
 _DEFAULT_Listener = Listener()
 _DEFAULT_Node = Node()
 _DEFAULT_DescribeQuorumResponse = DescribeQuorumResponse()
+
+_O_DescribeQuorumResponse_error_code = _so(DescribeQuorumResponse, 'error_code')
+_O_DescribeQuorumResponse_error_message = _so(DescribeQuorumResponse, 'error_message')
+_O_DescribeQuorumResponse_nodes = _so(DescribeQuorumResponse, 'nodes')
+_O_DescribeQuorumResponse_topics = _so(DescribeQuorumResponse, 'topics')
+_O_DescribeQuorumResponse_unknown_tagged_fields = _so(DescribeQuorumResponse, 'unknown_tagged_fields')
+_O_Listener_host = _so(Listener, 'host')
+_O_Listener_name = _so(Listener, 'name')
+_O_Listener_port = _so(Listener, 'port')
+_O_Listener_unknown_tagged_fields = _so(Listener, 'unknown_tagged_fields')
+_O_Node_listeners = _so(Node, 'listeners')
+_O_Node_node_id = _so(Node, 'node_id')
+_O_Node_unknown_tagged_fields = _so(Node, 'unknown_tagged_fields')
+_O_PartitionData_committed_voters = _so(PartitionData, 'committed_voters')
+_O_PartitionData_current_voters = _so(PartitionData, 'current_voters')
+_O_PartitionData_error_code = _so(PartitionData, 'error_code')
+_O_PartitionData_error_message = _so(PartitionData, 'error_message')
+_O_PartitionData_high_watermark = _so(PartitionData, 'high_watermark')
+_O_PartitionData_leader_epoch = _so(PartitionData, 'leader_epoch')
+_O_PartitionData_leader_id = _so(PartitionData, 'leader_id')
+_O_PartitionData_observers = _so(PartitionData, 'observers')
+_O_PartitionData_partition_index = _so(PartitionData, 'partition_index')
+_O_PartitionData_unknown_tagged_fields = _so(PartitionData, 'unknown_tagged_fields')
+_O_ReplicaState_last_caught_up_timestamp = _so(ReplicaState, 'last_caught_up_timestamp')
+_O_ReplicaState_last_fetch_timestamp = _so(ReplicaState, 'last_fetch_timestamp')
+_O_ReplicaState_log_end_offset = _so(ReplicaState, 'log_end_offset')
+_O_ReplicaState_replica_directory_id = _so(ReplicaState, 'replica_directory_id')
+_O_ReplicaState_replica_id = _so(ReplicaState, 'replica_id')
+_O_ReplicaState_unknown_tagged_fields = _so(ReplicaState, 'unknown_tagged_fields')
+_O_TopicData_partitions = _so(TopicData, 'partitions')
+_O_TopicData_topic_name = _so(TopicData, 'topic_name')
+_O_TopicData_unknown_tagged_fields = _so(TopicData, 'unknown_tagged_fields')
 
 
 def _e_ReplicaState_v0(w, o):
@@ -545,12 +579,11 @@ def _e_DescribeQuorumResponse_v3(w, o):
 
 
 def _d_ReplicaState_v0(b, p):
-    o = _newo(ReplicaState)
     if cython.compiled:
-        o.replica_id = _ri32(b, p)
-        o.log_end_offset = _ri64(b, p + 4)
-    else:
-        o.replica_id, o.log_end_offset = _S_iq.unpack_from(b, p)
+        o = _c_ReplicaState_v0(b, cython.address(p))
+        return o, p
+    o = _newo(ReplicaState)
+    o.replica_id, o.log_end_offset = _S_iq.unpack_from(b, p)
     p += 12
     o.replica_directory_id = _ZERO_UUID
     o.last_fetch_timestamp = -1
@@ -573,16 +606,40 @@ def _d_ReplicaState_v0(b, p):
     return o, p
 
 
-def _d_PartitionData_v0(b, p):
-    o = _newo(PartitionData)
-    if cython.compiled:
-        o.partition_index = _ri32(b, p)
-        o.error_code = _ri16(b, p + 4)
-        o.leader_id = _ri32(b, p + 6)
-        o.leader_epoch = _ri32(b, p + 10)
-        o.high_watermark = _ri64(b, p + 14)
+def _c_ReplicaState_v0(b, pp):
+    p = pp[0]
+    o = _newo(ReplicaState)
+    _ss(o, _O_ReplicaState_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_ReplicaState_log_end_offset, 'log_end_offset', _ri64(b, p + 4))
+    p += 12
+    _ss(o, _O_ReplicaState_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
+    _ss(o, _O_ReplicaState_last_fetch_timestamp, 'last_fetch_timestamp', -1)
+    _ss(o, _O_ReplicaState_last_caught_up_timestamp, 'last_caught_up_timestamp', -1)
+    _ss(o, _O_ReplicaState_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
     else:
-        o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark = _S_ihiiq.unpack_from(b, p)
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_ReplicaState_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_PartitionData_v0(b, p):
+    if cython.compiled:
+        o = _c_PartitionData_v0(b, cython.address(p))
+        return o, p
+    o = _newo(PartitionData)
+    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark = _S_ihiiq.unpack_from(b, p)
     p += 22
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -628,7 +685,64 @@ def _d_PartitionData_v0(b, p):
     return o, p
 
 
+def _c_PartitionData_v0(b, pp):
+    p = pp[0]
+    o = _newo(PartitionData)
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_error_code, 'error_code', _oi16(b, p + 4))
+    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p + 6))
+    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 10))
+    _ss(o, _O_PartitionData_high_watermark, 'high_watermark', _ri64(b, p + 14))
+    p += 22
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field CurrentVoters was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('CurrentVoters: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_ReplicaState_v0(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_PartitionData_current_voters, 'current_voters', _a2)
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
+    if _n4 < 0:
+        raise _DecodeError('non-nullable field Observers was serialized as null')
+    else:
+        if _n4 > len(b) - p: raise _DecodeError('Observers: array of {} elements exceeds the remaining bytes'.format(_n4))
+        _a5 = []
+        for _ in range(_n4):
+            _e6 = _c_ReplicaState_v0(b, cython.address(p))
+            _a5.append(_e6)
+        _ss(o, _O_PartitionData_observers, 'observers', _a5)
+    _ss(o, _O_PartitionData_error_message, 'error_message', '')
+    _ss(o, _O_PartitionData_committed_voters, 'committed_voters', None)
+    _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_TopicData_v0(b, p):
+    if cython.compiled:
+        o = _c_TopicData_v0(b, cython.address(p))
+        return o, p
     o = _newo(TopicData)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -671,7 +785,55 @@ def _d_TopicData_v0(b, p):
     return o, p
 
 
+def _c_TopicData_v0(b, pp):
+    p = pp[0]
+    o = _newo(TopicData)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field TopicName was serialized as null')
+    else:
+        if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
+        _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_PartitionData_v0(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_TopicData_partitions, 'partitions', _a4)
+    _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_DescribeQuorumResponse_v0(b, p):
+    if cython.compiled:
+        o = _c_DescribeQuorumResponse_v0(b, cython.address(p))
+        return o, p
     o = _newo(DescribeQuorumResponse)
     o.error_code = _ri16(b, p)
     p += 2
@@ -707,15 +869,50 @@ def _d_DescribeQuorumResponse_v0(b, p):
     return o, p
 
 
-def _d_ReplicaState_v1(b, p):
-    o = _newo(ReplicaState)
-    if cython.compiled:
-        o.replica_id = _ri32(b, p)
-        o.log_end_offset = _ri64(b, p + 4)
-        o.last_fetch_timestamp = _ri64(b, p + 12)
-        o.last_caught_up_timestamp = _ri64(b, p + 20)
+def _c_DescribeQuorumResponse_v0(b, pp):
+    p = pp[0]
+    o = _newo(DescribeQuorumResponse)
+    _ss(o, _O_DescribeQuorumResponse_error_code, 'error_code', _oi16(b, p))
+    p += 2
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
-        o.replica_id, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp = _S_iqqq.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_TopicData_v0(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_DescribeQuorumResponse_topics, 'topics', _a2)
+    _ss(o, _O_DescribeQuorumResponse_error_message, 'error_message', '')
+    _ss(o, _O_DescribeQuorumResponse_nodes, 'nodes', [])
+    _ss(o, _O_DescribeQuorumResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_DescribeQuorumResponse_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_ReplicaState_v1(b, p):
+    if cython.compiled:
+        o = _c_ReplicaState_v1(b, cython.address(p))
+        return o, p
+    o = _newo(ReplicaState)
+    o.replica_id, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp = _S_iqqq.unpack_from(b, p)
     p += 28
     o.replica_directory_id = _ZERO_UUID
     o.unknown_tagged_fields = ()
@@ -736,16 +933,40 @@ def _d_ReplicaState_v1(b, p):
     return o, p
 
 
-def _d_PartitionData_v1(b, p):
-    o = _newo(PartitionData)
-    if cython.compiled:
-        o.partition_index = _ri32(b, p)
-        o.error_code = _ri16(b, p + 4)
-        o.leader_id = _ri32(b, p + 6)
-        o.leader_epoch = _ri32(b, p + 10)
-        o.high_watermark = _ri64(b, p + 14)
+def _c_ReplicaState_v1(b, pp):
+    p = pp[0]
+    o = _newo(ReplicaState)
+    _ss(o, _O_ReplicaState_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_ReplicaState_log_end_offset, 'log_end_offset', _ri64(b, p + 4))
+    _ss(o, _O_ReplicaState_last_fetch_timestamp, 'last_fetch_timestamp', _ri64(b, p + 12))
+    _ss(o, _O_ReplicaState_last_caught_up_timestamp, 'last_caught_up_timestamp', _ri64(b, p + 20))
+    p += 28
+    _ss(o, _O_ReplicaState_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
+    _ss(o, _O_ReplicaState_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
     else:
-        o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark = _S_ihiiq.unpack_from(b, p)
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_ReplicaState_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_PartitionData_v1(b, p):
+    if cython.compiled:
+        o = _c_PartitionData_v1(b, cython.address(p))
+        return o, p
+    o = _newo(PartitionData)
+    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark = _S_ihiiq.unpack_from(b, p)
     p += 22
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -791,7 +1012,64 @@ def _d_PartitionData_v1(b, p):
     return o, p
 
 
+def _c_PartitionData_v1(b, pp):
+    p = pp[0]
+    o = _newo(PartitionData)
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_error_code, 'error_code', _oi16(b, p + 4))
+    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p + 6))
+    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 10))
+    _ss(o, _O_PartitionData_high_watermark, 'high_watermark', _ri64(b, p + 14))
+    p += 22
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field CurrentVoters was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('CurrentVoters: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_ReplicaState_v1(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_PartitionData_current_voters, 'current_voters', _a2)
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
+    if _n4 < 0:
+        raise _DecodeError('non-nullable field Observers was serialized as null')
+    else:
+        if _n4 > len(b) - p: raise _DecodeError('Observers: array of {} elements exceeds the remaining bytes'.format(_n4))
+        _a5 = []
+        for _ in range(_n4):
+            _e6 = _c_ReplicaState_v1(b, cython.address(p))
+            _a5.append(_e6)
+        _ss(o, _O_PartitionData_observers, 'observers', _a5)
+    _ss(o, _O_PartitionData_error_message, 'error_message', '')
+    _ss(o, _O_PartitionData_committed_voters, 'committed_voters', None)
+    _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_TopicData_v1(b, p):
+    if cython.compiled:
+        o = _c_TopicData_v1(b, cython.address(p))
+        return o, p
     o = _newo(TopicData)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -834,7 +1112,55 @@ def _d_TopicData_v1(b, p):
     return o, p
 
 
+def _c_TopicData_v1(b, pp):
+    p = pp[0]
+    o = _newo(TopicData)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field TopicName was serialized as null')
+    else:
+        if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
+        _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_PartitionData_v1(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_TopicData_partitions, 'partitions', _a4)
+    _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_DescribeQuorumResponse_v1(b, p):
+    if cython.compiled:
+        o = _c_DescribeQuorumResponse_v1(b, cython.address(p))
+        return o, p
     o = _newo(DescribeQuorumResponse)
     o.error_code = _ri16(b, p)
     p += 2
@@ -870,17 +1196,51 @@ def _d_DescribeQuorumResponse_v1(b, p):
     return o, p
 
 
-def _d_ReplicaState_v2(b, p):
-    o = _newo(ReplicaState)
-    if cython.compiled:
-        o.replica_id = _ri32(b, p)
-        o.replica_directory_id = _ruuid(b, p + 4)
-        o.log_end_offset = _ri64(b, p + 20)
-        o.last_fetch_timestamp = _ri64(b, p + 28)
-        o.last_caught_up_timestamp = _ri64(b, p + 36)
+def _c_DescribeQuorumResponse_v1(b, pp):
+    p = pp[0]
+    o = _newo(DescribeQuorumResponse)
+    _ss(o, _O_DescribeQuorumResponse_error_code, 'error_code', _oi16(b, p))
+    p += 2
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
-        o.replica_id, _u1, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp = _S_iUqqq.unpack_from(b, p)
-        o.replica_directory_id = _uuid(_u1)
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_TopicData_v1(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_DescribeQuorumResponse_topics, 'topics', _a2)
+    _ss(o, _O_DescribeQuorumResponse_error_message, 'error_message', '')
+    _ss(o, _O_DescribeQuorumResponse_nodes, 'nodes', [])
+    _ss(o, _O_DescribeQuorumResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_DescribeQuorumResponse_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_ReplicaState_v2(b, p):
+    if cython.compiled:
+        o = _c_ReplicaState_v2(b, cython.address(p))
+        return o, p
+    o = _newo(ReplicaState)
+    o.replica_id, _u1, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp = _S_iUqqq.unpack_from(b, p)
+    o.replica_directory_id = _uuid(_u1)
     p += 44
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -900,13 +1260,40 @@ def _d_ReplicaState_v2(b, p):
     return o, p
 
 
-def _d_PartitionData_v2(b, p):
-    o = _newo(PartitionData)
-    if cython.compiled:
-        o.partition_index = _ri32(b, p)
-        o.error_code = _ri16(b, p + 4)
+def _c_ReplicaState_v2(b, pp):
+    p = pp[0]
+    o = _newo(ReplicaState)
+    _ss(o, _O_ReplicaState_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_ReplicaState_replica_directory_id, 'replica_directory_id', _ruuid(b, p + 4))
+    _ss(o, _O_ReplicaState_log_end_offset, 'log_end_offset', _ri64(b, p + 20))
+    _ss(o, _O_ReplicaState_last_fetch_timestamp, 'last_fetch_timestamp', _ri64(b, p + 28))
+    _ss(o, _O_ReplicaState_last_caught_up_timestamp, 'last_caught_up_timestamp', _ri64(b, p + 36))
+    p += 44
+    _ss(o, _O_ReplicaState_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
     else:
-        o.partition_index, o.error_code = _S_ih.unpack_from(b, p)
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_ReplicaState_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_PartitionData_v2(b, p):
+    if cython.compiled:
+        o = _c_PartitionData_v2(b, cython.address(p))
+        return o, p
+    o = _newo(PartitionData)
+    o.partition_index, o.error_code = _S_ih.unpack_from(b, p)
     p += 6
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -919,12 +1306,7 @@ def _d_PartitionData_v2(b, p):
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         o.error_message = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    if cython.compiled:
-        o.leader_id = _ri32(b, p)
-        o.leader_epoch = _ri32(b, p + 4)
-        o.high_watermark = _ri64(b, p + 8)
-    else:
-        o.leader_id, o.leader_epoch, o.high_watermark = _S_iiq.unpack_from(b, p)
+    o.leader_id, o.leader_epoch, o.high_watermark = _S_iiq.unpack_from(b, p)
     p += 16
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -969,7 +1351,75 @@ def _d_PartitionData_v2(b, p):
     return o, p
 
 
+def _c_PartitionData_v2(b, pp):
+    p = pp[0]
+    o = _newo(PartitionData)
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_error_code, 'error_code', _oi16(b, p + 4))
+    p += 6
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        _ss(o, _O_PartitionData_error_message, 'error_message', None)
+    else:
+        if _n1 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
+        _ss(o, _O_PartitionData_error_message, 'error_message', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p))
+    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 4))
+    _ss(o, _O_PartitionData_high_watermark, 'high_watermark', _ri64(b, p + 8))
+    p += 16
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field CurrentVoters was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('CurrentVoters: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_ReplicaState_v2(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_PartitionData_current_voters, 'current_voters', _a4)
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
+    if _n6 < 0:
+        raise _DecodeError('non-nullable field Observers was serialized as null')
+    else:
+        if _n6 > len(b) - p: raise _DecodeError('Observers: array of {} elements exceeds the remaining bytes'.format(_n6))
+        _a7 = []
+        for _ in range(_n6):
+            _e8 = _c_ReplicaState_v2(b, cython.address(p))
+            _a7.append(_e8)
+        _ss(o, _O_PartitionData_observers, 'observers', _a7)
+    _ss(o, _O_PartitionData_committed_voters, 'committed_voters', None)
+    _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_TopicData_v2(b, p):
+    if cython.compiled:
+        o = _c_TopicData_v2(b, cython.address(p))
+        return o, p
     o = _newo(TopicData)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1012,7 +1462,55 @@ def _d_TopicData_v2(b, p):
     return o, p
 
 
+def _c_TopicData_v2(b, pp):
+    p = pp[0]
+    o = _newo(TopicData)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field TopicName was serialized as null')
+    else:
+        if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
+        _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_PartitionData_v2(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_TopicData_partitions, 'partitions', _a4)
+    _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_Listener_v2(b, p):
+    if cython.compiled:
+        o = _c_Listener_v2(b, cython.address(p))
+        return o, p
     o = _newo(Listener)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1056,7 +1554,56 @@ def _d_Listener_v2(b, p):
     return o, p
 
 
+def _c_Listener_v2(b, pp):
+    p = pp[0]
+    o = _newo(Listener)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Name was serialized as null')
+    else:
+        if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
+        _ss(o, _O_Listener_name, 'name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Host was serialized as null')
+    else:
+        if _n3 > 32767: raise _DecodeError('string field Host had invalid length {}'.format(_n3))
+        _end4 = p + _n3
+        if _end4 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n3))
+        _ss(o, _O_Listener_host, 'host', b[p:_end4].decode('utf-8', 'replace'))
+        p = _end4
+    _ss(o, _O_Listener_port, 'port', _ru16(b, p))
+    p += 2
+    _ss(o, _O_Listener_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_Listener_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_Node_v2(b, p):
+    if cython.compiled:
+        o = _c_Node_v2(b, cython.address(p))
+        return o, p
     o = _newo(Node)
     o.node_id = _ri32(b, p)
     p += 4
@@ -1090,7 +1637,46 @@ def _d_Node_v2(b, p):
     return o, p
 
 
+def _c_Node_v2(b, pp):
+    p = pp[0]
+    o = _newo(Node)
+    _ss(o, _O_Node_node_id, 'node_id', _oi32(b, p))
+    p += 4
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Listeners was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Listeners: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_Listener_v2(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_Node_listeners, 'listeners', _a2)
+    _ss(o, _O_Node_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_Node_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_DescribeQuorumResponse_v2(b, p):
+    if cython.compiled:
+        o = _c_DescribeQuorumResponse_v2(b, cython.address(p))
+        return o, p
     o = _newo(DescribeQuorumResponse)
     o.error_code = _ri16(b, p)
     p += 2
@@ -1147,13 +1733,71 @@ def _d_DescribeQuorumResponse_v2(b, p):
     return o, p
 
 
-def _d_PartitionData_v3(b, p):
-    o = _newo(PartitionData)
-    if cython.compiled:
-        o.partition_index = _ri32(b, p)
-        o.error_code = _ri16(b, p + 4)
+def _c_DescribeQuorumResponse_v2(b, pp):
+    p = pp[0]
+    o = _newo(DescribeQuorumResponse)
+    _ss(o, _O_DescribeQuorumResponse_error_code, 'error_code', _oi16(b, p))
+    p += 2
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        _ss(o, _O_DescribeQuorumResponse_error_message, 'error_message', None)
     else:
-        o.partition_index, o.error_code = _S_ih.unpack_from(b, p)
+        if _n1 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
+        _ss(o, _O_DescribeQuorumResponse_error_message, 'error_message', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_TopicData_v2(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_DescribeQuorumResponse_topics, 'topics', _a4)
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
+    if _n6 < 0:
+        raise _DecodeError('non-nullable field Nodes was serialized as null')
+    else:
+        if _n6 > len(b) - p: raise _DecodeError('Nodes: array of {} elements exceeds the remaining bytes'.format(_n6))
+        _a7 = []
+        for _ in range(_n6):
+            _e8 = _c_Node_v2(b, cython.address(p))
+            _a7.append(_e8)
+        _ss(o, _O_DescribeQuorumResponse_nodes, 'nodes', _a7)
+    _ss(o, _O_DescribeQuorumResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_DescribeQuorumResponse_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_PartitionData_v3(b, p):
+    if cython.compiled:
+        o = _c_PartitionData_v3(b, cython.address(p))
+        return o, p
+    o = _newo(PartitionData)
+    o.partition_index, o.error_code = _S_ih.unpack_from(b, p)
     p += 6
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1166,12 +1810,7 @@ def _d_PartitionData_v3(b, p):
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         o.error_message = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    if cython.compiled:
-        o.leader_id = _ri32(b, p)
-        o.leader_epoch = _ri32(b, p + 4)
-        o.high_watermark = _ri64(b, p + 8)
-    else:
-        o.leader_id, o.leader_epoch, o.high_watermark = _S_iiq.unpack_from(b, p)
+    o.leader_id, o.leader_epoch, o.high_watermark = _S_iiq.unpack_from(b, p)
     p += 16
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -1227,7 +1866,86 @@ def _d_PartitionData_v3(b, p):
     return o, p
 
 
+def _c_PartitionData_v3(b, pp):
+    p = pp[0]
+    o = _newo(PartitionData)
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_error_code, 'error_code', _oi16(b, p + 4))
+    p += 6
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        _ss(o, _O_PartitionData_error_message, 'error_message', None)
+    else:
+        if _n1 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
+        _ss(o, _O_PartitionData_error_message, 'error_message', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p))
+    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 4))
+    _ss(o, _O_PartitionData_high_watermark, 'high_watermark', _ri64(b, p + 8))
+    p += 16
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field CurrentVoters was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('CurrentVoters: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_ReplicaState_v2(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_PartitionData_current_voters, 'current_voters', _a4)
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
+    if _n6 < 0:
+        _ss(o, _O_PartitionData_committed_voters, 'committed_voters', None)
+    else:
+        if _n6 > len(b) - p: raise _DecodeError('CommittedVoters: array of {} elements exceeds the remaining bytes'.format(_n6))
+        _a7 = []
+        for _ in range(_n6):
+            _e8 = _c_ReplicaState_v2(b, cython.address(p))
+            _a7.append(_e8)
+        _ss(o, _O_PartitionData_committed_voters, 'committed_voters', _a7)
+    _n9 = b[p] - 1
+    if _n9 < 127: p += 1
+    else: _n9, p = _rlen(b, p)
+    if _n9 < 0:
+        raise _DecodeError('non-nullable field Observers was serialized as null')
+    else:
+        if _n9 > len(b) - p: raise _DecodeError('Observers: array of {} elements exceeds the remaining bytes'.format(_n9))
+        _a10 = []
+        for _ in range(_n9):
+            _e11 = _c_ReplicaState_v2(b, cython.address(p))
+            _a10.append(_e11)
+        _ss(o, _O_PartitionData_observers, 'observers', _a10)
+    _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_TopicData_v3(b, p):
+    if cython.compiled:
+        o = _c_TopicData_v3(b, cython.address(p))
+        return o, p
     o = _newo(TopicData)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1270,7 +1988,55 @@ def _d_TopicData_v3(b, p):
     return o, p
 
 
+def _c_TopicData_v3(b, pp):
+    p = pp[0]
+    o = _newo(TopicData)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field TopicName was serialized as null')
+    else:
+        if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
+        _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_PartitionData_v3(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_TopicData_partitions, 'partitions', _a4)
+    _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_DescribeQuorumResponse_v3(b, p):
+    if cython.compiled:
+        o = _c_DescribeQuorumResponse_v3(b, cython.address(p))
+        return o, p
     o = _newo(DescribeQuorumResponse)
     o.error_code = _ri16(b, p)
     p += 2
@@ -1325,6 +2091,65 @@ def _d_DescribeQuorumResponse_v3(b, p):
             p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
+
+
+def _c_DescribeQuorumResponse_v3(b, pp):
+    p = pp[0]
+    o = _newo(DescribeQuorumResponse)
+    _ss(o, _O_DescribeQuorumResponse_error_code, 'error_code', _oi16(b, p))
+    p += 2
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        _ss(o, _O_DescribeQuorumResponse_error_message, 'error_message', None)
+    else:
+        if _n1 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
+        _ss(o, _O_DescribeQuorumResponse_error_message, 'error_message', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_TopicData_v3(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_DescribeQuorumResponse_topics, 'topics', _a4)
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
+    if _n6 < 0:
+        raise _DecodeError('non-nullable field Nodes was serialized as null')
+    else:
+        if _n6 > len(b) - p: raise _DecodeError('Nodes: array of {} elements exceeds the remaining bytes'.format(_n6))
+        _a7 = []
+        for _ in range(_n6):
+            _e8 = _c_Node_v2(b, cython.address(p))
+            _a7.append(_e8)
+        _ss(o, _O_DescribeQuorumResponse_nodes, 'nodes', _a7)
+    _ss(o, _O_DescribeQuorumResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_DescribeQuorumResponse_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
 
 
 DescribeQuorumResponse._ENC = (_e_DescribeQuorumResponse_v0, _e_DescribeQuorumResponse_v1, _e_DescribeQuorumResponse_v2, _e_DescribeQuorumResponse_v3)

@@ -4,111 +4,220 @@ cimport cython
 from wire.readers cimport (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
-    read_uuid as _ruuid, new_object as _newo,
+    read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
+    _store as _ss, _obj_i16 as _oi16, _obj_i32 as _oi32,  # C, inlined when compiled
 )
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t)
+cdef Py_ssize_t _O_FetchPartition_current_leader_epoch
+cdef Py_ssize_t _O_FetchPartition_fetch_offset
+cdef Py_ssize_t _O_FetchPartition_high_watermark
+cdef Py_ssize_t _O_FetchPartition_last_fetched_epoch
+cdef Py_ssize_t _O_FetchPartition_log_start_offset
+cdef Py_ssize_t _O_FetchPartition_partition
+cdef Py_ssize_t _O_FetchPartition_partition_max_bytes
+cdef Py_ssize_t _O_FetchPartition_replica_directory_id
+cdef Py_ssize_t _O_FetchPartition_unknown_tagged_fields
+cdef Py_ssize_t _O_FetchRequest_cluster_id
+cdef Py_ssize_t _O_FetchRequest_forgotten_topics_data
+cdef Py_ssize_t _O_FetchRequest_isolation_level
+cdef Py_ssize_t _O_FetchRequest_max_bytes
+cdef Py_ssize_t _O_FetchRequest_max_wait_ms
+cdef Py_ssize_t _O_FetchRequest_min_bytes
+cdef Py_ssize_t _O_FetchRequest_rack_id
+cdef Py_ssize_t _O_FetchRequest_replica_id
+cdef Py_ssize_t _O_FetchRequest_replica_state
+cdef Py_ssize_t _O_FetchRequest_session_epoch
+cdef Py_ssize_t _O_FetchRequest_session_id
+cdef Py_ssize_t _O_FetchRequest_topics
+cdef Py_ssize_t _O_FetchRequest_unknown_tagged_fields
+cdef Py_ssize_t _O_FetchTopic_partitions
+cdef Py_ssize_t _O_FetchTopic_topic
+cdef Py_ssize_t _O_FetchTopic_topic_id
+cdef Py_ssize_t _O_FetchTopic_unknown_tagged_fields
+cdef Py_ssize_t _O_ForgottenTopic_partitions
+cdef Py_ssize_t _O_ForgottenTopic_topic
+cdef Py_ssize_t _O_ForgottenTopic_topic_id
+cdef Py_ssize_t _O_ForgottenTopic_unknown_tagged_fields
+cdef Py_ssize_t _O_ReplicaState_replica_epoch
+cdef Py_ssize_t _O_ReplicaState_replica_id
+cdef Py_ssize_t _O_ReplicaState_unknown_tagged_fields
+
 cpdef tuple _d_FetchPartition_v12(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchPartition_v12(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchPartition_v13(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchPartition_v13(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchPartition_v14(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchPartition_v14(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchPartition_v15(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchPartition_v15(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchPartition_v16(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchPartition_v16(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchPartition_v17(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchPartition_v17(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchPartition_v18(bytes b, Py_ssize_t p)
+
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchPartition_v18(bytes b, Py_ssize_t* pp)
 
 cpdef tuple _d_FetchPartition_v4(bytes b, Py_ssize_t p)
 
+@cython.locals(p=Py_ssize_t)
+cdef object _c_FetchPartition_v4(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchPartition_v5(bytes b, Py_ssize_t p)
+
+@cython.locals(p=Py_ssize_t)
+cdef object _c_FetchPartition_v5(bytes b, Py_ssize_t* pp)
 
 cpdef tuple _d_FetchPartition_v9(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end8=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n7=Py_ssize_t)
+@cython.locals(p=Py_ssize_t)
+cdef object _c_FetchPartition_v9(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchRequest_v11(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end10=Py_ssize_t, _end8=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n7=Py_ssize_t, _n9=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end8=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n7=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchRequest_v11(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchRequest_v12(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end10=Py_ssize_t, _end8=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n7=Py_ssize_t, _n9=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end10=Py_ssize_t, _end8=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n7=Py_ssize_t, _n9=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchRequest_v12(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchRequest_v13(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end10=Py_ssize_t, _end8=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n7=Py_ssize_t, _n9=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end10=Py_ssize_t, _end8=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n7=Py_ssize_t, _n9=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchRequest_v13(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchRequest_v14(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end10=Py_ssize_t, _end8=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n7=Py_ssize_t, _n9=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end10=Py_ssize_t, _end8=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n7=Py_ssize_t, _n9=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchRequest_v14(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchRequest_v15(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end10=Py_ssize_t, _end8=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n7=Py_ssize_t, _n9=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end10=Py_ssize_t, _end8=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n7=Py_ssize_t, _n9=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchRequest_v15(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchRequest_v16(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end10=Py_ssize_t, _end8=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n7=Py_ssize_t, _n9=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end10=Py_ssize_t, _end8=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n7=Py_ssize_t, _n9=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchRequest_v16(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchRequest_v17(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end10=Py_ssize_t, _end8=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n7=Py_ssize_t, _n9=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end10=Py_ssize_t, _end8=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n7=Py_ssize_t, _n9=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchRequest_v17(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchRequest_v18(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _n1=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end10=Py_ssize_t, _end8=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n7=Py_ssize_t, _n9=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchRequest_v18(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchRequest_v4(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _n1=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _n1=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchRequest_v4(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchRequest_v5(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _n1=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchRequest_v5(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchRequest_v7(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchRequest_v7(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchRequest_v9(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchRequest_v9(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchTopic_v12(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchTopic_v12(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchTopic_v13(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchTopic_v13(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchTopic_v14(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchTopic_v14(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchTopic_v15(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchTopic_v15(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchTopic_v16(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchTopic_v16(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchTopic_v17(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchTopic_v17(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchTopic_v18(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchTopic_v18(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchTopic_v4(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchTopic_v4(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchTopic_v5(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchTopic_v5(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchTopic_v9(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchTopic_v9(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_ForgottenTopic_v12(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_ForgottenTopic_v12(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_ForgottenTopic_v13(bytes b, Py_ssize_t p)
 
-@cython.locals(_end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_ForgottenTopic_v13(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_ForgottenTopic_v7(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_ForgottenTopic_v7(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_ReplicaState_v15(bytes b, Py_ssize_t p)
 
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_ReplicaState_v15(bytes b, Py_ssize_t* pp)

@@ -18,8 +18,10 @@ except ImportError:
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
-    read_uuid as _ruuid, new_object as _newo,
+    read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
+if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
+    from wire.readers import set_slot as _ss, read_i16 as _oi16, read_i32 as _oi32
 
 __all__ = ('ReplicaState', 'FetchPartition', 'FetchTopic', 'ForgottenTopic', 'FetchRequest')
 
@@ -173,6 +175,40 @@ _DEFAULT_FetchPartition = FetchPartition()
 _DEFAULT_FetchTopic = FetchTopic()
 _DEFAULT_ForgottenTopic = ForgottenTopic()
 _DEFAULT_FetchRequest = FetchRequest()
+
+_O_FetchPartition_current_leader_epoch = _so(FetchPartition, 'current_leader_epoch')
+_O_FetchPartition_fetch_offset = _so(FetchPartition, 'fetch_offset')
+_O_FetchPartition_high_watermark = _so(FetchPartition, 'high_watermark')
+_O_FetchPartition_last_fetched_epoch = _so(FetchPartition, 'last_fetched_epoch')
+_O_FetchPartition_log_start_offset = _so(FetchPartition, 'log_start_offset')
+_O_FetchPartition_partition = _so(FetchPartition, 'partition')
+_O_FetchPartition_partition_max_bytes = _so(FetchPartition, 'partition_max_bytes')
+_O_FetchPartition_replica_directory_id = _so(FetchPartition, 'replica_directory_id')
+_O_FetchPartition_unknown_tagged_fields = _so(FetchPartition, 'unknown_tagged_fields')
+_O_FetchRequest_cluster_id = _so(FetchRequest, 'cluster_id')
+_O_FetchRequest_forgotten_topics_data = _so(FetchRequest, 'forgotten_topics_data')
+_O_FetchRequest_isolation_level = _so(FetchRequest, 'isolation_level')
+_O_FetchRequest_max_bytes = _so(FetchRequest, 'max_bytes')
+_O_FetchRequest_max_wait_ms = _so(FetchRequest, 'max_wait_ms')
+_O_FetchRequest_min_bytes = _so(FetchRequest, 'min_bytes')
+_O_FetchRequest_rack_id = _so(FetchRequest, 'rack_id')
+_O_FetchRequest_replica_id = _so(FetchRequest, 'replica_id')
+_O_FetchRequest_replica_state = _so(FetchRequest, 'replica_state')
+_O_FetchRequest_session_epoch = _so(FetchRequest, 'session_epoch')
+_O_FetchRequest_session_id = _so(FetchRequest, 'session_id')
+_O_FetchRequest_topics = _so(FetchRequest, 'topics')
+_O_FetchRequest_unknown_tagged_fields = _so(FetchRequest, 'unknown_tagged_fields')
+_O_FetchTopic_partitions = _so(FetchTopic, 'partitions')
+_O_FetchTopic_topic = _so(FetchTopic, 'topic')
+_O_FetchTopic_topic_id = _so(FetchTopic, 'topic_id')
+_O_FetchTopic_unknown_tagged_fields = _so(FetchTopic, 'unknown_tagged_fields')
+_O_ForgottenTopic_partitions = _so(ForgottenTopic, 'partitions')
+_O_ForgottenTopic_topic = _so(ForgottenTopic, 'topic')
+_O_ForgottenTopic_topic_id = _so(ForgottenTopic, 'topic_id')
+_O_ForgottenTopic_unknown_tagged_fields = _so(ForgottenTopic, 'unknown_tagged_fields')
+_O_ReplicaState_replica_epoch = _so(ReplicaState, 'replica_epoch')
+_O_ReplicaState_replica_id = _so(ReplicaState, 'replica_id')
+_O_ReplicaState_unknown_tagged_fields = _so(ReplicaState, 'unknown_tagged_fields')
 
 
 def _e_FetchPartition_v4(w, o):
@@ -1108,13 +1144,11 @@ def _e_FetchRequest_v18(w, o):
 
 
 def _d_FetchPartition_v4(b, p):
-    o = _newo(FetchPartition)
     if cython.compiled:
-        o.partition = _ri32(b, p)
-        o.fetch_offset = _ri64(b, p + 4)
-        o.partition_max_bytes = _ri32(b, p + 12)
-    else:
-        o.partition, o.fetch_offset, o.partition_max_bytes = _S_iqi.unpack_from(b, p)
+        o = _c_FetchPartition_v4(b, cython.address(p))
+        return o, p
+    o = _newo(FetchPartition)
+    o.partition, o.fetch_offset, o.partition_max_bytes = _S_iqi.unpack_from(b, p)
     p += 16
     o.current_leader_epoch = -1
     o.last_fetched_epoch = -1
@@ -1125,7 +1159,27 @@ def _d_FetchPartition_v4(b, p):
     return o, p
 
 
+def _c_FetchPartition_v4(b, pp):
+    p = pp[0]
+    o = _newo(FetchPartition)
+    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 4))
+    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 12))
+    p += 16
+    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', -1)
+    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', -1)
+    _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', -1)
+    _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
+    _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
+    _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_FetchTopic_v4(b, p):
+    if cython.compiled:
+        o = _c_FetchTopic_v4(b, cython.address(p))
+        return o, p
     o = _newo(FetchTopic)
     _n1 = _ri16(b, p)
     p += 2
@@ -1152,16 +1206,41 @@ def _d_FetchTopic_v4(b, p):
     return o, p
 
 
-def _d_FetchRequest_v4(b, p):
-    o = _newo(FetchRequest)
-    if cython.compiled:
-        o.replica_id = _ri32(b, p)
-        o.max_wait_ms = _ri32(b, p + 4)
-        o.min_bytes = _ri32(b, p + 8)
-        o.max_bytes = _ri32(b, p + 12)
-        o.isolation_level = _ri8(b, p + 16)
+def _c_FetchTopic_v4(b, pp):
+    p = pp[0]
+    o = _newo(FetchTopic)
+    _n1 = _ri16(b, p)
+    p += 2
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topic was serialized as null')
     else:
-        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level = _S_iiiib.unpack_from(b, p)
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
+        _ss(o, _O_FetchTopic_topic, 'topic', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = _ri32(b, p)
+    p += 4
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_FetchPartition_v4(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_FetchTopic_partitions, 'partitions', _a4)
+    _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ZERO_UUID)
+    _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
+def _d_FetchRequest_v4(b, p):
+    if cython.compiled:
+        o = _c_FetchRequest_v4(b, cython.address(p))
+        return o, p
+    o = _newo(FetchRequest)
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level = _S_iiiib.unpack_from(b, p)
     p += 17
     _n1 = _ri32(b, p)
     p += 4
@@ -1184,15 +1263,43 @@ def _d_FetchRequest_v4(b, p):
     return o, p
 
 
-def _d_FetchPartition_v5(b, p):
-    o = _newo(FetchPartition)
-    if cython.compiled:
-        o.partition = _ri32(b, p)
-        o.fetch_offset = _ri64(b, p + 4)
-        o.log_start_offset = _ri64(b, p + 12)
-        o.partition_max_bytes = _ri32(b, p + 20)
+def _c_FetchRequest_v4(b, pp):
+    p = pp[0]
+    o = _newo(FetchRequest)
+    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
+    _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
+    p += 17
+    _n1 = _ri32(b, p)
+    p += 4
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
-        o.partition, o.fetch_offset, o.log_start_offset, o.partition_max_bytes = _S_iqqi.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_FetchTopic_v4(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_FetchRequest_topics, 'topics', _a2)
+    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
+    _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
+    _ss(o, _O_FetchRequest_session_id, 'session_id', 0)
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', -1)
+    _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', [])
+    _ss(o, _O_FetchRequest_rack_id, 'rack_id', '')
+    _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
+def _d_FetchPartition_v5(b, p):
+    if cython.compiled:
+        o = _c_FetchPartition_v5(b, cython.address(p))
+        return o, p
+    o = _newo(FetchPartition)
+    o.partition, o.fetch_offset, o.log_start_offset, o.partition_max_bytes = _S_iqqi.unpack_from(b, p)
     p += 24
     o.current_leader_epoch = -1
     o.last_fetched_epoch = -1
@@ -1202,7 +1309,27 @@ def _d_FetchPartition_v5(b, p):
     return o, p
 
 
+def _c_FetchPartition_v5(b, pp):
+    p = pp[0]
+    o = _newo(FetchPartition)
+    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 4))
+    _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 12))
+    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 20))
+    p += 24
+    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', -1)
+    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', -1)
+    _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
+    _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
+    _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_FetchTopic_v5(b, p):
+    if cython.compiled:
+        o = _c_FetchTopic_v5(b, cython.address(p))
+        return o, p
     o = _newo(FetchTopic)
     _n1 = _ri16(b, p)
     p += 2
@@ -1229,16 +1356,41 @@ def _d_FetchTopic_v5(b, p):
     return o, p
 
 
-def _d_FetchRequest_v5(b, p):
-    o = _newo(FetchRequest)
-    if cython.compiled:
-        o.replica_id = _ri32(b, p)
-        o.max_wait_ms = _ri32(b, p + 4)
-        o.min_bytes = _ri32(b, p + 8)
-        o.max_bytes = _ri32(b, p + 12)
-        o.isolation_level = _ri8(b, p + 16)
+def _c_FetchTopic_v5(b, pp):
+    p = pp[0]
+    o = _newo(FetchTopic)
+    _n1 = _ri16(b, p)
+    p += 2
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topic was serialized as null')
     else:
-        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level = _S_iiiib.unpack_from(b, p)
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
+        _ss(o, _O_FetchTopic_topic, 'topic', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = _ri32(b, p)
+    p += 4
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_FetchPartition_v5(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_FetchTopic_partitions, 'partitions', _a4)
+    _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ZERO_UUID)
+    _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
+def _d_FetchRequest_v5(b, p):
+    if cython.compiled:
+        o = _c_FetchRequest_v5(b, cython.address(p))
+        return o, p
+    o = _newo(FetchRequest)
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level = _S_iiiib.unpack_from(b, p)
     p += 17
     _n1 = _ri32(b, p)
     p += 4
@@ -1261,7 +1413,41 @@ def _d_FetchRequest_v5(b, p):
     return o, p
 
 
+def _c_FetchRequest_v5(b, pp):
+    p = pp[0]
+    o = _newo(FetchRequest)
+    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
+    _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
+    p += 17
+    _n1 = _ri32(b, p)
+    p += 4
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_FetchTopic_v5(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_FetchRequest_topics, 'topics', _a2)
+    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
+    _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
+    _ss(o, _O_FetchRequest_session_id, 'session_id', 0)
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', -1)
+    _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', [])
+    _ss(o, _O_FetchRequest_rack_id, 'rack_id', '')
+    _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_ForgottenTopic_v7(b, p):
+    if cython.compiled:
+        o = _c_ForgottenTopic_v7(b, cython.address(p))
+        return o, p
     o = _newo(ForgottenTopic)
     _n1 = _ri16(b, p)
     p += 2
@@ -1285,18 +1471,38 @@ def _d_ForgottenTopic_v7(b, p):
     return o, p
 
 
-def _d_FetchRequest_v7(b, p):
-    o = _newo(FetchRequest)
-    if cython.compiled:
-        o.replica_id = _ri32(b, p)
-        o.max_wait_ms = _ri32(b, p + 4)
-        o.min_bytes = _ri32(b, p + 8)
-        o.max_bytes = _ri32(b, p + 12)
-        o.isolation_level = _ri8(b, p + 16)
-        o.session_id = _ri32(b, p + 17)
-        o.session_epoch = _ri32(b, p + 21)
+def _c_ForgottenTopic_v7(b, pp):
+    p = pp[0]
+    o = _newo(ForgottenTopic)
+    _n1 = _ri16(b, p)
+    p += 2
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topic was serialized as null')
     else:
-        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
+        _ss(o, _O_ForgottenTopic_topic, 'topic', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = _ri32(b, p)
+    p += 4
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _ss(o, _O_ForgottenTopic_partitions, 'partitions', _ri32l(b, p, _n3))
+        p += _n3 * 4
+    _ss(o, _O_ForgottenTopic_topic_id, 'topic_id', _ZERO_UUID)
+    _ss(o, _O_ForgottenTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
+def _d_FetchRequest_v7(b, p):
+    if cython.compiled:
+        o = _c_FetchRequest_v7(b, cython.address(p))
+        return o, p
+    o = _newo(FetchRequest)
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
     _n1 = _ri32(b, p)
     p += 4
@@ -1327,16 +1533,53 @@ def _d_FetchRequest_v7(b, p):
     return o, p
 
 
-def _d_FetchPartition_v9(b, p):
-    o = _newo(FetchPartition)
-    if cython.compiled:
-        o.partition = _ri32(b, p)
-        o.current_leader_epoch = _ri32(b, p + 4)
-        o.fetch_offset = _ri64(b, p + 8)
-        o.log_start_offset = _ri64(b, p + 16)
-        o.partition_max_bytes = _ri32(b, p + 24)
+def _c_FetchRequest_v7(b, pp):
+    p = pp[0]
+    o = _newo(FetchRequest)
+    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
+    _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
+    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 17))
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 21))
+    p += 25
+    _n1 = _ri32(b, p)
+    p += 4
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
-        o.partition, o.current_leader_epoch, o.fetch_offset, o.log_start_offset, o.partition_max_bytes = _S_iiqqi.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_FetchTopic_v5(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_FetchRequest_topics, 'topics', _a2)
+    _n4 = _ri32(b, p)
+    p += 4
+    if _n4 < 0:
+        raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
+    else:
+        if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
+        _a5 = []
+        for _ in range(_n4):
+            _e6 = _c_ForgottenTopic_v7(b, cython.address(p))
+            _a5.append(_e6)
+        _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
+    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
+    _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
+    _ss(o, _O_FetchRequest_rack_id, 'rack_id', '')
+    _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
+def _d_FetchPartition_v9(b, p):
+    if cython.compiled:
+        o = _c_FetchPartition_v9(b, cython.address(p))
+        return o, p
+    o = _newo(FetchPartition)
+    o.partition, o.current_leader_epoch, o.fetch_offset, o.log_start_offset, o.partition_max_bytes = _S_iiqqi.unpack_from(b, p)
     p += 28
     o.last_fetched_epoch = -1
     o.replica_directory_id = _ZERO_UUID
@@ -1345,7 +1588,27 @@ def _d_FetchPartition_v9(b, p):
     return o, p
 
 
+def _c_FetchPartition_v9(b, pp):
+    p = pp[0]
+    o = _newo(FetchPartition)
+    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
+    _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
+    _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 16))
+    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 24))
+    p += 28
+    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', -1)
+    _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
+    _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
+    _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_FetchTopic_v9(b, p):
+    if cython.compiled:
+        o = _c_FetchTopic_v9(b, cython.address(p))
+        return o, p
     o = _newo(FetchTopic)
     _n1 = _ri16(b, p)
     p += 2
@@ -1372,18 +1635,41 @@ def _d_FetchTopic_v9(b, p):
     return o, p
 
 
-def _d_FetchRequest_v9(b, p):
-    o = _newo(FetchRequest)
-    if cython.compiled:
-        o.replica_id = _ri32(b, p)
-        o.max_wait_ms = _ri32(b, p + 4)
-        o.min_bytes = _ri32(b, p + 8)
-        o.max_bytes = _ri32(b, p + 12)
-        o.isolation_level = _ri8(b, p + 16)
-        o.session_id = _ri32(b, p + 17)
-        o.session_epoch = _ri32(b, p + 21)
+def _c_FetchTopic_v9(b, pp):
+    p = pp[0]
+    o = _newo(FetchTopic)
+    _n1 = _ri16(b, p)
+    p += 2
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topic was serialized as null')
     else:
-        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
+        _ss(o, _O_FetchTopic_topic, 'topic', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = _ri32(b, p)
+    p += 4
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_FetchPartition_v9(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_FetchTopic_partitions, 'partitions', _a4)
+    _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ZERO_UUID)
+    _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
+def _d_FetchRequest_v9(b, p):
+    if cython.compiled:
+        o = _c_FetchRequest_v9(b, cython.address(p))
+        return o, p
+    o = _newo(FetchRequest)
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
     _n1 = _ri32(b, p)
     p += 4
@@ -1414,18 +1700,53 @@ def _d_FetchRequest_v9(b, p):
     return o, p
 
 
-def _d_FetchRequest_v11(b, p):
+def _c_FetchRequest_v9(b, pp):
+    p = pp[0]
     o = _newo(FetchRequest)
-    if cython.compiled:
-        o.replica_id = _ri32(b, p)
-        o.max_wait_ms = _ri32(b, p + 4)
-        o.min_bytes = _ri32(b, p + 8)
-        o.max_bytes = _ri32(b, p + 12)
-        o.isolation_level = _ri8(b, p + 16)
-        o.session_id = _ri32(b, p + 17)
-        o.session_epoch = _ri32(b, p + 21)
+    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
+    _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
+    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 17))
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 21))
+    p += 25
+    _n1 = _ri32(b, p)
+    p += 4
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
-        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_FetchTopic_v9(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_FetchRequest_topics, 'topics', _a2)
+    _n4 = _ri32(b, p)
+    p += 4
+    if _n4 < 0:
+        raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
+    else:
+        if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
+        _a5 = []
+        for _ in range(_n4):
+            _e6 = _c_ForgottenTopic_v7(b, cython.address(p))
+            _a5.append(_e6)
+        _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
+    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
+    _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
+    _ss(o, _O_FetchRequest_rack_id, 'rack_id', '')
+    _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
+def _d_FetchRequest_v11(b, p):
+    if cython.compiled:
+        o = _c_FetchRequest_v11(b, cython.address(p))
+        return o, p
+    o = _newo(FetchRequest)
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
     _n1 = _ri32(b, p)
     p += 4
@@ -1464,17 +1785,61 @@ def _d_FetchRequest_v11(b, p):
     return o, p
 
 
-def _d_FetchPartition_v12(b, p):
-    o = _newo(FetchPartition)
-    if cython.compiled:
-        o.partition = _ri32(b, p)
-        o.current_leader_epoch = _ri32(b, p + 4)
-        o.fetch_offset = _ri64(b, p + 8)
-        o.last_fetched_epoch = _ri32(b, p + 16)
-        o.log_start_offset = _ri64(b, p + 20)
-        o.partition_max_bytes = _ri32(b, p + 28)
+def _c_FetchRequest_v11(b, pp):
+    p = pp[0]
+    o = _newo(FetchRequest)
+    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
+    _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
+    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 17))
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 21))
+    p += 25
+    _n1 = _ri32(b, p)
+    p += 4
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
-        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_FetchTopic_v9(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_FetchRequest_topics, 'topics', _a2)
+    _n4 = _ri32(b, p)
+    p += 4
+    if _n4 < 0:
+        raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
+    else:
+        if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
+        _a5 = []
+        for _ in range(_n4):
+            _e6 = _c_ForgottenTopic_v7(b, cython.address(p))
+            _a5.append(_e6)
+        _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
+    _n7 = _ri16(b, p)
+    p += 2
+    if _n7 < 0:
+        raise _DecodeError('non-nullable field RackId was serialized as null')
+    else:
+        _end8 = p + _n7
+        if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
+        _ss(o, _O_FetchRequest_rack_id, 'rack_id', b[p:_end8].decode('utf-8', 'replace'))
+        p = _end8
+    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
+    _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
+    _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
+def _d_FetchPartition_v12(b, p):
+    if cython.compiled:
+        o = _c_FetchPartition_v12(b, cython.address(p))
+        return o, p
+    o = _newo(FetchPartition)
+    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.replica_directory_id = _ZERO_UUID
     o.high_watermark = 9223372036854775807
@@ -1499,7 +1864,44 @@ def _d_FetchPartition_v12(b, p):
     return o, p
 
 
+def _c_FetchPartition_v12(b, pp):
+    p = pp[0]
+    o = _newo(FetchPartition)
+    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
+    _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
+    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
+    _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
+    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
+    p += 32
+    _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
+    _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
+    _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag in (0, 1):
+                raise _DecodeError('Tag {} is not valid for version 12'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_FetchTopic_v12(b, p):
+    if cython.compiled:
+        o = _c_FetchTopic_v12(b, cython.address(p))
+        return o, p
     o = _newo(FetchTopic)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1543,7 +1945,56 @@ def _d_FetchTopic_v12(b, p):
     return o, p
 
 
+def _c_FetchTopic_v12(b, pp):
+    p = pp[0]
+    o = _newo(FetchTopic)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topic was serialized as null')
+    else:
+        if _n1 > 32767: raise _DecodeError('string field Topic had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
+        _ss(o, _O_FetchTopic_topic, 'topic', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_FetchPartition_v12(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_FetchTopic_partitions, 'partitions', _a4)
+    _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ZERO_UUID)
+    _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_ForgottenTopic_v12(b, p):
+    if cython.compiled:
+        o = _c_ForgottenTopic_v12(b, cython.address(p))
+        return o, p
     o = _newo(ForgottenTopic)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1584,18 +2035,55 @@ def _d_ForgottenTopic_v12(b, p):
     return o, p
 
 
-def _d_FetchRequest_v12(b, p):
-    o = _newo(FetchRequest)
-    if cython.compiled:
-        o.replica_id = _ri32(b, p)
-        o.max_wait_ms = _ri32(b, p + 4)
-        o.min_bytes = _ri32(b, p + 8)
-        o.max_bytes = _ri32(b, p + 12)
-        o.isolation_level = _ri8(b, p + 16)
-        o.session_id = _ri32(b, p + 17)
-        o.session_epoch = _ri32(b, p + 21)
+def _c_ForgottenTopic_v12(b, pp):
+    p = pp[0]
+    o = _newo(ForgottenTopic)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topic was serialized as null')
     else:
-        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
+        if _n1 > 32767: raise _DecodeError('string field Topic had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
+        _ss(o, _O_ForgottenTopic_topic, 'topic', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _ss(o, _O_ForgottenTopic_partitions, 'partitions', _ri32l(b, p, _n3))
+        p += _n3 * 4
+    _ss(o, _O_ForgottenTopic_topic_id, 'topic_id', _ZERO_UUID)
+    _ss(o, _O_ForgottenTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_ForgottenTopic_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_FetchRequest_v12(b, p):
+    if cython.compiled:
+        o = _c_FetchRequest_v12(b, cython.address(p))
+        return o, p
+    o = _newo(FetchRequest)
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1667,17 +2155,94 @@ def _d_FetchRequest_v12(b, p):
     return o, p
 
 
-def _d_FetchPartition_v13(b, p):
-    o = _newo(FetchPartition)
-    if cython.compiled:
-        o.partition = _ri32(b, p)
-        o.current_leader_epoch = _ri32(b, p + 4)
-        o.fetch_offset = _ri64(b, p + 8)
-        o.last_fetched_epoch = _ri32(b, p + 16)
-        o.log_start_offset = _ri64(b, p + 20)
-        o.partition_max_bytes = _ri32(b, p + 28)
+def _c_FetchRequest_v12(b, pp):
+    p = pp[0]
+    o = _newo(FetchRequest)
+    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
+    _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
+    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 17))
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 21))
+    p += 25
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
-        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_FetchTopic_v12(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_FetchRequest_topics, 'topics', _a2)
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
+    if _n4 < 0:
+        raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
+    else:
+        if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
+        _a5 = []
+        for _ in range(_n4):
+            _e6 = _c_ForgottenTopic_v12(b, cython.address(p))
+            _a5.append(_e6)
+        _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
+    if _n7 < 0:
+        raise _DecodeError('non-nullable field RackId was serialized as null')
+    else:
+        if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
+        _end8 = p + _n7
+        if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
+        _ss(o, _O_FetchRequest_rack_id, 'rack_id', b[p:_end8].decode('utf-8', 'replace'))
+        p = _end8
+    _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
+    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
+    _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag == 0:
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
+                if _n9 < 0:
+                    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
+                else:
+                    if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
+                    _end10 = p + _n9
+                    if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
+                    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', b[p:_end10].decode('utf-8', 'replace'))
+                    p = _end10
+            elif _tag in (1,):
+                raise _DecodeError('Tag {} is not valid for version 12'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_FetchPartition_v13(b, p):
+    if cython.compiled:
+        o = _c_FetchPartition_v13(b, cython.address(p))
+        return o, p
+    o = _newo(FetchPartition)
+    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.replica_directory_id = _ZERO_UUID
     o.high_watermark = 9223372036854775807
@@ -1702,7 +2267,44 @@ def _d_FetchPartition_v13(b, p):
     return o, p
 
 
+def _c_FetchPartition_v13(b, pp):
+    p = pp[0]
+    o = _newo(FetchPartition)
+    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
+    _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
+    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
+    _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
+    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
+    p += 32
+    _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
+    _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
+    _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag in (0, 1):
+                raise _DecodeError('Tag {} is not valid for version 13'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_FetchTopic_v13(b, p):
+    if cython.compiled:
+        o = _c_FetchTopic_v13(b, cython.address(p))
+        return o, p
     o = _newo(FetchTopic)
     o.topic_id = _ruuid(b, p)
     p += 16
@@ -1737,7 +2339,47 @@ def _d_FetchTopic_v13(b, p):
     return o, p
 
 
+def _c_FetchTopic_v13(b, pp):
+    p = pp[0]
+    o = _newo(FetchTopic)
+    _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ruuid(b, p))
+    p += 16
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_FetchPartition_v13(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_FetchTopic_partitions, 'partitions', _a2)
+    _ss(o, _O_FetchTopic_topic, 'topic', '')
+    _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_ForgottenTopic_v13(b, p):
+    if cython.compiled:
+        o = _c_ForgottenTopic_v13(b, cython.address(p))
+        return o, p
     o = _newo(ForgottenTopic)
     o.topic_id = _ruuid(b, p)
     p += 16
@@ -1769,18 +2411,46 @@ def _d_ForgottenTopic_v13(b, p):
     return o, p
 
 
-def _d_FetchRequest_v13(b, p):
-    o = _newo(FetchRequest)
-    if cython.compiled:
-        o.replica_id = _ri32(b, p)
-        o.max_wait_ms = _ri32(b, p + 4)
-        o.min_bytes = _ri32(b, p + 8)
-        o.max_bytes = _ri32(b, p + 12)
-        o.isolation_level = _ri8(b, p + 16)
-        o.session_id = _ri32(b, p + 17)
-        o.session_epoch = _ri32(b, p + 21)
+def _c_ForgottenTopic_v13(b, pp):
+    p = pp[0]
+    o = _newo(ForgottenTopic)
+    _ss(o, _O_ForgottenTopic_topic_id, 'topic_id', _ruuid(b, p))
+    p += 16
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
-        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _ss(o, _O_ForgottenTopic_partitions, 'partitions', _ri32l(b, p, _n1))
+        p += _n1 * 4
+    _ss(o, _O_ForgottenTopic_topic, 'topic', '')
+    _ss(o, _O_ForgottenTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_ForgottenTopic_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_FetchRequest_v13(b, p):
+    if cython.compiled:
+        o = _c_FetchRequest_v13(b, cython.address(p))
+        return o, p
+    o = _newo(FetchRequest)
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1852,17 +2522,94 @@ def _d_FetchRequest_v13(b, p):
     return o, p
 
 
-def _d_FetchPartition_v14(b, p):
-    o = _newo(FetchPartition)
-    if cython.compiled:
-        o.partition = _ri32(b, p)
-        o.current_leader_epoch = _ri32(b, p + 4)
-        o.fetch_offset = _ri64(b, p + 8)
-        o.last_fetched_epoch = _ri32(b, p + 16)
-        o.log_start_offset = _ri64(b, p + 20)
-        o.partition_max_bytes = _ri32(b, p + 28)
+def _c_FetchRequest_v13(b, pp):
+    p = pp[0]
+    o = _newo(FetchRequest)
+    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
+    _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
+    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 17))
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 21))
+    p += 25
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
-        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_FetchTopic_v13(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_FetchRequest_topics, 'topics', _a2)
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
+    if _n4 < 0:
+        raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
+    else:
+        if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
+        _a5 = []
+        for _ in range(_n4):
+            _e6 = _c_ForgottenTopic_v13(b, cython.address(p))
+            _a5.append(_e6)
+        _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
+    if _n7 < 0:
+        raise _DecodeError('non-nullable field RackId was serialized as null')
+    else:
+        if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
+        _end8 = p + _n7
+        if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
+        _ss(o, _O_FetchRequest_rack_id, 'rack_id', b[p:_end8].decode('utf-8', 'replace'))
+        p = _end8
+    _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
+    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
+    _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag == 0:
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
+                if _n9 < 0:
+                    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
+                else:
+                    if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
+                    _end10 = p + _n9
+                    if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
+                    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', b[p:_end10].decode('utf-8', 'replace'))
+                    p = _end10
+            elif _tag in (1,):
+                raise _DecodeError('Tag {} is not valid for version 13'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_FetchPartition_v14(b, p):
+    if cython.compiled:
+        o = _c_FetchPartition_v14(b, cython.address(p))
+        return o, p
+    o = _newo(FetchPartition)
+    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.replica_directory_id = _ZERO_UUID
     o.high_watermark = 9223372036854775807
@@ -1887,7 +2634,44 @@ def _d_FetchPartition_v14(b, p):
     return o, p
 
 
+def _c_FetchPartition_v14(b, pp):
+    p = pp[0]
+    o = _newo(FetchPartition)
+    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
+    _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
+    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
+    _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
+    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
+    p += 32
+    _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
+    _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
+    _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag in (0, 1):
+                raise _DecodeError('Tag {} is not valid for version 14'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_FetchTopic_v14(b, p):
+    if cython.compiled:
+        o = _c_FetchTopic_v14(b, cython.address(p))
+        return o, p
     o = _newo(FetchTopic)
     o.topic_id = _ruuid(b, p)
     p += 16
@@ -1922,18 +2706,49 @@ def _d_FetchTopic_v14(b, p):
     return o, p
 
 
-def _d_FetchRequest_v14(b, p):
-    o = _newo(FetchRequest)
-    if cython.compiled:
-        o.replica_id = _ri32(b, p)
-        o.max_wait_ms = _ri32(b, p + 4)
-        o.min_bytes = _ri32(b, p + 8)
-        o.max_bytes = _ri32(b, p + 12)
-        o.isolation_level = _ri8(b, p + 16)
-        o.session_id = _ri32(b, p + 17)
-        o.session_epoch = _ri32(b, p + 21)
+def _c_FetchTopic_v14(b, pp):
+    p = pp[0]
+    o = _newo(FetchTopic)
+    _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ruuid(b, p))
+    p += 16
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
-        o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_FetchPartition_v14(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_FetchTopic_partitions, 'partitions', _a2)
+    _ss(o, _O_FetchTopic_topic, 'topic', '')
+    _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_FetchRequest_v14(b, p):
+    if cython.compiled:
+        o = _c_FetchRequest_v14(b, cython.address(p))
+        return o, p
+    o = _newo(FetchRequest)
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(b, p)
     p += 25
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2005,17 +2820,94 @@ def _d_FetchRequest_v14(b, p):
     return o, p
 
 
-def _d_FetchPartition_v15(b, p):
-    o = _newo(FetchPartition)
-    if cython.compiled:
-        o.partition = _ri32(b, p)
-        o.current_leader_epoch = _ri32(b, p + 4)
-        o.fetch_offset = _ri64(b, p + 8)
-        o.last_fetched_epoch = _ri32(b, p + 16)
-        o.log_start_offset = _ri64(b, p + 20)
-        o.partition_max_bytes = _ri32(b, p + 28)
+def _c_FetchRequest_v14(b, pp):
+    p = pp[0]
+    o = _newo(FetchRequest)
+    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
+    _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
+    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 17))
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 21))
+    p += 25
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
-        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_FetchTopic_v14(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_FetchRequest_topics, 'topics', _a2)
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
+    if _n4 < 0:
+        raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
+    else:
+        if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
+        _a5 = []
+        for _ in range(_n4):
+            _e6 = _c_ForgottenTopic_v13(b, cython.address(p))
+            _a5.append(_e6)
+        _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
+    if _n7 < 0:
+        raise _DecodeError('non-nullable field RackId was serialized as null')
+    else:
+        if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
+        _end8 = p + _n7
+        if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
+        _ss(o, _O_FetchRequest_rack_id, 'rack_id', b[p:_end8].decode('utf-8', 'replace'))
+        p = _end8
+    _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
+    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
+    _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag == 0:
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
+                if _n9 < 0:
+                    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
+                else:
+                    if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
+                    _end10 = p + _n9
+                    if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
+                    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', b[p:_end10].decode('utf-8', 'replace'))
+                    p = _end10
+            elif _tag in (1,):
+                raise _DecodeError('Tag {} is not valid for version 14'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_FetchPartition_v15(b, p):
+    if cython.compiled:
+        o = _c_FetchPartition_v15(b, cython.address(p))
+        return o, p
+    o = _newo(FetchPartition)
+    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.replica_directory_id = _ZERO_UUID
     o.high_watermark = 9223372036854775807
@@ -2040,7 +2932,44 @@ def _d_FetchPartition_v15(b, p):
     return o, p
 
 
+def _c_FetchPartition_v15(b, pp):
+    p = pp[0]
+    o = _newo(FetchPartition)
+    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
+    _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
+    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
+    _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
+    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
+    p += 32
+    _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
+    _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
+    _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag in (0, 1):
+                raise _DecodeError('Tag {} is not valid for version 15'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_FetchTopic_v15(b, p):
+    if cython.compiled:
+        o = _c_FetchTopic_v15(b, cython.address(p))
+        return o, p
     o = _newo(FetchTopic)
     o.topic_id = _ruuid(b, p)
     p += 16
@@ -2075,13 +3004,49 @@ def _d_FetchTopic_v15(b, p):
     return o, p
 
 
-def _d_ReplicaState_v15(b, p):
-    o = _newo(ReplicaState)
-    if cython.compiled:
-        o.replica_id = _ri32(b, p)
-        o.replica_epoch = _ri64(b, p + 4)
+def _c_FetchTopic_v15(b, pp):
+    p = pp[0]
+    o = _newo(FetchTopic)
+    _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ruuid(b, p))
+    p += 16
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
-        o.replica_id, o.replica_epoch = _S_iq.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_FetchPartition_v15(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_FetchTopic_partitions, 'partitions', _a2)
+    _ss(o, _O_FetchTopic_topic, 'topic', '')
+    _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_ReplicaState_v15(b, p):
+    if cython.compiled:
+        o = _c_ReplicaState_v15(b, cython.address(p))
+        return o, p
+    o = _newo(ReplicaState)
+    o.replica_id, o.replica_epoch = _S_iq.unpack_from(b, p)
     p += 12
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -2101,17 +3066,37 @@ def _d_ReplicaState_v15(b, p):
     return o, p
 
 
-def _d_FetchRequest_v15(b, p):
-    o = _newo(FetchRequest)
-    if cython.compiled:
-        o.max_wait_ms = _ri32(b, p)
-        o.min_bytes = _ri32(b, p + 4)
-        o.max_bytes = _ri32(b, p + 8)
-        o.isolation_level = _ri8(b, p + 12)
-        o.session_id = _ri32(b, p + 13)
-        o.session_epoch = _ri32(b, p + 17)
+def _c_ReplicaState_v15(b, pp):
+    p = pp[0]
+    o = _newo(ReplicaState)
+    _ss(o, _O_ReplicaState_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_ReplicaState_replica_epoch, 'replica_epoch', _ri64(b, p + 4))
+    p += 12
+    _ss(o, _O_ReplicaState_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
     else:
-        o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_ReplicaState_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_FetchRequest_v15(b, p):
+    if cython.compiled:
+        o = _c_FetchRequest_v15(b, cython.address(p))
+        return o, p
+    o = _newo(FetchRequest)
+    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
     p += 21
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2184,17 +3169,94 @@ def _d_FetchRequest_v15(b, p):
     return o, p
 
 
-def _d_FetchPartition_v16(b, p):
-    o = _newo(FetchPartition)
-    if cython.compiled:
-        o.partition = _ri32(b, p)
-        o.current_leader_epoch = _ri32(b, p + 4)
-        o.fetch_offset = _ri64(b, p + 8)
-        o.last_fetched_epoch = _ri32(b, p + 16)
-        o.log_start_offset = _ri64(b, p + 20)
-        o.partition_max_bytes = _ri32(b, p + 28)
+def _c_FetchRequest_v15(b, pp):
+    p = pp[0]
+    o = _newo(FetchRequest)
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 8))
+    _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 12))
+    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 13))
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 17))
+    p += 21
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
-        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_FetchTopic_v15(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_FetchRequest_topics, 'topics', _a2)
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
+    if _n4 < 0:
+        raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
+    else:
+        if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
+        _a5 = []
+        for _ in range(_n4):
+            _e6 = _c_ForgottenTopic_v13(b, cython.address(p))
+            _a5.append(_e6)
+        _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
+    if _n7 < 0:
+        raise _DecodeError('non-nullable field RackId was serialized as null')
+    else:
+        if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
+        _end8 = p + _n7
+        if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
+        _ss(o, _O_FetchRequest_rack_id, 'rack_id', b[p:_end8].decode('utf-8', 'replace'))
+        p = _end8
+    _ss(o, _O_FetchRequest_replica_id, 'replica_id', -1)
+    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
+    _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
+    _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag == 0:
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
+                if _n9 < 0:
+                    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
+                else:
+                    if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
+                    _end10 = p + _n9
+                    if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
+                    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', b[p:_end10].decode('utf-8', 'replace'))
+                    p = _end10
+            elif _tag == 1:
+                _ss(o, _O_FetchRequest_replica_state, 'replica_state', _c_ReplicaState_v15(b, cython.address(p)))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_FetchPartition_v16(b, p):
+    if cython.compiled:
+        o = _c_FetchPartition_v16(b, cython.address(p))
+        return o, p
+    o = _newo(FetchPartition)
+    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.replica_directory_id = _ZERO_UUID
     o.high_watermark = 9223372036854775807
@@ -2219,7 +3281,44 @@ def _d_FetchPartition_v16(b, p):
     return o, p
 
 
+def _c_FetchPartition_v16(b, pp):
+    p = pp[0]
+    o = _newo(FetchPartition)
+    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
+    _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
+    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
+    _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
+    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
+    p += 32
+    _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
+    _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
+    _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag in (0, 1):
+                raise _DecodeError('Tag {} is not valid for version 16'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_FetchTopic_v16(b, p):
+    if cython.compiled:
+        o = _c_FetchTopic_v16(b, cython.address(p))
+        return o, p
     o = _newo(FetchTopic)
     o.topic_id = _ruuid(b, p)
     p += 16
@@ -2254,17 +3353,49 @@ def _d_FetchTopic_v16(b, p):
     return o, p
 
 
-def _d_FetchRequest_v16(b, p):
-    o = _newo(FetchRequest)
-    if cython.compiled:
-        o.max_wait_ms = _ri32(b, p)
-        o.min_bytes = _ri32(b, p + 4)
-        o.max_bytes = _ri32(b, p + 8)
-        o.isolation_level = _ri8(b, p + 12)
-        o.session_id = _ri32(b, p + 13)
-        o.session_epoch = _ri32(b, p + 17)
+def _c_FetchTopic_v16(b, pp):
+    p = pp[0]
+    o = _newo(FetchTopic)
+    _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ruuid(b, p))
+    p += 16
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
-        o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_FetchPartition_v16(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_FetchTopic_partitions, 'partitions', _a2)
+    _ss(o, _O_FetchTopic_topic, 'topic', '')
+    _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_FetchRequest_v16(b, p):
+    if cython.compiled:
+        o = _c_FetchRequest_v16(b, cython.address(p))
+        return o, p
+    o = _newo(FetchRequest)
+    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
     p += 21
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2337,17 +3468,94 @@ def _d_FetchRequest_v16(b, p):
     return o, p
 
 
-def _d_FetchPartition_v17(b, p):
-    o = _newo(FetchPartition)
-    if cython.compiled:
-        o.partition = _ri32(b, p)
-        o.current_leader_epoch = _ri32(b, p + 4)
-        o.fetch_offset = _ri64(b, p + 8)
-        o.last_fetched_epoch = _ri32(b, p + 16)
-        o.log_start_offset = _ri64(b, p + 20)
-        o.partition_max_bytes = _ri32(b, p + 28)
+def _c_FetchRequest_v16(b, pp):
+    p = pp[0]
+    o = _newo(FetchRequest)
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 8))
+    _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 12))
+    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 13))
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 17))
+    p += 21
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
-        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_FetchTopic_v16(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_FetchRequest_topics, 'topics', _a2)
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
+    if _n4 < 0:
+        raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
+    else:
+        if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
+        _a5 = []
+        for _ in range(_n4):
+            _e6 = _c_ForgottenTopic_v13(b, cython.address(p))
+            _a5.append(_e6)
+        _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
+    if _n7 < 0:
+        raise _DecodeError('non-nullable field RackId was serialized as null')
+    else:
+        if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
+        _end8 = p + _n7
+        if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
+        _ss(o, _O_FetchRequest_rack_id, 'rack_id', b[p:_end8].decode('utf-8', 'replace'))
+        p = _end8
+    _ss(o, _O_FetchRequest_replica_id, 'replica_id', -1)
+    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
+    _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
+    _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag == 0:
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
+                if _n9 < 0:
+                    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
+                else:
+                    if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
+                    _end10 = p + _n9
+                    if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
+                    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', b[p:_end10].decode('utf-8', 'replace'))
+                    p = _end10
+            elif _tag == 1:
+                _ss(o, _O_FetchRequest_replica_state, 'replica_state', _c_ReplicaState_v15(b, cython.address(p)))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_FetchPartition_v17(b, p):
+    if cython.compiled:
+        o = _c_FetchPartition_v17(b, cython.address(p))
+        return o, p
+    o = _newo(FetchPartition)
+    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.high_watermark = 9223372036854775807
     o.replica_directory_id = _ZERO_UUID
@@ -2375,7 +3583,47 @@ def _d_FetchPartition_v17(b, p):
     return o, p
 
 
+def _c_FetchPartition_v17(b, pp):
+    p = pp[0]
+    o = _newo(FetchPartition)
+    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
+    _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
+    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
+    _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
+    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
+    p += 32
+    _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
+    _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
+    _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag == 0:
+                _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ruuid(b, p))
+                p += 16
+            elif _tag in (1,):
+                raise _DecodeError('Tag {} is not valid for version 17'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_FetchTopic_v17(b, p):
+    if cython.compiled:
+        o = _c_FetchTopic_v17(b, cython.address(p))
+        return o, p
     o = _newo(FetchTopic)
     o.topic_id = _ruuid(b, p)
     p += 16
@@ -2410,17 +3658,49 @@ def _d_FetchTopic_v17(b, p):
     return o, p
 
 
-def _d_FetchRequest_v17(b, p):
-    o = _newo(FetchRequest)
-    if cython.compiled:
-        o.max_wait_ms = _ri32(b, p)
-        o.min_bytes = _ri32(b, p + 4)
-        o.max_bytes = _ri32(b, p + 8)
-        o.isolation_level = _ri8(b, p + 12)
-        o.session_id = _ri32(b, p + 13)
-        o.session_epoch = _ri32(b, p + 17)
+def _c_FetchTopic_v17(b, pp):
+    p = pp[0]
+    o = _newo(FetchTopic)
+    _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ruuid(b, p))
+    p += 16
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
-        o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_FetchPartition_v17(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_FetchTopic_partitions, 'partitions', _a2)
+    _ss(o, _O_FetchTopic_topic, 'topic', '')
+    _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_FetchRequest_v17(b, p):
+    if cython.compiled:
+        o = _c_FetchRequest_v17(b, cython.address(p))
+        return o, p
+    o = _newo(FetchRequest)
+    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
     p += 21
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2493,17 +3773,94 @@ def _d_FetchRequest_v17(b, p):
     return o, p
 
 
-def _d_FetchPartition_v18(b, p):
-    o = _newo(FetchPartition)
-    if cython.compiled:
-        o.partition = _ri32(b, p)
-        o.current_leader_epoch = _ri32(b, p + 4)
-        o.fetch_offset = _ri64(b, p + 8)
-        o.last_fetched_epoch = _ri32(b, p + 16)
-        o.log_start_offset = _ri64(b, p + 20)
-        o.partition_max_bytes = _ri32(b, p + 28)
+def _c_FetchRequest_v17(b, pp):
+    p = pp[0]
+    o = _newo(FetchRequest)
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 8))
+    _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 12))
+    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 13))
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 17))
+    p += 21
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
-        o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_FetchTopic_v17(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_FetchRequest_topics, 'topics', _a2)
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
+    if _n4 < 0:
+        raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
+    else:
+        if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
+        _a5 = []
+        for _ in range(_n4):
+            _e6 = _c_ForgottenTopic_v13(b, cython.address(p))
+            _a5.append(_e6)
+        _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
+    if _n7 < 0:
+        raise _DecodeError('non-nullable field RackId was serialized as null')
+    else:
+        if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
+        _end8 = p + _n7
+        if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
+        _ss(o, _O_FetchRequest_rack_id, 'rack_id', b[p:_end8].decode('utf-8', 'replace'))
+        p = _end8
+    _ss(o, _O_FetchRequest_replica_id, 'replica_id', -1)
+    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
+    _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
+    _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag == 0:
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
+                if _n9 < 0:
+                    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
+                else:
+                    if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
+                    _end10 = p + _n9
+                    if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
+                    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', b[p:_end10].decode('utf-8', 'replace'))
+                    p = _end10
+            elif _tag == 1:
+                _ss(o, _O_FetchRequest_replica_state, 'replica_state', _c_ReplicaState_v15(b, cython.address(p)))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_FetchPartition_v18(b, p):
+    if cython.compiled:
+        o = _c_FetchPartition_v18(b, cython.address(p))
+        return o, p
+    o = _newo(FetchPartition)
+    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(b, p)
     p += 32
     o.replica_directory_id = _ZERO_UUID
     o.high_watermark = 9223372036854775807
@@ -2532,7 +3889,48 @@ def _d_FetchPartition_v18(b, p):
     return o, p
 
 
+def _c_FetchPartition_v18(b, pp):
+    p = pp[0]
+    o = _newo(FetchPartition)
+    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
+    _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
+    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
+    _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
+    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
+    p += 32
+    _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
+    _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
+    _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag == 0:
+                _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ruuid(b, p))
+                p += 16
+            elif _tag == 1:
+                _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', _ri64(b, p))
+                p += 8
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_FetchTopic_v18(b, p):
+    if cython.compiled:
+        o = _c_FetchTopic_v18(b, cython.address(p))
+        return o, p
     o = _newo(FetchTopic)
     o.topic_id = _ruuid(b, p)
     p += 16
@@ -2567,17 +3965,49 @@ def _d_FetchTopic_v18(b, p):
     return o, p
 
 
-def _d_FetchRequest_v18(b, p):
-    o = _newo(FetchRequest)
-    if cython.compiled:
-        o.max_wait_ms = _ri32(b, p)
-        o.min_bytes = _ri32(b, p + 4)
-        o.max_bytes = _ri32(b, p + 8)
-        o.isolation_level = _ri8(b, p + 12)
-        o.session_id = _ri32(b, p + 13)
-        o.session_epoch = _ri32(b, p + 17)
+def _c_FetchTopic_v18(b, pp):
+    p = pp[0]
+    o = _newo(FetchTopic)
+    _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ruuid(b, p))
+    p += 16
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
-        o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_FetchPartition_v18(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_FetchTopic_partitions, 'partitions', _a2)
+    _ss(o, _O_FetchTopic_topic, 'topic', '')
+    _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_FetchRequest_v18(b, p):
+    if cython.compiled:
+        o = _c_FetchRequest_v18(b, cython.address(p))
+        return o, p
+    o = _newo(FetchRequest)
+    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(b, p)
     p += 21
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -2648,6 +4078,88 @@ def _d_FetchRequest_v18(b, p):
                 p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
+
+
+def _c_FetchRequest_v18(b, pp):
+    p = pp[0]
+    o = _newo(FetchRequest)
+    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p))
+    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 4))
+    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 8))
+    _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 12))
+    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 13))
+    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 17))
+    p += 21
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_FetchTopic_v18(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_FetchRequest_topics, 'topics', _a2)
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
+    if _n4 < 0:
+        raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
+    else:
+        if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
+        _a5 = []
+        for _ in range(_n4):
+            _e6 = _c_ForgottenTopic_v13(b, cython.address(p))
+            _a5.append(_e6)
+        _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
+    _n7 = b[p] - 1
+    if _n7 < 127: p += 1
+    else: _n7, p = _rlen(b, p)
+    if _n7 < 0:
+        raise _DecodeError('non-nullable field RackId was serialized as null')
+    else:
+        if _n7 > 32767: raise _DecodeError('string field RackId had invalid length {}'.format(_n7))
+        _end8 = p + _n7
+        if _end8 > len(b): raise _DecodeError('RackId: length {} past the end'.format(_n7))
+        _ss(o, _O_FetchRequest_rack_id, 'rack_id', b[p:_end8].decode('utf-8', 'replace'))
+        p = _end8
+    _ss(o, _O_FetchRequest_replica_id, 'replica_id', -1)
+    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
+    _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
+    _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag == 0:
+                _n9 = b[p] - 1
+                if _n9 < 127: p += 1
+                else: _n9, p = _rlen(b, p)
+                if _n9 < 0:
+                    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
+                else:
+                    if _n9 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n9))
+                    _end10 = p + _n9
+                    if _end10 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n9))
+                    _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', b[p:_end10].decode('utf-8', 'replace'))
+                    p = _end10
+            elif _tag == 1:
+                _ss(o, _O_FetchRequest_replica_state, 'replica_state', _c_ReplicaState_v15(b, cython.address(p)))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
 
 
 FetchRequest._ENC = (_e_FetchRequest_v4, _e_FetchRequest_v5, _e_FetchRequest_v6, _e_FetchRequest_v7, _e_FetchRequest_v8, _e_FetchRequest_v9, _e_FetchRequest_v10, _e_FetchRequest_v11, _e_FetchRequest_v12, _e_FetchRequest_v13, _e_FetchRequest_v14, _e_FetchRequest_v15, _e_FetchRequest_v16, _e_FetchRequest_v17, _e_FetchRequest_v18)

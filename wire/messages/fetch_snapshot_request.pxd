@@ -4,27 +4,59 @@ cimport cython
 from wire.readers cimport (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
-    read_uuid as _ruuid, new_object as _newo,
+    read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
+    _store as _ss, _obj_i16 as _oi16, _obj_i32 as _oi32,  # C, inlined when compiled
 )
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end5=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _size=Py_ssize_t)
+cdef Py_ssize_t _O_FetchSnapshotRequest_cluster_id
+cdef Py_ssize_t _O_FetchSnapshotRequest_max_bytes
+cdef Py_ssize_t _O_FetchSnapshotRequest_replica_id
+cdef Py_ssize_t _O_FetchSnapshotRequest_topics
+cdef Py_ssize_t _O_FetchSnapshotRequest_unknown_tagged_fields
+cdef Py_ssize_t _O_PartitionSnapshot_current_leader_epoch
+cdef Py_ssize_t _O_PartitionSnapshot_partition
+cdef Py_ssize_t _O_PartitionSnapshot_position
+cdef Py_ssize_t _O_PartitionSnapshot_replica_directory_id
+cdef Py_ssize_t _O_PartitionSnapshot_snapshot_id
+cdef Py_ssize_t _O_PartitionSnapshot_unknown_tagged_fields
+cdef Py_ssize_t _O_SnapshotId_end_offset
+cdef Py_ssize_t _O_SnapshotId_epoch
+cdef Py_ssize_t _O_SnapshotId_unknown_tagged_fields
+cdef Py_ssize_t _O_TopicSnapshot_name
+cdef Py_ssize_t _O_TopicSnapshot_partitions
+cdef Py_ssize_t _O_TopicSnapshot_unknown_tagged_fields
+
 cpdef tuple _d_FetchSnapshotRequest_v0(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end5=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end5=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchSnapshotRequest_v0(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_FetchSnapshotRequest_v1(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end5=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_FetchSnapshotRequest_v1(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_PartitionSnapshot_v0(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_PartitionSnapshot_v0(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_PartitionSnapshot_v1(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_PartitionSnapshot_v1(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_SnapshotId_v0(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_SnapshotId_v0(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_TopicSnapshot_v0(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_TopicSnapshot_v0(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_TopicSnapshot_v1(bytes b, Py_ssize_t p)
 
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_TopicSnapshot_v1(bytes b, Py_ssize_t* pp)

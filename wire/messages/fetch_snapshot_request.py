@@ -18,8 +18,10 @@ except ImportError:
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
-    read_uuid as _ruuid, new_object as _newo,
+    read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
+if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
+    from wire.readers import set_slot as _ss, read_i16 as _oi16, read_i32 as _oi32
 
 __all__ = ('SnapshotId', 'PartitionSnapshot', 'TopicSnapshot', 'FetchSnapshotRequest')
 
@@ -117,6 +119,24 @@ _DEFAULT_SnapshotId = SnapshotId()
 _DEFAULT_PartitionSnapshot = PartitionSnapshot()
 _DEFAULT_TopicSnapshot = TopicSnapshot()
 _DEFAULT_FetchSnapshotRequest = FetchSnapshotRequest()
+
+_O_FetchSnapshotRequest_cluster_id = _so(FetchSnapshotRequest, 'cluster_id')
+_O_FetchSnapshotRequest_max_bytes = _so(FetchSnapshotRequest, 'max_bytes')
+_O_FetchSnapshotRequest_replica_id = _so(FetchSnapshotRequest, 'replica_id')
+_O_FetchSnapshotRequest_topics = _so(FetchSnapshotRequest, 'topics')
+_O_FetchSnapshotRequest_unknown_tagged_fields = _so(FetchSnapshotRequest, 'unknown_tagged_fields')
+_O_PartitionSnapshot_current_leader_epoch = _so(PartitionSnapshot, 'current_leader_epoch')
+_O_PartitionSnapshot_partition = _so(PartitionSnapshot, 'partition')
+_O_PartitionSnapshot_position = _so(PartitionSnapshot, 'position')
+_O_PartitionSnapshot_replica_directory_id = _so(PartitionSnapshot, 'replica_directory_id')
+_O_PartitionSnapshot_snapshot_id = _so(PartitionSnapshot, 'snapshot_id')
+_O_PartitionSnapshot_unknown_tagged_fields = _so(PartitionSnapshot, 'unknown_tagged_fields')
+_O_SnapshotId_end_offset = _so(SnapshotId, 'end_offset')
+_O_SnapshotId_epoch = _so(SnapshotId, 'epoch')
+_O_SnapshotId_unknown_tagged_fields = _so(SnapshotId, 'unknown_tagged_fields')
+_O_TopicSnapshot_name = _so(TopicSnapshot, 'name')
+_O_TopicSnapshot_partitions = _so(TopicSnapshot, 'partitions')
+_O_TopicSnapshot_unknown_tagged_fields = _so(TopicSnapshot, 'unknown_tagged_fields')
 
 
 def _e_SnapshotId_v0(w, o):
@@ -250,12 +270,11 @@ def _e_FetchSnapshotRequest_v1(w, o):
 
 
 def _d_SnapshotId_v0(b, p):
-    o = _newo(SnapshotId)
     if cython.compiled:
-        o.end_offset = _ri64(b, p)
-        o.epoch = _ri32(b, p + 8)
-    else:
-        o.end_offset, o.epoch = _S_qi.unpack_from(b, p)
+        o = _c_SnapshotId_v0(b, cython.address(p))
+        return o, p
+    o = _newo(SnapshotId)
+    o.end_offset, o.epoch = _S_qi.unpack_from(b, p)
     p += 12
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -275,13 +294,37 @@ def _d_SnapshotId_v0(b, p):
     return o, p
 
 
-def _d_PartitionSnapshot_v0(b, p):
-    o = _newo(PartitionSnapshot)
-    if cython.compiled:
-        o.partition = _ri32(b, p)
-        o.current_leader_epoch = _ri32(b, p + 4)
+def _c_SnapshotId_v0(b, pp):
+    p = pp[0]
+    o = _newo(SnapshotId)
+    _ss(o, _O_SnapshotId_end_offset, 'end_offset', _ri64(b, p))
+    _ss(o, _O_SnapshotId_epoch, 'epoch', _oi32(b, p + 8))
+    p += 12
+    _ss(o, _O_SnapshotId_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
     else:
-        o.partition, o.current_leader_epoch = _S_ii.unpack_from(b, p)
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_SnapshotId_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_PartitionSnapshot_v0(b, p):
+    if cython.compiled:
+        o = _c_PartitionSnapshot_v0(b, cython.address(p))
+        return o, p
+    o = _newo(PartitionSnapshot)
+    o.partition, o.current_leader_epoch = _S_ii.unpack_from(b, p)
     p += 8
     o.snapshot_id, p = _d_SnapshotId_v0(b, p)
     o.position = _ri64(b, p)
@@ -308,7 +351,42 @@ def _d_PartitionSnapshot_v0(b, p):
     return o, p
 
 
+def _c_PartitionSnapshot_v0(b, pp):
+    p = pp[0]
+    o = _newo(PartitionSnapshot)
+    _ss(o, _O_PartitionSnapshot_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_PartitionSnapshot_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
+    p += 8
+    _ss(o, _O_PartitionSnapshot_snapshot_id, 'snapshot_id', _c_SnapshotId_v0(b, cython.address(p)))
+    _ss(o, _O_PartitionSnapshot_position, 'position', _ri64(b, p))
+    p += 8
+    _ss(o, _O_PartitionSnapshot_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
+    _ss(o, _O_PartitionSnapshot_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag in (0,):
+                raise _DecodeError('Tag {} is not valid for version 0'.format(_tag))
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: _ss(o, _O_PartitionSnapshot_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_TopicSnapshot_v0(b, p):
+    if cython.compiled:
+        o = _c_TopicSnapshot_v0(b, cython.address(p))
+        return o, p
     o = _newo(TopicSnapshot)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -351,13 +429,57 @@ def _d_TopicSnapshot_v0(b, p):
     return o, p
 
 
-def _d_FetchSnapshotRequest_v0(b, p):
-    o = _newo(FetchSnapshotRequest)
-    if cython.compiled:
-        o.replica_id = _ri32(b, p)
-        o.max_bytes = _ri32(b, p + 4)
+def _c_TopicSnapshot_v0(b, pp):
+    p = pp[0]
+    o = _newo(TopicSnapshot)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Name was serialized as null')
     else:
-        o.replica_id, o.max_bytes = _S_ii.unpack_from(b, p)
+        if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
+        _ss(o, _O_TopicSnapshot_name, 'name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_PartitionSnapshot_v0(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_TopicSnapshot_partitions, 'partitions', _a4)
+    _ss(o, _O_TopicSnapshot_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_TopicSnapshot_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_FetchSnapshotRequest_v0(b, p):
+    if cython.compiled:
+        o = _c_FetchSnapshotRequest_v0(b, cython.address(p))
+        return o, p
+    o = _newo(FetchSnapshotRequest)
+    o.replica_id, o.max_bytes = _S_ii.unpack_from(b, p)
     p += 8
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -403,13 +525,63 @@ def _d_FetchSnapshotRequest_v0(b, p):
     return o, p
 
 
-def _d_PartitionSnapshot_v1(b, p):
-    o = _newo(PartitionSnapshot)
-    if cython.compiled:
-        o.partition = _ri32(b, p)
-        o.current_leader_epoch = _ri32(b, p + 4)
+def _c_FetchSnapshotRequest_v0(b, pp):
+    p = pp[0]
+    o = _newo(FetchSnapshotRequest)
+    _ss(o, _O_FetchSnapshotRequest_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_FetchSnapshotRequest_max_bytes, 'max_bytes', _oi32(b, p + 4))
+    p += 8
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
-        o.partition, o.current_leader_epoch = _S_ii.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_TopicSnapshot_v0(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_FetchSnapshotRequest_topics, 'topics', _a2)
+    _ss(o, _O_FetchSnapshotRequest_cluster_id, 'cluster_id', None)
+    _ss(o, _O_FetchSnapshotRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag == 0:
+                _n4 = b[p] - 1
+                if _n4 < 127: p += 1
+                else: _n4, p = _rlen(b, p)
+                if _n4 < 0:
+                    _ss(o, _O_FetchSnapshotRequest_cluster_id, 'cluster_id', None)
+                else:
+                    if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
+                    _end5 = p + _n4
+                    if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
+                    _ss(o, _O_FetchSnapshotRequest_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
+                    p = _end5
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: _ss(o, _O_FetchSnapshotRequest_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_PartitionSnapshot_v1(b, p):
+    if cython.compiled:
+        o = _c_PartitionSnapshot_v1(b, cython.address(p))
+        return o, p
+    o = _newo(PartitionSnapshot)
+    o.partition, o.current_leader_epoch = _S_ii.unpack_from(b, p)
     p += 8
     o.snapshot_id, p = _d_SnapshotId_v0(b, p)
     o.position = _ri64(b, p)
@@ -437,7 +609,43 @@ def _d_PartitionSnapshot_v1(b, p):
     return o, p
 
 
+def _c_PartitionSnapshot_v1(b, pp):
+    p = pp[0]
+    o = _newo(PartitionSnapshot)
+    _ss(o, _O_PartitionSnapshot_partition, 'partition', _oi32(b, p))
+    _ss(o, _O_PartitionSnapshot_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
+    p += 8
+    _ss(o, _O_PartitionSnapshot_snapshot_id, 'snapshot_id', _c_SnapshotId_v0(b, cython.address(p)))
+    _ss(o, _O_PartitionSnapshot_position, 'position', _ri64(b, p))
+    p += 8
+    _ss(o, _O_PartitionSnapshot_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
+    _ss(o, _O_PartitionSnapshot_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag == 0:
+                _ss(o, _O_PartitionSnapshot_replica_directory_id, 'replica_directory_id', _ruuid(b, p))
+                p += 16
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: _ss(o, _O_PartitionSnapshot_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_TopicSnapshot_v1(b, p):
+    if cython.compiled:
+        o = _c_TopicSnapshot_v1(b, cython.address(p))
+        return o, p
     o = _newo(TopicSnapshot)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -480,13 +688,57 @@ def _d_TopicSnapshot_v1(b, p):
     return o, p
 
 
-def _d_FetchSnapshotRequest_v1(b, p):
-    o = _newo(FetchSnapshotRequest)
-    if cython.compiled:
-        o.replica_id = _ri32(b, p)
-        o.max_bytes = _ri32(b, p + 4)
+def _c_TopicSnapshot_v1(b, pp):
+    p = pp[0]
+    o = _newo(TopicSnapshot)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Name was serialized as null')
     else:
-        o.replica_id, o.max_bytes = _S_ii.unpack_from(b, p)
+        if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
+        _ss(o, _O_TopicSnapshot_name, 'name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_PartitionSnapshot_v1(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_TopicSnapshot_partitions, 'partitions', _a4)
+    _ss(o, _O_TopicSnapshot_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_TopicSnapshot_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_FetchSnapshotRequest_v1(b, p):
+    if cython.compiled:
+        o = _c_FetchSnapshotRequest_v1(b, cython.address(p))
+        return o, p
+    o = _newo(FetchSnapshotRequest)
+    o.replica_id, o.max_bytes = _S_ii.unpack_from(b, p)
     p += 8
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -530,6 +782,57 @@ def _d_FetchSnapshotRequest_v1(b, p):
                 p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
+
+
+def _c_FetchSnapshotRequest_v1(b, pp):
+    p = pp[0]
+    o = _newo(FetchSnapshotRequest)
+    _ss(o, _O_FetchSnapshotRequest_replica_id, 'replica_id', _oi32(b, p))
+    _ss(o, _O_FetchSnapshotRequest_max_bytes, 'max_bytes', _oi32(b, p + 4))
+    p += 8
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_TopicSnapshot_v1(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_FetchSnapshotRequest_topics, 'topics', _a2)
+    _ss(o, _O_FetchSnapshotRequest_cluster_id, 'cluster_id', None)
+    _ss(o, _O_FetchSnapshotRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            if _tag == 0:
+                _n4 = b[p] - 1
+                if _n4 < 127: p += 1
+                else: _n4, p = _rlen(b, p)
+                if _n4 < 0:
+                    _ss(o, _O_FetchSnapshotRequest_cluster_id, 'cluster_id', None)
+                else:
+                    if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
+                    _end5 = p + _n4
+                    if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
+                    _ss(o, _O_FetchSnapshotRequest_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
+                    p = _end5
+            else:
+                _end = p + _size
+                if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+                _u.append((_tag, bytes(b[p:_end])))
+                p = _end
+        if _u: _ss(o, _O_FetchSnapshotRequest_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
 
 
 FetchSnapshotRequest._ENC = (_e_FetchSnapshotRequest_v0, _e_FetchSnapshotRequest_v1)

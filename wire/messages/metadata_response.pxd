@@ -4,87 +4,170 @@ cimport cython
 from wire.readers cimport (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
-    read_uuid as _ruuid, new_object as _newo,
+    read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
+    _store as _ss, _obj_i16 as _oi16, _obj_i32 as _oi32,  # C, inlined when compiled
 )
 
-@cython.locals(_end2=Py_ssize_t, _n1=Py_ssize_t)
+cdef Py_ssize_t _O_MetadataResponseBroker_host
+cdef Py_ssize_t _O_MetadataResponseBroker_node_id
+cdef Py_ssize_t _O_MetadataResponseBroker_port
+cdef Py_ssize_t _O_MetadataResponseBroker_rack
+cdef Py_ssize_t _O_MetadataResponseBroker_unknown_tagged_fields
+cdef Py_ssize_t _O_MetadataResponsePartition_error_code
+cdef Py_ssize_t _O_MetadataResponsePartition_isr_nodes
+cdef Py_ssize_t _O_MetadataResponsePartition_leader_epoch
+cdef Py_ssize_t _O_MetadataResponsePartition_leader_id
+cdef Py_ssize_t _O_MetadataResponsePartition_offline_replicas
+cdef Py_ssize_t _O_MetadataResponsePartition_partition_index
+cdef Py_ssize_t _O_MetadataResponsePartition_replica_nodes
+cdef Py_ssize_t _O_MetadataResponsePartition_unknown_tagged_fields
+cdef Py_ssize_t _O_MetadataResponseTopic_error_code
+cdef Py_ssize_t _O_MetadataResponseTopic_is_internal
+cdef Py_ssize_t _O_MetadataResponseTopic_name
+cdef Py_ssize_t _O_MetadataResponseTopic_partitions
+cdef Py_ssize_t _O_MetadataResponseTopic_topic_authorized_operations
+cdef Py_ssize_t _O_MetadataResponseTopic_topic_id
+cdef Py_ssize_t _O_MetadataResponseTopic_unknown_tagged_fields
+cdef Py_ssize_t _O_MetadataResponse_brokers
+cdef Py_ssize_t _O_MetadataResponse_cluster_authorized_operations
+cdef Py_ssize_t _O_MetadataResponse_cluster_id
+cdef Py_ssize_t _O_MetadataResponse_controller_id
+cdef Py_ssize_t _O_MetadataResponse_error_code
+cdef Py_ssize_t _O_MetadataResponse_throttle_time_ms
+cdef Py_ssize_t _O_MetadataResponse_topics
+cdef Py_ssize_t _O_MetadataResponse_unknown_tagged_fields
+
 cpdef tuple _d_MetadataResponseBroker_v0(bytes b, Py_ssize_t p)
 
-@cython.locals(_end2=Py_ssize_t, _end4=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t)
+@cython.locals(_end2=Py_ssize_t, _n1=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponseBroker_v0(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponseBroker_v1(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _end4=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_end2=Py_ssize_t, _end4=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponseBroker_v1(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponseBroker_v9(bytes b, Py_ssize_t p)
 
-@cython.locals(_n1=Py_ssize_t, _n2=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _end4=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponseBroker_v9(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponsePartition_v0(bytes b, Py_ssize_t p)
 
-@cython.locals(_n1=Py_ssize_t, _n2=Py_ssize_t, _n3=Py_ssize_t)
+@cython.locals(_n1=Py_ssize_t, _n2=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponsePartition_v0(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponsePartition_v5(bytes b, Py_ssize_t p)
 
-@cython.locals(_n1=Py_ssize_t, _n2=Py_ssize_t, _n3=Py_ssize_t)
+@cython.locals(_n1=Py_ssize_t, _n2=Py_ssize_t, _n3=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponsePartition_v5(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponsePartition_v7(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n2=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_n1=Py_ssize_t, _n2=Py_ssize_t, _n3=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponsePartition_v7(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponsePartition_v9(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n2=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponsePartition_v9(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponseTopic_v0(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponseTopic_v0(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponseTopic_v1(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponseTopic_v1(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponseTopic_v10(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponseTopic_v10(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponseTopic_v12(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponseTopic_v12(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponseTopic_v5(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponseTopic_v5(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponseTopic_v7(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponseTopic_v7(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponseTopic_v8(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end2=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponseTopic_v8(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponseTopic_v9(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end2=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n3=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponseTopic_v9(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponse_v0(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponse_v0(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponse_v1(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end5=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n6=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponse_v1(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponse_v10(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end5=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n6=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end5=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n6=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponse_v10(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponse_v11(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end5=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n6=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end5=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n6=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponse_v11(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponse_v12(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end5=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n6=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end5=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n6=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponse_v12(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponse_v13(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end5=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n6=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end5=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n6=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponse_v13(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponse_v2(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end5=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n6=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end5=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n6=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponse_v2(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponse_v3(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end5=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n6=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end5=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n6=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponse_v3(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponse_v5(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end5=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n6=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end5=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n6=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponse_v5(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponse_v7(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end5=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n6=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end5=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n6=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponse_v7(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponse_v8(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end5=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n6=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(_=Py_ssize_t, _end5=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n6=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponse_v8(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_MetadataResponse_v9(bytes b, Py_ssize_t p)
 
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _end5=Py_ssize_t, _k=Py_ssize_t, _n1=Py_ssize_t, _n4=Py_ssize_t, _n6=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_MetadataResponse_v9(bytes b, Py_ssize_t* pp)

@@ -18,8 +18,10 @@ except ImportError:
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
-    read_uuid as _ruuid, new_object as _newo,
+    read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
+if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
+    from wire.readers import set_slot as _ss, read_i16 as _oi16, read_i32 as _oi32
 
 __all__ = ('MetadataResponseBroker', 'MetadataResponsePartition', 'MetadataResponseTopic', 'MetadataResponse')
 
@@ -141,6 +143,35 @@ _DEFAULT_MetadataResponseBroker = MetadataResponseBroker()
 _DEFAULT_MetadataResponsePartition = MetadataResponsePartition()
 _DEFAULT_MetadataResponseTopic = MetadataResponseTopic()
 _DEFAULT_MetadataResponse = MetadataResponse()
+
+_O_MetadataResponseBroker_host = _so(MetadataResponseBroker, 'host')
+_O_MetadataResponseBroker_node_id = _so(MetadataResponseBroker, 'node_id')
+_O_MetadataResponseBroker_port = _so(MetadataResponseBroker, 'port')
+_O_MetadataResponseBroker_rack = _so(MetadataResponseBroker, 'rack')
+_O_MetadataResponseBroker_unknown_tagged_fields = _so(MetadataResponseBroker, 'unknown_tagged_fields')
+_O_MetadataResponsePartition_error_code = _so(MetadataResponsePartition, 'error_code')
+_O_MetadataResponsePartition_isr_nodes = _so(MetadataResponsePartition, 'isr_nodes')
+_O_MetadataResponsePartition_leader_epoch = _so(MetadataResponsePartition, 'leader_epoch')
+_O_MetadataResponsePartition_leader_id = _so(MetadataResponsePartition, 'leader_id')
+_O_MetadataResponsePartition_offline_replicas = _so(MetadataResponsePartition, 'offline_replicas')
+_O_MetadataResponsePartition_partition_index = _so(MetadataResponsePartition, 'partition_index')
+_O_MetadataResponsePartition_replica_nodes = _so(MetadataResponsePartition, 'replica_nodes')
+_O_MetadataResponsePartition_unknown_tagged_fields = _so(MetadataResponsePartition, 'unknown_tagged_fields')
+_O_MetadataResponseTopic_error_code = _so(MetadataResponseTopic, 'error_code')
+_O_MetadataResponseTopic_is_internal = _so(MetadataResponseTopic, 'is_internal')
+_O_MetadataResponseTopic_name = _so(MetadataResponseTopic, 'name')
+_O_MetadataResponseTopic_partitions = _so(MetadataResponseTopic, 'partitions')
+_O_MetadataResponseTopic_topic_authorized_operations = _so(MetadataResponseTopic, 'topic_authorized_operations')
+_O_MetadataResponseTopic_topic_id = _so(MetadataResponseTopic, 'topic_id')
+_O_MetadataResponseTopic_unknown_tagged_fields = _so(MetadataResponseTopic, 'unknown_tagged_fields')
+_O_MetadataResponse_brokers = _so(MetadataResponse, 'brokers')
+_O_MetadataResponse_cluster_authorized_operations = _so(MetadataResponse, 'cluster_authorized_operations')
+_O_MetadataResponse_cluster_id = _so(MetadataResponse, 'cluster_id')
+_O_MetadataResponse_controller_id = _so(MetadataResponse, 'controller_id')
+_O_MetadataResponse_error_code = _so(MetadataResponse, 'error_code')
+_O_MetadataResponse_throttle_time_ms = _so(MetadataResponse, 'throttle_time_ms')
+_O_MetadataResponse_topics = _so(MetadataResponse, 'topics')
+_O_MetadataResponse_unknown_tagged_fields = _so(MetadataResponse, 'unknown_tagged_fields')
 
 
 def _e_MetadataResponseBroker_v0(w, o):
@@ -1214,6 +1245,9 @@ def _e_MetadataResponse_v13(w, o):
 
 
 def _d_MetadataResponseBroker_v0(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponseBroker_v0(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponseBroker)
     o.node_id = _ri32(b, p)
     p += 4
@@ -1233,14 +1267,34 @@ def _d_MetadataResponseBroker_v0(b, p):
     return o, p
 
 
-def _d_MetadataResponsePartition_v0(b, p):
-    o = _newo(MetadataResponsePartition)
-    if cython.compiled:
-        o.error_code = _ri16(b, p)
-        o.partition_index = _ri32(b, p + 2)
-        o.leader_id = _ri32(b, p + 6)
+def _c_MetadataResponseBroker_v0(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponseBroker)
+    _ss(o, _O_MetadataResponseBroker_node_id, 'node_id', _oi32(b, p))
+    p += 4
+    _n1 = _ri16(b, p)
+    p += 2
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Host was serialized as null')
     else:
-        o.error_code, o.partition_index, o.leader_id = _S_hii.unpack_from(b, p)
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n1))
+        _ss(o, _O_MetadataResponseBroker_host, 'host', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _ss(o, _O_MetadataResponseBroker_port, 'port', _oi32(b, p))
+    p += 4
+    _ss(o, _O_MetadataResponseBroker_rack, 'rack', None)
+    _ss(o, _O_MetadataResponseBroker_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
+def _d_MetadataResponsePartition_v0(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponsePartition_v0(b, cython.address(p))
+        return o, p
+    o = _newo(MetadataResponsePartition)
+    o.error_code, o.partition_index, o.leader_id = _S_hii.unpack_from(b, p)
     p += 10
     _n1 = _ri32(b, p)
     p += 4
@@ -1264,7 +1318,40 @@ def _d_MetadataResponsePartition_v0(b, p):
     return o, p
 
 
+def _c_MetadataResponsePartition_v0(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponsePartition)
+    _ss(o, _O_MetadataResponsePartition_error_code, 'error_code', _oi16(b, p))
+    _ss(o, _O_MetadataResponsePartition_partition_index, 'partition_index', _oi32(b, p + 2))
+    _ss(o, _O_MetadataResponsePartition_leader_id, 'leader_id', _oi32(b, p + 6))
+    p += 10
+    _n1 = _ri32(b, p)
+    p += 4
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _ss(o, _O_MetadataResponsePartition_replica_nodes, 'replica_nodes', _ri32l(b, p, _n1))
+        p += _n1 * 4
+    _n2 = _ri32(b, p)
+    p += 4
+    if _n2 < 0:
+        raise _DecodeError('non-nullable field IsrNodes was serialized as null')
+    else:
+        if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
+        _ss(o, _O_MetadataResponsePartition_isr_nodes, 'isr_nodes', _ri32l(b, p, _n2))
+        p += _n2 * 4
+    _ss(o, _O_MetadataResponsePartition_leader_epoch, 'leader_epoch', -1)
+    _ss(o, _O_MetadataResponsePartition_offline_replicas, 'offline_replicas', [])
+    _ss(o, _O_MetadataResponsePartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponseTopic_v0(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponseTopic_v0(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponseTopic)
     o.error_code = _ri16(b, p)
     p += 2
@@ -1295,7 +1382,43 @@ def _d_MetadataResponseTopic_v0(b, p):
     return o, p
 
 
+def _c_MetadataResponseTopic_v0(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponseTopic)
+    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
+    p += 2
+    _n1 = _ri16(b, p)
+    p += 2
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Name was serialized as null')
+    else:
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
+        _ss(o, _O_MetadataResponseTopic_name, 'name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = _ri32(b, p)
+    p += 4
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_MetadataResponsePartition_v0(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
+    _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ZERO_UUID)
+    _ss(o, _O_MetadataResponseTopic_is_internal, 'is_internal', False)
+    _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', -2147483648)
+    _ss(o, _O_MetadataResponseTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponse_v0(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponse_v0(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponse)
     _n1 = _ri32(b, p)
     p += 4
@@ -1328,7 +1451,45 @@ def _d_MetadataResponse_v0(b, p):
     return o, p
 
 
+def _c_MetadataResponse_v0(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponse)
+    _n1 = _ri32(b, p)
+    p += 4
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Brokers was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_MetadataResponseBroker_v0(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
+    _n4 = _ri32(b, p)
+    p += 4
+    if _n4 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n4 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n4))
+        _a5 = []
+        for _ in range(_n4):
+            _e6 = _c_MetadataResponseTopic_v0(b, cython.address(p))
+            _a5.append(_e6)
+        _ss(o, _O_MetadataResponse_topics, 'topics', _a5)
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', 0)
+    _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', -1)
+    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
+    _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
+    _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponseBroker_v1(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponseBroker_v1(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponseBroker)
     o.node_id = _ri32(b, p)
     p += 4
@@ -1356,7 +1517,40 @@ def _d_MetadataResponseBroker_v1(b, p):
     return o, p
 
 
+def _c_MetadataResponseBroker_v1(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponseBroker)
+    _ss(o, _O_MetadataResponseBroker_node_id, 'node_id', _oi32(b, p))
+    p += 4
+    _n1 = _ri16(b, p)
+    p += 2
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Host was serialized as null')
+    else:
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n1))
+        _ss(o, _O_MetadataResponseBroker_host, 'host', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _ss(o, _O_MetadataResponseBroker_port, 'port', _oi32(b, p))
+    p += 4
+    _n3 = _ri16(b, p)
+    p += 2
+    if _n3 < 0:
+        _ss(o, _O_MetadataResponseBroker_rack, 'rack', None)
+    else:
+        _end4 = p + _n3
+        if _end4 > len(b): raise _DecodeError('Rack: length {} past the end'.format(_n3))
+        _ss(o, _O_MetadataResponseBroker_rack, 'rack', b[p:_end4].decode('utf-8', 'replace'))
+        p = _end4
+    _ss(o, _O_MetadataResponseBroker_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponseTopic_v1(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponseTopic_v1(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponseTopic)
     o.error_code = _ri16(b, p)
     p += 2
@@ -1388,7 +1582,44 @@ def _d_MetadataResponseTopic_v1(b, p):
     return o, p
 
 
+def _c_MetadataResponseTopic_v1(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponseTopic)
+    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
+    p += 2
+    _n1 = _ri16(b, p)
+    p += 2
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Name was serialized as null')
+    else:
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
+        _ss(o, _O_MetadataResponseTopic_name, 'name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _ss(o, _O_MetadataResponseTopic_is_internal, 'is_internal', _rbool(b, p))
+    p += 1
+    _n3 = _ri32(b, p)
+    p += 4
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_MetadataResponsePartition_v0(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
+    _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ZERO_UUID)
+    _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', -2147483648)
+    _ss(o, _O_MetadataResponseTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponse_v1(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponse_v1(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponse)
     _n1 = _ri32(b, p)
     p += 4
@@ -1422,7 +1653,46 @@ def _d_MetadataResponse_v1(b, p):
     return o, p
 
 
+def _c_MetadataResponse_v1(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponse)
+    _n1 = _ri32(b, p)
+    p += 4
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Brokers was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_MetadataResponseBroker_v1(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    p += 4
+    _n4 = _ri32(b, p)
+    p += 4
+    if _n4 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n4 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n4))
+        _a5 = []
+        for _ in range(_n4):
+            _e6 = _c_MetadataResponseTopic_v1(b, cython.address(p))
+            _a5.append(_e6)
+        _ss(o, _O_MetadataResponse_topics, 'topics', _a5)
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', 0)
+    _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
+    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
+    _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
+    _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponse_v2(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponse_v2(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponse)
     _n1 = _ri32(b, p)
     p += 4
@@ -1464,7 +1734,54 @@ def _d_MetadataResponse_v2(b, p):
     return o, p
 
 
+def _c_MetadataResponse_v2(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponse)
+    _n1 = _ri32(b, p)
+    p += 4
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Brokers was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_MetadataResponseBroker_v1(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
+    _n4 = _ri16(b, p)
+    p += 2
+    if _n4 < 0:
+        _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
+    else:
+        _end5 = p + _n4
+        if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
+        _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
+        p = _end5
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    p += 4
+    _n6 = _ri32(b, p)
+    p += 4
+    if _n6 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
+        _a7 = []
+        for _ in range(_n6):
+            _e8 = _c_MetadataResponseTopic_v1(b, cython.address(p))
+            _a7.append(_e8)
+        _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', 0)
+    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
+    _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
+    _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponse_v3(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponse_v3(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponse)
     o.throttle_time_ms = _ri32(b, p)
     p += 4
@@ -1507,14 +1824,57 @@ def _d_MetadataResponse_v3(b, p):
     return o, p
 
 
-def _d_MetadataResponsePartition_v5(b, p):
-    o = _newo(MetadataResponsePartition)
-    if cython.compiled:
-        o.error_code = _ri16(b, p)
-        o.partition_index = _ri32(b, p + 2)
-        o.leader_id = _ri32(b, p + 6)
+def _c_MetadataResponse_v3(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponse)
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
+    p += 4
+    _n1 = _ri32(b, p)
+    p += 4
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
-        o.error_code, o.partition_index, o.leader_id = _S_hii.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_MetadataResponseBroker_v1(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
+    _n4 = _ri16(b, p)
+    p += 2
+    if _n4 < 0:
+        _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
+    else:
+        _end5 = p + _n4
+        if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
+        _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
+        p = _end5
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    p += 4
+    _n6 = _ri32(b, p)
+    p += 4
+    if _n6 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
+        _a7 = []
+        for _ in range(_n6):
+            _e8 = _c_MetadataResponseTopic_v1(b, cython.address(p))
+            _a7.append(_e8)
+        _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
+    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
+    _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
+    _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
+def _d_MetadataResponsePartition_v5(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponsePartition_v5(b, cython.address(p))
+        return o, p
+    o = _newo(MetadataResponsePartition)
+    o.error_code, o.partition_index, o.leader_id = _S_hii.unpack_from(b, p)
     p += 10
     _n1 = _ri32(b, p)
     p += 4
@@ -1545,7 +1905,47 @@ def _d_MetadataResponsePartition_v5(b, p):
     return o, p
 
 
+def _c_MetadataResponsePartition_v5(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponsePartition)
+    _ss(o, _O_MetadataResponsePartition_error_code, 'error_code', _oi16(b, p))
+    _ss(o, _O_MetadataResponsePartition_partition_index, 'partition_index', _oi32(b, p + 2))
+    _ss(o, _O_MetadataResponsePartition_leader_id, 'leader_id', _oi32(b, p + 6))
+    p += 10
+    _n1 = _ri32(b, p)
+    p += 4
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _ss(o, _O_MetadataResponsePartition_replica_nodes, 'replica_nodes', _ri32l(b, p, _n1))
+        p += _n1 * 4
+    _n2 = _ri32(b, p)
+    p += 4
+    if _n2 < 0:
+        raise _DecodeError('non-nullable field IsrNodes was serialized as null')
+    else:
+        if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
+        _ss(o, _O_MetadataResponsePartition_isr_nodes, 'isr_nodes', _ri32l(b, p, _n2))
+        p += _n2 * 4
+    _n3 = _ri32(b, p)
+    p += 4
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field OfflineReplicas was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('OfflineReplicas: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _ss(o, _O_MetadataResponsePartition_offline_replicas, 'offline_replicas', _ri32l(b, p, _n3))
+        p += _n3 * 4
+    _ss(o, _O_MetadataResponsePartition_leader_epoch, 'leader_epoch', -1)
+    _ss(o, _O_MetadataResponsePartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponseTopic_v5(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponseTopic_v5(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponseTopic)
     o.error_code = _ri16(b, p)
     p += 2
@@ -1577,7 +1977,44 @@ def _d_MetadataResponseTopic_v5(b, p):
     return o, p
 
 
+def _c_MetadataResponseTopic_v5(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponseTopic)
+    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
+    p += 2
+    _n1 = _ri16(b, p)
+    p += 2
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Name was serialized as null')
+    else:
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
+        _ss(o, _O_MetadataResponseTopic_name, 'name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _ss(o, _O_MetadataResponseTopic_is_internal, 'is_internal', _rbool(b, p))
+    p += 1
+    _n3 = _ri32(b, p)
+    p += 4
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_MetadataResponsePartition_v5(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
+    _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ZERO_UUID)
+    _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', -2147483648)
+    _ss(o, _O_MetadataResponseTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponse_v5(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponse_v5(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponse)
     o.throttle_time_ms = _ri32(b, p)
     p += 4
@@ -1620,15 +2057,57 @@ def _d_MetadataResponse_v5(b, p):
     return o, p
 
 
-def _d_MetadataResponsePartition_v7(b, p):
-    o = _newo(MetadataResponsePartition)
-    if cython.compiled:
-        o.error_code = _ri16(b, p)
-        o.partition_index = _ri32(b, p + 2)
-        o.leader_id = _ri32(b, p + 6)
-        o.leader_epoch = _ri32(b, p + 10)
+def _c_MetadataResponse_v5(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponse)
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
+    p += 4
+    _n1 = _ri32(b, p)
+    p += 4
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
-        o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _S_hiii.unpack_from(b, p)
+        if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_MetadataResponseBroker_v1(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
+    _n4 = _ri16(b, p)
+    p += 2
+    if _n4 < 0:
+        _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
+    else:
+        _end5 = p + _n4
+        if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
+        _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
+        p = _end5
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    p += 4
+    _n6 = _ri32(b, p)
+    p += 4
+    if _n6 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
+        _a7 = []
+        for _ in range(_n6):
+            _e8 = _c_MetadataResponseTopic_v5(b, cython.address(p))
+            _a7.append(_e8)
+        _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
+    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
+    _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
+    _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
+def _d_MetadataResponsePartition_v7(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponsePartition_v7(b, cython.address(p))
+        return o, p
+    o = _newo(MetadataResponsePartition)
+    o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _S_hiii.unpack_from(b, p)
     p += 14
     _n1 = _ri32(b, p)
     p += 4
@@ -1658,7 +2137,47 @@ def _d_MetadataResponsePartition_v7(b, p):
     return o, p
 
 
+def _c_MetadataResponsePartition_v7(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponsePartition)
+    _ss(o, _O_MetadataResponsePartition_error_code, 'error_code', _oi16(b, p))
+    _ss(o, _O_MetadataResponsePartition_partition_index, 'partition_index', _oi32(b, p + 2))
+    _ss(o, _O_MetadataResponsePartition_leader_id, 'leader_id', _oi32(b, p + 6))
+    _ss(o, _O_MetadataResponsePartition_leader_epoch, 'leader_epoch', _oi32(b, p + 10))
+    p += 14
+    _n1 = _ri32(b, p)
+    p += 4
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _ss(o, _O_MetadataResponsePartition_replica_nodes, 'replica_nodes', _ri32l(b, p, _n1))
+        p += _n1 * 4
+    _n2 = _ri32(b, p)
+    p += 4
+    if _n2 < 0:
+        raise _DecodeError('non-nullable field IsrNodes was serialized as null')
+    else:
+        if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
+        _ss(o, _O_MetadataResponsePartition_isr_nodes, 'isr_nodes', _ri32l(b, p, _n2))
+        p += _n2 * 4
+    _n3 = _ri32(b, p)
+    p += 4
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field OfflineReplicas was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('OfflineReplicas: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _ss(o, _O_MetadataResponsePartition_offline_replicas, 'offline_replicas', _ri32l(b, p, _n3))
+        p += _n3 * 4
+    _ss(o, _O_MetadataResponsePartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponseTopic_v7(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponseTopic_v7(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponseTopic)
     o.error_code = _ri16(b, p)
     p += 2
@@ -1690,7 +2209,44 @@ def _d_MetadataResponseTopic_v7(b, p):
     return o, p
 
 
+def _c_MetadataResponseTopic_v7(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponseTopic)
+    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
+    p += 2
+    _n1 = _ri16(b, p)
+    p += 2
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Name was serialized as null')
+    else:
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
+        _ss(o, _O_MetadataResponseTopic_name, 'name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _ss(o, _O_MetadataResponseTopic_is_internal, 'is_internal', _rbool(b, p))
+    p += 1
+    _n3 = _ri32(b, p)
+    p += 4
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_MetadataResponsePartition_v7(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
+    _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ZERO_UUID)
+    _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', -2147483648)
+    _ss(o, _O_MetadataResponseTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponse_v7(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponse_v7(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponse)
     o.throttle_time_ms = _ri32(b, p)
     p += 4
@@ -1733,7 +2289,55 @@ def _d_MetadataResponse_v7(b, p):
     return o, p
 
 
+def _c_MetadataResponse_v7(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponse)
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
+    p += 4
+    _n1 = _ri32(b, p)
+    p += 4
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Brokers was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_MetadataResponseBroker_v1(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
+    _n4 = _ri16(b, p)
+    p += 2
+    if _n4 < 0:
+        _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
+    else:
+        _end5 = p + _n4
+        if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
+        _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
+        p = _end5
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    p += 4
+    _n6 = _ri32(b, p)
+    p += 4
+    if _n6 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
+        _a7 = []
+        for _ in range(_n6):
+            _e8 = _c_MetadataResponseTopic_v7(b, cython.address(p))
+            _a7.append(_e8)
+        _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
+    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
+    _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
+    _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponseTopic_v8(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponseTopic_v8(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponseTopic)
     o.error_code = _ri16(b, p)
     p += 2
@@ -1766,7 +2370,45 @@ def _d_MetadataResponseTopic_v8(b, p):
     return o, p
 
 
+def _c_MetadataResponseTopic_v8(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponseTopic)
+    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
+    p += 2
+    _n1 = _ri16(b, p)
+    p += 2
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Name was serialized as null')
+    else:
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
+        _ss(o, _O_MetadataResponseTopic_name, 'name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _ss(o, _O_MetadataResponseTopic_is_internal, 'is_internal', _rbool(b, p))
+    p += 1
+    _n3 = _ri32(b, p)
+    p += 4
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_MetadataResponsePartition_v7(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
+    _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', _oi32(b, p))
+    p += 4
+    _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ZERO_UUID)
+    _ss(o, _O_MetadataResponseTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponse_v8(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponse_v8(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponse)
     o.throttle_time_ms = _ri32(b, p)
     p += 4
@@ -1810,7 +2452,56 @@ def _d_MetadataResponse_v8(b, p):
     return o, p
 
 
+def _c_MetadataResponse_v8(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponse)
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
+    p += 4
+    _n1 = _ri32(b, p)
+    p += 4
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Brokers was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_MetadataResponseBroker_v1(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
+    _n4 = _ri16(b, p)
+    p += 2
+    if _n4 < 0:
+        _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
+    else:
+        _end5 = p + _n4
+        if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
+        _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
+        p = _end5
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    p += 4
+    _n6 = _ri32(b, p)
+    p += 4
+    if _n6 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
+        _a7 = []
+        for _ in range(_n6):
+            _e8 = _c_MetadataResponseTopic_v8(b, cython.address(p))
+            _a7.append(_e8)
+        _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
+    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', _oi32(b, p))
+    p += 4
+    _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
+    _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponseBroker_v9(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponseBroker_v9(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponseBroker)
     o.node_id = _ri32(b, p)
     p += 4
@@ -1856,15 +2547,60 @@ def _d_MetadataResponseBroker_v9(b, p):
     return o, p
 
 
-def _d_MetadataResponsePartition_v9(b, p):
-    o = _newo(MetadataResponsePartition)
-    if cython.compiled:
-        o.error_code = _ri16(b, p)
-        o.partition_index = _ri32(b, p + 2)
-        o.leader_id = _ri32(b, p + 6)
-        o.leader_epoch = _ri32(b, p + 10)
+def _c_MetadataResponseBroker_v9(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponseBroker)
+    _ss(o, _O_MetadataResponseBroker_node_id, 'node_id', _oi32(b, p))
+    p += 4
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Host was serialized as null')
     else:
-        o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _S_hiii.unpack_from(b, p)
+        if _n1 > 32767: raise _DecodeError('string field Host had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n1))
+        _ss(o, _O_MetadataResponseBroker_host, 'host', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _ss(o, _O_MetadataResponseBroker_port, 'port', _oi32(b, p))
+    p += 4
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        _ss(o, _O_MetadataResponseBroker_rack, 'rack', None)
+    else:
+        if _n3 > 32767: raise _DecodeError('string field Rack had invalid length {}'.format(_n3))
+        _end4 = p + _n3
+        if _end4 > len(b): raise _DecodeError('Rack: length {} past the end'.format(_n3))
+        _ss(o, _O_MetadataResponseBroker_rack, 'rack', b[p:_end4].decode('utf-8', 'replace'))
+        p = _end4
+    _ss(o, _O_MetadataResponseBroker_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_MetadataResponseBroker_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_MetadataResponsePartition_v9(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponsePartition_v9(b, cython.address(p))
+        return o, p
+    o = _newo(MetadataResponsePartition)
+    o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _S_hiii.unpack_from(b, p)
     p += 14
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -1911,7 +2647,64 @@ def _d_MetadataResponsePartition_v9(b, p):
     return o, p
 
 
+def _c_MetadataResponsePartition_v9(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponsePartition)
+    _ss(o, _O_MetadataResponsePartition_error_code, 'error_code', _oi16(b, p))
+    _ss(o, _O_MetadataResponsePartition_partition_index, 'partition_index', _oi32(b, p + 2))
+    _ss(o, _O_MetadataResponsePartition_leader_id, 'leader_id', _oi32(b, p + 6))
+    _ss(o, _O_MetadataResponsePartition_leader_epoch, 'leader_epoch', _oi32(b, p + 10))
+    p += 14
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _ss(o, _O_MetadataResponsePartition_replica_nodes, 'replica_nodes', _ri32l(b, p, _n1))
+        p += _n1 * 4
+    _n2 = b[p] - 1
+    if _n2 < 127: p += 1
+    else: _n2, p = _rlen(b, p)
+    if _n2 < 0:
+        raise _DecodeError('non-nullable field IsrNodes was serialized as null')
+    else:
+        if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
+        _ss(o, _O_MetadataResponsePartition_isr_nodes, 'isr_nodes', _ri32l(b, p, _n2))
+        p += _n2 * 4
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field OfflineReplicas was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('OfflineReplicas: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _ss(o, _O_MetadataResponsePartition_offline_replicas, 'offline_replicas', _ri32l(b, p, _n3))
+        p += _n3 * 4
+    _ss(o, _O_MetadataResponsePartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_MetadataResponsePartition_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponseTopic_v9(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponseTopic_v9(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponseTopic)
     o.error_code = _ri16(b, p)
     p += 2
@@ -1961,7 +2754,62 @@ def _d_MetadataResponseTopic_v9(b, p):
     return o, p
 
 
+def _c_MetadataResponseTopic_v9(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponseTopic)
+    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
+    p += 2
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Name was serialized as null')
+    else:
+        if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
+        _ss(o, _O_MetadataResponseTopic_name, 'name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _ss(o, _O_MetadataResponseTopic_is_internal, 'is_internal', _rbool(b, p))
+    p += 1
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_MetadataResponsePartition_v9(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
+    _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', _oi32(b, p))
+    p += 4
+    _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ZERO_UUID)
+    _ss(o, _O_MetadataResponseTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_MetadataResponseTopic_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponse_v9(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponse_v9(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponse)
     o.throttle_time_ms = _ri32(b, p)
     p += 4
@@ -2023,7 +2871,74 @@ def _d_MetadataResponse_v9(b, p):
     return o, p
 
 
+def _c_MetadataResponse_v9(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponse)
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
+    p += 4
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Brokers was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_MetadataResponseBroker_v9(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
+    if _n4 < 0:
+        _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
+    else:
+        if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
+        _end5 = p + _n4
+        if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
+        _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
+        p = _end5
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    p += 4
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
+    if _n6 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
+        _a7 = []
+        for _ in range(_n6):
+            _e8 = _c_MetadataResponseTopic_v9(b, cython.address(p))
+            _a7.append(_e8)
+        _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
+    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', _oi32(b, p))
+    p += 4
+    _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
+    _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponseTopic_v10(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponseTopic_v10(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponseTopic)
     o.error_code = _ri16(b, p)
     p += 2
@@ -2038,12 +2953,8 @@ def _d_MetadataResponseTopic_v10(b, p):
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         o.name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    if cython.compiled:
-        o.topic_id = _ruuid(b, p)
-        o.is_internal = _rbool(b, p + 16)
-    else:
-        _u3, o.is_internal = _S_Uo.unpack_from(b, p)
-        o.topic_id = _uuid(_u3)
+    _u3, o.is_internal = _S_Uo.unpack_from(b, p)
+    o.topic_id = _uuid(_u3)
     p += 17
     _n4 = b[p] - 1
     if _n4 < 127: p += 1
@@ -2077,7 +2988,62 @@ def _d_MetadataResponseTopic_v10(b, p):
     return o, p
 
 
+def _c_MetadataResponseTopic_v10(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponseTopic)
+    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
+    p += 2
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Name was serialized as null')
+    else:
+        if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
+        _ss(o, _O_MetadataResponseTopic_name, 'name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ruuid(b, p))
+    _ss(o, _O_MetadataResponseTopic_is_internal, 'is_internal', _rbool(b, p + 16))
+    p += 17
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_MetadataResponsePartition_v9(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
+    _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', _oi32(b, p))
+    p += 4
+    _ss(o, _O_MetadataResponseTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_MetadataResponseTopic_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponse_v10(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponse_v10(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponse)
     o.throttle_time_ms = _ri32(b, p)
     p += 4
@@ -2139,7 +3105,74 @@ def _d_MetadataResponse_v10(b, p):
     return o, p
 
 
+def _c_MetadataResponse_v10(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponse)
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
+    p += 4
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Brokers was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_MetadataResponseBroker_v9(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
+    if _n4 < 0:
+        _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
+    else:
+        if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
+        _end5 = p + _n4
+        if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
+        _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
+        p = _end5
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    p += 4
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
+    if _n6 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
+        _a7 = []
+        for _ in range(_n6):
+            _e8 = _c_MetadataResponseTopic_v10(b, cython.address(p))
+            _a7.append(_e8)
+        _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
+    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', _oi32(b, p))
+    p += 4
+    _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
+    _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponse_v11(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponse_v11(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponse)
     o.throttle_time_ms = _ri32(b, p)
     p += 4
@@ -2200,7 +3233,73 @@ def _d_MetadataResponse_v11(b, p):
     return o, p
 
 
+def _c_MetadataResponse_v11(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponse)
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
+    p += 4
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Brokers was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_MetadataResponseBroker_v9(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
+    if _n4 < 0:
+        _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
+    else:
+        if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
+        _end5 = p + _n4
+        if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
+        _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
+        p = _end5
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    p += 4
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
+    if _n6 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
+        _a7 = []
+        for _ in range(_n6):
+            _e8 = _c_MetadataResponseTopic_v10(b, cython.address(p))
+            _a7.append(_e8)
+        _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
+    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
+    _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
+    _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponseTopic_v12(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponseTopic_v12(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponseTopic)
     o.error_code = _ri16(b, p)
     p += 2
@@ -2215,12 +3314,8 @@ def _d_MetadataResponseTopic_v12(b, p):
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         o.name = b[p:_end2].decode('utf-8', 'replace')
         p = _end2
-    if cython.compiled:
-        o.topic_id = _ruuid(b, p)
-        o.is_internal = _rbool(b, p + 16)
-    else:
-        _u3, o.is_internal = _S_Uo.unpack_from(b, p)
-        o.topic_id = _uuid(_u3)
+    _u3, o.is_internal = _S_Uo.unpack_from(b, p)
+    o.topic_id = _uuid(_u3)
     p += 17
     _n4 = b[p] - 1
     if _n4 < 127: p += 1
@@ -2254,7 +3349,62 @@ def _d_MetadataResponseTopic_v12(b, p):
     return o, p
 
 
+def _c_MetadataResponseTopic_v12(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponseTopic)
+    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
+    p += 2
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        _ss(o, _O_MetadataResponseTopic_name, 'name', None)
+    else:
+        if _n1 > 32767: raise _DecodeError('string field Name had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
+        _ss(o, _O_MetadataResponseTopic_name, 'name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ruuid(b, p))
+    _ss(o, _O_MetadataResponseTopic_is_internal, 'is_internal', _rbool(b, p + 16))
+    p += 17
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_MetadataResponsePartition_v9(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
+    _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', _oi32(b, p))
+    p += 4
+    _ss(o, _O_MetadataResponseTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_MetadataResponseTopic_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponse_v12(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponse_v12(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponse)
     o.throttle_time_ms = _ri32(b, p)
     p += 4
@@ -2315,7 +3465,73 @@ def _d_MetadataResponse_v12(b, p):
     return o, p
 
 
+def _c_MetadataResponse_v12(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponse)
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
+    p += 4
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Brokers was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_MetadataResponseBroker_v9(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
+    if _n4 < 0:
+        _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
+    else:
+        if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
+        _end5 = p + _n4
+        if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
+        _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
+        p = _end5
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    p += 4
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
+    if _n6 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
+        _a7 = []
+        for _ in range(_n6):
+            _e8 = _c_MetadataResponseTopic_v12(b, cython.address(p))
+            _a7.append(_e8)
+        _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
+    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
+    _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
+    _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_MetadataResponse_v13(b, p):
+    if cython.compiled:
+        o = _c_MetadataResponse_v13(b, cython.address(p))
+        return o, p
     o = _newo(MetadataResponse)
     o.throttle_time_ms = _ri32(b, p)
     p += 4
@@ -2375,6 +3591,70 @@ def _d_MetadataResponse_v13(b, p):
             p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
+
+
+def _c_MetadataResponse_v13(b, pp):
+    p = pp[0]
+    o = _newo(MetadataResponse)
+    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
+    p += 4
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Brokers was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3 = _c_MetadataResponseBroker_v9(b, cython.address(p))
+            _a2.append(_e3)
+        _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
+    _n4 = b[p] - 1
+    if _n4 < 127: p += 1
+    else: _n4, p = _rlen(b, p)
+    if _n4 < 0:
+        _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
+    else:
+        if _n4 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n4))
+        _end5 = p + _n4
+        if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
+        _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
+        p = _end5
+    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    p += 4
+    _n6 = b[p] - 1
+    if _n6 < 127: p += 1
+    else: _n6, p = _rlen(b, p)
+    if _n6 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
+        _a7 = []
+        for _ in range(_n6):
+            _e8 = _c_MetadataResponseTopic_v12(b, cython.address(p))
+            _a7.append(_e8)
+        _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
+    _ss(o, _O_MetadataResponse_error_code, 'error_code', _oi16(b, p))
+    p += 2
+    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
+    _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
 
 
 MetadataResponse._ENC = (_e_MetadataResponse_v0, _e_MetadataResponse_v1, _e_MetadataResponse_v2, _e_MetadataResponse_v3, _e_MetadataResponse_v4, _e_MetadataResponse_v5, _e_MetadataResponse_v6, _e_MetadataResponse_v7, _e_MetadataResponse_v8, _e_MetadataResponse_v9, _e_MetadataResponse_v10, _e_MetadataResponse_v11, _e_MetadataResponse_v12, _e_MetadataResponse_v13)

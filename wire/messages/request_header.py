@@ -18,8 +18,10 @@ except ImportError:
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
-    read_uuid as _ruuid, new_object as _newo,
+    read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
+if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
+    from wire.readers import set_slot as _ss, read_i16 as _oi16, read_i32 as _oi32
 
 __all__ = ('RequestHeader',)
 
@@ -55,6 +57,12 @@ class RequestHeader(_Message):
 
 _DEFAULT_RequestHeader = RequestHeader()
 
+_O_RequestHeader_client_id = _so(RequestHeader, 'client_id')
+_O_RequestHeader_correlation_id = _so(RequestHeader, 'correlation_id')
+_O_RequestHeader_request_api_key = _so(RequestHeader, 'request_api_key')
+_O_RequestHeader_request_api_version = _so(RequestHeader, 'request_api_version')
+_O_RequestHeader_unknown_tagged_fields = _so(RequestHeader, 'unknown_tagged_fields')
+
 
 def _e_RequestHeader_v1(w, o):
     w += _S_hhi.pack(o.request_api_key, o.request_api_version, o.correlation_id)
@@ -87,13 +95,11 @@ def _e_RequestHeader_v2(w, o):
 
 
 def _d_RequestHeader_v1(b, p):
-    o = _newo(RequestHeader)
     if cython.compiled:
-        o.request_api_key = _ri16(b, p)
-        o.request_api_version = _ri16(b, p + 2)
-        o.correlation_id = _ri32(b, p + 4)
-    else:
-        o.request_api_key, o.request_api_version, o.correlation_id = _S_hhi.unpack_from(b, p)
+        o = _c_RequestHeader_v1(b, cython.address(p))
+        return o, p
+    o = _newo(RequestHeader)
+    o.request_api_key, o.request_api_version, o.correlation_id = _S_hhi.unpack_from(b, p)
     p += 8
     _n1 = _ri16(b, p)
     p += 2
@@ -108,14 +114,33 @@ def _d_RequestHeader_v1(b, p):
     return o, p
 
 
-def _d_RequestHeader_v2(b, p):
+def _c_RequestHeader_v1(b, pp):
+    p = pp[0]
     o = _newo(RequestHeader)
-    if cython.compiled:
-        o.request_api_key = _ri16(b, p)
-        o.request_api_version = _ri16(b, p + 2)
-        o.correlation_id = _ri32(b, p + 4)
+    _ss(o, _O_RequestHeader_request_api_key, 'request_api_key', _oi16(b, p))
+    _ss(o, _O_RequestHeader_request_api_version, 'request_api_version', _oi16(b, p + 2))
+    _ss(o, _O_RequestHeader_correlation_id, 'correlation_id', _oi32(b, p + 4))
+    p += 8
+    _n1 = _ri16(b, p)
+    p += 2
+    if _n1 < 0:
+        _ss(o, _O_RequestHeader_client_id, 'client_id', None)
     else:
-        o.request_api_key, o.request_api_version, o.correlation_id = _S_hhi.unpack_from(b, p)
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('ClientId: length {} past the end'.format(_n1))
+        _ss(o, _O_RequestHeader_client_id, 'client_id', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _ss(o, _O_RequestHeader_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
+def _d_RequestHeader_v2(b, p):
+    if cython.compiled:
+        o = _c_RequestHeader_v2(b, cython.address(p))
+        return o, p
+    o = _newo(RequestHeader)
+    o.request_api_key, o.request_api_version, o.correlation_id = _S_hhi.unpack_from(b, p)
     p += 8
     _n1 = _ri16(b, p)
     p += 2
@@ -142,6 +167,41 @@ def _d_RequestHeader_v2(b, p):
             p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
+
+
+def _c_RequestHeader_v2(b, pp):
+    p = pp[0]
+    o = _newo(RequestHeader)
+    _ss(o, _O_RequestHeader_request_api_key, 'request_api_key', _oi16(b, p))
+    _ss(o, _O_RequestHeader_request_api_version, 'request_api_version', _oi16(b, p + 2))
+    _ss(o, _O_RequestHeader_correlation_id, 'correlation_id', _oi32(b, p + 4))
+    p += 8
+    _n1 = _ri16(b, p)
+    p += 2
+    if _n1 < 0:
+        _ss(o, _O_RequestHeader_client_id, 'client_id', None)
+    else:
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('ClientId: length {} past the end'.format(_n1))
+        _ss(o, _O_RequestHeader_client_id, 'client_id', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _ss(o, _O_RequestHeader_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_RequestHeader_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
 
 
 RequestHeader._ENC = (_e_RequestHeader_v1, _e_RequestHeader_v2)

@@ -4,11 +4,19 @@ cimport cython
 from wire.readers cimport (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
-    read_uuid as _ruuid, new_object as _newo,
+    read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
+    _store as _ss, _obj_i16 as _oi16, _obj_i32 as _oi32,  # C, inlined when compiled
 )
+
+cdef Py_ssize_t _O_ResponseHeader_correlation_id
+cdef Py_ssize_t _O_ResponseHeader_unknown_tagged_fields
 
 cpdef tuple _d_ResponseHeader_v0(bytes b, Py_ssize_t p)
 
-@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t)
+@cython.locals(p=Py_ssize_t)
+cdef object _c_ResponseHeader_v0(bytes b, Py_ssize_t* pp)
+
 cpdef tuple _d_ResponseHeader_v1(bytes b, Py_ssize_t p)
 
+@cython.locals(_=Py_ssize_t, _end=Py_ssize_t, _k=Py_ssize_t, _size=Py_ssize_t, p=Py_ssize_t)
+cdef object _c_ResponseHeader_v1(bytes b, Py_ssize_t* pp)

@@ -18,8 +18,10 @@ except ImportError:
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
-    read_uuid as _ruuid, new_object as _newo,
+    read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
+if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
+    from wire.readers import set_slot as _ss, read_i16 as _oi16, read_i32 as _oi32
 
 __all__ = ('ResponseHeader',)
 
@@ -48,6 +50,9 @@ class ResponseHeader(_Message):
 
 _DEFAULT_ResponseHeader = ResponseHeader()
 
+_O_ResponseHeader_correlation_id = _so(ResponseHeader, 'correlation_id')
+_O_ResponseHeader_unknown_tagged_fields = _so(ResponseHeader, 'unknown_tagged_fields')
+
 
 def _e_ResponseHeader_v0(w, o):
     w += _S_i.pack(o.correlation_id)
@@ -62,6 +67,9 @@ def _e_ResponseHeader_v1(w, o):
 
 
 def _d_ResponseHeader_v0(b, p):
+    if cython.compiled:
+        o = _c_ResponseHeader_v0(b, cython.address(p))
+        return o, p
     o = _newo(ResponseHeader)
     o.correlation_id = _ri32(b, p)
     p += 4
@@ -69,7 +77,20 @@ def _d_ResponseHeader_v0(b, p):
     return o, p
 
 
+def _c_ResponseHeader_v0(b, pp):
+    p = pp[0]
+    o = _newo(ResponseHeader)
+    _ss(o, _O_ResponseHeader_correlation_id, 'correlation_id', _oi32(b, p))
+    p += 4
+    _ss(o, _O_ResponseHeader_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    pp[0] = p
+    return o
+
+
 def _d_ResponseHeader_v1(b, p):
+    if cython.compiled:
+        o = _c_ResponseHeader_v1(b, cython.address(p))
+        return o, p
     o = _newo(ResponseHeader)
     o.correlation_id = _ri32(b, p)
     p += 4
@@ -89,6 +110,30 @@ def _d_ResponseHeader_v1(b, p):
             p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
+
+
+def _c_ResponseHeader_v1(b, pp):
+    p = pp[0]
+    o = _newo(ResponseHeader)
+    _ss(o, _O_ResponseHeader_correlation_id, 'correlation_id', _oi32(b, p))
+    p += 4
+    _ss(o, _O_ResponseHeader_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_ResponseHeader_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
 
 
 ResponseHeader._ENC = (_e_ResponseHeader_v0, _e_ResponseHeader_v1)

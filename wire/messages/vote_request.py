@@ -18,8 +18,10 @@ except ImportError:
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
-    read_uuid as _ruuid, new_object as _newo,
+    read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
+if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
+    from wire.readers import set_slot as _ss, read_i16 as _oi16, read_i32 as _oi32
 
 __all__ = ('PartitionData', 'TopicData', 'VoteRequest')
 
@@ -105,6 +107,23 @@ class VoteRequest(_Message):
 _DEFAULT_PartitionData = PartitionData()
 _DEFAULT_TopicData = TopicData()
 _DEFAULT_VoteRequest = VoteRequest()
+
+_O_PartitionData_last_offset = _so(PartitionData, 'last_offset')
+_O_PartitionData_last_offset_epoch = _so(PartitionData, 'last_offset_epoch')
+_O_PartitionData_partition_index = _so(PartitionData, 'partition_index')
+_O_PartitionData_pre_vote = _so(PartitionData, 'pre_vote')
+_O_PartitionData_replica_directory_id = _so(PartitionData, 'replica_directory_id')
+_O_PartitionData_replica_epoch = _so(PartitionData, 'replica_epoch')
+_O_PartitionData_replica_id = _so(PartitionData, 'replica_id')
+_O_PartitionData_unknown_tagged_fields = _so(PartitionData, 'unknown_tagged_fields')
+_O_PartitionData_voter_directory_id = _so(PartitionData, 'voter_directory_id')
+_O_TopicData_partitions = _so(TopicData, 'partitions')
+_O_TopicData_topic_name = _so(TopicData, 'topic_name')
+_O_TopicData_unknown_tagged_fields = _so(TopicData, 'unknown_tagged_fields')
+_O_VoteRequest_cluster_id = _so(VoteRequest, 'cluster_id')
+_O_VoteRequest_topics = _so(VoteRequest, 'topics')
+_O_VoteRequest_unknown_tagged_fields = _so(VoteRequest, 'unknown_tagged_fields')
+_O_VoteRequest_voter_id = _so(VoteRequest, 'voter_id')
 
 
 def _e_PartitionData_v0(w, o):
@@ -268,15 +287,11 @@ def _e_VoteRequest_v2(w, o):
 
 
 def _d_PartitionData_v0(b, p):
-    o = _newo(PartitionData)
     if cython.compiled:
-        o.partition_index = _ri32(b, p)
-        o.replica_epoch = _ri32(b, p + 4)
-        o.replica_id = _ri32(b, p + 8)
-        o.last_offset_epoch = _ri32(b, p + 12)
-        o.last_offset = _ri64(b, p + 16)
-    else:
-        o.partition_index, o.replica_epoch, o.replica_id, o.last_offset_epoch, o.last_offset = _S_iiiiq.unpack_from(b, p)
+        o = _c_PartitionData_v0(b, cython.address(p))
+        return o, p
+    o = _newo(PartitionData)
+    o.partition_index, o.replica_epoch, o.replica_id, o.last_offset_epoch, o.last_offset = _S_iiiiq.unpack_from(b, p)
     p += 24
     o.replica_directory_id = _ZERO_UUID
     o.voter_directory_id = _ZERO_UUID
@@ -299,7 +314,41 @@ def _d_PartitionData_v0(b, p):
     return o, p
 
 
+def _c_PartitionData_v0(b, pp):
+    p = pp[0]
+    o = _newo(PartitionData)
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_replica_epoch, 'replica_epoch', _oi32(b, p + 4))
+    _ss(o, _O_PartitionData_replica_id, 'replica_id', _oi32(b, p + 8))
+    _ss(o, _O_PartitionData_last_offset_epoch, 'last_offset_epoch', _oi32(b, p + 12))
+    _ss(o, _O_PartitionData_last_offset, 'last_offset', _ri64(b, p + 16))
+    p += 24
+    _ss(o, _O_PartitionData_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
+    _ss(o, _O_PartitionData_voter_directory_id, 'voter_directory_id', _ZERO_UUID)
+    _ss(o, _O_PartitionData_pre_vote, 'pre_vote', False)
+    _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_TopicData_v0(b, p):
+    if cython.compiled:
+        o = _c_TopicData_v0(b, cython.address(p))
+        return o, p
     o = _newo(TopicData)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -342,7 +391,55 @@ def _d_TopicData_v0(b, p):
     return o, p
 
 
+def _c_TopicData_v0(b, pp):
+    p = pp[0]
+    o = _newo(TopicData)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field TopicName was serialized as null')
+    else:
+        if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
+        _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_PartitionData_v0(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_TopicData_partitions, 'partitions', _a4)
+    _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_VoteRequest_v0(b, p):
+    if cython.compiled:
+        o = _c_VoteRequest_v0(b, cython.address(p))
+        return o, p
     o = _newo(VoteRequest)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -386,20 +483,60 @@ def _d_VoteRequest_v0(b, p):
     return o, p
 
 
-def _d_PartitionData_v1(b, p):
-    o = _newo(PartitionData)
-    if cython.compiled:
-        o.partition_index = _ri32(b, p)
-        o.replica_epoch = _ri32(b, p + 4)
-        o.replica_id = _ri32(b, p + 8)
-        o.replica_directory_id = _ruuid(b, p + 12)
-        o.voter_directory_id = _ruuid(b, p + 28)
-        o.last_offset_epoch = _ri32(b, p + 44)
-        o.last_offset = _ri64(b, p + 48)
+def _c_VoteRequest_v0(b, pp):
+    p = pp[0]
+    o = _newo(VoteRequest)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        _ss(o, _O_VoteRequest_cluster_id, 'cluster_id', None)
     else:
-        o.partition_index, o.replica_epoch, o.replica_id, _u1, _u2, o.last_offset_epoch, o.last_offset = _S_iiiUUiq.unpack_from(b, p)
-        o.replica_directory_id = _uuid(_u1)
-        o.voter_directory_id = _uuid(_u2)
+        if _n1 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
+        _ss(o, _O_VoteRequest_cluster_id, 'cluster_id', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_TopicData_v0(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_VoteRequest_topics, 'topics', _a4)
+    _ss(o, _O_VoteRequest_voter_id, 'voter_id', -1)
+    _ss(o, _O_VoteRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_VoteRequest_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_PartitionData_v1(b, p):
+    if cython.compiled:
+        o = _c_PartitionData_v1(b, cython.address(p))
+        return o, p
+    o = _newo(PartitionData)
+    o.partition_index, o.replica_epoch, o.replica_id, _u1, _u2, o.last_offset_epoch, o.last_offset = _S_iiiUUiq.unpack_from(b, p)
+    o.replica_directory_id = _uuid(_u1)
+    o.voter_directory_id = _uuid(_u2)
     p += 56
     o.pre_vote = False
     o.unknown_tagged_fields = ()
@@ -420,7 +557,41 @@ def _d_PartitionData_v1(b, p):
     return o, p
 
 
+def _c_PartitionData_v1(b, pp):
+    p = pp[0]
+    o = _newo(PartitionData)
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_replica_epoch, 'replica_epoch', _oi32(b, p + 4))
+    _ss(o, _O_PartitionData_replica_id, 'replica_id', _oi32(b, p + 8))
+    _ss(o, _O_PartitionData_replica_directory_id, 'replica_directory_id', _ruuid(b, p + 12))
+    _ss(o, _O_PartitionData_voter_directory_id, 'voter_directory_id', _ruuid(b, p + 28))
+    _ss(o, _O_PartitionData_last_offset_epoch, 'last_offset_epoch', _oi32(b, p + 44))
+    _ss(o, _O_PartitionData_last_offset, 'last_offset', _ri64(b, p + 48))
+    p += 56
+    _ss(o, _O_PartitionData_pre_vote, 'pre_vote', False)
+    _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_TopicData_v1(b, p):
+    if cython.compiled:
+        o = _c_TopicData_v1(b, cython.address(p))
+        return o, p
     o = _newo(TopicData)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -463,7 +634,55 @@ def _d_TopicData_v1(b, p):
     return o, p
 
 
+def _c_TopicData_v1(b, pp):
+    p = pp[0]
+    o = _newo(TopicData)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field TopicName was serialized as null')
+    else:
+        if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
+        _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_PartitionData_v1(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_TopicData_partitions, 'partitions', _a4)
+    _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_VoteRequest_v1(b, p):
+    if cython.compiled:
+        o = _c_VoteRequest_v1(b, cython.address(p))
+        return o, p
     o = _newo(VoteRequest)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -508,21 +727,61 @@ def _d_VoteRequest_v1(b, p):
     return o, p
 
 
-def _d_PartitionData_v2(b, p):
-    o = _newo(PartitionData)
-    if cython.compiled:
-        o.partition_index = _ri32(b, p)
-        o.replica_epoch = _ri32(b, p + 4)
-        o.replica_id = _ri32(b, p + 8)
-        o.replica_directory_id = _ruuid(b, p + 12)
-        o.voter_directory_id = _ruuid(b, p + 28)
-        o.last_offset_epoch = _ri32(b, p + 44)
-        o.last_offset = _ri64(b, p + 48)
-        o.pre_vote = _rbool(b, p + 56)
+def _c_VoteRequest_v1(b, pp):
+    p = pp[0]
+    o = _newo(VoteRequest)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        _ss(o, _O_VoteRequest_cluster_id, 'cluster_id', None)
     else:
-        o.partition_index, o.replica_epoch, o.replica_id, _u1, _u2, o.last_offset_epoch, o.last_offset, o.pre_vote = _S_iiiUUiqo.unpack_from(b, p)
-        o.replica_directory_id = _uuid(_u1)
-        o.voter_directory_id = _uuid(_u2)
+        if _n1 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
+        _ss(o, _O_VoteRequest_cluster_id, 'cluster_id', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _ss(o, _O_VoteRequest_voter_id, 'voter_id', _oi32(b, p))
+    p += 4
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_TopicData_v1(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_VoteRequest_topics, 'topics', _a4)
+    _ss(o, _O_VoteRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_VoteRequest_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
+def _d_PartitionData_v2(b, p):
+    if cython.compiled:
+        o = _c_PartitionData_v2(b, cython.address(p))
+        return o, p
+    o = _newo(PartitionData)
+    o.partition_index, o.replica_epoch, o.replica_id, _u1, _u2, o.last_offset_epoch, o.last_offset, o.pre_vote = _S_iiiUUiqo.unpack_from(b, p)
+    o.replica_directory_id = _uuid(_u1)
+    o.voter_directory_id = _uuid(_u2)
     p += 57
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -542,7 +801,41 @@ def _d_PartitionData_v2(b, p):
     return o, p
 
 
+def _c_PartitionData_v2(b, pp):
+    p = pp[0]
+    o = _newo(PartitionData)
+    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    _ss(o, _O_PartitionData_replica_epoch, 'replica_epoch', _oi32(b, p + 4))
+    _ss(o, _O_PartitionData_replica_id, 'replica_id', _oi32(b, p + 8))
+    _ss(o, _O_PartitionData_replica_directory_id, 'replica_directory_id', _ruuid(b, p + 12))
+    _ss(o, _O_PartitionData_voter_directory_id, 'voter_directory_id', _ruuid(b, p + 28))
+    _ss(o, _O_PartitionData_last_offset_epoch, 'last_offset_epoch', _oi32(b, p + 44))
+    _ss(o, _O_PartitionData_last_offset, 'last_offset', _ri64(b, p + 48))
+    _ss(o, _O_PartitionData_pre_vote, 'pre_vote', _rbool(b, p + 56))
+    p += 57
+    _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_TopicData_v2(b, p):
+    if cython.compiled:
+        o = _c_TopicData_v2(b, cython.address(p))
+        return o, p
     o = _newo(TopicData)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -585,7 +878,55 @@ def _d_TopicData_v2(b, p):
     return o, p
 
 
+def _c_TopicData_v2(b, pp):
+    p = pp[0]
+    o = _newo(TopicData)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field TopicName was serialized as null')
+    else:
+        if _n1 > 32767: raise _DecodeError('string field TopicName had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
+        _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Partitions was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_PartitionData_v2(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_TopicData_partitions, 'partitions', _a4)
+    _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
+
+
 def _d_VoteRequest_v2(b, p):
+    if cython.compiled:
+        o = _c_VoteRequest_v2(b, cython.address(p))
+        return o, p
     o = _newo(VoteRequest)
     _n1 = b[p] - 1
     if _n1 < 127: p += 1
@@ -628,6 +969,53 @@ def _d_VoteRequest_v2(b, p):
             p = _end
         if _u: o.unknown_tagged_fields = _u
     return o, p
+
+
+def _c_VoteRequest_v2(b, pp):
+    p = pp[0]
+    o = _newo(VoteRequest)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        _ss(o, _O_VoteRequest_cluster_id, 'cluster_id', None)
+    else:
+        if _n1 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
+        _ss(o, _O_VoteRequest_cluster_id, 'cluster_id', b[p:_end2].decode('utf-8', 'replace'))
+        p = _end2
+    _ss(o, _O_VoteRequest_voter_id, 'voter_id', _oi32(b, p))
+    p += 4
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field Topics was serialized as null')
+    else:
+        if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
+        _a4 = []
+        for _ in range(_n3):
+            _e5 = _c_TopicData_v2(b, cython.address(p))
+            _a4.append(_e5)
+        _ss(o, _O_VoteRequest_topics, 'topics', _a4)
+    _ss(o, _O_VoteRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: _ss(o, _O_VoteRequest_unknown_tagged_fields, 'unknown_tagged_fields', _u)
+    pp[0] = p
+    return o
 
 
 VoteRequest._ENC = (_e_VoteRequest_v0, _e_VoteRequest_v1, _e_VoteRequest_v2)
