@@ -404,6 +404,14 @@ class ModuleEmitter:
             fn.add(ind, f"p += {n} * {size}")
             return
         a, e = fn.tmp("a"), fn.tmp("e")
+        if fn.compiled and el.kind == "struct":
+            # sized once, each element put in its place: no growing of the list
+            fn.add(ind, f"{a} = [None] * {n}")
+            fn.add(ind, f"for _ in range({n}):")
+            self.call_struct(fn, ind + 1, e, self.dec_fn(self.m.structs[el.struct], v))
+            fn.add(ind + 1, f"{a}[_] = {e}")
+            self.put(fn, ind, target, a)
+            return
         fn.add(ind, f"{a} = []")
         fn.add(ind, f"for _ in range({n}):")
         if el.kind == "struct":

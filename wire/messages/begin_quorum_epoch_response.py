@@ -311,10 +311,10 @@ def _c_TopicData_v0(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_PartitionData_v0(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
     pp[0] = p
@@ -355,10 +355,10 @@ def _c_BeginQuorumEpochResponse_v0(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_TopicData_v0(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_BeginQuorumEpochResponse_topics, 'topics', _a2)
     _ss(o, _O_BeginQuorumEpochResponse_node_endpoints, 'node_endpoints', [])
     _ss(o, _O_BeginQuorumEpochResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -485,10 +485,10 @@ def _c_TopicData_v1(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_PartitionData_v1(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:
@@ -648,10 +648,10 @@ def _c_BeginQuorumEpochResponse_v1(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_TopicData_v1(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_BeginQuorumEpochResponse_topics, 'topics', _a2)
     _ss(o, _O_BeginQuorumEpochResponse_node_endpoints, 'node_endpoints', [])
     _ss(o, _O_BeginQuorumEpochResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -672,10 +672,10 @@ def _c_BeginQuorumEpochResponse_v1(b, pp):
                     raise _DecodeError('non-nullable field NodeEndpoints was serialized as null')
                 else:
                     if _n4 > len(b) - p: raise _DecodeError('NodeEndpoints: array of {} elements exceeds the remaining bytes'.format(_n4))
-                    _a5 = []
+                    _a5 = [None] * _n4
                     for _ in range(_n4):
                         _e6 = _c_NodeEndpoint_v1(b, cython.address(p))
-                        _a5.append(_e6)
+                        _a5[_] = _e6
                     _ss(o, _O_BeginQuorumEpochResponse_node_endpoints, 'node_endpoints', _a5)
             else:
                 _end = p + _size

@@ -701,10 +701,10 @@ def _c_PartitionData_v0(b, pp):
         raise _DecodeError('non-nullable field CurrentVoters was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('CurrentVoters: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_ReplicaState_v0(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_PartitionData_current_voters, 'current_voters', _a2)
     _n4 = b[p] - 1
     if _n4 < 127: p += 1
@@ -713,10 +713,10 @@ def _c_PartitionData_v0(b, pp):
         raise _DecodeError('non-nullable field Observers was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('Observers: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = []
+        _a5 = [None] * _n4
         for _ in range(_n4):
             _e6 = _c_ReplicaState_v0(b, cython.address(p))
-            _a5.append(_e6)
+            _a5[_] = _e6
         _ss(o, _O_PartitionData_observers, 'observers', _a5)
     _ss(o, _O_PartitionData_error_message, 'error_message', '')
     _ss(o, _O_PartitionData_committed_voters, 'committed_voters', None)
@@ -806,10 +806,10 @@ def _c_TopicData_v0(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_PartitionData_v0(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:
@@ -881,10 +881,10 @@ def _c_DescribeQuorumResponse_v0(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_TopicData_v0(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_DescribeQuorumResponse_topics, 'topics', _a2)
     _ss(o, _O_DescribeQuorumResponse_error_message, 'error_message', '')
     _ss(o, _O_DescribeQuorumResponse_nodes, 'nodes', [])
@@ -1028,10 +1028,10 @@ def _c_PartitionData_v1(b, pp):
         raise _DecodeError('non-nullable field CurrentVoters was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('CurrentVoters: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_ReplicaState_v1(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_PartitionData_current_voters, 'current_voters', _a2)
     _n4 = b[p] - 1
     if _n4 < 127: p += 1
@@ -1040,10 +1040,10 @@ def _c_PartitionData_v1(b, pp):
         raise _DecodeError('non-nullable field Observers was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('Observers: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = []
+        _a5 = [None] * _n4
         for _ in range(_n4):
             _e6 = _c_ReplicaState_v1(b, cython.address(p))
-            _a5.append(_e6)
+            _a5[_] = _e6
         _ss(o, _O_PartitionData_observers, 'observers', _a5)
     _ss(o, _O_PartitionData_error_message, 'error_message', '')
     _ss(o, _O_PartitionData_committed_voters, 'committed_voters', None)
@@ -1133,10 +1133,10 @@ def _c_TopicData_v1(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_PartitionData_v1(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:
@@ -1208,10 +1208,10 @@ def _c_DescribeQuorumResponse_v1(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_TopicData_v1(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_DescribeQuorumResponse_topics, 'topics', _a2)
     _ss(o, _O_DescribeQuorumResponse_error_message, 'error_message', '')
     _ss(o, _O_DescribeQuorumResponse_nodes, 'nodes', [])
@@ -1379,10 +1379,10 @@ def _c_PartitionData_v2(b, pp):
         raise _DecodeError('non-nullable field CurrentVoters was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('CurrentVoters: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_ReplicaState_v2(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_PartitionData_current_voters, 'current_voters', _a4)
     _n6 = b[p] - 1
     if _n6 < 127: p += 1
@@ -1391,10 +1391,10 @@ def _c_PartitionData_v2(b, pp):
         raise _DecodeError('non-nullable field Observers was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Observers: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = []
+        _a7 = [None] * _n6
         for _ in range(_n6):
             _e8 = _c_ReplicaState_v2(b, cython.address(p))
-            _a7.append(_e8)
+            _a7[_] = _e8
         _ss(o, _O_PartitionData_observers, 'observers', _a7)
     _ss(o, _O_PartitionData_committed_voters, 'committed_voters', None)
     _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -1483,10 +1483,10 @@ def _c_TopicData_v2(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_PartitionData_v2(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:
@@ -1649,10 +1649,10 @@ def _c_Node_v2(b, pp):
         raise _DecodeError('non-nullable field Listeners was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Listeners: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_Listener_v2(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_Node_listeners, 'listeners', _a2)
     _ss(o, _O_Node_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:
@@ -1756,10 +1756,10 @@ def _c_DescribeQuorumResponse_v2(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_TopicData_v2(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_DescribeQuorumResponse_topics, 'topics', _a4)
     _n6 = b[p] - 1
     if _n6 < 127: p += 1
@@ -1768,10 +1768,10 @@ def _c_DescribeQuorumResponse_v2(b, pp):
         raise _DecodeError('non-nullable field Nodes was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Nodes: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = []
+        _a7 = [None] * _n6
         for _ in range(_n6):
             _e8 = _c_Node_v2(b, cython.address(p))
-            _a7.append(_e8)
+            _a7[_] = _e8
         _ss(o, _O_DescribeQuorumResponse_nodes, 'nodes', _a7)
     _ss(o, _O_DescribeQuorumResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:
@@ -1894,10 +1894,10 @@ def _c_PartitionData_v3(b, pp):
         raise _DecodeError('non-nullable field CurrentVoters was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('CurrentVoters: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_ReplicaState_v2(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_PartitionData_current_voters, 'current_voters', _a4)
     _n6 = b[p] - 1
     if _n6 < 127: p += 1
@@ -1906,10 +1906,10 @@ def _c_PartitionData_v3(b, pp):
         _ss(o, _O_PartitionData_committed_voters, 'committed_voters', None)
     else:
         if _n6 > len(b) - p: raise _DecodeError('CommittedVoters: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = []
+        _a7 = [None] * _n6
         for _ in range(_n6):
             _e8 = _c_ReplicaState_v2(b, cython.address(p))
-            _a7.append(_e8)
+            _a7[_] = _e8
         _ss(o, _O_PartitionData_committed_voters, 'committed_voters', _a7)
     _n9 = b[p] - 1
     if _n9 < 127: p += 1
@@ -1918,10 +1918,10 @@ def _c_PartitionData_v3(b, pp):
         raise _DecodeError('non-nullable field Observers was serialized as null')
     else:
         if _n9 > len(b) - p: raise _DecodeError('Observers: array of {} elements exceeds the remaining bytes'.format(_n9))
-        _a10 = []
+        _a10 = [None] * _n9
         for _ in range(_n9):
             _e11 = _c_ReplicaState_v2(b, cython.address(p))
-            _a10.append(_e11)
+            _a10[_] = _e11
         _ss(o, _O_PartitionData_observers, 'observers', _a10)
     _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:
@@ -2009,10 +2009,10 @@ def _c_TopicData_v3(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_PartitionData_v3(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:
@@ -2116,10 +2116,10 @@ def _c_DescribeQuorumResponse_v3(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_TopicData_v3(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_DescribeQuorumResponse_topics, 'topics', _a4)
     _n6 = b[p] - 1
     if _n6 < 127: p += 1
@@ -2128,10 +2128,10 @@ def _c_DescribeQuorumResponse_v3(b, pp):
         raise _DecodeError('non-nullable field Nodes was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Nodes: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = []
+        _a7 = [None] * _n6
         for _ in range(_n6):
             _e8 = _c_Node_v2(b, cython.address(p))
-            _a7.append(_e8)
+            _a7[_] = _e8
         _ss(o, _O_DescribeQuorumResponse_nodes, 'nodes', _a7)
     _ss(o, _O_DescribeQuorumResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:

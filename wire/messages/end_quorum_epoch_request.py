@@ -391,10 +391,10 @@ def _c_TopicData_v0(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_PartitionData_v0(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
     pp[0] = p
@@ -449,10 +449,10 @@ def _c_EndQuorumEpochRequest_v0(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_TopicData_v0(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_EndQuorumEpochRequest_topics, 'topics', _a4)
     _ss(o, _O_EndQuorumEpochRequest_leader_endpoints, 'leader_endpoints', [])
     _ss(o, _O_EndQuorumEpochRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -563,10 +563,10 @@ def _c_PartitionData_v1(b, pp):
         raise _DecodeError('non-nullable field PreferredCandidates was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('PreferredCandidates: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_ReplicaInfo_v1(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_PartitionData_preferred_candidates, 'preferred_candidates', _a2)
     _ss(o, _O_PartitionData_preferred_successors, 'preferred_successors', [])
     _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -655,10 +655,10 @@ def _c_TopicData_v1(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_PartitionData_v1(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:
@@ -851,10 +851,10 @@ def _c_EndQuorumEpochRequest_v1(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_TopicData_v1(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_EndQuorumEpochRequest_topics, 'topics', _a4)
     _n6 = b[p] - 1
     if _n6 < 127: p += 1
@@ -863,10 +863,10 @@ def _c_EndQuorumEpochRequest_v1(b, pp):
         raise _DecodeError('non-nullable field LeaderEndpoints was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('LeaderEndpoints: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = []
+        _a7 = [None] * _n6
         for _ in range(_n6):
             _e8 = _c_LeaderEndpoint_v1(b, cython.address(p))
-            _a7.append(_e8)
+            _a7[_] = _e8
         _ss(o, _O_EndQuorumEpochRequest_leader_endpoints, 'leader_endpoints', _a7)
     _ss(o, _O_EndQuorumEpochRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:

@@ -1224,10 +1224,10 @@ def _c_FetchTopic_v4(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_FetchPartition_v4(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_FetchTopic_partitions, 'partitions', _a4)
     _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -1278,10 +1278,10 @@ def _c_FetchRequest_v4(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_FetchTopic_v4(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
     _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
     _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
@@ -1374,10 +1374,10 @@ def _c_FetchTopic_v5(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_FetchPartition_v5(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_FetchTopic_partitions, 'partitions', _a4)
     _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -1428,10 +1428,10 @@ def _c_FetchRequest_v5(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_FetchTopic_v5(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
     _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
     _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
@@ -1550,10 +1550,10 @@ def _c_FetchRequest_v7(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_FetchTopic_v5(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
     _n4 = _ri32(b, p)
     p += 4
@@ -1561,10 +1561,10 @@ def _c_FetchRequest_v7(b, pp):
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = []
+        _a5 = [None] * _n4
         for _ in range(_n4):
             _e6 = _c_ForgottenTopic_v7(b, cython.address(p))
-            _a5.append(_e6)
+            _a5[_] = _e6
         _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
     _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
     _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
@@ -1653,10 +1653,10 @@ def _c_FetchTopic_v9(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_FetchPartition_v9(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_FetchTopic_partitions, 'partitions', _a4)
     _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -1717,10 +1717,10 @@ def _c_FetchRequest_v9(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_FetchTopic_v9(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
     _n4 = _ri32(b, p)
     p += 4
@@ -1728,10 +1728,10 @@ def _c_FetchRequest_v9(b, pp):
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = []
+        _a5 = [None] * _n4
         for _ in range(_n4):
             _e6 = _c_ForgottenTopic_v7(b, cython.address(p))
-            _a5.append(_e6)
+            _a5[_] = _e6
         _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
     _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
     _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
@@ -1802,10 +1802,10 @@ def _c_FetchRequest_v11(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_FetchTopic_v9(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
     _n4 = _ri32(b, p)
     p += 4
@@ -1813,10 +1813,10 @@ def _c_FetchRequest_v11(b, pp):
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = []
+        _a5 = [None] * _n4
         for _ in range(_n4):
             _e6 = _c_ForgottenTopic_v7(b, cython.address(p))
-            _a5.append(_e6)
+            _a5[_] = _e6
         _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
     _n7 = _ri16(b, p)
     p += 2
@@ -1966,10 +1966,10 @@ def _c_FetchTopic_v12(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_FetchPartition_v12(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_FetchTopic_partitions, 'partitions', _a4)
     _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -2173,10 +2173,10 @@ def _c_FetchRequest_v12(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_FetchTopic_v12(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
     _n4 = b[p] - 1
     if _n4 < 127: p += 1
@@ -2185,10 +2185,10 @@ def _c_FetchRequest_v12(b, pp):
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = []
+        _a5 = [None] * _n4
         for _ in range(_n4):
             _e6 = _c_ForgottenTopic_v12(b, cython.address(p))
-            _a5.append(_e6)
+            _a5[_] = _e6
         _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
     _n7 = b[p] - 1
     if _n7 < 127: p += 1
@@ -2351,10 +2351,10 @@ def _c_FetchTopic_v13(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_FetchPartition_v13(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_FetchTopic_partitions, 'partitions', _a2)
     _ss(o, _O_FetchTopic_topic, 'topic', '')
     _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -2540,10 +2540,10 @@ def _c_FetchRequest_v13(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_FetchTopic_v13(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
     _n4 = b[p] - 1
     if _n4 < 127: p += 1
@@ -2552,10 +2552,10 @@ def _c_FetchRequest_v13(b, pp):
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = []
+        _a5 = [None] * _n4
         for _ in range(_n4):
             _e6 = _c_ForgottenTopic_v13(b, cython.address(p))
-            _a5.append(_e6)
+            _a5[_] = _e6
         _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
     _n7 = b[p] - 1
     if _n7 < 127: p += 1
@@ -2718,10 +2718,10 @@ def _c_FetchTopic_v14(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_FetchPartition_v14(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_FetchTopic_partitions, 'partitions', _a2)
     _ss(o, _O_FetchTopic_topic, 'topic', '')
     _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -2838,10 +2838,10 @@ def _c_FetchRequest_v14(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_FetchTopic_v14(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
     _n4 = b[p] - 1
     if _n4 < 127: p += 1
@@ -2850,10 +2850,10 @@ def _c_FetchRequest_v14(b, pp):
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = []
+        _a5 = [None] * _n4
         for _ in range(_n4):
             _e6 = _c_ForgottenTopic_v13(b, cython.address(p))
-            _a5.append(_e6)
+            _a5[_] = _e6
         _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
     _n7 = b[p] - 1
     if _n7 < 127: p += 1
@@ -3016,10 +3016,10 @@ def _c_FetchTopic_v15(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_FetchPartition_v15(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_FetchTopic_partitions, 'partitions', _a2)
     _ss(o, _O_FetchTopic_topic, 'topic', '')
     _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -3186,10 +3186,10 @@ def _c_FetchRequest_v15(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_FetchTopic_v15(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
     _n4 = b[p] - 1
     if _n4 < 127: p += 1
@@ -3198,10 +3198,10 @@ def _c_FetchRequest_v15(b, pp):
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = []
+        _a5 = [None] * _n4
         for _ in range(_n4):
             _e6 = _c_ForgottenTopic_v13(b, cython.address(p))
-            _a5.append(_e6)
+            _a5[_] = _e6
         _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
     _n7 = b[p] - 1
     if _n7 < 127: p += 1
@@ -3365,10 +3365,10 @@ def _c_FetchTopic_v16(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_FetchPartition_v16(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_FetchTopic_partitions, 'partitions', _a2)
     _ss(o, _O_FetchTopic_topic, 'topic', '')
     _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -3485,10 +3485,10 @@ def _c_FetchRequest_v16(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_FetchTopic_v16(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
     _n4 = b[p] - 1
     if _n4 < 127: p += 1
@@ -3497,10 +3497,10 @@ def _c_FetchRequest_v16(b, pp):
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = []
+        _a5 = [None] * _n4
         for _ in range(_n4):
             _e6 = _c_ForgottenTopic_v13(b, cython.address(p))
-            _a5.append(_e6)
+            _a5[_] = _e6
         _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
     _n7 = b[p] - 1
     if _n7 < 127: p += 1
@@ -3670,10 +3670,10 @@ def _c_FetchTopic_v17(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_FetchPartition_v17(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_FetchTopic_partitions, 'partitions', _a2)
     _ss(o, _O_FetchTopic_topic, 'topic', '')
     _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -3790,10 +3790,10 @@ def _c_FetchRequest_v17(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_FetchTopic_v17(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
     _n4 = b[p] - 1
     if _n4 < 127: p += 1
@@ -3802,10 +3802,10 @@ def _c_FetchRequest_v17(b, pp):
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = []
+        _a5 = [None] * _n4
         for _ in range(_n4):
             _e6 = _c_ForgottenTopic_v13(b, cython.address(p))
-            _a5.append(_e6)
+            _a5[_] = _e6
         _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
     _n7 = b[p] - 1
     if _n7 < 127: p += 1
@@ -3977,10 +3977,10 @@ def _c_FetchTopic_v18(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_FetchPartition_v18(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_FetchTopic_partitions, 'partitions', _a2)
     _ss(o, _O_FetchTopic_topic, 'topic', '')
     _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -4097,10 +4097,10 @@ def _c_FetchRequest_v18(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_FetchTopic_v18(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
     _n4 = b[p] - 1
     if _n4 < 127: p += 1
@@ -4109,10 +4109,10 @@ def _c_FetchRequest_v18(b, pp):
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = []
+        _a5 = [None] * _n4
         for _ in range(_n4):
             _e6 = _c_ForgottenTopic_v13(b, cython.address(p))
-            _a5.append(_e6)
+            _a5[_] = _e6
         _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
     _n7 = b[p] - 1
     if _n7 < 127: p += 1

@@ -450,10 +450,10 @@ def _c_TopicSnapshot_v0(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_PartitionSnapshot_v0(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_TopicSnapshot_partitions, 'partitions', _a4)
     _ss(o, _O_TopicSnapshot_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:
@@ -538,10 +538,10 @@ def _c_FetchSnapshotRequest_v0(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_TopicSnapshot_v0(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_FetchSnapshotRequest_topics, 'topics', _a2)
     _ss(o, _O_FetchSnapshotRequest_cluster_id, 'cluster_id', None)
     _ss(o, _O_FetchSnapshotRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -709,10 +709,10 @@ def _c_TopicSnapshot_v1(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_PartitionSnapshot_v1(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_TopicSnapshot_partitions, 'partitions', _a4)
     _ss(o, _O_TopicSnapshot_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:
@@ -797,10 +797,10 @@ def _c_FetchSnapshotRequest_v1(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_TopicSnapshot_v1(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_FetchSnapshotRequest_topics, 'topics', _a2)
     _ss(o, _O_FetchSnapshotRequest_cluster_id, 'cluster_id', None)
     _ss(o, _O_FetchSnapshotRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())

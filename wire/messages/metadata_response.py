@@ -1402,10 +1402,10 @@ def _c_MetadataResponseTopic_v0(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_MetadataResponsePartition_v0(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
     _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_MetadataResponseTopic_is_internal, 'is_internal', False)
@@ -1460,10 +1460,10 @@ def _c_MetadataResponse_v0(b, pp):
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_MetadataResponseBroker_v0(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
     _n4 = _ri32(b, p)
     p += 4
@@ -1471,10 +1471,10 @@ def _c_MetadataResponse_v0(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = []
+        _a5 = [None] * _n4
         for _ in range(_n4):
             _e6 = _c_MetadataResponseTopic_v0(b, cython.address(p))
-            _a5.append(_e6)
+            _a5[_] = _e6
         _ss(o, _O_MetadataResponse_topics, 'topics', _a5)
     _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', 0)
     _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
@@ -1604,10 +1604,10 @@ def _c_MetadataResponseTopic_v1(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_MetadataResponsePartition_v0(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
     _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', -2147483648)
@@ -1662,10 +1662,10 @@ def _c_MetadataResponse_v1(b, pp):
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_MetadataResponseBroker_v1(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
     _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
     p += 4
@@ -1675,10 +1675,10 @@ def _c_MetadataResponse_v1(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = []
+        _a5 = [None] * _n4
         for _ in range(_n4):
             _e6 = _c_MetadataResponseTopic_v1(b, cython.address(p))
-            _a5.append(_e6)
+            _a5[_] = _e6
         _ss(o, _O_MetadataResponse_topics, 'topics', _a5)
     _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', 0)
     _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
@@ -1743,10 +1743,10 @@ def _c_MetadataResponse_v2(b, pp):
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_MetadataResponseBroker_v1(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
     _n4 = _ri16(b, p)
     p += 2
@@ -1765,10 +1765,10 @@ def _c_MetadataResponse_v2(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = []
+        _a7 = [None] * _n6
         for _ in range(_n6):
             _e8 = _c_MetadataResponseTopic_v1(b, cython.address(p))
-            _a7.append(_e8)
+            _a7[_] = _e8
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
     _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', 0)
     _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
@@ -1835,10 +1835,10 @@ def _c_MetadataResponse_v3(b, pp):
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_MetadataResponseBroker_v1(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
     _n4 = _ri16(b, p)
     p += 2
@@ -1857,10 +1857,10 @@ def _c_MetadataResponse_v3(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = []
+        _a7 = [None] * _n6
         for _ in range(_n6):
             _e8 = _c_MetadataResponseTopic_v1(b, cython.address(p))
-            _a7.append(_e8)
+            _a7[_] = _e8
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
     _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
     _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
@@ -1999,10 +1999,10 @@ def _c_MetadataResponseTopic_v5(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_MetadataResponsePartition_v5(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
     _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', -2147483648)
@@ -2068,10 +2068,10 @@ def _c_MetadataResponse_v5(b, pp):
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_MetadataResponseBroker_v1(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
     _n4 = _ri16(b, p)
     p += 2
@@ -2090,10 +2090,10 @@ def _c_MetadataResponse_v5(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = []
+        _a7 = [None] * _n6
         for _ in range(_n6):
             _e8 = _c_MetadataResponseTopic_v5(b, cython.address(p))
-            _a7.append(_e8)
+            _a7[_] = _e8
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
     _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
     _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
@@ -2231,10 +2231,10 @@ def _c_MetadataResponseTopic_v7(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_MetadataResponsePartition_v7(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
     _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', -2147483648)
@@ -2300,10 +2300,10 @@ def _c_MetadataResponse_v7(b, pp):
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_MetadataResponseBroker_v1(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
     _n4 = _ri16(b, p)
     p += 2
@@ -2322,10 +2322,10 @@ def _c_MetadataResponse_v7(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = []
+        _a7 = [None] * _n6
         for _ in range(_n6):
             _e8 = _c_MetadataResponseTopic_v7(b, cython.address(p))
-            _a7.append(_e8)
+            _a7[_] = _e8
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
     _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
     _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
@@ -2392,10 +2392,10 @@ def _c_MetadataResponseTopic_v8(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_MetadataResponsePartition_v7(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
     _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', _oi32(b, p))
     p += 4
@@ -2463,10 +2463,10 @@ def _c_MetadataResponse_v8(b, pp):
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_MetadataResponseBroker_v1(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
     _n4 = _ri16(b, p)
     p += 2
@@ -2485,10 +2485,10 @@ def _c_MetadataResponse_v8(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = []
+        _a7 = [None] * _n6
         for _ in range(_n6):
             _e8 = _c_MetadataResponseTopic_v8(b, cython.address(p))
-            _a7.append(_e8)
+            _a7[_] = _e8
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
     _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', _oi32(b, p))
     p += 4
@@ -2779,10 +2779,10 @@ def _c_MetadataResponseTopic_v9(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_MetadataResponsePartition_v9(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
     _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', _oi32(b, p))
     p += 4
@@ -2883,10 +2883,10 @@ def _c_MetadataResponse_v9(b, pp):
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_MetadataResponseBroker_v9(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
     _n4 = b[p] - 1
     if _n4 < 127: p += 1
@@ -2908,10 +2908,10 @@ def _c_MetadataResponse_v9(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = []
+        _a7 = [None] * _n6
         for _ in range(_n6):
             _e8 = _c_MetadataResponseTopic_v9(b, cython.address(p))
-            _a7.append(_e8)
+            _a7[_] = _e8
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
     _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', _oi32(b, p))
     p += 4
@@ -3014,10 +3014,10 @@ def _c_MetadataResponseTopic_v10(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_MetadataResponsePartition_v9(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
     _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', _oi32(b, p))
     p += 4
@@ -3117,10 +3117,10 @@ def _c_MetadataResponse_v10(b, pp):
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_MetadataResponseBroker_v9(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
     _n4 = b[p] - 1
     if _n4 < 127: p += 1
@@ -3142,10 +3142,10 @@ def _c_MetadataResponse_v10(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = []
+        _a7 = [None] * _n6
         for _ in range(_n6):
             _e8 = _c_MetadataResponseTopic_v10(b, cython.address(p))
-            _a7.append(_e8)
+            _a7[_] = _e8
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
     _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', _oi32(b, p))
     p += 4
@@ -3245,10 +3245,10 @@ def _c_MetadataResponse_v11(b, pp):
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_MetadataResponseBroker_v9(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
     _n4 = b[p] - 1
     if _n4 < 127: p += 1
@@ -3270,10 +3270,10 @@ def _c_MetadataResponse_v11(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = []
+        _a7 = [None] * _n6
         for _ in range(_n6):
             _e8 = _c_MetadataResponseTopic_v10(b, cython.address(p))
-            _a7.append(_e8)
+            _a7[_] = _e8
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
     _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
     _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
@@ -3375,10 +3375,10 @@ def _c_MetadataResponseTopic_v12(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_MetadataResponsePartition_v9(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
     _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', _oi32(b, p))
     p += 4
@@ -3477,10 +3477,10 @@ def _c_MetadataResponse_v12(b, pp):
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_MetadataResponseBroker_v9(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
     _n4 = b[p] - 1
     if _n4 < 127: p += 1
@@ -3502,10 +3502,10 @@ def _c_MetadataResponse_v12(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = []
+        _a7 = [None] * _n6
         for _ in range(_n6):
             _e8 = _c_MetadataResponseTopic_v12(b, cython.address(p))
-            _a7.append(_e8)
+            _a7[_] = _e8
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
     _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
     _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
@@ -3605,10 +3605,10 @@ def _c_MetadataResponse_v13(b, pp):
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = []
+        _a2 = [None] * _n1
         for _ in range(_n1):
             _e3 = _c_MetadataResponseBroker_v9(b, cython.address(p))
-            _a2.append(_e3)
+            _a2[_] = _e3
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
     _n4 = b[p] - 1
     if _n4 < 127: p += 1
@@ -3630,10 +3630,10 @@ def _c_MetadataResponse_v13(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = []
+        _a7 = [None] * _n6
         for _ in range(_n6):
             _e8 = _c_MetadataResponseTopic_v12(b, cython.address(p))
-            _a7.append(_e8)
+            _a7[_] = _e8
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
     _ss(o, _O_MetadataResponse_error_code, 'error_code', _oi16(b, p))
     p += 2

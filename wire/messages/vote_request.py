@@ -412,10 +412,10 @@ def _c_TopicData_v0(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_PartitionData_v0(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:
@@ -504,10 +504,10 @@ def _c_VoteRequest_v0(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_TopicData_v0(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_VoteRequest_topics, 'topics', _a4)
     _ss(o, _O_VoteRequest_voter_id, 'voter_id', -1)
     _ss(o, _O_VoteRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -655,10 +655,10 @@ def _c_TopicData_v1(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_PartitionData_v1(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:
@@ -750,10 +750,10 @@ def _c_VoteRequest_v1(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_TopicData_v1(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_VoteRequest_topics, 'topics', _a4)
     _ss(o, _O_VoteRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:
@@ -899,10 +899,10 @@ def _c_TopicData_v2(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_PartitionData_v2(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:
@@ -994,10 +994,10 @@ def _c_VoteRequest_v2(b, pp):
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = []
+        _a4 = [None] * _n3
         for _ in range(_n3):
             _e5 = _c_TopicData_v2(b, cython.address(p))
-            _a4.append(_e5)
+            _a4[_] = _e5
         _ss(o, _O_VoteRequest_topics, 'topics', _a4)
     _ss(o, _O_VoteRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if b[p] == 0:
