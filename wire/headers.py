@@ -74,11 +74,16 @@ def encode_response_parts(api_key: int, api_version: int, correlation_id: int, b
     large records fields are referenced, not copied (``codec_support.encode_parts``),
     so a fetch answer goes from the segment's pages to the socket without a copy in
     Python (the transport's ``writelines`` gathers them)."""
-    w = bytearray()
-    ResponseHeader(correlation_id=correlation_id).write(w, response_header_version(api_key, api_version))
-    parts = encode_parts(bytes(w), body, api_version)
+    parts = encode_parts(response_header_bytes(api_key, api_version, correlation_id), body, api_version)
     size = sum(len(p) for p in parts)
     return [struct.pack(">i", size), *parts]
+
+
+def response_header_bytes(api_key: int, api_version: int, correlation_id: int) -> bytes:
+    """The response header of a frame (after the size prefix, before the body)."""
+    w = bytearray()
+    ResponseHeader(correlation_id=correlation_id).write(w, response_header_version(api_key, api_version))
+    return bytes(w)
 
 
 def decode_response(frame, api_key: int, api_version: int):

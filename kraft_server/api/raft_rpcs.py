@@ -12,8 +12,9 @@ hands these straight to its ``RaftManager``.
 from __future__ import annotations
 
 from kraft_server.raft import InboundRequest, OutboundResponse
+from wire.messages import FetchRequest
 
-FETCH = 1
+FETCH = FetchRequest.API_KEY
 
 
 def to_core(call) -> InboundRequest:

@@ -35,9 +35,8 @@ from wire.exceptions import DecodeError, EncodeError
 from wire.framing import DEFAULT_MAX_BYTES, FrameReader, FrameTooLarge
 from wire.codec_support import encode_parts
 from wire.headers import (
-    decode_request_header, encode_response_parts, peek_key_version, response_header_version,
+    decode_request_header, encode_response_parts, peek_key_version, response_header_bytes,
 )
-from wire.messages import ResponseHeader
 from wire.messages import REQUESTS, ApiVersionsRequest, ApiVersionsResponse
 from wire.messages.api_versions_response import ApiVersion
 
@@ -110,9 +109,8 @@ class SharedBody:
             self.parts = encode_parts(b"", body, api_version)
             self.size = sum(len(p) for p in self.parts)
             self.body, self.version = body, api_version
-        head = bytearray()
-        ResponseHeader(correlation_id=correlation_id).write(head, response_header_version(api_key, api_version))
-        return [struct.pack(">i", len(head) + self.size), bytes(head), *self.parts]
+        head = response_header_bytes(api_key, api_version, correlation_id)
+        return [struct.pack(">i", len(head) + self.size), head, *self.parts]
 
 
 _SHARED = SharedBody()
