@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_bench_startup_json():
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "startup.py"), "--records", "200,20000", "--json"],
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "startup.py"), "--records", "200,20000", "--repeats", "2",
+                           "--json"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     report = json.loads(proc.stdout)
@@ -21,3 +22,6 @@ def test_bench_startup_json():
             got = res[start]
             assert math.isfinite(got["listening_ms"]) and 0 < got["listening_ms"] <= got["ready_ms"]
             assert got["epoch"] >= 2 and got["high_watermark"] > res["records"]
+            if start != "first":
+                samples = got["samples_ready_ms"]  # the row is the median of the starts
+                assert len(samples) == 2 and min(samples) - 1 <= got["ready_ms"] <= max(samples) + 1
