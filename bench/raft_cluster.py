@@ -300,6 +300,12 @@ class OurCluster(Cluster):
     partition_dir = "__cluster_metadata-0"
     topic, topic_id = "__cluster_metadata", "00000000-0000-0000-0000-000000000001"
 
+    def properties(self, n: NodeProc) -> dict[str, str]:
+        # Keep every segment, as Kafka's TestRaftServer does: the committed rate is counted
+        # from a follower's log after the window, and at 150k records/s of 256 bytes our
+        # default retention (metadata.max.retention.bytes, 100 MiB) deletes it within ~2 s.
+        return {"metadata.max.retention.bytes": "-1", **super().properties(n)}
+
     def prepare(self) -> None:
         super().prepare()
         cluster_id = self.cluster_id = random_uuid()
