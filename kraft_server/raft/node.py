@@ -39,7 +39,8 @@ from kraft_server.raft.voters import (
     ZERO_UUID, ElectionResult, VoterKey, VoterSet, election_result, next_high_watermark,
 )
 
-from wire.records import HEADER_SIZE, build_value_batch
+from kraft_server.native import build_value_batch
+from wire.records import HEADER_SIZE
 
 _REQUEST_HANDLERS = {
     fetch.API_KEY: fetch.handle_fetch_request,
