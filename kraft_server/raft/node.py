@@ -14,7 +14,9 @@ correlation id, and each handler ignores answers from an older epoch).
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter, deque
+from itertools import accumulate
 from dataclasses import dataclass, replace
 
 from kraft_server.raft import auto_join, membership
@@ -251,7 +253,7 @@ class RaftNode:
         if not records:
             raise ValueError("nothing to propose")
         leader = self.quorum.state
-        size = sum(len(r) for r in records)
+        size = sum(map(len, records))
         backlog = leader.backlog_bytes()
         if backlog and backlog + size > self.config.max_backlog_bytes:
             self.stats["proposals_refused"] += 1
@@ -520,15 +522,24 @@ class RaftNode:
         records = leader.pending_records
         if not records:
             return
+        pending_bytes = leader.pending_bytes
         leader.pending_records, leader.pending_bytes, leader.linger_deadline_ms = [], 0, None
-        start, size = 0, HEADER_SIZE
-        for i, r in enumerate(records):
-            n = len(r) + RECORD_OVERHEAD_BYTES
-            if i > start and size + n > MAX_BATCH_BYTES:
-                self._append_proposed(records[start:i])
-                start, size = i, HEADER_SIZE
-            size += n
-        self._append_proposed(records[start:] if start else records)
+        room = MAX_BATCH_BYTES - HEADER_SIZE
+        if pending_bytes + RECORD_OVERHEAD_BYTES * len(records) <= room:
+            self._append_proposed(records)  # one batch (the common case: no per-record work)
+            return
+        # cut[k]: the batch size of records[:k] less the header; each batch takes the
+        # longest run that fits, and at least one record
+        sizes = list(accumulate(map(len, records), initial=0))
+        cut = sizes.__getitem__
+        count, start = len(records), 0
+        while start < count:
+            limit = cut(start) + RECORD_OVERHEAD_BYTES * start + room
+            end = bisect_right(range(count + 1), limit, start + 1, count + 1,
+                               key=lambda k: cut(k) + RECORD_OVERHEAD_BYTES * k) - 1
+            end = max(end, start + 1)
+            self._append_proposed(records[start:end] if start or end < count else records)
+            start = end
 
     def _append_proposed(self, records: list) -> None:
         leader = self.quorum.state

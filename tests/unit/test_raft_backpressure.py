@@ -59,3 +59,17 @@ def test_lingering_proposals_are_split_into_batches_of_at_most_the_max_size():
     assert [b.last_offset - b.base_offset + 1 for b in batches] == [7, 2]
     assert all(b.end - b.start <= MAX_BATCH_BYTES for b in batches)
     assert node.log.end_offset() == 10
+
+
+def test_each_batch_takes_the_longest_run_of_records_that_fits():
+    # mixed sizes, one record larger than a batch (it gets a batch of its own)
+    node = leader(max_backlog_bytes=8 * MAX_BATCH_BYTES)
+    sizes = [3 << 20, 3 << 20, 1 << 20, 5, (1 << 20) - 200, MAX_BATCH_BYTES + 10, 7, 4 << 20, 4 << 20]
+    node.propose([b"q" * n for n in sizes], 10_003)
+    drain(node, 10_003)
+    batches = list(walk(node.shell.log.read(1, 64 << 20)))
+    counts = [b.last_offset - b.base_offset + 1 for b in batches]
+    assert sum(counts) == len(sizes)
+    assert counts == [5, 1, 2, 1]
+    for b, n in zip(batches, counts):
+        assert b.end - b.start <= MAX_BATCH_BYTES or n == 1
