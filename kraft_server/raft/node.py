@@ -124,6 +124,7 @@ class RaftNode:
         self._backoff: dict = {}
         self._requests: list[OutboundRequest] = []
         self._responses: list[OutboundResponse] = []
+        self.ready_count = 0  # Readys handed out
         self._endpoints: dict[int, tuple[Endpoint, ...]] = {}
         self._bootstrap_next = 0
         data_version = 1 if self.history.kraft_version() >= 1 else 0
@@ -264,7 +265,9 @@ class RaftNode:
         if leader.linger_deadline_ms is None:
             leader.linger_deadline_ms = self._now + self.config.append_linger_ms
         if leader.pending_bytes >= MAX_BATCH_BYTES:
-            self.drain_proposals()
+            # a full batch: appended by the next poll (not here, between Readys, where a
+            # Fetch answered next would carry it and wait for its fsync)
+            leader.linger_deadline_ms = self._now
         return first, first + len(records) - 1
 
     def ready(self) -> Ready:
@@ -276,6 +279,7 @@ class RaftNode:
                       next_deadline_ms=role_poll.next_deadline(self, self._now),
                       writes=self.log.take_writes(), election=self.quorum.take_unsaved())
         self._requests, self._responses = [], []
+        self.ready_count += 1
         return ready
 
     def advance(self, ready: Ready, now_ms: int) -> bool:
@@ -289,8 +293,12 @@ class RaftNode:
             # A finished voter change left a response, or our removal committed.
             leader = self.quorum.state
             return (self.high_watermark != before and bool(leader.parked)) or leader.answers_deferred \
-                or bool(self._responses) or leader.resign_requested
+                or bool(self._responses) or leader.resign_requested or leader.drain_put_off is not None
         return False
+
+    def has_responses(self) -> bool:
+        """Answers are waiting for the next Ready."""
+        return bool(self._responses)
 
     def answers_deferred(self) -> bool:
         """Observers' Fetch answers were left for the next Ready (``rpc/fetch.py``)."""

@@ -73,3 +73,22 @@ def test_each_batch_takes_the_longest_run_of_records_that_fits():
     assert counts == [5, 1, 2, 1]
     for b, n in zip(batches, counts):
         assert b.end - b.start <= MAX_BATCH_BYTES or n == 1
+
+
+def test_a_due_append_lets_the_waiting_fetch_answer_go_first():
+    from kraft_server.raft.boundary import InboundRequest
+    from tests.support.raft_harness import LATEST, roundtrip
+    node = leader()
+    node.propose([b"a" * 100], 10_003)
+    # linger over and node 3's Fetch (offset 1: nothing new for it yet) in the same cycle
+    body = fetch_request(replica=3, epoch=1, offset=1, last_epoch=1, max_wait=0)
+    node.step(InboundRequest(("test", body.API_KEY), body.API_KEY, LATEST[body.API_KEY],
+                             roundtrip(body, LATEST[body.API_KEY])), 10_030)
+    node.tick(10_030)
+    ready = node.shell.take()
+    assert len(ready.responses) == 1 and not ready.writes and not ready.flush  # leaves at once
+    assert node.shell.finish(ready, 10_030, lambda r: None, lambda r: None) is True  # go again now
+    ready = node.shell.take()
+    assert ready.writes and ready.flush and not ready.responses  # the append, one Ready later
+    node.shell.finish(ready, 10_030, lambda r: None, lambda r: None)
+    assert node.log.end_offset() == 2
