@@ -28,6 +28,9 @@ def compiled_modules() -> list[str]:
     raise RuntimeError("wire/native.py has no COMPILED list")
 
 
+NATIVE_PYX = ["kraft_server.native._values"]
+
+
 def extensions() -> list:
     if os.environ.get("KRAFT_PURE_PYTHON", "") not in ("", "0"):
         print("kraft-server: KRAFT_PURE_PYTHON is set, building no compiled codecs", file=sys.stderr)
@@ -44,6 +47,9 @@ def extensions() -> list:
     exts = [Extension(name, [name.replace(".", "/") + ".py"], optional=True,
                       extra_compile_args=["-O1", "-g0"])
             for name in compiled_modules()]
+    # the node's own hot loops, written in Cython (each module has a pure-Python fallback)
+    exts += [Extension(name, [name.replace(".", "/") + ".pyx"], optional=True, extra_compile_args=["-O2", "-g0"])
+             for name in NATIVE_PYX]
     # annotation_typing off: annotations stay documentation, so the compiled module accepts
     # exactly what the .py accepts (a bytearray subclass, a memoryview for ``bytes``...).
     return cythonize(exts, nthreads=os.cpu_count() or 1, quiet=True,

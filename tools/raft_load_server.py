@@ -239,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--record-size", type=int, default=256, help="bytes per record (default 256)")
     p.add_argument("--report-interval-ms", type=int, default=1000)
     p.add_argument("--max-pending-batches", type=int, default=10)
+    p.add_argument("--max-backlog-bytes", type=int, default=None,
+                   help="the leader's cap on uncommitted proposals (QuorumConfig.max_backlog_bytes)")
     args = p.parse_args(argv)
 
     logging.basicConfig(level=os.environ.get("KRAFT_LOG_LEVEL", "INFO").upper(), stream=sys.stderr,
@@ -249,6 +251,9 @@ def main(argv: list[str] | None = None) -> int:
 
     config = KafkaConfig.from_file(args.config)
     node = build_node(config, args.config)
+    if args.max_backlog_bytes is not None:
+        from dataclasses import replace
+        node.core.config = replace(node.core.config, max_backlog_bytes=args.max_backlog_bytes)
     gen = LoadGenerator(node.driver, node.core, throughput=args.throughput,
                         record_size=args.record_size, report_interval_ms=args.report_interval_ms,
                         max_pending_batches=args.max_pending_batches)

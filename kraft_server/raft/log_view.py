@@ -85,7 +85,11 @@ class LogView:
         if infos and infos[0].base_offset != self.end_offset():
             raise ValueError(f"append at {infos[0].base_offset}, log end is {self.end_offset()}")
         self._writes.append(Append(data))
-        self._tail.extend((info, data[info.start:info.end]) for info in infos)
+        if len(infos) == 1 and infos[0].start == 0 and infos[0].end == len(data):
+            self._tail.append((infos[0], data))
+        else:  # views of the one buffer (bytes: it does not change), not copies
+            view = memoryview(data)
+            self._tail.extend((info, view[info.start:info.end]) for info in infos)
         return infos
 
     def truncate_to(self, offset: int) -> None:

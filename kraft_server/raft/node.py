@@ -14,7 +14,9 @@ correlation id, and each handler ignores answers from an older epoch).
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter, deque
+from itertools import accumulate
 from dataclasses import dataclass, replace
 
 from kraft_server.raft import auto_join, membership
@@ -39,7 +41,8 @@ from kraft_server.raft.voters import (
     ZERO_UUID, ElectionResult, VoterKey, VoterSet, election_result, next_high_watermark,
 )
 
-from wire.records import HEADER_SIZE, build_value_batch
+from kraft_server.native import build_value_batch
+from wire.records import HEADER_SIZE
 
 _REQUEST_HANDLERS = {
     fetch.API_KEY: fetch.handle_fetch_request,
@@ -121,6 +124,7 @@ class RaftNode:
         self._backoff: dict = {}
         self._requests: list[OutboundRequest] = []
         self._responses: list[OutboundResponse] = []
+        self.ready_count = 0  # Readys handed out
         self._endpoints: dict[int, tuple[Endpoint, ...]] = {}
         self._bootstrap_next = 0
         data_version = 1 if self.history.kraft_version() >= 1 else 0
@@ -250,7 +254,7 @@ class RaftNode:
         if not records:
             raise ValueError("nothing to propose")
         leader = self.quorum.state
-        size = sum(len(r) for r in records)
+        size = sum(map(len, records))
         backlog = leader.backlog_bytes()
         if backlog and backlog + size > self.config.max_backlog_bytes:
             self.stats["proposals_refused"] += 1
@@ -261,7 +265,9 @@ class RaftNode:
         if leader.linger_deadline_ms is None:
             leader.linger_deadline_ms = self._now + self.config.append_linger_ms
         if leader.pending_bytes >= MAX_BATCH_BYTES:
-            self.drain_proposals()
+            # a full batch: appended by the next poll (not here, between Readys, where a
+            # Fetch answered next would carry it and wait for its fsync)
+            leader.linger_deadline_ms = self._now
         return first, first + len(records) - 1
 
     def ready(self) -> Ready:
@@ -273,6 +279,7 @@ class RaftNode:
                       next_deadline_ms=role_poll.next_deadline(self, self._now),
                       writes=self.log.take_writes(), election=self.quorum.take_unsaved())
         self._requests, self._responses = [], []
+        self.ready_count += 1
         return ready
 
     def advance(self, ready: Ready, now_ms: int) -> bool:
@@ -286,8 +293,12 @@ class RaftNode:
             # A finished voter change left a response, or our removal committed.
             leader = self.quorum.state
             return (self.high_watermark != before and bool(leader.parked)) or leader.answers_deferred \
-                or bool(self._responses) or leader.resign_requested
+                or bool(self._responses) or leader.resign_requested or leader.drain_put_off is not None
         return False
+
+    def has_responses(self) -> bool:
+        """Answers are waiting for the next Ready."""
+        return bool(self._responses)
 
     def answers_deferred(self) -> bool:
         """Observers' Fetch answers were left for the next Ready (``rpc/fetch.py``)."""
@@ -519,15 +530,24 @@ class RaftNode:
         records = leader.pending_records
         if not records:
             return
+        pending_bytes = leader.pending_bytes
         leader.pending_records, leader.pending_bytes, leader.linger_deadline_ms = [], 0, None
-        start, size = 0, HEADER_SIZE
-        for i, r in enumerate(records):
-            n = len(r) + RECORD_OVERHEAD_BYTES
-            if i > start and size + n > MAX_BATCH_BYTES:
-                self._append_proposed(records[start:i])
-                start, size = i, HEADER_SIZE
-            size += n
-        self._append_proposed(records[start:] if start else records)
+        room = MAX_BATCH_BYTES - HEADER_SIZE
+        if pending_bytes + RECORD_OVERHEAD_BYTES * len(records) <= room:
+            self._append_proposed(records)  # one batch (the common case: no per-record work)
+            return
+        # cut[k]: the batch size of records[:k] less the header; each batch takes the
+        # longest run that fits, and at least one record
+        sizes = list(accumulate(map(len, records), initial=0))
+        cut = sizes.__getitem__
+        count, start = len(records), 0
+        while start < count:
+            limit = cut(start) + RECORD_OVERHEAD_BYTES * start + room
+            end = bisect_right(range(count + 1), limit, start + 1, count + 1,
+                               key=lambda k: cut(k) + RECORD_OVERHEAD_BYTES * k) - 1
+            end = max(end, start + 1)
+            self._append_proposed(records[start:end] if start or end < count else records)
+            start = end
 
     def _append_proposed(self, records: list) -> None:
         leader = self.quorum.state

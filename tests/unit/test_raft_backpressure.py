@@ -59,3 +59,36 @@ def test_lingering_proposals_are_split_into_batches_of_at_most_the_max_size():
     assert [b.last_offset - b.base_offset + 1 for b in batches] == [7, 2]
     assert all(b.end - b.start <= MAX_BATCH_BYTES for b in batches)
     assert node.log.end_offset() == 10
+
+
+def test_each_batch_takes_the_longest_run_of_records_that_fits():
+    # mixed sizes, one record larger than a batch (it gets a batch of its own)
+    node = leader(max_backlog_bytes=8 * MAX_BATCH_BYTES)
+    sizes = [3 << 20, 3 << 20, 1 << 20, 5, (1 << 20) - 200, MAX_BATCH_BYTES + 10, 7, 4 << 20, 4 << 20]
+    node.propose([b"q" * n for n in sizes], 10_003)
+    drain(node, 10_003)
+    batches = list(walk(node.shell.log.read(1, 64 << 20)))
+    counts = [b.last_offset - b.base_offset + 1 for b in batches]
+    assert sum(counts) == len(sizes)
+    assert counts == [5, 1, 2, 1]
+    for b, n in zip(batches, counts):
+        assert b.end - b.start <= MAX_BATCH_BYTES or n == 1
+
+
+def test_a_due_append_lets_the_waiting_fetch_answer_go_first():
+    from kraft_server.raft.boundary import InboundRequest
+    from tests.support.raft_harness import LATEST, roundtrip
+    node = leader()
+    node.propose([b"a" * 100], 10_003)
+    # linger over and node 3's Fetch (offset 1: nothing new for it yet) in the same cycle
+    body = fetch_request(replica=3, epoch=1, offset=1, last_epoch=1, max_wait=0)
+    node.step(InboundRequest(("test", body.API_KEY), body.API_KEY, LATEST[body.API_KEY],
+                             roundtrip(body, LATEST[body.API_KEY])), 10_030)
+    node.tick(10_030)
+    ready = node.shell.take()
+    assert len(ready.responses) == 1 and not ready.writes and not ready.flush  # leaves at once
+    assert node.shell.finish(ready, 10_030, lambda r: None, lambda r: None) is True  # go again now
+    ready = node.shell.take()
+    assert ready.writes and ready.flush and not ready.responses  # the append, one Ready later
+    node.shell.finish(ready, 10_030, lambda r: None, lambda r: None)
+    assert node.log.end_offset() == 2

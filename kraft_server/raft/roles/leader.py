@@ -99,6 +99,7 @@ class LeaderState:
     uncommitted: deque = field(default_factory=deque)
     uncommitted_bytes: int = 0
     linger_deadline_ms: int | None = None
+    drain_put_off: int | None = None  # the Ready (count) whose answers a due append let go first
     parked: list = field(default_factory=list)  # PendingFetch
     answers_deferred: bool = False  # observers' Fetches due but left for the next Ready
     # Fetch answers of this Ready by (offset, max bytes, listener, version), valid while

@@ -76,7 +76,13 @@ def _poll_leader(node, state, now_ms: int) -> None:
             return
         state.check_quorum_deadline_ms = now_ms + node.config.check_quorum_timeout_ms
     if state.linger_deadline_ms is not None and now_ms >= state.linger_deadline_ms:
-        node.drain_proposals()
+        # Answers already waiting go out first: appending now would hold them behind
+        # this Ready's write and fsync. Put off once; the next Ready appends.
+        if node.has_responses() and state.drain_put_off in (None, node.ready_count):
+            state.drain_put_off = node.ready_count
+        else:
+            state.drain_put_off = None
+            node.drain_proposals()
     voters = node.voter_set()
     for voter_id in sorted(state.unacked_voters):
         dest, key = node.voter_destination(voter_id), voters.node(voter_id)
