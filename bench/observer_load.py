@@ -12,7 +12,8 @@ leader's epoch from the FENCED_LEADER_EPOCH answer. Sent to a snapshot (our lead
 does that for an empty replica once it has one, as Kafka's does), it reads the
 snapshot with FetchSnapshot and goes on from its end offset. Output, one JSON object a line on stdout (``t``
 is Unix ms): ``connected`` (every observer sent its first fetch), ``caught_up`` (one
-observer's fetch offset reached ``--target``), ``all_caught_up``, and every second
+observer's fetch offset reached ``--target``), ``all_caught_up``, ``all_tailing`` (every
+observer, once caught up, got an answer that left it at the high watermark), and every second
 ``stats`` (fetches answered, bytes received). NOT_LEADER_OR_FOLLOWER moves an
 observer to the leader it names; any other error ends the tool with a non-zero exit.
 """
@@ -89,7 +90,8 @@ async def fetch_snapshot(reader, writer, frames, i: int, args, correlation: int,
     return correlation
 
 
-async def observer(i: int, args, target: int, done: asyncio.Event, caught: list, started: list) -> None:
+async def observer(i: int, args, target: int, done: asyncio.Event, caught: list, started: list,
+                   tailing: list) -> None:
     host, port = "127.0.0.1", args.port
     reader, writer = await asyncio.open_connection(host, port)
     frames = FrameReader()
@@ -97,7 +99,7 @@ async def observer(i: int, args, target: int, done: asyncio.Event, caught: list,
     leader_epoch = 0  # learnt from the first answer (FENCED_LEADER_EPOCH names the leader's)
     directory = uuid.uuid4()
     topic_id = uuid.UUID(args.topic_id)
-    reported = False
+    reported = at_tail = False
     while True:
         correlation += 1
         part = freq.FetchPartition(partition=0, current_leader_epoch=leader_epoch, fetch_offset=offset,
@@ -146,6 +148,11 @@ async def observer(i: int, args, target: int, done: asyncio.Event, caught: list,
         if records:
             for _, header in iter_headers(memoryview(records)):
                 offset, epoch = header.next_offset, header.partition_leader_epoch
+        if not at_tail and reported and offset >= p.high_watermark >= 0:
+            at_tail = True  # holds every committed record: from now on it long-polls at the end
+            tailing.append(i)
+            if len(tailing) == args.count:
+                emit("all_tailing", count=args.count)
         if not reported and offset >= target:
             reported = True
             caught.append(i)
@@ -159,7 +166,9 @@ async def main_async(args) -> None:
     done = asyncio.Event()
     caught: list = []
     started: list = []
-    tasks = [asyncio.create_task(observer(i, args, args.target, done, caught, started)) for i in range(args.count)]
+    tailing: list = []
+    tasks = [asyncio.create_task(observer(i, args, args.target, done, caught, started, tailing))
+             for i in range(args.count)]
 
     async def report():
         while True:
