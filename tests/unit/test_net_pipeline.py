@@ -178,7 +178,7 @@ def test_a_shared_answer_is_encoded_once_and_framed_per_connection():
     pipeline_module.encode_parts = lambda *a: encodes.append(a) or real(*a)
     try:
         outs = []
-        for corr, version in ((5, 17), (9, 17), (3, 12), (4, 12)):
+        for corr, version in ((5, 17), (9, 17), (3, 12), (4, 12), (6, 11)):  # 11: header v0
             pipe = Pipeline("CONTROLLER", listener_apis(True))
             pipe.receive_data(encode_request(1, version, corr, FetchRequest(), "c"))
             (call,) = drain(pipe)
@@ -193,4 +193,4 @@ def test_a_shared_answer_is_encoded_once_and_framed_per_connection():
     finally:
         pipeline_module.encode_parts = real
     assert all(got == want for got, want in outs)
-    assert len(encodes) == 3  # once per (body, version)
+    assert len(encodes) == 4  # once per (body, version)
