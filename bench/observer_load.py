@@ -15,7 +15,7 @@ is Unix ms): ``connected`` (every observer sent its first fetch), ``caught_up`` 
 observer's fetch offset reached ``--target``), ``all_caught_up``, ``all_tailing`` (every
 observer, once caught up, got an answer that left it at the high watermark), and every second
 ``stats`` (fetches answered, bytes received). NOT_LEADER_OR_FOLLOWER moves an
-observer to the leader it names; any other error ends the tool with a non-zero exit.
+observer to the leader it names (or, while none is known, retries after a backoff); any other error ends the tool with a non-zero exit.
 """
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ FETCH_SNAPSHOT = 59
 VERSION = 17
 MAX_BYTES = 8 * 1024 * 1024
 FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER = 74, 75, 6
+RETRY_BACKOFF_S = 0.05  # controller.quorum.retry.backoff.ms is 20; a little more
 
 
 def emit(ev: str, **fields) -> None:
@@ -121,6 +122,11 @@ async def observer(i: int, args, target: int, done: asyncio.Event, caught: list,
         p = resp.responses[0].partitions[0]
         if p.error_code in (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH) and p.current_leader.leader_epoch > leader_epoch:
             leader_epoch = p.current_leader.leader_epoch
+            continue
+        if p.error_code == NOT_LEADER_OR_FOLLOWER and p.current_leader.leader_id < 0:
+            # an election is under way: retry after a backoff, as a real observer does
+            leader_epoch = max(leader_epoch, p.current_leader.leader_epoch)
+            await asyncio.sleep(RETRY_BACKOFF_S)
             continue
         if p.error_code == NOT_LEADER_OR_FOLLOWER and p.current_leader.leader_id >= 0:
             # a new leader: follow it there (the answer carries its endpoint), as observers do

@@ -131,6 +131,10 @@ def run_one(impl: str, count: int, workdir: Path, args, log) -> dict:
             if load is not None:
                 load.find("stats")  # raises if the tool died during the window
             res["latency"] = _latency(cluster, fc.node, t0, t1)
+            moved = cluster.find("claim", after_ms=fc.t_ms + 1, min_epoch=fc.epoch + 1)
+            if moved is not None:  # the figures above are of a node that stopped leading
+                res["leader_changed"] = True
+                log(f"{impl}: {count} observers: leadership moved to node {moved.node} in epoch {moved.epoch}")
         finally:
             if load is not None:
                 load.close()
@@ -240,6 +244,10 @@ def main(argv=None) -> int:
     print("  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths))))
     for t in table:
         print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(t, widths))))
+    for impl, by_count in results.items():
+        for n, r in by_count.items():
+            if r.get("leader_changed"):
+                print(f"NOTE: {impl} with {n} observers: the leader changed during the run; its row is of the first leader")
     print("Kafka's p99 is TestRaftServer's windowed histogram (1 ms buckets, last ~60 s); ours is exact over the window.")
     return 0
 

@@ -101,6 +101,7 @@ class LeaderState:
     linger_deadline_ms: int | None = None
     parked: list = field(default_factory=list)  # PendingFetch
     answers_deferred: bool = False  # observers' Fetches due but left for the next Ready
+    due_observers: int = 0  # ...that many, at the head of ``parked`` (not classified again)
     # Fetch answers of this Ready by (offset, max bytes, listener, version), valid while
     # (log end, HWM, log start) equal ``answers_stamp`` (rpc/fetch.py)
     answers: dict = field(default_factory=dict)
