@@ -118,11 +118,13 @@ def run_one(impl: str, count: int, workdir: Path, args, log) -> dict:
             _wait_until(cluster, t0, watch=cluster.nodes)
             cpu0 = cpu_seconds(leader.proc.pid)
             f0 = load.counts() if load is not None else None
+            load_cpu0 = cpu_seconds(load.proc.pid) if load is not None else None
             t1 = t0 + args.measure * 1000
             _wait_until(cluster, t1, watch=cluster.nodes)
             cpu = cpu_seconds(leader.proc.pid) - cpu0
             res["leader_cpu_pct"] = 100 * cpu / args.measure
             if load is not None:
+                res["load_tool_cpu_pct"] = 100 * (cpu_seconds(load.proc.pid) - load_cpu0) / args.measure
                 f1 = load.counts()
                 res["fetches"] = f1[0] - f0[0]
                 res["fetch_rate"] = res["fetches"] / args.measure
@@ -168,8 +170,10 @@ def rows(results: dict, counts: list[int]) -> list[dict]:
         row(f"leader RSS, {n} observers (MiB)", o.get("leader_rss_mib"), k.get("leader_rss_mib"))
         if n:
             row(f"catch-up of {n} observers (ms)", o.get("catch_up_ms"), k.get("catch_up_ms"))
-            for metric, name in (("fetch_rate", "observer fetches answered"), ("observer_mib_s", "bytes to observers")):
-                unit = "/s" if metric == "fetch_rate" else "MiB/s"
+            row(f"all {n} observers at the log end (ms)", o.get("tailing_ms"), k.get("tailing_ms"))
+            for metric, name, unit in (("fetch_rate", "observer fetches answered", "/s"),
+                                       ("observer_mib_s", "bytes to observers", "MiB/s"),
+                                       ("load_tool_cpu_pct", "the load tool's CPU", "% of a core")):
                 out.append({"metric": f"{name}, {n} observers ({unit})", "ours": o.get(metric),
                             "kafka": k.get(metric), "ratio": None, "target": "", "met": None})
             row(f"leader CPU per observer fetch, {n} observers (us)", _per_fetch_us(o, ours.get(0)),
