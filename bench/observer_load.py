@@ -12,9 +12,10 @@ leader's epoch from the FENCED_LEADER_EPOCH answer. Sent to a snapshot (our lead
 does that for an empty replica once it has one, as Kafka's does), it reads the
 snapshot with FetchSnapshot and goes on from its end offset. Output, one JSON object a line on stdout (``t``
 is Unix ms): ``connected`` (every observer sent its first fetch), ``caught_up`` (one
-observer's fetch offset reached ``--target``), ``all_caught_up``, and every second
+observer's fetch offset reached ``--target``), ``all_caught_up``, ``all_tailing`` (every
+observer, once caught up, got an answer that left it at the high watermark), and every second
 ``stats`` (fetches answered, bytes received). NOT_LEADER_OR_FOLLOWER moves an
-observer to the leader it names; any other error ends the tool with a non-zero exit.
+observer to the leader it names (or, while none is known, retries after a backoff); any other error ends the tool with a non-zero exit.
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ FETCH_SNAPSHOT = 59
 VERSION = 17
 MAX_BYTES = 8 * 1024 * 1024
 FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER = 74, 75, 6
+RETRY_BACKOFF_S = 0.05  # controller.quorum.retry.backoff.ms is 20; a little more
 
 
 def emit(ev: str, **fields) -> None:
@@ -89,7 +91,8 @@ async def fetch_snapshot(reader, writer, frames, i: int, args, correlation: int,
     return correlation
 
 
-async def observer(i: int, args, target: int, done: asyncio.Event, caught: list, started: list) -> None:
+async def observer(i: int, args, target: int, done: asyncio.Event, caught: list, started: list,
+                   tailing: list) -> None:
     host, port = "127.0.0.1", args.port
     reader, writer = await asyncio.open_connection(host, port)
     frames = FrameReader()
@@ -97,7 +100,7 @@ async def observer(i: int, args, target: int, done: asyncio.Event, caught: list,
     leader_epoch = 0  # learnt from the first answer (FENCED_LEADER_EPOCH names the leader's)
     directory = uuid.uuid4()
     topic_id = uuid.UUID(args.topic_id)
-    reported = False
+    reported = at_tail = False
     while True:
         correlation += 1
         part = freq.FetchPartition(partition=0, current_leader_epoch=leader_epoch, fetch_offset=offset,
@@ -119,6 +122,11 @@ async def observer(i: int, args, target: int, done: asyncio.Event, caught: list,
         p = resp.responses[0].partitions[0]
         if p.error_code in (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH) and p.current_leader.leader_epoch > leader_epoch:
             leader_epoch = p.current_leader.leader_epoch
+            continue
+        if p.error_code == NOT_LEADER_OR_FOLLOWER and p.current_leader.leader_id < 0:
+            # an election is under way: retry after a backoff, as a real observer does
+            leader_epoch = max(leader_epoch, p.current_leader.leader_epoch)
+            await asyncio.sleep(RETRY_BACKOFF_S)
             continue
         if p.error_code == NOT_LEADER_OR_FOLLOWER and p.current_leader.leader_id >= 0:
             # a new leader: follow it there (the answer carries its endpoint), as observers do
@@ -146,6 +154,11 @@ async def observer(i: int, args, target: int, done: asyncio.Event, caught: list,
         if records:
             for _, header in iter_headers(memoryview(records)):
                 offset, epoch = header.next_offset, header.partition_leader_epoch
+        if not at_tail and reported and offset >= p.high_watermark >= 0:
+            at_tail = True  # holds every committed record: from now on it long-polls at the end
+            tailing.append(i)
+            if len(tailing) == args.count:
+                emit("all_tailing", count=args.count)
         if not reported and offset >= target:
             reported = True
             caught.append(i)
@@ -159,7 +172,9 @@ async def main_async(args) -> None:
     done = asyncio.Event()
     caught: list = []
     started: list = []
-    tasks = [asyncio.create_task(observer(i, args, args.target, done, caught, started)) for i in range(args.count)]
+    tailing: list = []
+    tasks = [asyncio.create_task(observer(i, args, args.target, done, caught, started, tailing))
+             for i in range(args.count)]
 
     async def report():
         while True:

@@ -12,7 +12,8 @@ defaults) whose leader appends ``--rate`` 256-byte records/s. Once the log holds
 opens N observers fetching from offset 0, as a broker or a new controller does:
 
 * catch-up: spawn of the load tool -> every observer's fetch offset >= target (ms);
-* then, with the N observers tailing the log (long polls at its end), a window of
+* once every observer has reached the high watermark (``all_tailing``), so they are
+  tailing the log (long polls at its end), a window of
   ``--measure`` s after ``--warmup`` s: the leader's commit p99 (ours: exact, every
   record; Kafka: TestRaftServer's WriteStats line, windowed over its last ~60 s), the
   leader's CPU (utime+stime over the window, % of one core) and RSS at its end.
@@ -77,6 +78,12 @@ class Load:
             raise RuntimeError(f"observer_load exited {self.proc.returncode}: {Path(self.err.name).read_text()[-2000:]}")
         return next((e for e in self.events if e["ev"] == ev), None)
 
+    def counts(self) -> tuple[int, int]:
+        """(fetches answered, bytes received) so far: the tool's last ``stats`` line,
+        at most 1 s old."""
+        stats = [e for e in self.events if e["ev"] == "stats"]
+        return (stats[-1]["fetches"], stats[-1]["bytes"]) if stats else (0, 0)
+
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
@@ -101,22 +108,50 @@ def run_one(impl: str, count: int, workdir: Path, args, log) -> dict:
                 ev = cluster.wait(lambda: load.find("all_caught_up"), 300, f"{count} observers caught up")
                 res["catch_up_ms"] = ev["t"] - load.spawn_ms
                 log(f"{impl}: {count} observers caught up {args.target:,} records in {res['catch_up_ms']:.0f} ms")
+                # the window measures observers tailing the log, not still catching up
+                try:
+                    ev = cluster.wait(lambda: load.find("all_tailing"), 120, f"{count} observers at the log end")
+                    res["tailing_ms"] = ev["t"] - load.spawn_ms
+                except TimeoutError:
+                    log(f"{impl}: {count} observers still behind the log end after 120 s: measured catching up")
             t0 = now_ms() + args.warmup * 1000
             _wait_until(cluster, t0, watch=cluster.nodes)
             cpu0 = cpu_seconds(leader.proc.pid)
+            f0 = load.counts() if load is not None else None
+            load_cpu0 = cpu_seconds(load.proc.pid) if load is not None else None
             t1 = t0 + args.measure * 1000
             _wait_until(cluster, t1, watch=cluster.nodes)
-            res["leader_cpu_pct"] = 100 * (cpu_seconds(leader.proc.pid) - cpu0) / args.measure
+            cpu = cpu_seconds(leader.proc.pid) - cpu0
+            res["leader_cpu_pct"] = 100 * cpu / args.measure
+            if load is not None:
+                res["load_tool_cpu_pct"] = 100 * (cpu_seconds(load.proc.pid) - load_cpu0) / args.measure
+                f1 = load.counts()
+                res["fetches"] = f1[0] - f0[0]
+                res["fetch_rate"] = res["fetches"] / args.measure
+                res["observer_mib_s"] = (f1[1] - f0[1]) / args.measure / 2**20
             res["leader_rss_mib"] = rss_kb(leader.proc.pid) / 1024
             if load is not None:
                 load.find("stats")  # raises if the tool died during the window
             res["latency"] = _latency(cluster, fc.node, t0, t1)
+            moved = cluster.find("claim", after_ms=fc.t_ms + 1, min_epoch=fc.epoch + 1)
+            if moved is not None:  # the figures above are of a node that stopped leading
+                res["leader_changed"] = True
+                log(f"{impl}: {count} observers: leadership moved to node {moved.node} in epoch {moved.epoch}")
         finally:
             if load is not None:
                 load.close()
+    rate = f", {res['fetch_rate']:,.0f} observer fetches/s" if "fetch_rate" in res else ""
     log(f"{impl}: {count} observers: p99 {res['latency']['p99']} ms, leader CPU {res['leader_cpu_pct']:.0f}%, "
-        f"RSS {res['leader_rss_mib']:.0f} MiB")
+        f"RSS {res['leader_rss_mib']:.0f} MiB{rate}")
     return res
+
+
+def _per_fetch_us(loaded: dict, idle: dict | None):
+    """The leader's CPU above its CPU with no observers, per observer fetch answered
+    (µs): the load-independent cost of serving one observer round."""
+    if not loaded.get("fetch_rate") or not idle or "leader_cpu_pct" not in idle:
+        return None
+    return (loaded["leader_cpu_pct"] - idle["leader_cpu_pct"]) / 100 * 1e6 / loaded["fetch_rate"]
 
 
 def rows(results: dict, counts: list[int]) -> list[dict]:
@@ -135,6 +170,14 @@ def rows(results: dict, counts: list[int]) -> list[dict]:
         row(f"leader RSS, {n} observers (MiB)", o.get("leader_rss_mib"), k.get("leader_rss_mib"))
         if n:
             row(f"catch-up of {n} observers (ms)", o.get("catch_up_ms"), k.get("catch_up_ms"))
+            row(f"all {n} observers at the log end (ms)", o.get("tailing_ms"), k.get("tailing_ms"))
+            for metric, name, unit in (("fetch_rate", "observer fetches answered", "/s"),
+                                       ("observer_mib_s", "bytes to observers", "MiB/s"),
+                                       ("load_tool_cpu_pct", "the load tool's CPU", "% of a core")):
+                out.append({"metric": f"{name}, {n} observers ({unit})", "ours": o.get(metric),
+                            "kafka": k.get(metric), "ratio": None, "target": "", "met": None})
+            row(f"leader CPU per observer fetch, {n} observers (us)", _per_fetch_us(o, ours.get(0)),
+                _per_fetch_us(k, kafka.get(0)))
     top = max(counts)
     if top and 0 in counts:
         for impl, r in (("ours", ours), ("kafka", kafka)):
@@ -205,6 +248,10 @@ def main(argv=None) -> int:
     print("  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths))))
     for t in table:
         print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(t, widths))))
+    for impl, by_count in results.items():
+        for n, r in by_count.items():
+            if r.get("leader_changed"):
+                print(f"NOTE: {impl} with {n} observers: the leader changed during the run; its row is of the first leader")
     print("Kafka's p99 is TestRaftServer's windowed histogram (1 ms buckets, last ~60 s); ours is exact over the window.")
     return 0
 

@@ -51,7 +51,9 @@ class Dispatcher:
 
     def __call__(self, call) -> None:
         key = call.api_key
-        if key == registry.API_VERSIONS:
+        if key == registry.FETCH and call.listener in self.controller_listeners:
+            self.submit(to_core(call))  # the hot path: replicas' Fetches, straight to the core
+        elif key == registry.API_VERSIONS:
             handle_api_versions_request(call, self.tables[call.listener], self.view.features())
         elif key == registry.DESCRIBE_CLUSTER:
             handle_describe_cluster_request(

@@ -107,7 +107,8 @@ class ServerConnection(asyncio.Protocol):
         if self._pumping:
             return  # _pump writes when it is done
         self._write_out()
-        self._pump()
+        if self._reading_paused or self.pipeline.wants_pause:
+            self._pump()  # an answer may free a slot for the backlog, or let reading resume
 
     def _write_out(self) -> None:
         if self.transport is None:

@@ -95,22 +95,33 @@ class InboundCall:
 class SharedBody:
     """The last shared response body and its encoding: a body answering many requests
     (one Fetch answer for every observer at the same offset) is encoded once; each
-    frame is then its own size prefix and header in front of the same buffers. The
-    body is held, so the identity test cannot match a new object at a recycled id."""
+    frame is then one buffer (size prefix and header) in front of the same buffers.
+    The body is held, so the identity test cannot match a new object at a recycled id.
+
+    Every response header starts with the int32 correlation id; what follows it (the
+    tagged fields of header v1) is the same for every frame of one API version, so it
+    is taken from ``wire.headers`` once and only the id is packed per frame."""
 
     def __init__(self):
         self.body = None
         self.version = -1
         self.parts: list = []
         self.size = 0
+        self._tails: dict = {}  # (api key, version) -> header bytes after the correlation id
 
     def frame(self, api_key: int, api_version: int, correlation_id: int, body) -> list:
         if body is not self.body or api_version != self.version:
             self.parts = encode_parts(b"", body, api_version)
             self.size = sum(len(p) for p in self.parts)
             self.body, self.version = body, api_version
-        head = response_header_bytes(api_key, api_version, correlation_id)
-        return [struct.pack(">i", len(head) + self.size), head, *self.parts]
+        tail = self._tails.get((api_key, api_version))
+        if tail is None:
+            tail = self._tails[(api_key, api_version)] = response_header_bytes(api_key, api_version, 0)[4:]
+        return [_SIZE_AND_ID.pack(4 + len(tail) + self.size, correlation_id) + tail, *self.parts]
+
+
+_SIZE_AND_ID = struct.Struct(">ii")  # frame size prefix, then the correlation id
+_SIZE = struct.Struct(">i")
 
 
 _SHARED = SharedBody()
@@ -127,6 +138,7 @@ class Pipeline:
         self.apis = apis
         self.max_in_flight = max_in_flight
         self._reader = FrameReader(max_bytes)
+        self._max_bytes = max_bytes
         self._backlog: deque[bytes] = deque()  # complete frames not yet dispatched
         self._calls: deque[InboundCall] = deque()  # dispatched, in request order
         self._out: list = []  # buffers (bytes, or views of log segments) to write, in order
@@ -138,6 +150,10 @@ class Pipeline:
     # -- input ---------------------------------------------------------------------
     def receive_data(self, data) -> None:
         """Buffer bytes; raises ``ProtocolViolation`` on an oversized frame."""
+        if not self._reader.buffered and len(data) >= 4 \
+                and _SIZE.unpack_from(data)[0] == len(data) - 4 <= self._max_bytes:
+            self._backlog.append(bytes(data[4:]))  # exactly one whole frame: the usual read
+            return
         try:
             self._backlog.extend(self._reader.feed(data))
         except FrameTooLarge as exc:

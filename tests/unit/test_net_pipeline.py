@@ -178,7 +178,7 @@ def test_a_shared_answer_is_encoded_once_and_framed_per_connection():
     pipeline_module.encode_parts = lambda *a: encodes.append(a) or real(*a)
     try:
         outs = []
-        for corr, version in ((5, 17), (9, 17), (3, 12), (4, 12)):
+        for corr, version in ((5, 17), (9, 17), (3, 12), (4, 12), (6, 11)):  # 11: header v0
             pipe = Pipeline("CONTROLLER", listener_apis(True))
             pipe.receive_data(encode_request(1, version, corr, FetchRequest(), "c"))
             (call,) = drain(pipe)
@@ -193,4 +193,18 @@ def test_a_shared_answer_is_encoded_once_and_framed_per_connection():
     finally:
         pipeline_module.encode_parts = real
     assert all(got == want for got, want in outs)
-    assert len(encodes) == 3  # once per (body, version)
+    assert len(encodes) == 4  # once per (body, version)
+
+
+def test_frames_are_the_same_whether_a_read_holds_one_frame_part_of_one_or_several():
+    reqs = [encode_request(18, 3, corr, ApiVersionsRequest(), "c") for corr in (1, 2, 3, 4)]
+    pipe = Pipeline("CONTROLLER", listener_apis(True))
+    pipe.receive_data(reqs[0])                      # exactly one frame (the usual read)
+    pipe.receive_data(reqs[1][:3])                  # a frame cut inside its size prefix...
+    pipe.receive_data(reqs[1][3:] + reqs[2][:10])   # ...and one cut inside its body
+    pipe.receive_data(reqs[2][10:])
+    pipe.receive_data(reqs[3])                      # one frame again, after the pieces
+    assert [c.correlation_id for c in drain(pipe)] == [1, 2, 3, 4]
+    small = Pipeline("CONTROLLER", listener_apis(True), max_bytes=len(reqs[0]) - 5)
+    with pytest.raises(ProtocolViolation):  # a whole frame above the limit is refused too
+        small.receive_data(reqs[0])

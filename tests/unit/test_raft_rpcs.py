@@ -478,3 +478,41 @@ def test_observers_at_one_offset_share_one_answer_built_from_one_log_read():
     assert len({id(r.body) for r in ready.responses[2:]}) == 1
     got = partition(roundtrip(ready.responses[-1].body, 17, requests=False))
     assert got.records and got.high_watermark == 2
+
+
+def test_deferred_observers_keep_their_turn_and_voters_with_new_data_go_first():
+    from kraft_server.raft.boundary import InboundRequest
+    from kraft_server.raft.rpc.fetch import OBSERVER_ANSWERS_PER_READY as SLICE
+
+    def park(replica, offset, hwm, now):  # the handle names the replica
+        body = fetch_request(replica=replica, epoch=1, offset=offset, last_epoch=1, hwm=hwm)
+        node.step(InboundRequest(("r", replica), 1, 18, roundtrip(body, 18)), now)
+
+    def turn(now):
+        ready, more = node.shell.turn(now, lambda request: None, lambda response: None)
+        return [r.handle[1] for r in ready.responses], more
+
+    node = leader_node()
+    for voter in (2, 3):
+        ask(node, fetch_request(replica=voter, epoch=1, offset=1, last_epoch=1, max_wait=0), 10_001)
+    observers = list(range(100, 100 + 2 * SLICE + 5))
+    for replica in [2, 3] + observers:
+        park(replica, 1, 1, 10_002)
+    node.propose([b"x"], 10_003)
+    node.tick(10_030)
+    assert turn(10_030)[0] == [2, 3]  # new data wakes the voters
+    for voter in (2, 3):  # their acks (parked again at the new end) move the HWM
+        park(voter, 2, 1, 10_031)
+    assert node.high_watermark == 2
+    answered, more = turn(10_031)
+    assert answered == [2, 3] + observers[:SLICE] and more  # the HWM moved: voters, one slice
+    for voter in (2, 3):
+        park(voter, 2, 2, 10_032)
+    park(999, 2, 2, 10_032)  # parks behind the observers already due
+    node.propose([b"y"], 10_032)
+    node.tick(10_060)
+    answered, more = turn(10_060)  # new data: the voters first, then the next slice in order
+    assert answered == [2, 3] + observers[SLICE:2 * SLICE] and more
+    answered, more = turn(10_061)
+    assert answered == observers[2 * SLICE:] and node.quorum.state.due_observers == 0
+    assert [p.inbound.handle[1] for p in node.quorum.state.parked] == [999]

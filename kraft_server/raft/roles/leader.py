@@ -102,6 +102,7 @@ class LeaderState:
     drain_put_off: int | None = None  # the Ready (count) whose answers a due append let go first
     parked: list = field(default_factory=list)  # PendingFetch
     answers_deferred: bool = False  # observers' Fetches due but left for the next Ready
+    due_observers: int = 0  # ...that many, at the head of ``parked`` (not classified again)
     # Fetch answers of this Ready by (offset, max bytes, listener, version), valid while
     # (log end, HWM, log start) equal ``answers_stamp`` (rpc/fetch.py)
     answers: dict = field(default_factory=dict)

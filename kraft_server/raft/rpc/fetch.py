@@ -223,17 +223,21 @@ def complete_parked(node, now_ms: int) -> None:
     ``OBSERVER_ANSWERS_PER_READY`` at a time, oldest first, so that a hundred
     observers waking together do not delay commits."""
     leader = node.quorum.state
-    keep, voters, observers = [], [], []
+    parked, due = leader.parked, leader.due_observers
+    # the observers left over by the last Ready are due already: only the rest is sorted
+    keep, voters, observers = [], [], parked[:due]
     end, hwm = node.log.end_offset(), node.high_watermark
-    for p in leader.parked:
+    is_voter = leader.is_voter_key
+    for p in parked[due:] if due else parked:
         if now_ms >= p.deadline_ms or hwm != p.high_watermark:
-            (voters if leader.is_voter_key(p.key) else observers).append(p)
-        elif end > p.fetch_offset and leader.is_voter_key(p.key):
+            (voters if is_voter(p.key) else observers).append(p)
+        elif end > p.fetch_offset and is_voter(p.key):
             voters.append(p)
         else:
             keep.append(p)
     later = observers[OBSERVER_ANSWERS_PER_READY:]
     leader.parked = later + keep
+    leader.due_observers = len(later)
     leader.answers_deferred = bool(later)
     # by offset: the answers one object serves leave one after another (encoded once)
     for p in voters + sorted(observers[:OBSERVER_ANSWERS_PER_READY], key=_offset):

@@ -1,0 +1,26 @@
+"""bench/observers.py on our side only, with a few observers: the load tool reaches the
+log end and the window counts their fetches; checks structure and that the figures are
+positive, never speed (that is the bench's job)."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_bench_observers_json_ours():
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "observers.py"), "--impls", "ours", "--counts", "0,3",
+                           "--target", "2000", "--warmup", "1", "--measure", "3", "--json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    report = json.loads(proc.stdout)
+    loaded = report["results"]["ours"]["3"]
+    assert 0 < loaded["catch_up_ms"] <= loaded["tailing_ms"]
+    assert loaded["fetches"] > 0 and loaded["observer_mib_s"] > 0 and loaded["load_tool_cpu_pct"] > 0
+    assert report["results"]["ours"]["0"]["latency"]["p99"] > 0
+    per_fetch = next(r for r in report["rows"] if r["metric"].startswith("leader CPU per observer fetch"))
+    assert per_fetch["ours"] is not None and per_fetch["kafka"] is None
