@@ -79,8 +79,9 @@ def _d_ResponseHeader_v0(b, p):
 
 def _c_ResponseHeader_v0(b, pp):
     p = pp[0]
-    o = _newo(ResponseHeader)
-    _ss(o, _O_ResponseHeader_correlation_id, 'correlation_id', _oi32(b, p))
+    o = _na(ResponseHeader)
+    _need(b, p, 4)
+    _pi32(o, _O_ResponseHeader_correlation_id, 'correlation_id', b, p)
     p += 4
     _ss(o, _O_ResponseHeader_unknown_tagged_fields, 'unknown_tagged_fields', ())
     pp[0] = p
@@ -114,11 +115,12 @@ def _d_ResponseHeader_v1(b, p):
 
 def _c_ResponseHeader_v1(b, pp):
     p = pp[0]
-    o = _newo(ResponseHeader)
-    _ss(o, _O_ResponseHeader_correlation_id, 'correlation_id', _oi32(b, p))
+    o = _na(ResponseHeader)
+    _need(b, p, 4)
+    _pi32(o, _O_ResponseHeader_correlation_id, 'correlation_id', b, p)
     p += 4
     _ss(o, _O_ResponseHeader_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
