@@ -74,6 +74,7 @@ class ModuleEmitter:
                                     for st in model.structs.values() for f in st.fields))
         self.dec_locals: dict[str, list[str]] = {}  # compiled decoder name -> its C-typed locals
         self.slot_consts: dict[str, tuple[str, str]] = {}  # offset constant -> (struct, slot)
+        self.type_consts: set[str] = set()  # classes the compiled decoders allocate
         self.struct_name = ""  # the struct whose decoder is being written
 
     # -- helpers ---------------------------------------------------------------
@@ -441,7 +442,11 @@ class ModuleEmitter:
         outer, self.struct_name = self.struct_name, s.name
         if compiled:
             fn.add(1, "p = pp[0]")
-        fn.add(1, f"o = {'_na' if compiled else '_newo' if self.typed else '_new'}({s.name})")
+        if compiled:  # the class from a C variable (no module dict lookup), allocated inline
+            self.type_consts.add(s.name)
+            fn.add(1, f"o = _na(_T_{s.name})")
+        else:
+            fn.add(1, f"o = {'_newo' if self.typed else '_new'}({s.name})")
         run: list[FieldModel] = []
 
         def flush():
@@ -586,6 +591,8 @@ class ModuleEmitter:
         out = [PXD_HEADER.format(source=self.source)]
         for const in sorted(self.slot_consts):
             out.append(f"cdef Py_ssize_t {const}")
+        for name in sorted(self.type_consts):
+            out.append(f"cdef object _T_{name}")
         out.append("")
         for cname in sorted(self.dec_locals):
             typed = ", ".join(f"{n}=Py_ssize_t" for n in self.dec_locals[cname])
@@ -688,6 +695,8 @@ class ModuleEmitter:
             out.append("")
             for const, (struct, slot) in sorted(self.slot_consts.items()):
                 out.append(f"{const} = _so({struct}, {slot!r})")
+            for name in sorted(self.type_consts):
+                out.append(f"_T_{name} = {name}")
         out.append("")
         for text in self.fn_texts:
             out.append("\n" + text)

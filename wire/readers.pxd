@@ -44,8 +44,19 @@ cdef extern from *:
         if (__kraft_small_ints[0] == NULL && __kraft_small_ints_ready() < 0) return NULL;
         return PyLong_FromLong(v);
     }
+    #if defined(__GNUC__) || defined(__clang__)  /* one load and a byte swap */
+    static CYTHON_INLINE int32_t __kraft_be32(const unsigned char *s) {
+        uint32_t x;
+        memcpy(&x, s, 4);
+    #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        x = __builtin_bswap32(x);
+    #endif
+        return (int32_t)x;
+    }
+    #else
     #define __kraft_be32(s) ((int32_t)(((uint32_t)(s)[0] << 24) | ((uint32_t)(s)[1] << 16) | \
                                        ((uint32_t)(s)[2] << 8) | (uint32_t)(s)[3]))
+    #endif
     /* A list of n big-endian int32s from s (the caller checked the bounds). */
     static PyObject *__kraft_i32_list(const unsigned char *s, Py_ssize_t n) {
         PyObject *out, *x;

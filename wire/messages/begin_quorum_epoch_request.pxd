@@ -27,6 +27,10 @@ cdef Py_ssize_t _O_PartitionData_voter_directory_id
 cdef Py_ssize_t _O_TopicData_partitions
 cdef Py_ssize_t _O_TopicData_topic_name
 cdef Py_ssize_t _O_TopicData_unknown_tagged_fields
+cdef object _T_BeginQuorumEpochRequest
+cdef object _T_LeaderEndpoint
+cdef object _T_PartitionData
+cdef object _T_TopicData
 
 cpdef tuple _d_BeginQuorumEpochRequest_v0(bytes b, Py_ssize_t p)
 

@@ -139,6 +139,10 @@ _O_PartitionData_voter_directory_id = _so(PartitionData, 'voter_directory_id')
 _O_TopicData_partitions = _so(TopicData, 'partitions')
 _O_TopicData_topic_name = _so(TopicData, 'topic_name')
 _O_TopicData_unknown_tagged_fields = _so(TopicData, 'unknown_tagged_fields')
+_T_BeginQuorumEpochRequest = BeginQuorumEpochRequest
+_T_LeaderEndpoint = LeaderEndpoint
+_T_PartitionData = PartitionData
+_T_TopicData = TopicData
 
 
 def _e_PartitionData_v0(w, o):
@@ -279,7 +283,7 @@ def _d_PartitionData_v0(b, p):
 
 def _c_PartitionData_v0(b, pp):
     p = pp[0]
-    o = _na(PartitionData)
+    o = _na(_T_PartitionData)
     _need(b, p, 12)
     _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
     _pi32(o, _O_PartitionData_leader_id, 'leader_id', b, p + 4)
@@ -322,7 +326,7 @@ def _d_TopicData_v0(b, p):
 
 def _c_TopicData_v0(b, pp):
     p = pp[0]
-    o = _na(TopicData)
+    o = _na(_T_TopicData)
     _need(b, p, 2)
     _n1 = _i16_at(b, p)
     p += 2
@@ -382,7 +386,7 @@ def _d_BeginQuorumEpochRequest_v0(b, p):
 
 def _c_BeginQuorumEpochRequest_v0(b, pp):
     p = pp[0]
-    o = _na(BeginQuorumEpochRequest)
+    o = _na(_T_BeginQuorumEpochRequest)
     _need(b, p, 2)
     _n1 = _i16_at(b, p)
     p += 2
@@ -439,7 +443,7 @@ def _d_PartitionData_v1(b, p):
 
 def _c_PartitionData_v1(b, pp):
     p = pp[0]
-    o = _na(PartitionData)
+    o = _na(_T_PartitionData)
     _need(b, p, 28)
     _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
     _ss(o, _O_PartitionData_voter_directory_id, 'voter_directory_id', _ruuid(b, p + 4))
@@ -513,7 +517,7 @@ def _d_TopicData_v1(b, p):
 
 def _c_TopicData_v1(b, pp):
     p = pp[0]
-    o = _na(TopicData)
+    o = _na(_T_TopicData)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -604,7 +608,7 @@ def _d_LeaderEndpoint_v1(b, p):
 
 def _c_LeaderEndpoint_v1(b, pp):
     p = pp[0]
-    o = _na(LeaderEndpoint)
+    o = _na(_T_LeaderEndpoint)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -710,7 +714,7 @@ def _d_BeginQuorumEpochRequest_v1(b, p):
 
 def _c_BeginQuorumEpochRequest_v1(b, pp):
     p = pp[0]
-    o = _na(BeginQuorumEpochRequest)
+    o = _na(_T_BeginQuorumEpochRequest)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)

@@ -41,6 +41,12 @@ cdef Py_ssize_t _O_ReplicaState_unknown_tagged_fields
 cdef Py_ssize_t _O_TopicData_partitions
 cdef Py_ssize_t _O_TopicData_topic_name
 cdef Py_ssize_t _O_TopicData_unknown_tagged_fields
+cdef object _T_DescribeQuorumResponse
+cdef object _T_Listener
+cdef object _T_Node
+cdef object _T_PartitionData
+cdef object _T_ReplicaState
+cdef object _T_TopicData
 
 cpdef tuple _d_DescribeQuorumResponse_v0(bytes b, Py_ssize_t p)
 

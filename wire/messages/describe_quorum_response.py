@@ -209,6 +209,12 @@ _O_ReplicaState_unknown_tagged_fields = _so(ReplicaState, 'unknown_tagged_fields
 _O_TopicData_partitions = _so(TopicData, 'partitions')
 _O_TopicData_topic_name = _so(TopicData, 'topic_name')
 _O_TopicData_unknown_tagged_fields = _so(TopicData, 'unknown_tagged_fields')
+_T_DescribeQuorumResponse = DescribeQuorumResponse
+_T_Listener = Listener
+_T_Node = Node
+_T_PartitionData = PartitionData
+_T_ReplicaState = ReplicaState
+_T_TopicData = TopicData
 
 
 def _e_ReplicaState_v0(w, o):
@@ -608,7 +614,7 @@ def _d_ReplicaState_v0(b, p):
 
 def _c_ReplicaState_v0(b, pp):
     p = pp[0]
-    o = _na(ReplicaState)
+    o = _na(_T_ReplicaState)
     _need(b, p, 12)
     _pi32(o, _O_ReplicaState_replica_id, 'replica_id', b, p)
     _ss(o, _O_ReplicaState_log_end_offset, 'log_end_offset', _ri64(b, p + 4))
@@ -688,7 +694,7 @@ def _d_PartitionData_v0(b, p):
 
 def _c_PartitionData_v0(b, pp):
     p = pp[0]
-    o = _na(PartitionData)
+    o = _na(_T_PartitionData)
     _need(b, p, 22)
     _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
     _pi16(o, _O_PartitionData_error_code, 'error_code', b, p + 4)
@@ -787,7 +793,7 @@ def _d_TopicData_v0(b, p):
 
 def _c_TopicData_v0(b, pp):
     p = pp[0]
-    o = _na(TopicData)
+    o = _na(_T_TopicData)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -870,7 +876,7 @@ def _d_DescribeQuorumResponse_v0(b, p):
 
 def _c_DescribeQuorumResponse_v0(b, pp):
     p = pp[0]
-    o = _na(DescribeQuorumResponse)
+    o = _na(_T_DescribeQuorumResponse)
     _need(b, p, 2)
     _pi16(o, _O_DescribeQuorumResponse_error_code, 'error_code', b, p)
     p += 2
@@ -934,7 +940,7 @@ def _d_ReplicaState_v1(b, p):
 
 def _c_ReplicaState_v1(b, pp):
     p = pp[0]
-    o = _na(ReplicaState)
+    o = _na(_T_ReplicaState)
     _need(b, p, 28)
     _pi32(o, _O_ReplicaState_replica_id, 'replica_id', b, p)
     _ss(o, _O_ReplicaState_log_end_offset, 'log_end_offset', _ri64(b, p + 4))
@@ -1014,7 +1020,7 @@ def _d_PartitionData_v1(b, p):
 
 def _c_PartitionData_v1(b, pp):
     p = pp[0]
-    o = _na(PartitionData)
+    o = _na(_T_PartitionData)
     _need(b, p, 22)
     _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
     _pi16(o, _O_PartitionData_error_code, 'error_code', b, p + 4)
@@ -1113,7 +1119,7 @@ def _d_TopicData_v1(b, p):
 
 def _c_TopicData_v1(b, pp):
     p = pp[0]
-    o = _na(TopicData)
+    o = _na(_T_TopicData)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -1196,7 +1202,7 @@ def _d_DescribeQuorumResponse_v1(b, p):
 
 def _c_DescribeQuorumResponse_v1(b, pp):
     p = pp[0]
-    o = _na(DescribeQuorumResponse)
+    o = _na(_T_DescribeQuorumResponse)
     _need(b, p, 2)
     _pi16(o, _O_DescribeQuorumResponse_error_code, 'error_code', b, p)
     p += 2
@@ -1260,7 +1266,7 @@ def _d_ReplicaState_v2(b, p):
 
 def _c_ReplicaState_v2(b, pp):
     p = pp[0]
-    o = _na(ReplicaState)
+    o = _na(_T_ReplicaState)
     _need(b, p, 44)
     _pi32(o, _O_ReplicaState_replica_id, 'replica_id', b, p)
     _ss(o, _O_ReplicaState_replica_directory_id, 'replica_directory_id', _ruuid(b, p + 4))
@@ -1352,7 +1358,7 @@ def _d_PartitionData_v2(b, p):
 
 def _c_PartitionData_v2(b, pp):
     p = pp[0]
-    o = _na(PartitionData)
+    o = _na(_T_PartitionData)
     _need(b, p, 6)
     _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
     _pi16(o, _O_PartitionData_error_code, 'error_code', b, p + 4)
@@ -1463,7 +1469,7 @@ def _d_TopicData_v2(b, p):
 
 def _c_TopicData_v2(b, pp):
     p = pp[0]
-    o = _na(TopicData)
+    o = _na(_T_TopicData)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -1554,7 +1560,7 @@ def _d_Listener_v2(b, p):
 
 def _c_Listener_v2(b, pp):
     p = pp[0]
-    o = _na(Listener)
+    o = _na(_T_Listener)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -1637,7 +1643,7 @@ def _d_Node_v2(b, p):
 
 def _c_Node_v2(b, pp):
     p = pp[0]
-    o = _na(Node)
+    o = _na(_T_Node)
     _need(b, p, 4)
     _pi32(o, _O_Node_node_id, 'node_id', b, p)
     p += 4
@@ -1733,7 +1739,7 @@ def _d_DescribeQuorumResponse_v2(b, p):
 
 def _c_DescribeQuorumResponse_v2(b, pp):
     p = pp[0]
-    o = _na(DescribeQuorumResponse)
+    o = _na(_T_DescribeQuorumResponse)
     _need(b, p, 2)
     _pi16(o, _O_DescribeQuorumResponse_error_code, 'error_code', b, p)
     p += 2
@@ -1865,7 +1871,7 @@ def _d_PartitionData_v3(b, p):
 
 def _c_PartitionData_v3(b, pp):
     p = pp[0]
-    o = _na(PartitionData)
+    o = _na(_T_PartitionData)
     _need(b, p, 6)
     _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
     _pi16(o, _O_PartitionData_error_code, 'error_code', b, p + 4)
@@ -1986,7 +1992,7 @@ def _d_TopicData_v3(b, p):
 
 def _c_TopicData_v3(b, pp):
     p = pp[0]
-    o = _na(TopicData)
+    o = _na(_T_TopicData)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -2090,7 +2096,7 @@ def _d_DescribeQuorumResponse_v3(b, p):
 
 def _c_DescribeQuorumResponse_v3(b, pp):
     p = pp[0]
-    o = _na(DescribeQuorumResponse)
+    o = _na(_T_DescribeQuorumResponse)
     _need(b, p, 2)
     _pi16(o, _O_DescribeQuorumResponse_error_code, 'error_code', b, p)
     p += 2

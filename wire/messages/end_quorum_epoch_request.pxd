@@ -30,6 +30,11 @@ cdef Py_ssize_t _O_ReplicaInfo_unknown_tagged_fields
 cdef Py_ssize_t _O_TopicData_partitions
 cdef Py_ssize_t _O_TopicData_topic_name
 cdef Py_ssize_t _O_TopicData_unknown_tagged_fields
+cdef object _T_EndQuorumEpochRequest
+cdef object _T_LeaderEndpoint
+cdef object _T_PartitionData
+cdef object _T_ReplicaInfo
+cdef object _T_TopicData
 
 cpdef tuple _d_EndQuorumEpochRequest_v0(bytes b, Py_ssize_t p)
 

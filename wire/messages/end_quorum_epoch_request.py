@@ -160,6 +160,11 @@ _O_ReplicaInfo_unknown_tagged_fields = _so(ReplicaInfo, 'unknown_tagged_fields')
 _O_TopicData_partitions = _so(TopicData, 'partitions')
 _O_TopicData_topic_name = _so(TopicData, 'topic_name')
 _O_TopicData_unknown_tagged_fields = _so(TopicData, 'unknown_tagged_fields')
+_T_EndQuorumEpochRequest = EndQuorumEpochRequest
+_T_LeaderEndpoint = LeaderEndpoint
+_T_PartitionData = PartitionData
+_T_ReplicaInfo = ReplicaInfo
+_T_TopicData = TopicData
 
 
 def _e_PartitionData_v0(w, o):
@@ -325,7 +330,7 @@ def _d_PartitionData_v0(b, p):
 
 def _c_PartitionData_v0(b, pp):
     p = pp[0]
-    o = _na(PartitionData)
+    o = _na(_T_PartitionData)
     _need(b, p, 12)
     _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
     _pi32(o, _O_PartitionData_leader_id, 'leader_id', b, p + 4)
@@ -377,7 +382,7 @@ def _d_TopicData_v0(b, p):
 
 def _c_TopicData_v0(b, pp):
     p = pp[0]
-    o = _na(TopicData)
+    o = _na(_T_TopicData)
     _need(b, p, 2)
     _n1 = _i16_at(b, p)
     p += 2
@@ -436,7 +441,7 @@ def _d_EndQuorumEpochRequest_v0(b, p):
 
 def _c_EndQuorumEpochRequest_v0(b, pp):
     p = pp[0]
-    o = _na(EndQuorumEpochRequest)
+    o = _na(_T_EndQuorumEpochRequest)
     _need(b, p, 2)
     _n1 = _i16_at(b, p)
     p += 2
@@ -492,7 +497,7 @@ def _d_ReplicaInfo_v1(b, p):
 
 def _c_ReplicaInfo_v1(b, pp):
     p = pp[0]
-    o = _na(ReplicaInfo)
+    o = _na(_T_ReplicaInfo)
     _need(b, p, 20)
     _pi32(o, _O_ReplicaInfo_candidate_id, 'candidate_id', b, p)
     _ss(o, _O_ReplicaInfo_candidate_directory_id, 'candidate_directory_id', _ruuid(b, p + 4))
@@ -556,7 +561,7 @@ def _d_PartitionData_v1(b, p):
 
 def _c_PartitionData_v1(b, pp):
     p = pp[0]
-    o = _na(PartitionData)
+    o = _na(_T_PartitionData)
     _need(b, p, 12)
     _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
     _pi32(o, _O_PartitionData_leader_id, 'leader_id', b, p + 4)
@@ -641,7 +646,7 @@ def _d_TopicData_v1(b, p):
 
 def _c_TopicData_v1(b, pp):
     p = pp[0]
-    o = _na(TopicData)
+    o = _na(_T_TopicData)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -732,7 +737,7 @@ def _d_LeaderEndpoint_v1(b, p):
 
 def _c_LeaderEndpoint_v1(b, pp):
     p = pp[0]
-    o = _na(LeaderEndpoint)
+    o = _na(_T_LeaderEndpoint)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -836,7 +841,7 @@ def _d_EndQuorumEpochRequest_v1(b, p):
 
 def _c_EndQuorumEpochRequest_v1(b, pp):
     p = pp[0]
-    o = _na(EndQuorumEpochRequest)
+    o = _na(_T_EndQuorumEpochRequest)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)

@@ -26,6 +26,10 @@ cdef Py_ssize_t _O_PartitionData_unknown_tagged_fields
 cdef Py_ssize_t _O_TopicData_partitions
 cdef Py_ssize_t _O_TopicData_topic_name
 cdef Py_ssize_t _O_TopicData_unknown_tagged_fields
+cdef object _T_EndQuorumEpochResponse
+cdef object _T_NodeEndpoint
+cdef object _T_PartitionData
+cdef object _T_TopicData
 
 cpdef tuple _d_EndQuorumEpochResponse_v0(bytes b, Py_ssize_t p)
 

@@ -133,6 +133,10 @@ _O_PartitionData_unknown_tagged_fields = _so(PartitionData, 'unknown_tagged_fiel
 _O_TopicData_partitions = _so(TopicData, 'partitions')
 _O_TopicData_topic_name = _so(TopicData, 'topic_name')
 _O_TopicData_unknown_tagged_fields = _so(TopicData, 'unknown_tagged_fields')
+_T_EndQuorumEpochResponse = EndQuorumEpochResponse
+_T_NodeEndpoint = NodeEndpoint
+_T_PartitionData = PartitionData
+_T_TopicData = TopicData
 
 
 def _e_PartitionData_v0(w, o):
@@ -253,7 +257,7 @@ def _d_PartitionData_v0(b, p):
 
 def _c_PartitionData_v0(b, pp):
     p = pp[0]
-    o = _na(PartitionData)
+    o = _na(_T_PartitionData)
     _need(b, p, 14)
     _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
     _pi16(o, _O_PartitionData_error_code, 'error_code', b, p + 4)
@@ -296,7 +300,7 @@ def _d_TopicData_v0(b, p):
 
 def _c_TopicData_v0(b, pp):
     p = pp[0]
-    o = _na(TopicData)
+    o = _na(_T_TopicData)
     _need(b, p, 2)
     _n1 = _i16_at(b, p)
     p += 2
@@ -348,7 +352,7 @@ def _d_EndQuorumEpochResponse_v0(b, p):
 
 def _c_EndQuorumEpochResponse_v0(b, pp):
     p = pp[0]
-    o = _na(EndQuorumEpochResponse)
+    o = _na(_T_EndQuorumEpochResponse)
     _need(b, p, 2)
     _pi16(o, _O_EndQuorumEpochResponse_error_code, 'error_code', b, p)
     p += 2
@@ -396,7 +400,7 @@ def _d_PartitionData_v1(b, p):
 
 def _c_PartitionData_v1(b, pp):
     p = pp[0]
-    o = _na(PartitionData)
+    o = _na(_T_PartitionData)
     _need(b, p, 14)
     _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
     _pi16(o, _O_PartitionData_error_code, 'error_code', b, p + 4)
@@ -470,7 +474,7 @@ def _d_TopicData_v1(b, p):
 
 def _c_TopicData_v1(b, pp):
     p = pp[0]
-    o = _na(TopicData)
+    o = _na(_T_TopicData)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -552,7 +556,7 @@ def _d_NodeEndpoint_v1(b, p):
 
 def _c_NodeEndpoint_v1(b, pp):
     p = pp[0]
-    o = _na(NodeEndpoint)
+    o = _na(_T_NodeEndpoint)
     _need(b, p, 4)
     _pi32(o, _O_NodeEndpoint_node_id, 'node_id', b, p)
     p += 4
@@ -642,7 +646,7 @@ def _d_EndQuorumEpochResponse_v1(b, p):
 
 def _c_EndQuorumEpochResponse_v1(b, pp):
     p = pp[0]
-    o = _na(EndQuorumEpochResponse)
+    o = _na(_T_EndQuorumEpochResponse)
     _need(b, p, 2)
     _pi16(o, _O_EndQuorumEpochResponse_error_code, 'error_code', b, p)
     p += 2

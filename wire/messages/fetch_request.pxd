@@ -43,6 +43,11 @@ cdef Py_ssize_t _O_ForgottenTopic_unknown_tagged_fields
 cdef Py_ssize_t _O_ReplicaState_replica_epoch
 cdef Py_ssize_t _O_ReplicaState_replica_id
 cdef Py_ssize_t _O_ReplicaState_unknown_tagged_fields
+cdef object _T_FetchPartition
+cdef object _T_FetchRequest
+cdef object _T_FetchTopic
+cdef object _T_ForgottenTopic
+cdef object _T_ReplicaState
 
 cpdef tuple _d_FetchPartition_v12(bytes b, Py_ssize_t p)
 

@@ -209,6 +209,11 @@ _O_ForgottenTopic_unknown_tagged_fields = _so(ForgottenTopic, 'unknown_tagged_fi
 _O_ReplicaState_replica_epoch = _so(ReplicaState, 'replica_epoch')
 _O_ReplicaState_replica_id = _so(ReplicaState, 'replica_id')
 _O_ReplicaState_unknown_tagged_fields = _so(ReplicaState, 'unknown_tagged_fields')
+_T_FetchPartition = FetchPartition
+_T_FetchRequest = FetchRequest
+_T_FetchTopic = FetchTopic
+_T_ForgottenTopic = ForgottenTopic
+_T_ReplicaState = ReplicaState
 
 
 def _e_FetchPartition_v4(w, o):
@@ -1161,7 +1166,7 @@ def _d_FetchPartition_v4(b, p):
 
 def _c_FetchPartition_v4(b, pp):
     p = pp[0]
-    o = _na(FetchPartition)
+    o = _na(_T_FetchPartition)
     _need(b, p, 16)
     _pi32(o, _O_FetchPartition_partition, 'partition', b, p)
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 4))
@@ -1209,7 +1214,7 @@ def _d_FetchTopic_v4(b, p):
 
 def _c_FetchTopic_v4(b, pp):
     p = pp[0]
-    o = _na(FetchTopic)
+    o = _na(_T_FetchTopic)
     _need(b, p, 2)
     _n1 = _i16_at(b, p)
     p += 2
@@ -1267,7 +1272,7 @@ def _d_FetchRequest_v4(b, p):
 
 def _c_FetchRequest_v4(b, pp):
     p = pp[0]
-    o = _na(FetchRequest)
+    o = _na(_T_FetchRequest)
     _need(b, p, 17)
     _pi32(o, _O_FetchRequest_replica_id, 'replica_id', b, p)
     _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p + 4)
@@ -1314,7 +1319,7 @@ def _d_FetchPartition_v5(b, p):
 
 def _c_FetchPartition_v5(b, pp):
     p = pp[0]
-    o = _na(FetchPartition)
+    o = _na(_T_FetchPartition)
     _need(b, p, 24)
     _pi32(o, _O_FetchPartition_partition, 'partition', b, p)
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 4))
@@ -1362,7 +1367,7 @@ def _d_FetchTopic_v5(b, p):
 
 def _c_FetchTopic_v5(b, pp):
     p = pp[0]
-    o = _na(FetchTopic)
+    o = _na(_T_FetchTopic)
     _need(b, p, 2)
     _n1 = _i16_at(b, p)
     p += 2
@@ -1420,7 +1425,7 @@ def _d_FetchRequest_v5(b, p):
 
 def _c_FetchRequest_v5(b, pp):
     p = pp[0]
-    o = _na(FetchRequest)
+    o = _na(_T_FetchRequest)
     _need(b, p, 17)
     _pi32(o, _O_FetchRequest_replica_id, 'replica_id', b, p)
     _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p + 4)
@@ -1479,7 +1484,7 @@ def _d_ForgottenTopic_v7(b, p):
 
 def _c_ForgottenTopic_v7(b, pp):
     p = pp[0]
-    o = _na(ForgottenTopic)
+    o = _na(_T_ForgottenTopic)
     _need(b, p, 2)
     _n1 = _i16_at(b, p)
     p += 2
@@ -1543,7 +1548,7 @@ def _d_FetchRequest_v7(b, p):
 
 def _c_FetchRequest_v7(b, pp):
     p = pp[0]
-    o = _na(FetchRequest)
+    o = _na(_T_FetchRequest)
     _need(b, p, 25)
     _pi32(o, _O_FetchRequest_replica_id, 'replica_id', b, p)
     _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p + 4)
@@ -1599,7 +1604,7 @@ def _d_FetchPartition_v9(b, p):
 
 def _c_FetchPartition_v9(b, pp):
     p = pp[0]
-    o = _na(FetchPartition)
+    o = _na(_T_FetchPartition)
     _need(b, p, 28)
     _pi32(o, _O_FetchPartition_partition, 'partition', b, p)
     _pi32(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', b, p + 4)
@@ -1647,7 +1652,7 @@ def _d_FetchTopic_v9(b, p):
 
 def _c_FetchTopic_v9(b, pp):
     p = pp[0]
-    o = _na(FetchTopic)
+    o = _na(_T_FetchTopic)
     _need(b, p, 2)
     _n1 = _i16_at(b, p)
     p += 2
@@ -1713,7 +1718,7 @@ def _d_FetchRequest_v9(b, p):
 
 def _c_FetchRequest_v9(b, pp):
     p = pp[0]
-    o = _na(FetchRequest)
+    o = _na(_T_FetchRequest)
     _need(b, p, 25)
     _pi32(o, _O_FetchRequest_replica_id, 'replica_id', b, p)
     _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p + 4)
@@ -1799,7 +1804,7 @@ def _d_FetchRequest_v11(b, p):
 
 def _c_FetchRequest_v11(b, pp):
     p = pp[0]
-    o = _na(FetchRequest)
+    o = _na(_T_FetchRequest)
     _need(b, p, 25)
     _pi32(o, _O_FetchRequest_replica_id, 'replica_id', b, p)
     _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p + 4)
@@ -1880,7 +1885,7 @@ def _d_FetchPartition_v12(b, p):
 
 def _c_FetchPartition_v12(b, pp):
     p = pp[0]
-    o = _na(FetchPartition)
+    o = _na(_T_FetchPartition)
     _need(b, p, 32)
     _pi32(o, _O_FetchPartition_partition, 'partition', b, p)
     _pi32(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', b, p + 4)
@@ -1962,7 +1967,7 @@ def _d_FetchTopic_v12(b, p):
 
 def _c_FetchTopic_v12(b, pp):
     p = pp[0]
-    o = _na(FetchTopic)
+    o = _na(_T_FetchTopic)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -2051,7 +2056,7 @@ def _d_ForgottenTopic_v12(b, p):
 
 def _c_ForgottenTopic_v12(b, pp):
     p = pp[0]
-    o = _na(ForgottenTopic)
+    o = _na(_T_ForgottenTopic)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -2171,7 +2176,7 @@ def _d_FetchRequest_v12(b, p):
 
 def _c_FetchRequest_v12(b, pp):
     p = pp[0]
-    o = _na(FetchRequest)
+    o = _na(_T_FetchRequest)
     _need(b, p, 25)
     _pi32(o, _O_FetchRequest_replica_id, 'replica_id', b, p)
     _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p + 4)
@@ -2282,7 +2287,7 @@ def _d_FetchPartition_v13(b, p):
 
 def _c_FetchPartition_v13(b, pp):
     p = pp[0]
-    o = _na(FetchPartition)
+    o = _na(_T_FetchPartition)
     _need(b, p, 32)
     _pi32(o, _O_FetchPartition_partition, 'partition', b, p)
     _pi32(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', b, p + 4)
@@ -2355,7 +2360,7 @@ def _d_FetchTopic_v13(b, p):
 
 def _c_FetchTopic_v13(b, pp):
     p = pp[0]
-    o = _na(FetchTopic)
+    o = _na(_T_FetchTopic)
     _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ruuid(b, p))
     p += 16
     _n1 = _u8(b, p) - 1
@@ -2426,7 +2431,7 @@ def _d_ForgottenTopic_v13(b, p):
 
 def _c_ForgottenTopic_v13(b, pp):
     p = pp[0]
-    o = _na(ForgottenTopic)
+    o = _na(_T_ForgottenTopic)
     _ss(o, _O_ForgottenTopic_topic_id, 'topic_id', _ruuid(b, p))
     p += 16
     _n1 = _u8(b, p) - 1
@@ -2537,7 +2542,7 @@ def _d_FetchRequest_v13(b, p):
 
 def _c_FetchRequest_v13(b, pp):
     p = pp[0]
-    o = _na(FetchRequest)
+    o = _na(_T_FetchRequest)
     _need(b, p, 25)
     _pi32(o, _O_FetchRequest_replica_id, 'replica_id', b, p)
     _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p + 4)
@@ -2648,7 +2653,7 @@ def _d_FetchPartition_v14(b, p):
 
 def _c_FetchPartition_v14(b, pp):
     p = pp[0]
-    o = _na(FetchPartition)
+    o = _na(_T_FetchPartition)
     _need(b, p, 32)
     _pi32(o, _O_FetchPartition_partition, 'partition', b, p)
     _pi32(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', b, p + 4)
@@ -2721,7 +2726,7 @@ def _d_FetchTopic_v14(b, p):
 
 def _c_FetchTopic_v14(b, pp):
     p = pp[0]
-    o = _na(FetchTopic)
+    o = _na(_T_FetchTopic)
     _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ruuid(b, p))
     p += 16
     _n1 = _u8(b, p) - 1
@@ -2834,7 +2839,7 @@ def _d_FetchRequest_v14(b, p):
 
 def _c_FetchRequest_v14(b, pp):
     p = pp[0]
-    o = _na(FetchRequest)
+    o = _na(_T_FetchRequest)
     _need(b, p, 25)
     _pi32(o, _O_FetchRequest_replica_id, 'replica_id', b, p)
     _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p + 4)
@@ -2945,7 +2950,7 @@ def _d_FetchPartition_v15(b, p):
 
 def _c_FetchPartition_v15(b, pp):
     p = pp[0]
-    o = _na(FetchPartition)
+    o = _na(_T_FetchPartition)
     _need(b, p, 32)
     _pi32(o, _O_FetchPartition_partition, 'partition', b, p)
     _pi32(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', b, p + 4)
@@ -3018,7 +3023,7 @@ def _d_FetchTopic_v15(b, p):
 
 def _c_FetchTopic_v15(b, pp):
     p = pp[0]
-    o = _na(FetchTopic)
+    o = _na(_T_FetchTopic)
     _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ruuid(b, p))
     p += 16
     _n1 = _u8(b, p) - 1
@@ -3079,7 +3084,7 @@ def _d_ReplicaState_v15(b, p):
 
 def _c_ReplicaState_v15(b, pp):
     p = pp[0]
-    o = _na(ReplicaState)
+    o = _na(_T_ReplicaState)
     _need(b, p, 12)
     _pi32(o, _O_ReplicaState_replica_id, 'replica_id', b, p)
     _ss(o, _O_ReplicaState_replica_epoch, 'replica_epoch', _ri64(b, p + 4))
@@ -3183,7 +3188,7 @@ def _d_FetchRequest_v15(b, p):
 
 def _c_FetchRequest_v15(b, pp):
     p = pp[0]
-    o = _na(FetchRequest)
+    o = _na(_T_FetchRequest)
     _need(b, p, 21)
     _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p)
     _pi32(o, _O_FetchRequest_min_bytes, 'min_bytes', b, p + 4)
@@ -3294,7 +3299,7 @@ def _d_FetchPartition_v16(b, p):
 
 def _c_FetchPartition_v16(b, pp):
     p = pp[0]
-    o = _na(FetchPartition)
+    o = _na(_T_FetchPartition)
     _need(b, p, 32)
     _pi32(o, _O_FetchPartition_partition, 'partition', b, p)
     _pi32(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', b, p + 4)
@@ -3367,7 +3372,7 @@ def _d_FetchTopic_v16(b, p):
 
 def _c_FetchTopic_v16(b, pp):
     p = pp[0]
-    o = _na(FetchTopic)
+    o = _na(_T_FetchTopic)
     _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ruuid(b, p))
     p += 16
     _n1 = _u8(b, p) - 1
@@ -3481,7 +3486,7 @@ def _d_FetchRequest_v16(b, p):
 
 def _c_FetchRequest_v16(b, pp):
     p = pp[0]
-    o = _na(FetchRequest)
+    o = _na(_T_FetchRequest)
     _need(b, p, 21)
     _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p)
     _pi32(o, _O_FetchRequest_min_bytes, 'min_bytes', b, p + 4)
@@ -3595,7 +3600,7 @@ def _d_FetchPartition_v17(b, p):
 
 def _c_FetchPartition_v17(b, pp):
     p = pp[0]
-    o = _na(FetchPartition)
+    o = _na(_T_FetchPartition)
     _need(b, p, 32)
     _pi32(o, _O_FetchPartition_partition, 'partition', b, p)
     _pi32(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', b, p + 4)
@@ -3671,7 +3676,7 @@ def _d_FetchTopic_v17(b, p):
 
 def _c_FetchTopic_v17(b, pp):
     p = pp[0]
-    o = _na(FetchTopic)
+    o = _na(_T_FetchTopic)
     _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ruuid(b, p))
     p += 16
     _n1 = _u8(b, p) - 1
@@ -3785,7 +3790,7 @@ def _d_FetchRequest_v17(b, p):
 
 def _c_FetchRequest_v17(b, pp):
     p = pp[0]
-    o = _na(FetchRequest)
+    o = _na(_T_FetchRequest)
     _need(b, p, 21)
     _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p)
     _pi32(o, _O_FetchRequest_min_bytes, 'min_bytes', b, p + 4)
@@ -3900,7 +3905,7 @@ def _d_FetchPartition_v18(b, p):
 
 def _c_FetchPartition_v18(b, pp):
     p = pp[0]
-    o = _na(FetchPartition)
+    o = _na(_T_FetchPartition)
     _need(b, p, 32)
     _pi32(o, _O_FetchPartition_partition, 'partition', b, p)
     _pi32(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', b, p + 4)
@@ -3977,7 +3982,7 @@ def _d_FetchTopic_v18(b, p):
 
 def _c_FetchTopic_v18(b, pp):
     p = pp[0]
-    o = _na(FetchTopic)
+    o = _na(_T_FetchTopic)
     _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ruuid(b, p))
     p += 16
     _n1 = _u8(b, p) - 1
@@ -4091,7 +4096,7 @@ def _d_FetchRequest_v18(b, p):
 
 def _c_FetchRequest_v18(b, pp):
     p = pp[0]
-    o = _na(FetchRequest)
+    o = _na(_T_FetchRequest)
     _need(b, p, 21)
     _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p)
     _pi32(o, _O_FetchRequest_min_bytes, 'min_bytes', b, p + 4)

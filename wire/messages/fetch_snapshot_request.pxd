@@ -27,6 +27,10 @@ cdef Py_ssize_t _O_SnapshotId_unknown_tagged_fields
 cdef Py_ssize_t _O_TopicSnapshot_name
 cdef Py_ssize_t _O_TopicSnapshot_partitions
 cdef Py_ssize_t _O_TopicSnapshot_unknown_tagged_fields
+cdef object _T_FetchSnapshotRequest
+cdef object _T_PartitionSnapshot
+cdef object _T_SnapshotId
+cdef object _T_TopicSnapshot
 
 cpdef tuple _d_FetchSnapshotRequest_v0(bytes b, Py_ssize_t p)
 

@@ -137,6 +137,10 @@ _O_SnapshotId_unknown_tagged_fields = _so(SnapshotId, 'unknown_tagged_fields')
 _O_TopicSnapshot_name = _so(TopicSnapshot, 'name')
 _O_TopicSnapshot_partitions = _so(TopicSnapshot, 'partitions')
 _O_TopicSnapshot_unknown_tagged_fields = _so(TopicSnapshot, 'unknown_tagged_fields')
+_T_FetchSnapshotRequest = FetchSnapshotRequest
+_T_PartitionSnapshot = PartitionSnapshot
+_T_SnapshotId = SnapshotId
+_T_TopicSnapshot = TopicSnapshot
 
 
 def _e_SnapshotId_v0(w, o):
@@ -296,7 +300,7 @@ def _d_SnapshotId_v0(b, p):
 
 def _c_SnapshotId_v0(b, pp):
     p = pp[0]
-    o = _na(SnapshotId)
+    o = _na(_T_SnapshotId)
     _need(b, p, 12)
     _ss(o, _O_SnapshotId_end_offset, 'end_offset', _ri64(b, p))
     _pi32(o, _O_SnapshotId_epoch, 'epoch', b, p + 8)
@@ -354,7 +358,7 @@ def _d_PartitionSnapshot_v0(b, p):
 
 def _c_PartitionSnapshot_v0(b, pp):
     p = pp[0]
-    o = _na(PartitionSnapshot)
+    o = _na(_T_PartitionSnapshot)
     _need(b, p, 8)
     _pi32(o, _O_PartitionSnapshot_partition, 'partition', b, p)
     _pi32(o, _O_PartitionSnapshot_current_leader_epoch, 'current_leader_epoch', b, p + 4)
@@ -433,7 +437,7 @@ def _d_TopicSnapshot_v0(b, p):
 
 def _c_TopicSnapshot_v0(b, pp):
     p = pp[0]
-    o = _na(TopicSnapshot)
+    o = _na(_T_TopicSnapshot)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -528,7 +532,7 @@ def _d_FetchSnapshotRequest_v0(b, p):
 
 def _c_FetchSnapshotRequest_v0(b, pp):
     p = pp[0]
-    o = _na(FetchSnapshotRequest)
+    o = _na(_T_FetchSnapshotRequest)
     _need(b, p, 8)
     _pi32(o, _O_FetchSnapshotRequest_replica_id, 'replica_id', b, p)
     _pi32(o, _O_FetchSnapshotRequest_max_bytes, 'max_bytes', b, p + 4)
@@ -612,7 +616,7 @@ def _d_PartitionSnapshot_v1(b, p):
 
 def _c_PartitionSnapshot_v1(b, pp):
     p = pp[0]
-    o = _na(PartitionSnapshot)
+    o = _na(_T_PartitionSnapshot)
     _need(b, p, 8)
     _pi32(o, _O_PartitionSnapshot_partition, 'partition', b, p)
     _pi32(o, _O_PartitionSnapshot_current_leader_epoch, 'current_leader_epoch', b, p + 4)
@@ -692,7 +696,7 @@ def _d_TopicSnapshot_v1(b, p):
 
 def _c_TopicSnapshot_v1(b, pp):
     p = pp[0]
-    o = _na(TopicSnapshot)
+    o = _na(_T_TopicSnapshot)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -787,7 +791,7 @@ def _d_FetchSnapshotRequest_v1(b, p):
 
 def _c_FetchSnapshotRequest_v1(b, pp):
     p = pp[0]
-    o = _na(FetchSnapshotRequest)
+    o = _na(_T_FetchSnapshotRequest)
     _need(b, p, 8)
     _pi32(o, _O_FetchSnapshotRequest_replica_id, 'replica_id', b, p)
     _pi32(o, _O_FetchSnapshotRequest_max_bytes, 'max_bytes', b, p + 4)

@@ -38,6 +38,10 @@ cdef Py_ssize_t _O_MetadataResponse_error_code
 cdef Py_ssize_t _O_MetadataResponse_throttle_time_ms
 cdef Py_ssize_t _O_MetadataResponse_topics
 cdef Py_ssize_t _O_MetadataResponse_unknown_tagged_fields
+cdef object _T_MetadataResponse
+cdef object _T_MetadataResponseBroker
+cdef object _T_MetadataResponsePartition
+cdef object _T_MetadataResponseTopic
 
 cpdef tuple _d_MetadataResponseBroker_v0(bytes b, Py_ssize_t p)
 

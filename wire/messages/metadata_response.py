@@ -172,6 +172,10 @@ _O_MetadataResponse_error_code = _so(MetadataResponse, 'error_code')
 _O_MetadataResponse_throttle_time_ms = _so(MetadataResponse, 'throttle_time_ms')
 _O_MetadataResponse_topics = _so(MetadataResponse, 'topics')
 _O_MetadataResponse_unknown_tagged_fields = _so(MetadataResponse, 'unknown_tagged_fields')
+_T_MetadataResponse = MetadataResponse
+_T_MetadataResponseBroker = MetadataResponseBroker
+_T_MetadataResponsePartition = MetadataResponsePartition
+_T_MetadataResponseTopic = MetadataResponseTopic
 
 
 def _e_MetadataResponseBroker_v0(w, o):
@@ -1269,7 +1273,7 @@ def _d_MetadataResponseBroker_v0(b, p):
 
 def _c_MetadataResponseBroker_v0(b, pp):
     p = pp[0]
-    o = _na(MetadataResponseBroker)
+    o = _na(_T_MetadataResponseBroker)
     _need(b, p, 4)
     _pi32(o, _O_MetadataResponseBroker_node_id, 'node_id', b, p)
     p += 4
@@ -1323,7 +1327,7 @@ def _d_MetadataResponsePartition_v0(b, p):
 
 def _c_MetadataResponsePartition_v0(b, pp):
     p = pp[0]
-    o = _na(MetadataResponsePartition)
+    o = _na(_T_MetadataResponsePartition)
     _need(b, p, 10)
     _pi16(o, _O_MetadataResponsePartition_error_code, 'error_code', b, p)
     _pi32(o, _O_MetadataResponsePartition_partition_index, 'partition_index', b, p + 2)
@@ -1390,7 +1394,7 @@ def _d_MetadataResponseTopic_v0(b, p):
 
 def _c_MetadataResponseTopic_v0(b, pp):
     p = pp[0]
-    o = _na(MetadataResponseTopic)
+    o = _na(_T_MetadataResponseTopic)
     _need(b, p, 2)
     _pi16(o, _O_MetadataResponseTopic_error_code, 'error_code', b, p)
     p += 2
@@ -1461,7 +1465,7 @@ def _d_MetadataResponse_v0(b, p):
 
 def _c_MetadataResponse_v0(b, pp):
     p = pp[0]
-    o = _na(MetadataResponse)
+    o = _na(_T_MetadataResponse)
     _need(b, p, 4)
     _n1 = _i32_at(b, p)
     p += 4
@@ -1527,7 +1531,7 @@ def _d_MetadataResponseBroker_v1(b, p):
 
 def _c_MetadataResponseBroker_v1(b, pp):
     p = pp[0]
-    o = _na(MetadataResponseBroker)
+    o = _na(_T_MetadataResponseBroker)
     _need(b, p, 4)
     _pi32(o, _O_MetadataResponseBroker_node_id, 'node_id', b, p)
     p += 4
@@ -1596,7 +1600,7 @@ def _d_MetadataResponseTopic_v1(b, p):
 
 def _c_MetadataResponseTopic_v1(b, pp):
     p = pp[0]
-    o = _na(MetadataResponseTopic)
+    o = _na(_T_MetadataResponseTopic)
     _need(b, p, 2)
     _pi16(o, _O_MetadataResponseTopic_error_code, 'error_code', b, p)
     p += 2
@@ -1669,7 +1673,7 @@ def _d_MetadataResponse_v1(b, p):
 
 def _c_MetadataResponse_v1(b, pp):
     p = pp[0]
-    o = _na(MetadataResponse)
+    o = _na(_T_MetadataResponse)
     _need(b, p, 4)
     _n1 = _i32_at(b, p)
     p += 4
@@ -1751,7 +1755,7 @@ def _d_MetadataResponse_v2(b, p):
 
 def _c_MetadataResponse_v2(b, pp):
     p = pp[0]
-    o = _na(MetadataResponse)
+    o = _na(_T_MetadataResponse)
     _need(b, p, 4)
     _n1 = _i32_at(b, p)
     p += 4
@@ -1843,7 +1847,7 @@ def _d_MetadataResponse_v3(b, p):
 
 def _c_MetadataResponse_v3(b, pp):
     p = pp[0]
-    o = _na(MetadataResponse)
+    o = _na(_T_MetadataResponse)
     _need(b, p, 4)
     _pi32(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', b, p)
     p += 4
@@ -1927,7 +1931,7 @@ def _d_MetadataResponsePartition_v5(b, p):
 
 def _c_MetadataResponsePartition_v5(b, pp):
     p = pp[0]
-    o = _na(MetadataResponsePartition)
+    o = _na(_T_MetadataResponsePartition)
     _need(b, p, 10)
     _pi16(o, _O_MetadataResponsePartition_error_code, 'error_code', b, p)
     _pi32(o, _O_MetadataResponsePartition_partition_index, 'partition_index', b, p + 2)
@@ -2003,7 +2007,7 @@ def _d_MetadataResponseTopic_v5(b, p):
 
 def _c_MetadataResponseTopic_v5(b, pp):
     p = pp[0]
-    o = _na(MetadataResponseTopic)
+    o = _na(_T_MetadataResponseTopic)
     _need(b, p, 2)
     _pi16(o, _O_MetadataResponseTopic_error_code, 'error_code', b, p)
     p += 2
@@ -2085,7 +2089,7 @@ def _d_MetadataResponse_v5(b, p):
 
 def _c_MetadataResponse_v5(b, pp):
     p = pp[0]
-    o = _na(MetadataResponse)
+    o = _na(_T_MetadataResponse)
     _need(b, p, 4)
     _pi32(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', b, p)
     p += 4
@@ -2168,7 +2172,7 @@ def _d_MetadataResponsePartition_v7(b, p):
 
 def _c_MetadataResponsePartition_v7(b, pp):
     p = pp[0]
-    o = _na(MetadataResponsePartition)
+    o = _na(_T_MetadataResponsePartition)
     _need(b, p, 14)
     _pi16(o, _O_MetadataResponsePartition_error_code, 'error_code', b, p)
     _pi32(o, _O_MetadataResponsePartition_partition_index, 'partition_index', b, p + 2)
@@ -2244,7 +2248,7 @@ def _d_MetadataResponseTopic_v7(b, p):
 
 def _c_MetadataResponseTopic_v7(b, pp):
     p = pp[0]
-    o = _na(MetadataResponseTopic)
+    o = _na(_T_MetadataResponseTopic)
     _need(b, p, 2)
     _pi16(o, _O_MetadataResponseTopic_error_code, 'error_code', b, p)
     p += 2
@@ -2326,7 +2330,7 @@ def _d_MetadataResponse_v7(b, p):
 
 def _c_MetadataResponse_v7(b, pp):
     p = pp[0]
-    o = _na(MetadataResponse)
+    o = _na(_T_MetadataResponse)
     _need(b, p, 4)
     _pi32(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', b, p)
     p += 4
@@ -2410,7 +2414,7 @@ def _d_MetadataResponseTopic_v8(b, p):
 
 def _c_MetadataResponseTopic_v8(b, pp):
     p = pp[0]
-    o = _na(MetadataResponseTopic)
+    o = _na(_T_MetadataResponseTopic)
     _need(b, p, 2)
     _pi16(o, _O_MetadataResponseTopic_error_code, 'error_code', b, p)
     p += 2
@@ -2495,7 +2499,7 @@ def _d_MetadataResponse_v8(b, p):
 
 def _c_MetadataResponse_v8(b, pp):
     p = pp[0]
-    o = _na(MetadataResponse)
+    o = _na(_T_MetadataResponse)
     _need(b, p, 4)
     _pi32(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', b, p)
     p += 4
@@ -2594,7 +2598,7 @@ def _d_MetadataResponseBroker_v9(b, p):
 
 def _c_MetadataResponseBroker_v9(b, pp):
     p = pp[0]
-    o = _na(MetadataResponseBroker)
+    o = _na(_T_MetadataResponseBroker)
     _need(b, p, 4)
     _pi32(o, _O_MetadataResponseBroker_node_id, 'node_id', b, p)
     p += 4
@@ -2696,7 +2700,7 @@ def _d_MetadataResponsePartition_v9(b, p):
 
 def _c_MetadataResponsePartition_v9(b, pp):
     p = pp[0]
-    o = _na(MetadataResponsePartition)
+    o = _na(_T_MetadataResponsePartition)
     _need(b, p, 14)
     _pi16(o, _O_MetadataResponsePartition_error_code, 'error_code', b, p)
     _pi32(o, _O_MetadataResponsePartition_partition_index, 'partition_index', b, p + 2)
@@ -2804,7 +2808,7 @@ def _d_MetadataResponseTopic_v9(b, p):
 
 def _c_MetadataResponseTopic_v9(b, pp):
     p = pp[0]
-    o = _na(MetadataResponseTopic)
+    o = _na(_T_MetadataResponseTopic)
     _need(b, p, 2)
     _pi16(o, _O_MetadataResponseTopic_error_code, 'error_code', b, p)
     p += 2
@@ -2922,7 +2926,7 @@ def _d_MetadataResponse_v9(b, p):
 
 def _c_MetadataResponse_v9(b, pp):
     p = pp[0]
-    o = _na(MetadataResponse)
+    o = _na(_T_MetadataResponse)
     _need(b, p, 4)
     _pi32(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', b, p)
     p += 4
@@ -3040,7 +3044,7 @@ def _d_MetadataResponseTopic_v10(b, p):
 
 def _c_MetadataResponseTopic_v10(b, pp):
     p = pp[0]
-    o = _na(MetadataResponseTopic)
+    o = _na(_T_MetadataResponseTopic)
     _need(b, p, 2)
     _pi16(o, _O_MetadataResponseTopic_error_code, 'error_code', b, p)
     p += 2
@@ -3158,7 +3162,7 @@ def _d_MetadataResponse_v10(b, p):
 
 def _c_MetadataResponse_v10(b, pp):
     p = pp[0]
-    o = _na(MetadataResponse)
+    o = _na(_T_MetadataResponse)
     _need(b, p, 4)
     _pi32(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', b, p)
     p += 4
@@ -3287,7 +3291,7 @@ def _d_MetadataResponse_v11(b, p):
 
 def _c_MetadataResponse_v11(b, pp):
     p = pp[0]
-    o = _na(MetadataResponse)
+    o = _na(_T_MetadataResponse)
     _need(b, p, 4)
     _pi32(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', b, p)
     p += 4
@@ -3403,7 +3407,7 @@ def _d_MetadataResponseTopic_v12(b, p):
 
 def _c_MetadataResponseTopic_v12(b, pp):
     p = pp[0]
-    o = _na(MetadataResponseTopic)
+    o = _na(_T_MetadataResponseTopic)
     _need(b, p, 2)
     _pi16(o, _O_MetadataResponseTopic_error_code, 'error_code', b, p)
     p += 2
@@ -3520,7 +3524,7 @@ def _d_MetadataResponse_v12(b, p):
 
 def _c_MetadataResponse_v12(b, pp):
     p = pp[0]
-    o = _na(MetadataResponse)
+    o = _na(_T_MetadataResponse)
     _need(b, p, 4)
     _pi32(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', b, p)
     p += 4
@@ -3648,7 +3652,7 @@ def _d_MetadataResponse_v13(b, p):
 
 def _c_MetadataResponse_v13(b, pp):
     p = pp[0]
-    o = _na(MetadataResponse)
+    o = _na(_T_MetadataResponse)
     _need(b, p, 4)
     _pi32(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', b, p)
     p += 4

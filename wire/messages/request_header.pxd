@@ -15,6 +15,7 @@ cdef Py_ssize_t _O_RequestHeader_correlation_id
 cdef Py_ssize_t _O_RequestHeader_request_api_key
 cdef Py_ssize_t _O_RequestHeader_request_api_version
 cdef Py_ssize_t _O_RequestHeader_unknown_tagged_fields
+cdef object _T_RequestHeader
 
 cpdef tuple _d_RequestHeader_v1(bytes b, Py_ssize_t p)
 

@@ -62,6 +62,7 @@ _O_RequestHeader_correlation_id = _so(RequestHeader, 'correlation_id')
 _O_RequestHeader_request_api_key = _so(RequestHeader, 'request_api_key')
 _O_RequestHeader_request_api_version = _so(RequestHeader, 'request_api_version')
 _O_RequestHeader_unknown_tagged_fields = _so(RequestHeader, 'unknown_tagged_fields')
+_T_RequestHeader = RequestHeader
 
 
 def _e_RequestHeader_v1(w, o):
@@ -116,7 +117,7 @@ def _d_RequestHeader_v1(b, p):
 
 def _c_RequestHeader_v1(b, pp):
     p = pp[0]
-    o = _na(RequestHeader)
+    o = _na(_T_RequestHeader)
     _need(b, p, 8)
     _pi16(o, _O_RequestHeader_request_api_key, 'request_api_key', b, p)
     _pi16(o, _O_RequestHeader_request_api_version, 'request_api_version', b, p + 2)
@@ -173,7 +174,7 @@ def _d_RequestHeader_v2(b, p):
 
 def _c_RequestHeader_v2(b, pp):
     p = pp[0]
-    o = _na(RequestHeader)
+    o = _na(_T_RequestHeader)
     _need(b, p, 8)
     _pi16(o, _O_RequestHeader_request_api_key, 'request_api_key', b, p)
     _pi16(o, _O_RequestHeader_request_api_version, 'request_api_version', b, p + 2)

@@ -12,6 +12,7 @@ from wire.readers cimport (
 
 cdef Py_ssize_t _O_ResponseHeader_correlation_id
 cdef Py_ssize_t _O_ResponseHeader_unknown_tagged_fields
+cdef object _T_ResponseHeader
 
 cpdef tuple _d_ResponseHeader_v0(bytes b, Py_ssize_t p)
 

@@ -26,6 +26,9 @@ cdef Py_ssize_t _O_VoteRequest_cluster_id
 cdef Py_ssize_t _O_VoteRequest_topics
 cdef Py_ssize_t _O_VoteRequest_unknown_tagged_fields
 cdef Py_ssize_t _O_VoteRequest_voter_id
+cdef object _T_PartitionData
+cdef object _T_TopicData
+cdef object _T_VoteRequest
 
 cpdef tuple _d_PartitionData_v0(bytes b, Py_ssize_t p)
 

@@ -124,6 +124,9 @@ _O_VoteRequest_cluster_id = _so(VoteRequest, 'cluster_id')
 _O_VoteRequest_topics = _so(VoteRequest, 'topics')
 _O_VoteRequest_unknown_tagged_fields = _so(VoteRequest, 'unknown_tagged_fields')
 _O_VoteRequest_voter_id = _so(VoteRequest, 'voter_id')
+_T_PartitionData = PartitionData
+_T_TopicData = TopicData
+_T_VoteRequest = VoteRequest
 
 
 def _e_PartitionData_v0(w, o):
@@ -316,7 +319,7 @@ def _d_PartitionData_v0(b, p):
 
 def _c_PartitionData_v0(b, pp):
     p = pp[0]
-    o = _na(PartitionData)
+    o = _na(_T_PartitionData)
     _need(b, p, 24)
     _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
     _pi32(o, _O_PartitionData_replica_epoch, 'replica_epoch', b, p + 4)
@@ -394,7 +397,7 @@ def _d_TopicData_v0(b, p):
 
 def _c_TopicData_v0(b, pp):
     p = pp[0]
-    o = _na(TopicData)
+    o = _na(_T_TopicData)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -485,7 +488,7 @@ def _d_VoteRequest_v0(b, p):
 
 def _c_VoteRequest_v0(b, pp):
     p = pp[0]
-    o = _na(VoteRequest)
+    o = _na(_T_VoteRequest)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -558,7 +561,7 @@ def _d_PartitionData_v1(b, p):
 
 def _c_PartitionData_v1(b, pp):
     p = pp[0]
-    o = _na(PartitionData)
+    o = _na(_T_PartitionData)
     _need(b, p, 56)
     _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
     _pi32(o, _O_PartitionData_replica_epoch, 'replica_epoch', b, p + 4)
@@ -636,7 +639,7 @@ def _d_TopicData_v1(b, p):
 
 def _c_TopicData_v1(b, pp):
     p = pp[0]
-    o = _na(TopicData)
+    o = _na(_T_TopicData)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -728,7 +731,7 @@ def _d_VoteRequest_v1(b, p):
 
 def _c_VoteRequest_v1(b, pp):
     p = pp[0]
-    o = _na(VoteRequest)
+    o = _na(_T_VoteRequest)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -802,7 +805,7 @@ def _d_PartitionData_v2(b, p):
 
 def _c_PartitionData_v2(b, pp):
     p = pp[0]
-    o = _na(PartitionData)
+    o = _na(_T_PartitionData)
     _need(b, p, 57)
     _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
     _pi32(o, _O_PartitionData_replica_epoch, 'replica_epoch', b, p + 4)
@@ -880,7 +883,7 @@ def _d_TopicData_v2(b, p):
 
 def _c_TopicData_v2(b, pp):
     p = pp[0]
-    o = _na(TopicData)
+    o = _na(_T_TopicData)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -972,7 +975,7 @@ def _d_VoteRequest_v2(b, p):
 
 def _c_VoteRequest_v2(b, pp):
     p = pp[0]
-    o = _na(VoteRequest)
+    o = _na(_T_VoteRequest)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)

@@ -27,6 +27,10 @@ cdef Py_ssize_t _O_VoteResponse_error_code
 cdef Py_ssize_t _O_VoteResponse_node_endpoints
 cdef Py_ssize_t _O_VoteResponse_topics
 cdef Py_ssize_t _O_VoteResponse_unknown_tagged_fields
+cdef object _T_NodeEndpoint
+cdef object _T_PartitionData
+cdef object _T_TopicData
+cdef object _T_VoteResponse
 
 cpdef tuple _d_NodeEndpoint_v1(bytes b, Py_ssize_t p)
 

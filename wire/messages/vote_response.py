@@ -136,6 +136,10 @@ _O_VoteResponse_error_code = _so(VoteResponse, 'error_code')
 _O_VoteResponse_node_endpoints = _so(VoteResponse, 'node_endpoints')
 _O_VoteResponse_topics = _so(VoteResponse, 'topics')
 _O_VoteResponse_unknown_tagged_fields = _so(VoteResponse, 'unknown_tagged_fields')
+_T_NodeEndpoint = NodeEndpoint
+_T_PartitionData = PartitionData
+_T_TopicData = TopicData
+_T_VoteResponse = VoteResponse
 
 
 def _e_PartitionData_v0(w, o):
@@ -251,7 +255,7 @@ def _d_PartitionData_v0(b, p):
 
 def _c_PartitionData_v0(b, pp):
     p = pp[0]
-    o = _na(PartitionData)
+    o = _na(_T_PartitionData)
     _need(b, p, 15)
     _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
     _pi16(o, _O_PartitionData_error_code, 'error_code', b, p + 4)
@@ -326,7 +330,7 @@ def _d_TopicData_v0(b, p):
 
 def _c_TopicData_v0(b, pp):
     p = pp[0]
-    o = _na(TopicData)
+    o = _na(_T_TopicData)
     _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
@@ -411,7 +415,7 @@ def _d_VoteResponse_v0(b, p):
 
 def _c_VoteResponse_v0(b, pp):
     p = pp[0]
-    o = _na(VoteResponse)
+    o = _na(_T_VoteResponse)
     _need(b, p, 2)
     _pi16(o, _O_VoteResponse_error_code, 'error_code', b, p)
     p += 2
@@ -489,7 +493,7 @@ def _d_NodeEndpoint_v1(b, p):
 
 def _c_NodeEndpoint_v1(b, pp):
     p = pp[0]
-    o = _na(NodeEndpoint)
+    o = _na(_T_NodeEndpoint)
     _need(b, p, 4)
     _pi32(o, _O_NodeEndpoint_node_id, 'node_id', b, p)
     p += 4
@@ -579,7 +583,7 @@ def _d_VoteResponse_v1(b, p):
 
 def _c_VoteResponse_v1(b, pp):
     p = pp[0]
-    o = _na(VoteResponse)
+    o = _na(_T_VoteResponse)
     _need(b, p, 2)
     _pi16(o, _O_VoteResponse_error_code, 'error_code', b, p)
     p += 2
