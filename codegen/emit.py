@@ -8,8 +8,11 @@ Consecutive fixed-width fields become one precompiled ``struct.Struct`` call.
 In a typed module (one Cython compiles, see ``wire/native.py``), ``_d_<Struct>_v<N>``
 hands over, when compiled, to ``_c_<Struct>_v<N>``: a C function (typed by the .pxd) that
 reads field by field, stores each into its slot by offset (``wire.readers.set_slot``'s C
-body) and advances the caller's position through a pointer instead of returning a tuple;
-the pure-Python body stays as it was.
+body) and advances the caller's position through a pointer instead of returning a tuple.
+Its int16/int32 fields and int32 arrays are built by C helpers inlined from
+``wire/readers.pxd`` that hand the new value to the slot (one bounds check per run of
+fixed-width fields); struct arrays are sized once and filled in place; the class comes from
+a C variable. The pure-Python body stays as it was.
 Functions whose text is identical for several versions are emitted once.
 The output is deterministic: same schemas, same bytes.
 """
