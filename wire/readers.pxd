@@ -36,15 +36,27 @@ cdef extern from *:
     }
     static CYTHON_INLINE PyObject *__kraft_int(long v) {
         PyObject *x;
-        if (v >= -5 && v <= 256 && __kraft_small_ints_ready() == 0) {
-            x = __kraft_small_ints[v + 5];
+        if ((unsigned long)(v + 5) < 262 && (x = __kraft_small_ints[v + 5]) != NULL) {
             Py_INCREF(x);
             return x;
         }
+        /* the same object for a small v: the table fills on the first call */
+        if (__kraft_small_ints[0] == NULL && __kraft_small_ints_ready() < 0) return NULL;
         return PyLong_FromLong(v);
     }
+    #if defined(__GNUC__) || defined(__clang__)  /* one load and a byte swap */
+    static CYTHON_INLINE int32_t __kraft_be32(const unsigned char *s) {
+        uint32_t x;
+        memcpy(&x, s, 4);
+    #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        x = __builtin_bswap32(x);
+    #endif
+        return (int32_t)x;
+    }
+    #else
     #define __kraft_be32(s) ((int32_t)(((uint32_t)(s)[0] << 24) | ((uint32_t)(s)[1] << 16) | \
                                        ((uint32_t)(s)[2] << 8) | (uint32_t)(s)[3]))
+    #endif
     /* A list of n big-endian int32s from s (the caller checked the bounds). */
     static PyObject *__kraft_i32_list(const unsigned char *s, Py_ssize_t n) {
         PyObject *out, *x;
@@ -75,6 +87,58 @@ cdef extern from *:
         s = (const unsigned char *)PyBytes_AS_STRING(b) + pos;
         return __kraft_int((int16_t)(((uint16_t)s[0] << 8) | (uint16_t)s[1]));
     }
+    /* The decoders' own reads: one bounds check for a run of fixed-width fields (need),
+       then loads without one (put_i16/put_i32); u8 is b[p] without the wraparound. */
+    static int __kraft_short(PyObject *b, Py_ssize_t pos, Py_ssize_t size) {
+        __kraft_past_end(b, pos, size);
+        return -1;
+    }
+    static CYTHON_INLINE int __kraft_need(PyObject *b, Py_ssize_t pos, Py_ssize_t size) {
+        if (pos < 0 || pos > PyBytes_GET_SIZE(b) - size) return __kraft_short(b, pos, size);
+        return 0;
+    }
+    static CYTHON_INLINE int __kraft_u8(PyObject *b, Py_ssize_t pos) {
+        if ((size_t)pos >= (size_t)PyBytes_GET_SIZE(b)) return __kraft_short(b, pos, 1);
+        return ((const unsigned char *)PyBytes_AS_STRING(b))[pos];
+    }
+    #define __kraft_at(b, pos) ((const unsigned char *)PyBytes_AS_STRING(b) + (pos))
+    /* o.<slot at off> = v taking over the new reference v (NULL: an error is set), so the
+       value is not INCREF'd by the store and DECREF'd as a temporary after it. */
+    static CYTHON_INLINE int __kraft_put(PyObject *o, Py_ssize_t off, PyObject *name, PyObject *v) {
+        PyObject **slot, *old;
+        int r;
+        if (v == NULL) return -1;
+        if (off < 0) {
+            r = PyObject_GenericSetAttr(o, name, v);
+            Py_DECREF(v);
+            return r;
+        }
+        slot = (PyObject **)((char *)o + off);
+        old = *slot;
+        *slot = v;
+        Py_XDECREF(old);
+        return 0;
+    }
+    /* Unchecked: the caller's need() covered pos..pos+size. */
+    static CYTHON_INLINE int __kraft_put_i32(PyObject *o, Py_ssize_t off, PyObject *name, PyObject *b, Py_ssize_t pos) {
+        return __kraft_put(o, off, name, __kraft_int(__kraft_be32(__kraft_at(b, pos))));
+    }
+    static CYTHON_INLINE int __kraft_put_i16(PyObject *o, Py_ssize_t off, PyObject *name, PyObject *b, Py_ssize_t pos) {
+        const unsigned char *s = __kraft_at(b, pos);
+        return __kraft_put(o, off, name, __kraft_int((int16_t)(((uint16_t)s[0] << 8) | (uint16_t)s[1])));
+    }
+    #define __kraft_i32_at(b, pos) ((Py_ssize_t)__kraft_be32(__kraft_at(b, pos)))
+    #define __kraft_i16_at(b, pos) ((Py_ssize_t)(int16_t)(((uint16_t)__kraft_at(b, pos)[0] << 8) | (uint16_t)__kraft_at(b, pos)[1]))
+    /* o.<slot> = a list of n int32s at pos (checked here). */
+    static CYTHON_INLINE int __kraft_put_i32_list(PyObject *o, Py_ssize_t off, PyObject *name, PyObject *b, Py_ssize_t pos, Py_ssize_t n) {
+        if (pos < 0 || n < 0 || n > (PyBytes_GET_SIZE(b) - pos) / 4) return __kraft_short(b, pos, 4 * n);
+        return __kraft_put(o, off, name, __kraft_i32_list(__kraft_at(b, pos), n));
+    }
+    /* l[i] = v in a list made by PyList_New(n) (its items start NULL). */
+    static CYTHON_INLINE void __kraft_list_set(PyObject *l, Py_ssize_t i, PyObject *v) {
+        Py_INCREF(v);
+        PyList_SET_ITEM(l, i, v);
+    }
     """
     object _alloc "__kraft_alloc"(object cls)
     object _u128 "__kraft_u128"(const unsigned char* s, Py_ssize_t pos)
@@ -83,6 +147,15 @@ cdef extern from *:
     list _i32_list "__kraft_i32_list"(const unsigned char* s, Py_ssize_t n)
     object _obj_i16 "__kraft_obj_i16"(bytes b, Py_ssize_t pos)
     object _obj_i32 "__kraft_obj_i32"(bytes b, Py_ssize_t pos)
+    int _need "__kraft_need"(bytes b, Py_ssize_t pos, Py_ssize_t size) except -1
+    int _u8 "__kraft_u8"(bytes b, Py_ssize_t pos) except -1
+    int _put_i16 "__kraft_put_i16"(object o, Py_ssize_t off, object name, bytes b, Py_ssize_t pos) except -1
+    int _put_i32 "__kraft_put_i32"(object o, Py_ssize_t off, object name, bytes b, Py_ssize_t pos) except -1
+    Py_ssize_t _i16_at "__kraft_i16_at"(bytes b, Py_ssize_t pos)
+    Py_ssize_t _i32_at "__kraft_i32_at"(bytes b, Py_ssize_t pos)
+    int _put_i32_list "__kraft_put_i32_list"(object o, Py_ssize_t off, object name, bytes b, Py_ssize_t pos, Py_ssize_t n) except -1
+    list _new_list "PyList_New"(Py_ssize_t n)
+    void _list_set "__kraft_list_set"(list l, Py_ssize_t i, object v)
 
 cpdef object new_object(object cls)
 

@@ -103,15 +103,17 @@ def test_decoders_hold_and_release_what_they_store():
     by its object and released with it, also a default overwritten by a tagged field."""
     from wire.messages import metadata_response as md
 
+    # 217, 218 and 219: shared small ints the int16/int32 fields and lists take from a table
     topic = md.MetadataResponseTopic(name="t", partitions=[
-        md.MetadataResponsePartition(partition_index=i, replica_nodes=[1, 2], isr_nodes=[1],
+        md.MetadataResponsePartition(partition_index=i, leader_epoch=219, error_code=218,
+                                     replica_nodes=[1, 217], isr_nodes=[217],
                                      unknown_tagged_fields=[(7, b"x")] if i % 2 else ())
         for i in range(4)])
     data = md.MetadataResponse(brokers=[md.MetadataResponseBroker(node_id=1, host="h")],
                                topics=[topic], unknown_tagged_fields=[(9, b"yz")]).encode(12)
     zero = md.MetadataResponse.decode(data, 12).topics[0].topic_id  # the decoders' shared zero UUID
     assert zero.int == 0
-    shared = [zero, ()]
+    shared = [zero, (), 217, 218, 219]
 
     def counts():
         return [sys.getrefcount(x) for x in shared]
@@ -119,6 +121,7 @@ def test_decoders_hold_and_release_what_they_store():
     before = counts()
     kept = [md.MetadataResponse.decode(data, 12) for _ in range(50)]
     assert counts()[0] >= before[0] + 50  # each topic holds the shared zero UUID
+    assert counts()[2:] == [before[2] + 50 * 4 * 2, before[3] + 50 * 4, before[4] + 50 * 4]
     assert kept[0].topics[0].partitions[1].unknown_tagged_fields == [(7, b"x")]
     del kept
     assert counts() == before

@@ -139,6 +139,10 @@ _O_PartitionData_voter_directory_id = _so(PartitionData, 'voter_directory_id')
 _O_TopicData_partitions = _so(TopicData, 'partitions')
 _O_TopicData_topic_name = _so(TopicData, 'topic_name')
 _O_TopicData_unknown_tagged_fields = _so(TopicData, 'unknown_tagged_fields')
+_T_BeginQuorumEpochRequest = BeginQuorumEpochRequest
+_T_LeaderEndpoint = LeaderEndpoint
+_T_PartitionData = PartitionData
+_T_TopicData = TopicData
 
 
 def _e_PartitionData_v0(w, o):
@@ -279,10 +283,11 @@ def _d_PartitionData_v0(b, p):
 
 def _c_PartitionData_v0(b, pp):
     p = pp[0]
-    o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
-    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p + 4))
-    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 8))
+    o = _na(_T_PartitionData)
+    _need(b, p, 12)
+    _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
+    _pi32(o, _O_PartitionData_leader_id, 'leader_id', b, p + 4)
+    _pi32(o, _O_PartitionData_leader_epoch, 'leader_epoch', b, p + 8)
     p += 12
     _ss(o, _O_PartitionData_voter_directory_id, 'voter_directory_id', _ZERO_UUID)
     _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -321,8 +326,9 @@ def _d_TopicData_v0(b, p):
 
 def _c_TopicData_v0(b, pp):
     p = pp[0]
-    o = _newo(TopicData)
-    _n1 = _ri16(b, p)
+    o = _na(_T_TopicData)
+    _need(b, p, 2)
+    _n1 = _i16_at(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field TopicName was serialized as null')
@@ -331,16 +337,16 @@ def _c_TopicData_v0(b, pp):
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = _ri32(b, p)
+    _need(b, p, 4)
+    _n3 = _i32_at(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_PartitionData_v0(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_PartitionData_v0(b, cython.address(p)))
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
     pp[0] = p
@@ -380,8 +386,9 @@ def _d_BeginQuorumEpochRequest_v0(b, p):
 
 def _c_BeginQuorumEpochRequest_v0(b, pp):
     p = pp[0]
-    o = _newo(BeginQuorumEpochRequest)
-    _n1 = _ri16(b, p)
+    o = _na(_T_BeginQuorumEpochRequest)
+    _need(b, p, 2)
+    _n1 = _i16_at(b, p)
     p += 2
     if _n1 < 0:
         _ss(o, _O_BeginQuorumEpochRequest_cluster_id, 'cluster_id', None)
@@ -390,16 +397,16 @@ def _c_BeginQuorumEpochRequest_v0(b, pp):
         if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
         _ss(o, _O_BeginQuorumEpochRequest_cluster_id, 'cluster_id', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = _ri32(b, p)
+    _need(b, p, 4)
+    _n3 = _i32_at(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_TopicData_v0(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_TopicData_v0(b, cython.address(p)))
         _ss(o, _O_BeginQuorumEpochRequest_topics, 'topics', _a4)
     _ss(o, _O_BeginQuorumEpochRequest_voter_id, 'voter_id', -1)
     _ss(o, _O_BeginQuorumEpochRequest_leader_endpoints, 'leader_endpoints', [])
@@ -436,14 +443,15 @@ def _d_PartitionData_v1(b, p):
 
 def _c_PartitionData_v1(b, pp):
     p = pp[0]
-    o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
+    o = _na(_T_PartitionData)
+    _need(b, p, 28)
+    _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
     _ss(o, _O_PartitionData_voter_directory_id, 'voter_directory_id', _ruuid(b, p + 4))
-    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p + 20))
-    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 24))
+    _pi32(o, _O_PartitionData_leader_id, 'leader_id', b, p + 20)
+    _pi32(o, _O_PartitionData_leader_epoch, 'leader_epoch', b, p + 24)
     p += 28
     _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -509,8 +517,8 @@ def _d_TopicData_v1(b, p):
 
 def _c_TopicData_v1(b, pp):
     p = pp[0]
-    o = _newo(TopicData)
-    _n1 = b[p] - 1
+    o = _na(_T_TopicData)
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -521,20 +529,19 @@ def _c_TopicData_v1(b, pp):
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_PartitionData_v1(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_PartitionData_v1(b, cython.address(p)))
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -601,8 +608,8 @@ def _d_LeaderEndpoint_v1(b, p):
 
 def _c_LeaderEndpoint_v1(b, pp):
     p = pp[0]
-    o = _newo(LeaderEndpoint)
-    _n1 = b[p] - 1
+    o = _na(_T_LeaderEndpoint)
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -613,7 +620,7 @@ def _c_LeaderEndpoint_v1(b, pp):
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         _ss(o, _O_LeaderEndpoint_name, 'name', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
@@ -627,7 +634,7 @@ def _c_LeaderEndpoint_v1(b, pp):
     _ss(o, _O_LeaderEndpoint_port, 'port', _ru16(b, p))
     p += 2
     _ss(o, _O_LeaderEndpoint_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -707,8 +714,8 @@ def _d_BeginQuorumEpochRequest_v1(b, p):
 
 def _c_BeginQuorumEpochRequest_v1(b, pp):
     p = pp[0]
-    o = _newo(BeginQuorumEpochRequest)
-    _n1 = b[p] - 1
+    o = _na(_T_BeginQuorumEpochRequest)
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -719,34 +726,33 @@ def _c_BeginQuorumEpochRequest_v1(b, pp):
         if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
         _ss(o, _O_BeginQuorumEpochRequest_cluster_id, 'cluster_id', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _ss(o, _O_BeginQuorumEpochRequest_voter_id, 'voter_id', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_BeginQuorumEpochRequest_voter_id, 'voter_id', b, p)
     p += 4
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_TopicData_v1(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_TopicData_v1(b, cython.address(p)))
         _ss(o, _O_BeginQuorumEpochRequest_topics, 'topics', _a4)
-    _n6 = b[p] - 1
+    _n6 = _u8(b, p) - 1
     if _n6 < 127: p += 1
     else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field LeaderEndpoints was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('LeaderEndpoints: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = [None] * _n6
+        _a7 = _nl(_n6)
         for _ in range(_n6):
-            _e8 = _c_LeaderEndpoint_v1(b, cython.address(p))
-            _a7[_] = _e8
+            _ls(_a7, _, _c_LeaderEndpoint_v1(b, cython.address(p)))
         _ss(o, _O_BeginQuorumEpochRequest_leader_endpoints, 'leader_endpoints', _a7)
     _ss(o, _O_BeginQuorumEpochRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)

@@ -133,6 +133,10 @@ _O_PartitionData_unknown_tagged_fields = _so(PartitionData, 'unknown_tagged_fiel
 _O_TopicData_partitions = _so(TopicData, 'partitions')
 _O_TopicData_topic_name = _so(TopicData, 'topic_name')
 _O_TopicData_unknown_tagged_fields = _so(TopicData, 'unknown_tagged_fields')
+_T_BeginQuorumEpochResponse = BeginQuorumEpochResponse
+_T_NodeEndpoint = NodeEndpoint
+_T_PartitionData = PartitionData
+_T_TopicData = TopicData
 
 
 def _e_PartitionData_v0(w, o):
@@ -253,11 +257,12 @@ def _d_PartitionData_v0(b, p):
 
 def _c_PartitionData_v0(b, pp):
     p = pp[0]
-    o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
-    _ss(o, _O_PartitionData_error_code, 'error_code', _oi16(b, p + 4))
-    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p + 6))
-    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 10))
+    o = _na(_T_PartitionData)
+    _need(b, p, 14)
+    _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
+    _pi16(o, _O_PartitionData_error_code, 'error_code', b, p + 4)
+    _pi32(o, _O_PartitionData_leader_id, 'leader_id', b, p + 6)
+    _pi32(o, _O_PartitionData_leader_epoch, 'leader_epoch', b, p + 10)
     p += 14
     _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
     pp[0] = p
@@ -295,8 +300,9 @@ def _d_TopicData_v0(b, p):
 
 def _c_TopicData_v0(b, pp):
     p = pp[0]
-    o = _newo(TopicData)
-    _n1 = _ri16(b, p)
+    o = _na(_T_TopicData)
+    _need(b, p, 2)
+    _n1 = _i16_at(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field TopicName was serialized as null')
@@ -305,16 +311,16 @@ def _c_TopicData_v0(b, pp):
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = _ri32(b, p)
+    _need(b, p, 4)
+    _n3 = _i32_at(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_PartitionData_v0(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_PartitionData_v0(b, cython.address(p)))
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
     pp[0] = p
@@ -346,19 +352,20 @@ def _d_BeginQuorumEpochResponse_v0(b, p):
 
 def _c_BeginQuorumEpochResponse_v0(b, pp):
     p = pp[0]
-    o = _newo(BeginQuorumEpochResponse)
-    _ss(o, _O_BeginQuorumEpochResponse_error_code, 'error_code', _oi16(b, p))
+    o = _na(_T_BeginQuorumEpochResponse)
+    _need(b, p, 2)
+    _pi16(o, _O_BeginQuorumEpochResponse_error_code, 'error_code', b, p)
     p += 2
-    _n1 = _ri32(b, p)
+    _need(b, p, 4)
+    _n1 = _i32_at(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_TopicData_v0(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_TopicData_v0(b, cython.address(p)))
         _ss(o, _O_BeginQuorumEpochResponse_topics, 'topics', _a2)
     _ss(o, _O_BeginQuorumEpochResponse_node_endpoints, 'node_endpoints', [])
     _ss(o, _O_BeginQuorumEpochResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -393,14 +400,15 @@ def _d_PartitionData_v1(b, p):
 
 def _c_PartitionData_v1(b, pp):
     p = pp[0]
-    o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
-    _ss(o, _O_PartitionData_error_code, 'error_code', _oi16(b, p + 4))
-    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p + 6))
-    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 10))
+    o = _na(_T_PartitionData)
+    _need(b, p, 14)
+    _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
+    _pi16(o, _O_PartitionData_error_code, 'error_code', b, p + 4)
+    _pi32(o, _O_PartitionData_leader_id, 'leader_id', b, p + 6)
+    _pi32(o, _O_PartitionData_leader_epoch, 'leader_epoch', b, p + 10)
     p += 14
     _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -466,8 +474,8 @@ def _d_TopicData_v1(b, p):
 
 def _c_TopicData_v1(b, pp):
     p = pp[0]
-    o = _newo(TopicData)
-    _n1 = b[p] - 1
+    o = _na(_T_TopicData)
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -478,20 +486,19 @@ def _c_TopicData_v1(b, pp):
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_PartitionData_v1(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_PartitionData_v1(b, cython.address(p)))
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -549,10 +556,11 @@ def _d_NodeEndpoint_v1(b, p):
 
 def _c_NodeEndpoint_v1(b, pp):
     p = pp[0]
-    o = _newo(NodeEndpoint)
-    _ss(o, _O_NodeEndpoint_node_id, 'node_id', _oi32(b, p))
+    o = _na(_T_NodeEndpoint)
+    _need(b, p, 4)
+    _pi32(o, _O_NodeEndpoint_node_id, 'node_id', b, p)
     p += 4
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -566,7 +574,7 @@ def _c_NodeEndpoint_v1(b, pp):
     _ss(o, _O_NodeEndpoint_port, 'port', _ru16(b, p))
     p += 2
     _ss(o, _O_NodeEndpoint_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -638,24 +646,24 @@ def _d_BeginQuorumEpochResponse_v1(b, p):
 
 def _c_BeginQuorumEpochResponse_v1(b, pp):
     p = pp[0]
-    o = _newo(BeginQuorumEpochResponse)
-    _ss(o, _O_BeginQuorumEpochResponse_error_code, 'error_code', _oi16(b, p))
+    o = _na(_T_BeginQuorumEpochResponse)
+    _need(b, p, 2)
+    _pi16(o, _O_BeginQuorumEpochResponse_error_code, 'error_code', b, p)
     p += 2
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_TopicData_v1(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_TopicData_v1(b, cython.address(p)))
         _ss(o, _O_BeginQuorumEpochResponse_topics, 'topics', _a2)
     _ss(o, _O_BeginQuorumEpochResponse_node_endpoints, 'node_endpoints', [])
     _ss(o, _O_BeginQuorumEpochResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -665,17 +673,16 @@ def _c_BeginQuorumEpochResponse_v1(b, pp):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n4 = b[p] - 1
+                _n4 = _u8(b, p) - 1
                 if _n4 < 127: p += 1
                 else: _n4, p = _rlen(b, p)
                 if _n4 < 0:
                     raise _DecodeError('non-nullable field NodeEndpoints was serialized as null')
                 else:
                     if _n4 > len(b) - p: raise _DecodeError('NodeEndpoints: array of {} elements exceeds the remaining bytes'.format(_n4))
-                    _a5 = [None] * _n4
+                    _a5 = _nl(_n4)
                     for _ in range(_n4):
-                        _e6 = _c_NodeEndpoint_v1(b, cython.address(p))
-                        _a5[_] = _e6
+                        _ls(_a5, _, _c_NodeEndpoint_v1(b, cython.address(p)))
                     _ss(o, _O_BeginQuorumEpochResponse_node_endpoints, 'node_endpoints', _a5)
             else:
                 _end = p + _size

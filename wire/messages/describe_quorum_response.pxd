@@ -6,6 +6,8 @@ from wire.readers cimport (
     read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
     read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
     _store as _ss, _obj_i16 as _oi16, _obj_i32 as _oi32,  # C, inlined when compiled
+    _alloc as _na, _need, _u8, _put_i16 as _pi16, _put_i32 as _pi32, _i16_at, _i32_at,
+    _put_i32_list as _pi32l, _new_list as _nl, _list_set as _ls,
 )
 
 cdef Py_ssize_t _O_DescribeQuorumResponse_error_code
@@ -39,6 +41,12 @@ cdef Py_ssize_t _O_ReplicaState_unknown_tagged_fields
 cdef Py_ssize_t _O_TopicData_partitions
 cdef Py_ssize_t _O_TopicData_topic_name
 cdef Py_ssize_t _O_TopicData_unknown_tagged_fields
+cdef object _T_DescribeQuorumResponse
+cdef object _T_Listener
+cdef object _T_Node
+cdef object _T_PartitionData
+cdef object _T_ReplicaState
+cdef object _T_TopicData
 
 cpdef tuple _d_DescribeQuorumResponse_v0(bytes b, Py_ssize_t p)
 

@@ -209,6 +209,12 @@ _O_ReplicaState_unknown_tagged_fields = _so(ReplicaState, 'unknown_tagged_fields
 _O_TopicData_partitions = _so(TopicData, 'partitions')
 _O_TopicData_topic_name = _so(TopicData, 'topic_name')
 _O_TopicData_unknown_tagged_fields = _so(TopicData, 'unknown_tagged_fields')
+_T_DescribeQuorumResponse = DescribeQuorumResponse
+_T_Listener = Listener
+_T_Node = Node
+_T_PartitionData = PartitionData
+_T_ReplicaState = ReplicaState
+_T_TopicData = TopicData
 
 
 def _e_ReplicaState_v0(w, o):
@@ -608,15 +614,16 @@ def _d_ReplicaState_v0(b, p):
 
 def _c_ReplicaState_v0(b, pp):
     p = pp[0]
-    o = _newo(ReplicaState)
-    _ss(o, _O_ReplicaState_replica_id, 'replica_id', _oi32(b, p))
+    o = _na(_T_ReplicaState)
+    _need(b, p, 12)
+    _pi32(o, _O_ReplicaState_replica_id, 'replica_id', b, p)
     _ss(o, _O_ReplicaState_log_end_offset, 'log_end_offset', _ri64(b, p + 4))
     p += 12
     _ss(o, _O_ReplicaState_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
     _ss(o, _O_ReplicaState_last_fetch_timestamp, 'last_fetch_timestamp', -1)
     _ss(o, _O_ReplicaState_last_caught_up_timestamp, 'last_caught_up_timestamp', -1)
     _ss(o, _O_ReplicaState_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -687,41 +694,40 @@ def _d_PartitionData_v0(b, p):
 
 def _c_PartitionData_v0(b, pp):
     p = pp[0]
-    o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
-    _ss(o, _O_PartitionData_error_code, 'error_code', _oi16(b, p + 4))
-    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p + 6))
-    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 10))
+    o = _na(_T_PartitionData)
+    _need(b, p, 22)
+    _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
+    _pi16(o, _O_PartitionData_error_code, 'error_code', b, p + 4)
+    _pi32(o, _O_PartitionData_leader_id, 'leader_id', b, p + 6)
+    _pi32(o, _O_PartitionData_leader_epoch, 'leader_epoch', b, p + 10)
     _ss(o, _O_PartitionData_high_watermark, 'high_watermark', _ri64(b, p + 14))
     p += 22
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field CurrentVoters was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('CurrentVoters: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_ReplicaState_v0(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_ReplicaState_v0(b, cython.address(p)))
         _ss(o, _O_PartitionData_current_voters, 'current_voters', _a2)
-    _n4 = b[p] - 1
+    _n4 = _u8(b, p) - 1
     if _n4 < 127: p += 1
     else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field Observers was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('Observers: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = [None] * _n4
+        _a5 = _nl(_n4)
         for _ in range(_n4):
-            _e6 = _c_ReplicaState_v0(b, cython.address(p))
-            _a5[_] = _e6
+            _ls(_a5, _, _c_ReplicaState_v0(b, cython.address(p)))
         _ss(o, _O_PartitionData_observers, 'observers', _a5)
     _ss(o, _O_PartitionData_error_message, 'error_message', '')
     _ss(o, _O_PartitionData_committed_voters, 'committed_voters', None)
     _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -787,8 +793,8 @@ def _d_TopicData_v0(b, p):
 
 def _c_TopicData_v0(b, pp):
     p = pp[0]
-    o = _newo(TopicData)
-    _n1 = b[p] - 1
+    o = _na(_T_TopicData)
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -799,20 +805,19 @@ def _c_TopicData_v0(b, pp):
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_PartitionData_v0(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_PartitionData_v0(b, cython.address(p)))
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -871,25 +876,25 @@ def _d_DescribeQuorumResponse_v0(b, p):
 
 def _c_DescribeQuorumResponse_v0(b, pp):
     p = pp[0]
-    o = _newo(DescribeQuorumResponse)
-    _ss(o, _O_DescribeQuorumResponse_error_code, 'error_code', _oi16(b, p))
+    o = _na(_T_DescribeQuorumResponse)
+    _need(b, p, 2)
+    _pi16(o, _O_DescribeQuorumResponse_error_code, 'error_code', b, p)
     p += 2
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_TopicData_v0(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_TopicData_v0(b, cython.address(p)))
         _ss(o, _O_DescribeQuorumResponse_topics, 'topics', _a2)
     _ss(o, _O_DescribeQuorumResponse_error_message, 'error_message', '')
     _ss(o, _O_DescribeQuorumResponse_nodes, 'nodes', [])
     _ss(o, _O_DescribeQuorumResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -935,15 +940,16 @@ def _d_ReplicaState_v1(b, p):
 
 def _c_ReplicaState_v1(b, pp):
     p = pp[0]
-    o = _newo(ReplicaState)
-    _ss(o, _O_ReplicaState_replica_id, 'replica_id', _oi32(b, p))
+    o = _na(_T_ReplicaState)
+    _need(b, p, 28)
+    _pi32(o, _O_ReplicaState_replica_id, 'replica_id', b, p)
     _ss(o, _O_ReplicaState_log_end_offset, 'log_end_offset', _ri64(b, p + 4))
     _ss(o, _O_ReplicaState_last_fetch_timestamp, 'last_fetch_timestamp', _ri64(b, p + 12))
     _ss(o, _O_ReplicaState_last_caught_up_timestamp, 'last_caught_up_timestamp', _ri64(b, p + 20))
     p += 28
     _ss(o, _O_ReplicaState_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
     _ss(o, _O_ReplicaState_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -1014,41 +1020,40 @@ def _d_PartitionData_v1(b, p):
 
 def _c_PartitionData_v1(b, pp):
     p = pp[0]
-    o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
-    _ss(o, _O_PartitionData_error_code, 'error_code', _oi16(b, p + 4))
-    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p + 6))
-    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 10))
+    o = _na(_T_PartitionData)
+    _need(b, p, 22)
+    _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
+    _pi16(o, _O_PartitionData_error_code, 'error_code', b, p + 4)
+    _pi32(o, _O_PartitionData_leader_id, 'leader_id', b, p + 6)
+    _pi32(o, _O_PartitionData_leader_epoch, 'leader_epoch', b, p + 10)
     _ss(o, _O_PartitionData_high_watermark, 'high_watermark', _ri64(b, p + 14))
     p += 22
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field CurrentVoters was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('CurrentVoters: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_ReplicaState_v1(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_ReplicaState_v1(b, cython.address(p)))
         _ss(o, _O_PartitionData_current_voters, 'current_voters', _a2)
-    _n4 = b[p] - 1
+    _n4 = _u8(b, p) - 1
     if _n4 < 127: p += 1
     else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field Observers was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('Observers: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = [None] * _n4
+        _a5 = _nl(_n4)
         for _ in range(_n4):
-            _e6 = _c_ReplicaState_v1(b, cython.address(p))
-            _a5[_] = _e6
+            _ls(_a5, _, _c_ReplicaState_v1(b, cython.address(p)))
         _ss(o, _O_PartitionData_observers, 'observers', _a5)
     _ss(o, _O_PartitionData_error_message, 'error_message', '')
     _ss(o, _O_PartitionData_committed_voters, 'committed_voters', None)
     _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -1114,8 +1119,8 @@ def _d_TopicData_v1(b, p):
 
 def _c_TopicData_v1(b, pp):
     p = pp[0]
-    o = _newo(TopicData)
-    _n1 = b[p] - 1
+    o = _na(_T_TopicData)
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -1126,20 +1131,19 @@ def _c_TopicData_v1(b, pp):
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_PartitionData_v1(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_PartitionData_v1(b, cython.address(p)))
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -1198,25 +1202,25 @@ def _d_DescribeQuorumResponse_v1(b, p):
 
 def _c_DescribeQuorumResponse_v1(b, pp):
     p = pp[0]
-    o = _newo(DescribeQuorumResponse)
-    _ss(o, _O_DescribeQuorumResponse_error_code, 'error_code', _oi16(b, p))
+    o = _na(_T_DescribeQuorumResponse)
+    _need(b, p, 2)
+    _pi16(o, _O_DescribeQuorumResponse_error_code, 'error_code', b, p)
     p += 2
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_TopicData_v1(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_TopicData_v1(b, cython.address(p)))
         _ss(o, _O_DescribeQuorumResponse_topics, 'topics', _a2)
     _ss(o, _O_DescribeQuorumResponse_error_message, 'error_message', '')
     _ss(o, _O_DescribeQuorumResponse_nodes, 'nodes', [])
     _ss(o, _O_DescribeQuorumResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -1262,15 +1266,16 @@ def _d_ReplicaState_v2(b, p):
 
 def _c_ReplicaState_v2(b, pp):
     p = pp[0]
-    o = _newo(ReplicaState)
-    _ss(o, _O_ReplicaState_replica_id, 'replica_id', _oi32(b, p))
+    o = _na(_T_ReplicaState)
+    _need(b, p, 44)
+    _pi32(o, _O_ReplicaState_replica_id, 'replica_id', b, p)
     _ss(o, _O_ReplicaState_replica_directory_id, 'replica_directory_id', _ruuid(b, p + 4))
     _ss(o, _O_ReplicaState_log_end_offset, 'log_end_offset', _ri64(b, p + 20))
     _ss(o, _O_ReplicaState_last_fetch_timestamp, 'last_fetch_timestamp', _ri64(b, p + 28))
     _ss(o, _O_ReplicaState_last_caught_up_timestamp, 'last_caught_up_timestamp', _ri64(b, p + 36))
     p += 44
     _ss(o, _O_ReplicaState_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -1353,11 +1358,12 @@ def _d_PartitionData_v2(b, p):
 
 def _c_PartitionData_v2(b, pp):
     p = pp[0]
-    o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
-    _ss(o, _O_PartitionData_error_code, 'error_code', _oi16(b, p + 4))
+    o = _na(_T_PartitionData)
+    _need(b, p, 6)
+    _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
+    _pi16(o, _O_PartitionData_error_code, 'error_code', b, p + 4)
     p += 6
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -1368,37 +1374,36 @@ def _c_PartitionData_v2(b, pp):
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         _ss(o, _O_PartitionData_error_message, 'error_message', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p))
-    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 4))
+    _need(b, p, 16)
+    _pi32(o, _O_PartitionData_leader_id, 'leader_id', b, p)
+    _pi32(o, _O_PartitionData_leader_epoch, 'leader_epoch', b, p + 4)
     _ss(o, _O_PartitionData_high_watermark, 'high_watermark', _ri64(b, p + 8))
     p += 16
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field CurrentVoters was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('CurrentVoters: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_ReplicaState_v2(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_ReplicaState_v2(b, cython.address(p)))
         _ss(o, _O_PartitionData_current_voters, 'current_voters', _a4)
-    _n6 = b[p] - 1
+    _n6 = _u8(b, p) - 1
     if _n6 < 127: p += 1
     else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field Observers was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Observers: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = [None] * _n6
+        _a7 = _nl(_n6)
         for _ in range(_n6):
-            _e8 = _c_ReplicaState_v2(b, cython.address(p))
-            _a7[_] = _e8
+            _ls(_a7, _, _c_ReplicaState_v2(b, cython.address(p)))
         _ss(o, _O_PartitionData_observers, 'observers', _a7)
     _ss(o, _O_PartitionData_committed_voters, 'committed_voters', None)
     _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -1464,8 +1469,8 @@ def _d_TopicData_v2(b, p):
 
 def _c_TopicData_v2(b, pp):
     p = pp[0]
-    o = _newo(TopicData)
-    _n1 = b[p] - 1
+    o = _na(_T_TopicData)
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -1476,20 +1481,19 @@ def _c_TopicData_v2(b, pp):
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_PartitionData_v2(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_PartitionData_v2(b, cython.address(p)))
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -1556,8 +1560,8 @@ def _d_Listener_v2(b, p):
 
 def _c_Listener_v2(b, pp):
     p = pp[0]
-    o = _newo(Listener)
-    _n1 = b[p] - 1
+    o = _na(_T_Listener)
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -1568,7 +1572,7 @@ def _c_Listener_v2(b, pp):
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         _ss(o, _O_Listener_name, 'name', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
@@ -1582,7 +1586,7 @@ def _c_Listener_v2(b, pp):
     _ss(o, _O_Listener_port, 'port', _ru16(b, p))
     p += 2
     _ss(o, _O_Listener_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -1639,23 +1643,23 @@ def _d_Node_v2(b, p):
 
 def _c_Node_v2(b, pp):
     p = pp[0]
-    o = _newo(Node)
-    _ss(o, _O_Node_node_id, 'node_id', _oi32(b, p))
+    o = _na(_T_Node)
+    _need(b, p, 4)
+    _pi32(o, _O_Node_node_id, 'node_id', b, p)
     p += 4
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Listeners was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Listeners: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_Listener_v2(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_Listener_v2(b, cython.address(p)))
         _ss(o, _O_Node_listeners, 'listeners', _a2)
     _ss(o, _O_Node_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -1735,10 +1739,11 @@ def _d_DescribeQuorumResponse_v2(b, p):
 
 def _c_DescribeQuorumResponse_v2(b, pp):
     p = pp[0]
-    o = _newo(DescribeQuorumResponse)
-    _ss(o, _O_DescribeQuorumResponse_error_code, 'error_code', _oi16(b, p))
+    o = _na(_T_DescribeQuorumResponse)
+    _need(b, p, 2)
+    _pi16(o, _O_DescribeQuorumResponse_error_code, 'error_code', b, p)
     p += 2
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -1749,32 +1754,30 @@ def _c_DescribeQuorumResponse_v2(b, pp):
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         _ss(o, _O_DescribeQuorumResponse_error_message, 'error_message', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_TopicData_v2(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_TopicData_v2(b, cython.address(p)))
         _ss(o, _O_DescribeQuorumResponse_topics, 'topics', _a4)
-    _n6 = b[p] - 1
+    _n6 = _u8(b, p) - 1
     if _n6 < 127: p += 1
     else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field Nodes was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Nodes: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = [None] * _n6
+        _a7 = _nl(_n6)
         for _ in range(_n6):
-            _e8 = _c_Node_v2(b, cython.address(p))
-            _a7[_] = _e8
+            _ls(_a7, _, _c_Node_v2(b, cython.address(p)))
         _ss(o, _O_DescribeQuorumResponse_nodes, 'nodes', _a7)
     _ss(o, _O_DescribeQuorumResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -1868,11 +1871,12 @@ def _d_PartitionData_v3(b, p):
 
 def _c_PartitionData_v3(b, pp):
     p = pp[0]
-    o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
-    _ss(o, _O_PartitionData_error_code, 'error_code', _oi16(b, p + 4))
+    o = _na(_T_PartitionData)
+    _need(b, p, 6)
+    _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
+    _pi16(o, _O_PartitionData_error_code, 'error_code', b, p + 4)
     p += 6
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -1883,48 +1887,46 @@ def _c_PartitionData_v3(b, pp):
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         _ss(o, _O_PartitionData_error_message, 'error_message', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _ss(o, _O_PartitionData_leader_id, 'leader_id', _oi32(b, p))
-    _ss(o, _O_PartitionData_leader_epoch, 'leader_epoch', _oi32(b, p + 4))
+    _need(b, p, 16)
+    _pi32(o, _O_PartitionData_leader_id, 'leader_id', b, p)
+    _pi32(o, _O_PartitionData_leader_epoch, 'leader_epoch', b, p + 4)
     _ss(o, _O_PartitionData_high_watermark, 'high_watermark', _ri64(b, p + 8))
     p += 16
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field CurrentVoters was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('CurrentVoters: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_ReplicaState_v2(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_ReplicaState_v2(b, cython.address(p)))
         _ss(o, _O_PartitionData_current_voters, 'current_voters', _a4)
-    _n6 = b[p] - 1
+    _n6 = _u8(b, p) - 1
     if _n6 < 127: p += 1
     else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         _ss(o, _O_PartitionData_committed_voters, 'committed_voters', None)
     else:
         if _n6 > len(b) - p: raise _DecodeError('CommittedVoters: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = [None] * _n6
+        _a7 = _nl(_n6)
         for _ in range(_n6):
-            _e8 = _c_ReplicaState_v2(b, cython.address(p))
-            _a7[_] = _e8
+            _ls(_a7, _, _c_ReplicaState_v2(b, cython.address(p)))
         _ss(o, _O_PartitionData_committed_voters, 'committed_voters', _a7)
-    _n9 = b[p] - 1
+    _n9 = _u8(b, p) - 1
     if _n9 < 127: p += 1
     else: _n9, p = _rlen(b, p)
     if _n9 < 0:
         raise _DecodeError('non-nullable field Observers was serialized as null')
     else:
         if _n9 > len(b) - p: raise _DecodeError('Observers: array of {} elements exceeds the remaining bytes'.format(_n9))
-        _a10 = [None] * _n9
+        _a10 = _nl(_n9)
         for _ in range(_n9):
-            _e11 = _c_ReplicaState_v2(b, cython.address(p))
-            _a10[_] = _e11
+            _ls(_a10, _, _c_ReplicaState_v2(b, cython.address(p)))
         _ss(o, _O_PartitionData_observers, 'observers', _a10)
     _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -1990,8 +1992,8 @@ def _d_TopicData_v3(b, p):
 
 def _c_TopicData_v3(b, pp):
     p = pp[0]
-    o = _newo(TopicData)
-    _n1 = b[p] - 1
+    o = _na(_T_TopicData)
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -2002,20 +2004,19 @@ def _c_TopicData_v3(b, pp):
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_PartitionData_v3(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_PartitionData_v3(b, cython.address(p)))
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -2095,10 +2096,11 @@ def _d_DescribeQuorumResponse_v3(b, p):
 
 def _c_DescribeQuorumResponse_v3(b, pp):
     p = pp[0]
-    o = _newo(DescribeQuorumResponse)
-    _ss(o, _O_DescribeQuorumResponse_error_code, 'error_code', _oi16(b, p))
+    o = _na(_T_DescribeQuorumResponse)
+    _need(b, p, 2)
+    _pi16(o, _O_DescribeQuorumResponse_error_code, 'error_code', b, p)
     p += 2
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -2109,32 +2111,30 @@ def _c_DescribeQuorumResponse_v3(b, pp):
         if _end2 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n1))
         _ss(o, _O_DescribeQuorumResponse_error_message, 'error_message', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_TopicData_v3(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_TopicData_v3(b, cython.address(p)))
         _ss(o, _O_DescribeQuorumResponse_topics, 'topics', _a4)
-    _n6 = b[p] - 1
+    _n6 = _u8(b, p) - 1
     if _n6 < 127: p += 1
     else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field Nodes was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Nodes: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = [None] * _n6
+        _a7 = _nl(_n6)
         for _ in range(_n6):
-            _e8 = _c_Node_v2(b, cython.address(p))
-            _a7[_] = _e8
+            _ls(_a7, _, _c_Node_v2(b, cython.address(p)))
         _ss(o, _O_DescribeQuorumResponse_nodes, 'nodes', _a7)
     _ss(o, _O_DescribeQuorumResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)

@@ -209,6 +209,11 @@ _O_ForgottenTopic_unknown_tagged_fields = _so(ForgottenTopic, 'unknown_tagged_fi
 _O_ReplicaState_replica_epoch = _so(ReplicaState, 'replica_epoch')
 _O_ReplicaState_replica_id = _so(ReplicaState, 'replica_id')
 _O_ReplicaState_unknown_tagged_fields = _so(ReplicaState, 'unknown_tagged_fields')
+_T_FetchPartition = FetchPartition
+_T_FetchRequest = FetchRequest
+_T_FetchTopic = FetchTopic
+_T_ForgottenTopic = ForgottenTopic
+_T_ReplicaState = ReplicaState
 
 
 def _e_FetchPartition_v4(w, o):
@@ -1161,10 +1166,11 @@ def _d_FetchPartition_v4(b, p):
 
 def _c_FetchPartition_v4(b, pp):
     p = pp[0]
-    o = _newo(FetchPartition)
-    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
+    o = _na(_T_FetchPartition)
+    _need(b, p, 16)
+    _pi32(o, _O_FetchPartition_partition, 'partition', b, p)
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 4))
-    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 12))
+    _pi32(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', b, p + 12)
     p += 16
     _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', -1)
     _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', -1)
@@ -1208,8 +1214,9 @@ def _d_FetchTopic_v4(b, p):
 
 def _c_FetchTopic_v4(b, pp):
     p = pp[0]
-    o = _newo(FetchTopic)
-    _n1 = _ri16(b, p)
+    o = _na(_T_FetchTopic)
+    _need(b, p, 2)
+    _n1 = _i16_at(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topic was serialized as null')
@@ -1218,16 +1225,16 @@ def _c_FetchTopic_v4(b, pp):
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
         _ss(o, _O_FetchTopic_topic, 'topic', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = _ri32(b, p)
+    _need(b, p, 4)
+    _n3 = _i32_at(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_FetchPartition_v4(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_FetchPartition_v4(b, cython.address(p)))
         _ss(o, _O_FetchTopic_partitions, 'partitions', _a4)
     _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -1265,23 +1272,24 @@ def _d_FetchRequest_v4(b, p):
 
 def _c_FetchRequest_v4(b, pp):
     p = pp[0]
-    o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
+    o = _na(_T_FetchRequest)
+    _need(b, p, 17)
+    _pi32(o, _O_FetchRequest_replica_id, 'replica_id', b, p)
+    _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p + 4)
+    _pi32(o, _O_FetchRequest_min_bytes, 'min_bytes', b, p + 8)
+    _pi32(o, _O_FetchRequest_max_bytes, 'max_bytes', b, p + 12)
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
     p += 17
-    _n1 = _ri32(b, p)
+    _need(b, p, 4)
+    _n1 = _i32_at(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_FetchTopic_v4(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_FetchTopic_v4(b, cython.address(p)))
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
     _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
     _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
@@ -1311,11 +1319,12 @@ def _d_FetchPartition_v5(b, p):
 
 def _c_FetchPartition_v5(b, pp):
     p = pp[0]
-    o = _newo(FetchPartition)
-    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
+    o = _na(_T_FetchPartition)
+    _need(b, p, 24)
+    _pi32(o, _O_FetchPartition_partition, 'partition', b, p)
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 4))
     _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 12))
-    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 20))
+    _pi32(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', b, p + 20)
     p += 24
     _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', -1)
     _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', -1)
@@ -1358,8 +1367,9 @@ def _d_FetchTopic_v5(b, p):
 
 def _c_FetchTopic_v5(b, pp):
     p = pp[0]
-    o = _newo(FetchTopic)
-    _n1 = _ri16(b, p)
+    o = _na(_T_FetchTopic)
+    _need(b, p, 2)
+    _n1 = _i16_at(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topic was serialized as null')
@@ -1368,16 +1378,16 @@ def _c_FetchTopic_v5(b, pp):
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
         _ss(o, _O_FetchTopic_topic, 'topic', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = _ri32(b, p)
+    _need(b, p, 4)
+    _n3 = _i32_at(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_FetchPartition_v5(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_FetchPartition_v5(b, cython.address(p)))
         _ss(o, _O_FetchTopic_partitions, 'partitions', _a4)
     _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -1415,23 +1425,24 @@ def _d_FetchRequest_v5(b, p):
 
 def _c_FetchRequest_v5(b, pp):
     p = pp[0]
-    o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
+    o = _na(_T_FetchRequest)
+    _need(b, p, 17)
+    _pi32(o, _O_FetchRequest_replica_id, 'replica_id', b, p)
+    _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p + 4)
+    _pi32(o, _O_FetchRequest_min_bytes, 'min_bytes', b, p + 8)
+    _pi32(o, _O_FetchRequest_max_bytes, 'max_bytes', b, p + 12)
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
     p += 17
-    _n1 = _ri32(b, p)
+    _need(b, p, 4)
+    _n1 = _i32_at(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_FetchTopic_v5(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_FetchTopic_v5(b, cython.address(p)))
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
     _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
     _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
@@ -1473,8 +1484,9 @@ def _d_ForgottenTopic_v7(b, p):
 
 def _c_ForgottenTopic_v7(b, pp):
     p = pp[0]
-    o = _newo(ForgottenTopic)
-    _n1 = _ri16(b, p)
+    o = _na(_T_ForgottenTopic)
+    _need(b, p, 2)
+    _n1 = _i16_at(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topic was serialized as null')
@@ -1483,13 +1495,14 @@ def _c_ForgottenTopic_v7(b, pp):
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
         _ss(o, _O_ForgottenTopic_topic, 'topic', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = _ri32(b, p)
+    _need(b, p, 4)
+    _n3 = _i32_at(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _ss(o, _O_ForgottenTopic_partitions, 'partitions', _ri32l(b, p, _n3))
+        _pi32l(o, _O_ForgottenTopic_partitions, 'partitions', b, p, _n3)
         p += _n3 * 4
     _ss(o, _O_ForgottenTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_ForgottenTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -1535,36 +1548,37 @@ def _d_FetchRequest_v7(b, p):
 
 def _c_FetchRequest_v7(b, pp):
     p = pp[0]
-    o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
+    o = _na(_T_FetchRequest)
+    _need(b, p, 25)
+    _pi32(o, _O_FetchRequest_replica_id, 'replica_id', b, p)
+    _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p + 4)
+    _pi32(o, _O_FetchRequest_min_bytes, 'min_bytes', b, p + 8)
+    _pi32(o, _O_FetchRequest_max_bytes, 'max_bytes', b, p + 12)
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
-    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 17))
-    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 21))
+    _pi32(o, _O_FetchRequest_session_id, 'session_id', b, p + 17)
+    _pi32(o, _O_FetchRequest_session_epoch, 'session_epoch', b, p + 21)
     p += 25
-    _n1 = _ri32(b, p)
+    _need(b, p, 4)
+    _n1 = _i32_at(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_FetchTopic_v5(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_FetchTopic_v5(b, cython.address(p)))
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
-    _n4 = _ri32(b, p)
+    _need(b, p, 4)
+    _n4 = _i32_at(b, p)
     p += 4
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = [None] * _n4
+        _a5 = _nl(_n4)
         for _ in range(_n4):
-            _e6 = _c_ForgottenTopic_v7(b, cython.address(p))
-            _a5[_] = _e6
+            _ls(_a5, _, _c_ForgottenTopic_v7(b, cython.address(p)))
         _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
     _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
     _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
@@ -1590,12 +1604,13 @@ def _d_FetchPartition_v9(b, p):
 
 def _c_FetchPartition_v9(b, pp):
     p = pp[0]
-    o = _newo(FetchPartition)
-    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
-    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
+    o = _na(_T_FetchPartition)
+    _need(b, p, 28)
+    _pi32(o, _O_FetchPartition_partition, 'partition', b, p)
+    _pi32(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', b, p + 4)
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
     _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 16))
-    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 24))
+    _pi32(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', b, p + 24)
     p += 28
     _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', -1)
     _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
@@ -1637,8 +1652,9 @@ def _d_FetchTopic_v9(b, p):
 
 def _c_FetchTopic_v9(b, pp):
     p = pp[0]
-    o = _newo(FetchTopic)
-    _n1 = _ri16(b, p)
+    o = _na(_T_FetchTopic)
+    _need(b, p, 2)
+    _n1 = _i16_at(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topic was serialized as null')
@@ -1647,16 +1663,16 @@ def _c_FetchTopic_v9(b, pp):
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
         _ss(o, _O_FetchTopic_topic, 'topic', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = _ri32(b, p)
+    _need(b, p, 4)
+    _n3 = _i32_at(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_FetchPartition_v9(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_FetchPartition_v9(b, cython.address(p)))
         _ss(o, _O_FetchTopic_partitions, 'partitions', _a4)
     _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -1702,36 +1718,37 @@ def _d_FetchRequest_v9(b, p):
 
 def _c_FetchRequest_v9(b, pp):
     p = pp[0]
-    o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
+    o = _na(_T_FetchRequest)
+    _need(b, p, 25)
+    _pi32(o, _O_FetchRequest_replica_id, 'replica_id', b, p)
+    _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p + 4)
+    _pi32(o, _O_FetchRequest_min_bytes, 'min_bytes', b, p + 8)
+    _pi32(o, _O_FetchRequest_max_bytes, 'max_bytes', b, p + 12)
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
-    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 17))
-    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 21))
+    _pi32(o, _O_FetchRequest_session_id, 'session_id', b, p + 17)
+    _pi32(o, _O_FetchRequest_session_epoch, 'session_epoch', b, p + 21)
     p += 25
-    _n1 = _ri32(b, p)
+    _need(b, p, 4)
+    _n1 = _i32_at(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_FetchTopic_v9(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_FetchTopic_v9(b, cython.address(p)))
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
-    _n4 = _ri32(b, p)
+    _need(b, p, 4)
+    _n4 = _i32_at(b, p)
     p += 4
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = [None] * _n4
+        _a5 = _nl(_n4)
         for _ in range(_n4):
-            _e6 = _c_ForgottenTopic_v7(b, cython.address(p))
-            _a5[_] = _e6
+            _ls(_a5, _, _c_ForgottenTopic_v7(b, cython.address(p)))
         _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
     _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
     _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
@@ -1787,38 +1804,40 @@ def _d_FetchRequest_v11(b, p):
 
 def _c_FetchRequest_v11(b, pp):
     p = pp[0]
-    o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
+    o = _na(_T_FetchRequest)
+    _need(b, p, 25)
+    _pi32(o, _O_FetchRequest_replica_id, 'replica_id', b, p)
+    _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p + 4)
+    _pi32(o, _O_FetchRequest_min_bytes, 'min_bytes', b, p + 8)
+    _pi32(o, _O_FetchRequest_max_bytes, 'max_bytes', b, p + 12)
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
-    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 17))
-    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 21))
+    _pi32(o, _O_FetchRequest_session_id, 'session_id', b, p + 17)
+    _pi32(o, _O_FetchRequest_session_epoch, 'session_epoch', b, p + 21)
     p += 25
-    _n1 = _ri32(b, p)
+    _need(b, p, 4)
+    _n1 = _i32_at(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_FetchTopic_v9(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_FetchTopic_v9(b, cython.address(p)))
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
-    _n4 = _ri32(b, p)
+    _need(b, p, 4)
+    _n4 = _i32_at(b, p)
     p += 4
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = [None] * _n4
+        _a5 = _nl(_n4)
         for _ in range(_n4):
-            _e6 = _c_ForgottenTopic_v7(b, cython.address(p))
-            _a5[_] = _e6
+            _ls(_a5, _, _c_ForgottenTopic_v7(b, cython.address(p)))
         _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
-    _n7 = _ri16(b, p)
+    _need(b, p, 2)
+    _n7 = _i16_at(b, p)
     p += 2
     if _n7 < 0:
         raise _DecodeError('non-nullable field RackId was serialized as null')
@@ -1866,18 +1885,19 @@ def _d_FetchPartition_v12(b, p):
 
 def _c_FetchPartition_v12(b, pp):
     p = pp[0]
-    o = _newo(FetchPartition)
-    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
-    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
+    o = _na(_T_FetchPartition)
+    _need(b, p, 32)
+    _pi32(o, _O_FetchPartition_partition, 'partition', b, p)
+    _pi32(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', b, p + 4)
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
-    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
+    _pi32(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', b, p + 16)
     _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
-    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
+    _pi32(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', b, p + 28)
     p += 32
     _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
     _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
     _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -1947,8 +1967,8 @@ def _d_FetchTopic_v12(b, p):
 
 def _c_FetchTopic_v12(b, pp):
     p = pp[0]
-    o = _newo(FetchTopic)
-    _n1 = b[p] - 1
+    o = _na(_T_FetchTopic)
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -1959,21 +1979,20 @@ def _c_FetchTopic_v12(b, pp):
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
         _ss(o, _O_FetchTopic_topic, 'topic', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_FetchPartition_v12(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_FetchPartition_v12(b, cython.address(p)))
         _ss(o, _O_FetchTopic_partitions, 'partitions', _a4)
     _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -2037,8 +2056,8 @@ def _d_ForgottenTopic_v12(b, p):
 
 def _c_ForgottenTopic_v12(b, pp):
     p = pp[0]
-    o = _newo(ForgottenTopic)
-    _n1 = b[p] - 1
+    o = _na(_T_ForgottenTopic)
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -2049,18 +2068,18 @@ def _c_ForgottenTopic_v12(b, pp):
         if _end2 > len(b): raise _DecodeError('Topic: length {} past the end'.format(_n1))
         _ss(o, _O_ForgottenTopic_topic, 'topic', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _ss(o, _O_ForgottenTopic_partitions, 'partitions', _ri32l(b, p, _n3))
+        _pi32l(o, _O_ForgottenTopic_partitions, 'partitions', b, p, _n3)
         p += _n3 * 4
     _ss(o, _O_ForgottenTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_ForgottenTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -2157,40 +2176,39 @@ def _d_FetchRequest_v12(b, p):
 
 def _c_FetchRequest_v12(b, pp):
     p = pp[0]
-    o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
+    o = _na(_T_FetchRequest)
+    _need(b, p, 25)
+    _pi32(o, _O_FetchRequest_replica_id, 'replica_id', b, p)
+    _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p + 4)
+    _pi32(o, _O_FetchRequest_min_bytes, 'min_bytes', b, p + 8)
+    _pi32(o, _O_FetchRequest_max_bytes, 'max_bytes', b, p + 12)
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
-    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 17))
-    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 21))
+    _pi32(o, _O_FetchRequest_session_id, 'session_id', b, p + 17)
+    _pi32(o, _O_FetchRequest_session_epoch, 'session_epoch', b, p + 21)
     p += 25
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_FetchTopic_v12(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_FetchTopic_v12(b, cython.address(p)))
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
-    _n4 = b[p] - 1
+    _n4 = _u8(b, p) - 1
     if _n4 < 127: p += 1
     else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = [None] * _n4
+        _a5 = _nl(_n4)
         for _ in range(_n4):
-            _e6 = _c_ForgottenTopic_v12(b, cython.address(p))
-            _a5[_] = _e6
+            _ls(_a5, _, _c_ForgottenTopic_v12(b, cython.address(p)))
         _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
-    _n7 = b[p] - 1
+    _n7 = _u8(b, p) - 1
     if _n7 < 127: p += 1
     else: _n7, p = _rlen(b, p)
     if _n7 < 0:
@@ -2204,7 +2222,7 @@ def _c_FetchRequest_v12(b, pp):
     _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
     _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
     _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -2214,7 +2232,7 @@ def _c_FetchRequest_v12(b, pp):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n9 = b[p] - 1
+                _n9 = _u8(b, p) - 1
                 if _n9 < 127: p += 1
                 else: _n9, p = _rlen(b, p)
                 if _n9 < 0:
@@ -2269,18 +2287,19 @@ def _d_FetchPartition_v13(b, p):
 
 def _c_FetchPartition_v13(b, pp):
     p = pp[0]
-    o = _newo(FetchPartition)
-    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
-    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
+    o = _na(_T_FetchPartition)
+    _need(b, p, 32)
+    _pi32(o, _O_FetchPartition_partition, 'partition', b, p)
+    _pi32(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', b, p + 4)
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
-    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
+    _pi32(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', b, p + 16)
     _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
-    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
+    _pi32(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', b, p + 28)
     p += 32
     _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
     _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
     _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -2341,24 +2360,23 @@ def _d_FetchTopic_v13(b, p):
 
 def _c_FetchTopic_v13(b, pp):
     p = pp[0]
-    o = _newo(FetchTopic)
+    o = _na(_T_FetchTopic)
     _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ruuid(b, p))
     p += 16
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_FetchPartition_v13(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_FetchPartition_v13(b, cython.address(p)))
         _ss(o, _O_FetchTopic_partitions, 'partitions', _a2)
     _ss(o, _O_FetchTopic_topic, 'topic', '')
     _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -2413,21 +2431,21 @@ def _d_ForgottenTopic_v13(b, p):
 
 def _c_ForgottenTopic_v13(b, pp):
     p = pp[0]
-    o = _newo(ForgottenTopic)
+    o = _na(_T_ForgottenTopic)
     _ss(o, _O_ForgottenTopic_topic_id, 'topic_id', _ruuid(b, p))
     p += 16
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _ss(o, _O_ForgottenTopic_partitions, 'partitions', _ri32l(b, p, _n1))
+        _pi32l(o, _O_ForgottenTopic_partitions, 'partitions', b, p, _n1)
         p += _n1 * 4
     _ss(o, _O_ForgottenTopic_topic, 'topic', '')
     _ss(o, _O_ForgottenTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -2524,40 +2542,39 @@ def _d_FetchRequest_v13(b, p):
 
 def _c_FetchRequest_v13(b, pp):
     p = pp[0]
-    o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
+    o = _na(_T_FetchRequest)
+    _need(b, p, 25)
+    _pi32(o, _O_FetchRequest_replica_id, 'replica_id', b, p)
+    _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p + 4)
+    _pi32(o, _O_FetchRequest_min_bytes, 'min_bytes', b, p + 8)
+    _pi32(o, _O_FetchRequest_max_bytes, 'max_bytes', b, p + 12)
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
-    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 17))
-    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 21))
+    _pi32(o, _O_FetchRequest_session_id, 'session_id', b, p + 17)
+    _pi32(o, _O_FetchRequest_session_epoch, 'session_epoch', b, p + 21)
     p += 25
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_FetchTopic_v13(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_FetchTopic_v13(b, cython.address(p)))
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
-    _n4 = b[p] - 1
+    _n4 = _u8(b, p) - 1
     if _n4 < 127: p += 1
     else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = [None] * _n4
+        _a5 = _nl(_n4)
         for _ in range(_n4):
-            _e6 = _c_ForgottenTopic_v13(b, cython.address(p))
-            _a5[_] = _e6
+            _ls(_a5, _, _c_ForgottenTopic_v13(b, cython.address(p)))
         _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
-    _n7 = b[p] - 1
+    _n7 = _u8(b, p) - 1
     if _n7 < 127: p += 1
     else: _n7, p = _rlen(b, p)
     if _n7 < 0:
@@ -2571,7 +2588,7 @@ def _c_FetchRequest_v13(b, pp):
     _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
     _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
     _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -2581,7 +2598,7 @@ def _c_FetchRequest_v13(b, pp):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n9 = b[p] - 1
+                _n9 = _u8(b, p) - 1
                 if _n9 < 127: p += 1
                 else: _n9, p = _rlen(b, p)
                 if _n9 < 0:
@@ -2636,18 +2653,19 @@ def _d_FetchPartition_v14(b, p):
 
 def _c_FetchPartition_v14(b, pp):
     p = pp[0]
-    o = _newo(FetchPartition)
-    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
-    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
+    o = _na(_T_FetchPartition)
+    _need(b, p, 32)
+    _pi32(o, _O_FetchPartition_partition, 'partition', b, p)
+    _pi32(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', b, p + 4)
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
-    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
+    _pi32(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', b, p + 16)
     _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
-    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
+    _pi32(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', b, p + 28)
     p += 32
     _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
     _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
     _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -2708,24 +2726,23 @@ def _d_FetchTopic_v14(b, p):
 
 def _c_FetchTopic_v14(b, pp):
     p = pp[0]
-    o = _newo(FetchTopic)
+    o = _na(_T_FetchTopic)
     _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ruuid(b, p))
     p += 16
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_FetchPartition_v14(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_FetchPartition_v14(b, cython.address(p)))
         _ss(o, _O_FetchTopic_partitions, 'partitions', _a2)
     _ss(o, _O_FetchTopic_topic, 'topic', '')
     _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -2822,40 +2839,39 @@ def _d_FetchRequest_v14(b, p):
 
 def _c_FetchRequest_v14(b, pp):
     p = pp[0]
-    o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_replica_id, 'replica_id', _oi32(b, p))
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p + 4))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 8))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 12))
+    o = _na(_T_FetchRequest)
+    _need(b, p, 25)
+    _pi32(o, _O_FetchRequest_replica_id, 'replica_id', b, p)
+    _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p + 4)
+    _pi32(o, _O_FetchRequest_min_bytes, 'min_bytes', b, p + 8)
+    _pi32(o, _O_FetchRequest_max_bytes, 'max_bytes', b, p + 12)
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 16))
-    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 17))
-    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 21))
+    _pi32(o, _O_FetchRequest_session_id, 'session_id', b, p + 17)
+    _pi32(o, _O_FetchRequest_session_epoch, 'session_epoch', b, p + 21)
     p += 25
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_FetchTopic_v14(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_FetchTopic_v14(b, cython.address(p)))
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
-    _n4 = b[p] - 1
+    _n4 = _u8(b, p) - 1
     if _n4 < 127: p += 1
     else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = [None] * _n4
+        _a5 = _nl(_n4)
         for _ in range(_n4):
-            _e6 = _c_ForgottenTopic_v13(b, cython.address(p))
-            _a5[_] = _e6
+            _ls(_a5, _, _c_ForgottenTopic_v13(b, cython.address(p)))
         _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
-    _n7 = b[p] - 1
+    _n7 = _u8(b, p) - 1
     if _n7 < 127: p += 1
     else: _n7, p = _rlen(b, p)
     if _n7 < 0:
@@ -2869,7 +2885,7 @@ def _c_FetchRequest_v14(b, pp):
     _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
     _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
     _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -2879,7 +2895,7 @@ def _c_FetchRequest_v14(b, pp):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n9 = b[p] - 1
+                _n9 = _u8(b, p) - 1
                 if _n9 < 127: p += 1
                 else: _n9, p = _rlen(b, p)
                 if _n9 < 0:
@@ -2934,18 +2950,19 @@ def _d_FetchPartition_v15(b, p):
 
 def _c_FetchPartition_v15(b, pp):
     p = pp[0]
-    o = _newo(FetchPartition)
-    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
-    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
+    o = _na(_T_FetchPartition)
+    _need(b, p, 32)
+    _pi32(o, _O_FetchPartition_partition, 'partition', b, p)
+    _pi32(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', b, p + 4)
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
-    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
+    _pi32(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', b, p + 16)
     _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
-    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
+    _pi32(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', b, p + 28)
     p += 32
     _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
     _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
     _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -3006,24 +3023,23 @@ def _d_FetchTopic_v15(b, p):
 
 def _c_FetchTopic_v15(b, pp):
     p = pp[0]
-    o = _newo(FetchTopic)
+    o = _na(_T_FetchTopic)
     _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ruuid(b, p))
     p += 16
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_FetchPartition_v15(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_FetchPartition_v15(b, cython.address(p)))
         _ss(o, _O_FetchTopic_partitions, 'partitions', _a2)
     _ss(o, _O_FetchTopic_topic, 'topic', '')
     _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -3068,12 +3084,13 @@ def _d_ReplicaState_v15(b, p):
 
 def _c_ReplicaState_v15(b, pp):
     p = pp[0]
-    o = _newo(ReplicaState)
-    _ss(o, _O_ReplicaState_replica_id, 'replica_id', _oi32(b, p))
+    o = _na(_T_ReplicaState)
+    _need(b, p, 12)
+    _pi32(o, _O_ReplicaState_replica_id, 'replica_id', b, p)
     _ss(o, _O_ReplicaState_replica_epoch, 'replica_epoch', _ri64(b, p + 4))
     p += 12
     _ss(o, _O_ReplicaState_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -3171,39 +3188,38 @@ def _d_FetchRequest_v15(b, p):
 
 def _c_FetchRequest_v15(b, pp):
     p = pp[0]
-    o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 4))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 8))
+    o = _na(_T_FetchRequest)
+    _need(b, p, 21)
+    _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p)
+    _pi32(o, _O_FetchRequest_min_bytes, 'min_bytes', b, p + 4)
+    _pi32(o, _O_FetchRequest_max_bytes, 'max_bytes', b, p + 8)
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 12))
-    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 13))
-    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 17))
+    _pi32(o, _O_FetchRequest_session_id, 'session_id', b, p + 13)
+    _pi32(o, _O_FetchRequest_session_epoch, 'session_epoch', b, p + 17)
     p += 21
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_FetchTopic_v15(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_FetchTopic_v15(b, cython.address(p)))
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
-    _n4 = b[p] - 1
+    _n4 = _u8(b, p) - 1
     if _n4 < 127: p += 1
     else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = [None] * _n4
+        _a5 = _nl(_n4)
         for _ in range(_n4):
-            _e6 = _c_ForgottenTopic_v13(b, cython.address(p))
-            _a5[_] = _e6
+            _ls(_a5, _, _c_ForgottenTopic_v13(b, cython.address(p)))
         _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
-    _n7 = b[p] - 1
+    _n7 = _u8(b, p) - 1
     if _n7 < 127: p += 1
     else: _n7, p = _rlen(b, p)
     if _n7 < 0:
@@ -3218,7 +3234,7 @@ def _c_FetchRequest_v15(b, pp):
     _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
     _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
     _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -3228,7 +3244,7 @@ def _c_FetchRequest_v15(b, pp):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n9 = b[p] - 1
+                _n9 = _u8(b, p) - 1
                 if _n9 < 127: p += 1
                 else: _n9, p = _rlen(b, p)
                 if _n9 < 0:
@@ -3283,18 +3299,19 @@ def _d_FetchPartition_v16(b, p):
 
 def _c_FetchPartition_v16(b, pp):
     p = pp[0]
-    o = _newo(FetchPartition)
-    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
-    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
+    o = _na(_T_FetchPartition)
+    _need(b, p, 32)
+    _pi32(o, _O_FetchPartition_partition, 'partition', b, p)
+    _pi32(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', b, p + 4)
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
-    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
+    _pi32(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', b, p + 16)
     _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
-    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
+    _pi32(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', b, p + 28)
     p += 32
     _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
     _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
     _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -3355,24 +3372,23 @@ def _d_FetchTopic_v16(b, p):
 
 def _c_FetchTopic_v16(b, pp):
     p = pp[0]
-    o = _newo(FetchTopic)
+    o = _na(_T_FetchTopic)
     _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ruuid(b, p))
     p += 16
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_FetchPartition_v16(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_FetchPartition_v16(b, cython.address(p)))
         _ss(o, _O_FetchTopic_partitions, 'partitions', _a2)
     _ss(o, _O_FetchTopic_topic, 'topic', '')
     _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -3470,39 +3486,38 @@ def _d_FetchRequest_v16(b, p):
 
 def _c_FetchRequest_v16(b, pp):
     p = pp[0]
-    o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 4))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 8))
+    o = _na(_T_FetchRequest)
+    _need(b, p, 21)
+    _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p)
+    _pi32(o, _O_FetchRequest_min_bytes, 'min_bytes', b, p + 4)
+    _pi32(o, _O_FetchRequest_max_bytes, 'max_bytes', b, p + 8)
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 12))
-    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 13))
-    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 17))
+    _pi32(o, _O_FetchRequest_session_id, 'session_id', b, p + 13)
+    _pi32(o, _O_FetchRequest_session_epoch, 'session_epoch', b, p + 17)
     p += 21
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_FetchTopic_v16(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_FetchTopic_v16(b, cython.address(p)))
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
-    _n4 = b[p] - 1
+    _n4 = _u8(b, p) - 1
     if _n4 < 127: p += 1
     else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = [None] * _n4
+        _a5 = _nl(_n4)
         for _ in range(_n4):
-            _e6 = _c_ForgottenTopic_v13(b, cython.address(p))
-            _a5[_] = _e6
+            _ls(_a5, _, _c_ForgottenTopic_v13(b, cython.address(p)))
         _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
-    _n7 = b[p] - 1
+    _n7 = _u8(b, p) - 1
     if _n7 < 127: p += 1
     else: _n7, p = _rlen(b, p)
     if _n7 < 0:
@@ -3517,7 +3532,7 @@ def _c_FetchRequest_v16(b, pp):
     _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
     _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
     _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -3527,7 +3542,7 @@ def _c_FetchRequest_v16(b, pp):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n9 = b[p] - 1
+                _n9 = _u8(b, p) - 1
                 if _n9 < 127: p += 1
                 else: _n9, p = _rlen(b, p)
                 if _n9 < 0:
@@ -3585,18 +3600,19 @@ def _d_FetchPartition_v17(b, p):
 
 def _c_FetchPartition_v17(b, pp):
     p = pp[0]
-    o = _newo(FetchPartition)
-    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
-    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
+    o = _na(_T_FetchPartition)
+    _need(b, p, 32)
+    _pi32(o, _O_FetchPartition_partition, 'partition', b, p)
+    _pi32(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', b, p + 4)
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
-    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
+    _pi32(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', b, p + 16)
     _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
-    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
+    _pi32(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', b, p + 28)
     p += 32
     _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
     _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
     _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -3660,24 +3676,23 @@ def _d_FetchTopic_v17(b, p):
 
 def _c_FetchTopic_v17(b, pp):
     p = pp[0]
-    o = _newo(FetchTopic)
+    o = _na(_T_FetchTopic)
     _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ruuid(b, p))
     p += 16
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_FetchPartition_v17(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_FetchPartition_v17(b, cython.address(p)))
         _ss(o, _O_FetchTopic_partitions, 'partitions', _a2)
     _ss(o, _O_FetchTopic_topic, 'topic', '')
     _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -3775,39 +3790,38 @@ def _d_FetchRequest_v17(b, p):
 
 def _c_FetchRequest_v17(b, pp):
     p = pp[0]
-    o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 4))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 8))
+    o = _na(_T_FetchRequest)
+    _need(b, p, 21)
+    _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p)
+    _pi32(o, _O_FetchRequest_min_bytes, 'min_bytes', b, p + 4)
+    _pi32(o, _O_FetchRequest_max_bytes, 'max_bytes', b, p + 8)
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 12))
-    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 13))
-    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 17))
+    _pi32(o, _O_FetchRequest_session_id, 'session_id', b, p + 13)
+    _pi32(o, _O_FetchRequest_session_epoch, 'session_epoch', b, p + 17)
     p += 21
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_FetchTopic_v17(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_FetchTopic_v17(b, cython.address(p)))
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
-    _n4 = b[p] - 1
+    _n4 = _u8(b, p) - 1
     if _n4 < 127: p += 1
     else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = [None] * _n4
+        _a5 = _nl(_n4)
         for _ in range(_n4):
-            _e6 = _c_ForgottenTopic_v13(b, cython.address(p))
-            _a5[_] = _e6
+            _ls(_a5, _, _c_ForgottenTopic_v13(b, cython.address(p)))
         _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
-    _n7 = b[p] - 1
+    _n7 = _u8(b, p) - 1
     if _n7 < 127: p += 1
     else: _n7, p = _rlen(b, p)
     if _n7 < 0:
@@ -3822,7 +3836,7 @@ def _c_FetchRequest_v17(b, pp):
     _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
     _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
     _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -3832,7 +3846,7 @@ def _c_FetchRequest_v17(b, pp):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n9 = b[p] - 1
+                _n9 = _u8(b, p) - 1
                 if _n9 < 127: p += 1
                 else: _n9, p = _rlen(b, p)
                 if _n9 < 0:
@@ -3891,18 +3905,19 @@ def _d_FetchPartition_v18(b, p):
 
 def _c_FetchPartition_v18(b, pp):
     p = pp[0]
-    o = _newo(FetchPartition)
-    _ss(o, _O_FetchPartition_partition, 'partition', _oi32(b, p))
-    _ss(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
+    o = _na(_T_FetchPartition)
+    _need(b, p, 32)
+    _pi32(o, _O_FetchPartition_partition, 'partition', b, p)
+    _pi32(o, _O_FetchPartition_current_leader_epoch, 'current_leader_epoch', b, p + 4)
     _ss(o, _O_FetchPartition_fetch_offset, 'fetch_offset', _ri64(b, p + 8))
-    _ss(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', _oi32(b, p + 16))
+    _pi32(o, _O_FetchPartition_last_fetched_epoch, 'last_fetched_epoch', b, p + 16)
     _ss(o, _O_FetchPartition_log_start_offset, 'log_start_offset', _ri64(b, p + 20))
-    _ss(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', _oi32(b, p + 28))
+    _pi32(o, _O_FetchPartition_partition_max_bytes, 'partition_max_bytes', b, p + 28)
     p += 32
     _ss(o, _O_FetchPartition_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
     _ss(o, _O_FetchPartition_high_watermark, 'high_watermark', 9223372036854775807)
     _ss(o, _O_FetchPartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -3967,24 +3982,23 @@ def _d_FetchTopic_v18(b, p):
 
 def _c_FetchTopic_v18(b, pp):
     p = pp[0]
-    o = _newo(FetchTopic)
+    o = _na(_T_FetchTopic)
     _ss(o, _O_FetchTopic_topic_id, 'topic_id', _ruuid(b, p))
     p += 16
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_FetchPartition_v18(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_FetchPartition_v18(b, cython.address(p)))
         _ss(o, _O_FetchTopic_partitions, 'partitions', _a2)
     _ss(o, _O_FetchTopic_topic, 'topic', '')
     _ss(o, _O_FetchTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -4082,39 +4096,38 @@ def _d_FetchRequest_v18(b, p):
 
 def _c_FetchRequest_v18(b, pp):
     p = pp[0]
-    o = _newo(FetchRequest)
-    _ss(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', _oi32(b, p))
-    _ss(o, _O_FetchRequest_min_bytes, 'min_bytes', _oi32(b, p + 4))
-    _ss(o, _O_FetchRequest_max_bytes, 'max_bytes', _oi32(b, p + 8))
+    o = _na(_T_FetchRequest)
+    _need(b, p, 21)
+    _pi32(o, _O_FetchRequest_max_wait_ms, 'max_wait_ms', b, p)
+    _pi32(o, _O_FetchRequest_min_bytes, 'min_bytes', b, p + 4)
+    _pi32(o, _O_FetchRequest_max_bytes, 'max_bytes', b, p + 8)
     _ss(o, _O_FetchRequest_isolation_level, 'isolation_level', _ri8(b, p + 12))
-    _ss(o, _O_FetchRequest_session_id, 'session_id', _oi32(b, p + 13))
-    _ss(o, _O_FetchRequest_session_epoch, 'session_epoch', _oi32(b, p + 17))
+    _pi32(o, _O_FetchRequest_session_id, 'session_id', b, p + 13)
+    _pi32(o, _O_FetchRequest_session_epoch, 'session_epoch', b, p + 17)
     p += 21
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_FetchTopic_v18(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_FetchTopic_v18(b, cython.address(p)))
         _ss(o, _O_FetchRequest_topics, 'topics', _a2)
-    _n4 = b[p] - 1
+    _n4 = _u8(b, p) - 1
     if _n4 < 127: p += 1
     else: _n4, p = _rlen(b, p)
     if _n4 < 0:
         raise _DecodeError('non-nullable field ForgottenTopicsData was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('ForgottenTopicsData: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = [None] * _n4
+        _a5 = _nl(_n4)
         for _ in range(_n4):
-            _e6 = _c_ForgottenTopic_v13(b, cython.address(p))
-            _a5[_] = _e6
+            _ls(_a5, _, _c_ForgottenTopic_v13(b, cython.address(p)))
         _ss(o, _O_FetchRequest_forgotten_topics_data, 'forgotten_topics_data', _a5)
-    _n7 = b[p] - 1
+    _n7 = _u8(b, p) - 1
     if _n7 < 127: p += 1
     else: _n7, p = _rlen(b, p)
     if _n7 < 0:
@@ -4129,7 +4142,7 @@ def _c_FetchRequest_v18(b, pp):
     _ss(o, _O_FetchRequest_cluster_id, 'cluster_id', None)
     _ss(o, _O_FetchRequest_replica_state, 'replica_state', ReplicaState())
     _ss(o, _O_FetchRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -4139,7 +4152,7 @@ def _c_FetchRequest_v18(b, pp):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n9 = b[p] - 1
+                _n9 = _u8(b, p) - 1
                 if _n9 < 127: p += 1
                 else: _n9, p = _rlen(b, p)
                 if _n9 < 0:

@@ -137,6 +137,10 @@ _O_SnapshotId_unknown_tagged_fields = _so(SnapshotId, 'unknown_tagged_fields')
 _O_TopicSnapshot_name = _so(TopicSnapshot, 'name')
 _O_TopicSnapshot_partitions = _so(TopicSnapshot, 'partitions')
 _O_TopicSnapshot_unknown_tagged_fields = _so(TopicSnapshot, 'unknown_tagged_fields')
+_T_FetchSnapshotRequest = FetchSnapshotRequest
+_T_PartitionSnapshot = PartitionSnapshot
+_T_SnapshotId = SnapshotId
+_T_TopicSnapshot = TopicSnapshot
 
 
 def _e_SnapshotId_v0(w, o):
@@ -296,12 +300,13 @@ def _d_SnapshotId_v0(b, p):
 
 def _c_SnapshotId_v0(b, pp):
     p = pp[0]
-    o = _newo(SnapshotId)
+    o = _na(_T_SnapshotId)
+    _need(b, p, 12)
     _ss(o, _O_SnapshotId_end_offset, 'end_offset', _ri64(b, p))
-    _ss(o, _O_SnapshotId_epoch, 'epoch', _oi32(b, p + 8))
+    _pi32(o, _O_SnapshotId_epoch, 'epoch', b, p + 8)
     p += 12
     _ss(o, _O_SnapshotId_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -353,16 +358,17 @@ def _d_PartitionSnapshot_v0(b, p):
 
 def _c_PartitionSnapshot_v0(b, pp):
     p = pp[0]
-    o = _newo(PartitionSnapshot)
-    _ss(o, _O_PartitionSnapshot_partition, 'partition', _oi32(b, p))
-    _ss(o, _O_PartitionSnapshot_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
+    o = _na(_T_PartitionSnapshot)
+    _need(b, p, 8)
+    _pi32(o, _O_PartitionSnapshot_partition, 'partition', b, p)
+    _pi32(o, _O_PartitionSnapshot_current_leader_epoch, 'current_leader_epoch', b, p + 4)
     p += 8
     _ss(o, _O_PartitionSnapshot_snapshot_id, 'snapshot_id', _c_SnapshotId_v0(b, cython.address(p)))
     _ss(o, _O_PartitionSnapshot_position, 'position', _ri64(b, p))
     p += 8
     _ss(o, _O_PartitionSnapshot_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
     _ss(o, _O_PartitionSnapshot_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -431,8 +437,8 @@ def _d_TopicSnapshot_v0(b, p):
 
 def _c_TopicSnapshot_v0(b, pp):
     p = pp[0]
-    o = _newo(TopicSnapshot)
-    _n1 = b[p] - 1
+    o = _na(_T_TopicSnapshot)
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -443,20 +449,19 @@ def _c_TopicSnapshot_v0(b, pp):
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         _ss(o, _O_TopicSnapshot_name, 'name', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_PartitionSnapshot_v0(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_PartitionSnapshot_v0(b, cython.address(p)))
         _ss(o, _O_TopicSnapshot_partitions, 'partitions', _a4)
     _ss(o, _O_TopicSnapshot_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -527,25 +532,25 @@ def _d_FetchSnapshotRequest_v0(b, p):
 
 def _c_FetchSnapshotRequest_v0(b, pp):
     p = pp[0]
-    o = _newo(FetchSnapshotRequest)
-    _ss(o, _O_FetchSnapshotRequest_replica_id, 'replica_id', _oi32(b, p))
-    _ss(o, _O_FetchSnapshotRequest_max_bytes, 'max_bytes', _oi32(b, p + 4))
+    o = _na(_T_FetchSnapshotRequest)
+    _need(b, p, 8)
+    _pi32(o, _O_FetchSnapshotRequest_replica_id, 'replica_id', b, p)
+    _pi32(o, _O_FetchSnapshotRequest_max_bytes, 'max_bytes', b, p + 4)
     p += 8
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_TopicSnapshot_v0(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_TopicSnapshot_v0(b, cython.address(p)))
         _ss(o, _O_FetchSnapshotRequest_topics, 'topics', _a2)
     _ss(o, _O_FetchSnapshotRequest_cluster_id, 'cluster_id', None)
     _ss(o, _O_FetchSnapshotRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -555,7 +560,7 @@ def _c_FetchSnapshotRequest_v0(b, pp):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n4 = b[p] - 1
+                _n4 = _u8(b, p) - 1
                 if _n4 < 127: p += 1
                 else: _n4, p = _rlen(b, p)
                 if _n4 < 0:
@@ -611,16 +616,17 @@ def _d_PartitionSnapshot_v1(b, p):
 
 def _c_PartitionSnapshot_v1(b, pp):
     p = pp[0]
-    o = _newo(PartitionSnapshot)
-    _ss(o, _O_PartitionSnapshot_partition, 'partition', _oi32(b, p))
-    _ss(o, _O_PartitionSnapshot_current_leader_epoch, 'current_leader_epoch', _oi32(b, p + 4))
+    o = _na(_T_PartitionSnapshot)
+    _need(b, p, 8)
+    _pi32(o, _O_PartitionSnapshot_partition, 'partition', b, p)
+    _pi32(o, _O_PartitionSnapshot_current_leader_epoch, 'current_leader_epoch', b, p + 4)
     p += 8
     _ss(o, _O_PartitionSnapshot_snapshot_id, 'snapshot_id', _c_SnapshotId_v0(b, cython.address(p)))
     _ss(o, _O_PartitionSnapshot_position, 'position', _ri64(b, p))
     p += 8
     _ss(o, _O_PartitionSnapshot_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
     _ss(o, _O_PartitionSnapshot_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -690,8 +696,8 @@ def _d_TopicSnapshot_v1(b, p):
 
 def _c_TopicSnapshot_v1(b, pp):
     p = pp[0]
-    o = _newo(TopicSnapshot)
-    _n1 = b[p] - 1
+    o = _na(_T_TopicSnapshot)
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -702,20 +708,19 @@ def _c_TopicSnapshot_v1(b, pp):
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         _ss(o, _O_TopicSnapshot_name, 'name', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_PartitionSnapshot_v1(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_PartitionSnapshot_v1(b, cython.address(p)))
         _ss(o, _O_TopicSnapshot_partitions, 'partitions', _a4)
     _ss(o, _O_TopicSnapshot_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -786,25 +791,25 @@ def _d_FetchSnapshotRequest_v1(b, p):
 
 def _c_FetchSnapshotRequest_v1(b, pp):
     p = pp[0]
-    o = _newo(FetchSnapshotRequest)
-    _ss(o, _O_FetchSnapshotRequest_replica_id, 'replica_id', _oi32(b, p))
-    _ss(o, _O_FetchSnapshotRequest_max_bytes, 'max_bytes', _oi32(b, p + 4))
+    o = _na(_T_FetchSnapshotRequest)
+    _need(b, p, 8)
+    _pi32(o, _O_FetchSnapshotRequest_replica_id, 'replica_id', b, p)
+    _pi32(o, _O_FetchSnapshotRequest_max_bytes, 'max_bytes', b, p + 4)
     p += 8
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_TopicSnapshot_v1(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_TopicSnapshot_v1(b, cython.address(p)))
         _ss(o, _O_FetchSnapshotRequest_topics, 'topics', _a2)
     _ss(o, _O_FetchSnapshotRequest_cluster_id, 'cluster_id', None)
     _ss(o, _O_FetchSnapshotRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -814,7 +819,7 @@ def _c_FetchSnapshotRequest_v1(b, pp):
             _tag, p = _ruv(b, p)
             _size, p = _ruv(b, p)
             if _tag == 0:
-                _n4 = b[p] - 1
+                _n4 = _u8(b, p) - 1
                 if _n4 < 127: p += 1
                 else: _n4, p = _rlen(b, p)
                 if _n4 < 0:

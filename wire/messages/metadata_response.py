@@ -172,6 +172,10 @@ _O_MetadataResponse_error_code = _so(MetadataResponse, 'error_code')
 _O_MetadataResponse_throttle_time_ms = _so(MetadataResponse, 'throttle_time_ms')
 _O_MetadataResponse_topics = _so(MetadataResponse, 'topics')
 _O_MetadataResponse_unknown_tagged_fields = _so(MetadataResponse, 'unknown_tagged_fields')
+_T_MetadataResponse = MetadataResponse
+_T_MetadataResponseBroker = MetadataResponseBroker
+_T_MetadataResponsePartition = MetadataResponsePartition
+_T_MetadataResponseTopic = MetadataResponseTopic
 
 
 def _e_MetadataResponseBroker_v0(w, o):
@@ -1269,10 +1273,12 @@ def _d_MetadataResponseBroker_v0(b, p):
 
 def _c_MetadataResponseBroker_v0(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponseBroker)
-    _ss(o, _O_MetadataResponseBroker_node_id, 'node_id', _oi32(b, p))
+    o = _na(_T_MetadataResponseBroker)
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponseBroker_node_id, 'node_id', b, p)
     p += 4
-    _n1 = _ri16(b, p)
+    _need(b, p, 2)
+    _n1 = _i16_at(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
@@ -1281,7 +1287,8 @@ def _c_MetadataResponseBroker_v0(b, pp):
         if _end2 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n1))
         _ss(o, _O_MetadataResponseBroker_host, 'host', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _ss(o, _O_MetadataResponseBroker_port, 'port', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponseBroker_port, 'port', b, p)
     p += 4
     _ss(o, _O_MetadataResponseBroker_rack, 'rack', None)
     _ss(o, _O_MetadataResponseBroker_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -1320,26 +1327,29 @@ def _d_MetadataResponsePartition_v0(b, p):
 
 def _c_MetadataResponsePartition_v0(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponsePartition)
-    _ss(o, _O_MetadataResponsePartition_error_code, 'error_code', _oi16(b, p))
-    _ss(o, _O_MetadataResponsePartition_partition_index, 'partition_index', _oi32(b, p + 2))
-    _ss(o, _O_MetadataResponsePartition_leader_id, 'leader_id', _oi32(b, p + 6))
+    o = _na(_T_MetadataResponsePartition)
+    _need(b, p, 10)
+    _pi16(o, _O_MetadataResponsePartition_error_code, 'error_code', b, p)
+    _pi32(o, _O_MetadataResponsePartition_partition_index, 'partition_index', b, p + 2)
+    _pi32(o, _O_MetadataResponsePartition_leader_id, 'leader_id', b, p + 6)
     p += 10
-    _n1 = _ri32(b, p)
+    _need(b, p, 4)
+    _n1 = _i32_at(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _ss(o, _O_MetadataResponsePartition_replica_nodes, 'replica_nodes', _ri32l(b, p, _n1))
+        _pi32l(o, _O_MetadataResponsePartition_replica_nodes, 'replica_nodes', b, p, _n1)
         p += _n1 * 4
-    _n2 = _ri32(b, p)
+    _need(b, p, 4)
+    _n2 = _i32_at(b, p)
     p += 4
     if _n2 < 0:
         raise _DecodeError('non-nullable field IsrNodes was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
-        _ss(o, _O_MetadataResponsePartition_isr_nodes, 'isr_nodes', _ri32l(b, p, _n2))
+        _pi32l(o, _O_MetadataResponsePartition_isr_nodes, 'isr_nodes', b, p, _n2)
         p += _n2 * 4
     _ss(o, _O_MetadataResponsePartition_leader_epoch, 'leader_epoch', -1)
     _ss(o, _O_MetadataResponsePartition_offline_replicas, 'offline_replicas', [])
@@ -1384,10 +1394,12 @@ def _d_MetadataResponseTopic_v0(b, p):
 
 def _c_MetadataResponseTopic_v0(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponseTopic)
-    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
+    o = _na(_T_MetadataResponseTopic)
+    _need(b, p, 2)
+    _pi16(o, _O_MetadataResponseTopic_error_code, 'error_code', b, p)
     p += 2
-    _n1 = _ri16(b, p)
+    _need(b, p, 2)
+    _n1 = _i16_at(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
@@ -1396,16 +1408,16 @@ def _c_MetadataResponseTopic_v0(b, pp):
         if _end2 > len(b): raise _DecodeError('Name: length {} past the end'.format(_n1))
         _ss(o, _O_MetadataResponseTopic_name, 'name', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = _ri32(b, p)
+    _need(b, p, 4)
+    _n3 = _i32_at(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_MetadataResponsePartition_v0(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_MetadataResponsePartition_v0(b, cython.address(p)))
         _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
     _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_MetadataResponseTopic_is_internal, 'is_internal', False)
@@ -1453,28 +1465,28 @@ def _d_MetadataResponse_v0(b, p):
 
 def _c_MetadataResponse_v0(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponse)
-    _n1 = _ri32(b, p)
+    o = _na(_T_MetadataResponse)
+    _need(b, p, 4)
+    _n1 = _i32_at(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_MetadataResponseBroker_v0(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_MetadataResponseBroker_v0(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
-    _n4 = _ri32(b, p)
+    _need(b, p, 4)
+    _n4 = _i32_at(b, p)
     p += 4
     if _n4 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = [None] * _n4
+        _a5 = _nl(_n4)
         for _ in range(_n4):
-            _e6 = _c_MetadataResponseTopic_v0(b, cython.address(p))
-            _a5[_] = _e6
+            _ls(_a5, _, _c_MetadataResponseTopic_v0(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_topics, 'topics', _a5)
     _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', 0)
     _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
@@ -1519,10 +1531,12 @@ def _d_MetadataResponseBroker_v1(b, p):
 
 def _c_MetadataResponseBroker_v1(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponseBroker)
-    _ss(o, _O_MetadataResponseBroker_node_id, 'node_id', _oi32(b, p))
+    o = _na(_T_MetadataResponseBroker)
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponseBroker_node_id, 'node_id', b, p)
     p += 4
-    _n1 = _ri16(b, p)
+    _need(b, p, 2)
+    _n1 = _i16_at(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Host was serialized as null')
@@ -1531,9 +1545,11 @@ def _c_MetadataResponseBroker_v1(b, pp):
         if _end2 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n1))
         _ss(o, _O_MetadataResponseBroker_host, 'host', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _ss(o, _O_MetadataResponseBroker_port, 'port', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponseBroker_port, 'port', b, p)
     p += 4
-    _n3 = _ri16(b, p)
+    _need(b, p, 2)
+    _n3 = _i16_at(b, p)
     p += 2
     if _n3 < 0:
         _ss(o, _O_MetadataResponseBroker_rack, 'rack', None)
@@ -1584,10 +1600,12 @@ def _d_MetadataResponseTopic_v1(b, p):
 
 def _c_MetadataResponseTopic_v1(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponseTopic)
-    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
+    o = _na(_T_MetadataResponseTopic)
+    _need(b, p, 2)
+    _pi16(o, _O_MetadataResponseTopic_error_code, 'error_code', b, p)
     p += 2
-    _n1 = _ri16(b, p)
+    _need(b, p, 2)
+    _n1 = _i16_at(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
@@ -1598,16 +1616,16 @@ def _c_MetadataResponseTopic_v1(b, pp):
         p = _end2
     _ss(o, _O_MetadataResponseTopic_is_internal, 'is_internal', _rbool(b, p))
     p += 1
-    _n3 = _ri32(b, p)
+    _need(b, p, 4)
+    _n3 = _i32_at(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_MetadataResponsePartition_v0(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_MetadataResponsePartition_v0(b, cython.address(p)))
         _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
     _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', -2147483648)
@@ -1655,30 +1673,31 @@ def _d_MetadataResponse_v1(b, p):
 
 def _c_MetadataResponse_v1(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponse)
-    _n1 = _ri32(b, p)
+    o = _na(_T_MetadataResponse)
+    _need(b, p, 4)
+    _n1 = _i32_at(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_MetadataResponseBroker_v1(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_MetadataResponseBroker_v1(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_controller_id, 'controller_id', b, p)
     p += 4
-    _n4 = _ri32(b, p)
+    _need(b, p, 4)
+    _n4 = _i32_at(b, p)
     p += 4
     if _n4 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n4))
-        _a5 = [None] * _n4
+        _a5 = _nl(_n4)
         for _ in range(_n4):
-            _e6 = _c_MetadataResponseTopic_v1(b, cython.address(p))
-            _a5[_] = _e6
+            _ls(_a5, _, _c_MetadataResponseTopic_v1(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_topics, 'topics', _a5)
     _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', 0)
     _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
@@ -1736,19 +1755,20 @@ def _d_MetadataResponse_v2(b, p):
 
 def _c_MetadataResponse_v2(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponse)
-    _n1 = _ri32(b, p)
+    o = _na(_T_MetadataResponse)
+    _need(b, p, 4)
+    _n1 = _i32_at(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_MetadataResponseBroker_v1(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_MetadataResponseBroker_v1(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
-    _n4 = _ri16(b, p)
+    _need(b, p, 2)
+    _n4 = _i16_at(b, p)
     p += 2
     if _n4 < 0:
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
@@ -1757,18 +1777,19 @@ def _c_MetadataResponse_v2(b, pp):
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
         p = _end5
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_controller_id, 'controller_id', b, p)
     p += 4
-    _n6 = _ri32(b, p)
+    _need(b, p, 4)
+    _n6 = _i32_at(b, p)
     p += 4
     if _n6 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = [None] * _n6
+        _a7 = _nl(_n6)
         for _ in range(_n6):
-            _e8 = _c_MetadataResponseTopic_v1(b, cython.address(p))
-            _a7[_] = _e8
+            _ls(_a7, _, _c_MetadataResponseTopic_v1(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
     _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', 0)
     _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
@@ -1826,21 +1847,23 @@ def _d_MetadataResponse_v3(b, p):
 
 def _c_MetadataResponse_v3(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponse)
-    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
+    o = _na(_T_MetadataResponse)
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', b, p)
     p += 4
-    _n1 = _ri32(b, p)
+    _need(b, p, 4)
+    _n1 = _i32_at(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_MetadataResponseBroker_v1(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_MetadataResponseBroker_v1(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
-    _n4 = _ri16(b, p)
+    _need(b, p, 2)
+    _n4 = _i16_at(b, p)
     p += 2
     if _n4 < 0:
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
@@ -1849,18 +1872,19 @@ def _c_MetadataResponse_v3(b, pp):
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
         p = _end5
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_controller_id, 'controller_id', b, p)
     p += 4
-    _n6 = _ri32(b, p)
+    _need(b, p, 4)
+    _n6 = _i32_at(b, p)
     p += 4
     if _n6 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = [None] * _n6
+        _a7 = _nl(_n6)
         for _ in range(_n6):
-            _e8 = _c_MetadataResponseTopic_v1(b, cython.address(p))
-            _a7[_] = _e8
+            _ls(_a7, _, _c_MetadataResponseTopic_v1(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
     _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
     _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
@@ -1907,34 +1931,38 @@ def _d_MetadataResponsePartition_v5(b, p):
 
 def _c_MetadataResponsePartition_v5(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponsePartition)
-    _ss(o, _O_MetadataResponsePartition_error_code, 'error_code', _oi16(b, p))
-    _ss(o, _O_MetadataResponsePartition_partition_index, 'partition_index', _oi32(b, p + 2))
-    _ss(o, _O_MetadataResponsePartition_leader_id, 'leader_id', _oi32(b, p + 6))
+    o = _na(_T_MetadataResponsePartition)
+    _need(b, p, 10)
+    _pi16(o, _O_MetadataResponsePartition_error_code, 'error_code', b, p)
+    _pi32(o, _O_MetadataResponsePartition_partition_index, 'partition_index', b, p + 2)
+    _pi32(o, _O_MetadataResponsePartition_leader_id, 'leader_id', b, p + 6)
     p += 10
-    _n1 = _ri32(b, p)
+    _need(b, p, 4)
+    _n1 = _i32_at(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _ss(o, _O_MetadataResponsePartition_replica_nodes, 'replica_nodes', _ri32l(b, p, _n1))
+        _pi32l(o, _O_MetadataResponsePartition_replica_nodes, 'replica_nodes', b, p, _n1)
         p += _n1 * 4
-    _n2 = _ri32(b, p)
+    _need(b, p, 4)
+    _n2 = _i32_at(b, p)
     p += 4
     if _n2 < 0:
         raise _DecodeError('non-nullable field IsrNodes was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
-        _ss(o, _O_MetadataResponsePartition_isr_nodes, 'isr_nodes', _ri32l(b, p, _n2))
+        _pi32l(o, _O_MetadataResponsePartition_isr_nodes, 'isr_nodes', b, p, _n2)
         p += _n2 * 4
-    _n3 = _ri32(b, p)
+    _need(b, p, 4)
+    _n3 = _i32_at(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field OfflineReplicas was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('OfflineReplicas: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _ss(o, _O_MetadataResponsePartition_offline_replicas, 'offline_replicas', _ri32l(b, p, _n3))
+        _pi32l(o, _O_MetadataResponsePartition_offline_replicas, 'offline_replicas', b, p, _n3)
         p += _n3 * 4
     _ss(o, _O_MetadataResponsePartition_leader_epoch, 'leader_epoch', -1)
     _ss(o, _O_MetadataResponsePartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -1979,10 +2007,12 @@ def _d_MetadataResponseTopic_v5(b, p):
 
 def _c_MetadataResponseTopic_v5(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponseTopic)
-    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
+    o = _na(_T_MetadataResponseTopic)
+    _need(b, p, 2)
+    _pi16(o, _O_MetadataResponseTopic_error_code, 'error_code', b, p)
     p += 2
-    _n1 = _ri16(b, p)
+    _need(b, p, 2)
+    _n1 = _i16_at(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
@@ -1993,16 +2023,16 @@ def _c_MetadataResponseTopic_v5(b, pp):
         p = _end2
     _ss(o, _O_MetadataResponseTopic_is_internal, 'is_internal', _rbool(b, p))
     p += 1
-    _n3 = _ri32(b, p)
+    _need(b, p, 4)
+    _n3 = _i32_at(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_MetadataResponsePartition_v5(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_MetadataResponsePartition_v5(b, cython.address(p)))
         _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
     _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', -2147483648)
@@ -2059,21 +2089,23 @@ def _d_MetadataResponse_v5(b, p):
 
 def _c_MetadataResponse_v5(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponse)
-    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
+    o = _na(_T_MetadataResponse)
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', b, p)
     p += 4
-    _n1 = _ri32(b, p)
+    _need(b, p, 4)
+    _n1 = _i32_at(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_MetadataResponseBroker_v1(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_MetadataResponseBroker_v1(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
-    _n4 = _ri16(b, p)
+    _need(b, p, 2)
+    _n4 = _i16_at(b, p)
     p += 2
     if _n4 < 0:
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
@@ -2082,18 +2114,19 @@ def _c_MetadataResponse_v5(b, pp):
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
         p = _end5
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_controller_id, 'controller_id', b, p)
     p += 4
-    _n6 = _ri32(b, p)
+    _need(b, p, 4)
+    _n6 = _i32_at(b, p)
     p += 4
     if _n6 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = [None] * _n6
+        _a7 = _nl(_n6)
         for _ in range(_n6):
-            _e8 = _c_MetadataResponseTopic_v5(b, cython.address(p))
-            _a7[_] = _e8
+            _ls(_a7, _, _c_MetadataResponseTopic_v5(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
     _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
     _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
@@ -2139,35 +2172,39 @@ def _d_MetadataResponsePartition_v7(b, p):
 
 def _c_MetadataResponsePartition_v7(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponsePartition)
-    _ss(o, _O_MetadataResponsePartition_error_code, 'error_code', _oi16(b, p))
-    _ss(o, _O_MetadataResponsePartition_partition_index, 'partition_index', _oi32(b, p + 2))
-    _ss(o, _O_MetadataResponsePartition_leader_id, 'leader_id', _oi32(b, p + 6))
-    _ss(o, _O_MetadataResponsePartition_leader_epoch, 'leader_epoch', _oi32(b, p + 10))
+    o = _na(_T_MetadataResponsePartition)
+    _need(b, p, 14)
+    _pi16(o, _O_MetadataResponsePartition_error_code, 'error_code', b, p)
+    _pi32(o, _O_MetadataResponsePartition_partition_index, 'partition_index', b, p + 2)
+    _pi32(o, _O_MetadataResponsePartition_leader_id, 'leader_id', b, p + 6)
+    _pi32(o, _O_MetadataResponsePartition_leader_epoch, 'leader_epoch', b, p + 10)
     p += 14
-    _n1 = _ri32(b, p)
+    _need(b, p, 4)
+    _n1 = _i32_at(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _ss(o, _O_MetadataResponsePartition_replica_nodes, 'replica_nodes', _ri32l(b, p, _n1))
+        _pi32l(o, _O_MetadataResponsePartition_replica_nodes, 'replica_nodes', b, p, _n1)
         p += _n1 * 4
-    _n2 = _ri32(b, p)
+    _need(b, p, 4)
+    _n2 = _i32_at(b, p)
     p += 4
     if _n2 < 0:
         raise _DecodeError('non-nullable field IsrNodes was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
-        _ss(o, _O_MetadataResponsePartition_isr_nodes, 'isr_nodes', _ri32l(b, p, _n2))
+        _pi32l(o, _O_MetadataResponsePartition_isr_nodes, 'isr_nodes', b, p, _n2)
         p += _n2 * 4
-    _n3 = _ri32(b, p)
+    _need(b, p, 4)
+    _n3 = _i32_at(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field OfflineReplicas was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('OfflineReplicas: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _ss(o, _O_MetadataResponsePartition_offline_replicas, 'offline_replicas', _ri32l(b, p, _n3))
+        _pi32l(o, _O_MetadataResponsePartition_offline_replicas, 'offline_replicas', b, p, _n3)
         p += _n3 * 4
     _ss(o, _O_MetadataResponsePartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
     pp[0] = p
@@ -2211,10 +2248,12 @@ def _d_MetadataResponseTopic_v7(b, p):
 
 def _c_MetadataResponseTopic_v7(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponseTopic)
-    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
+    o = _na(_T_MetadataResponseTopic)
+    _need(b, p, 2)
+    _pi16(o, _O_MetadataResponseTopic_error_code, 'error_code', b, p)
     p += 2
-    _n1 = _ri16(b, p)
+    _need(b, p, 2)
+    _n1 = _i16_at(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
@@ -2225,16 +2264,16 @@ def _c_MetadataResponseTopic_v7(b, pp):
         p = _end2
     _ss(o, _O_MetadataResponseTopic_is_internal, 'is_internal', _rbool(b, p))
     p += 1
-    _n3 = _ri32(b, p)
+    _need(b, p, 4)
+    _n3 = _i32_at(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_MetadataResponsePartition_v7(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_MetadataResponsePartition_v7(b, cython.address(p)))
         _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
     _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', -2147483648)
@@ -2291,21 +2330,23 @@ def _d_MetadataResponse_v7(b, p):
 
 def _c_MetadataResponse_v7(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponse)
-    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
+    o = _na(_T_MetadataResponse)
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', b, p)
     p += 4
-    _n1 = _ri32(b, p)
+    _need(b, p, 4)
+    _n1 = _i32_at(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_MetadataResponseBroker_v1(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_MetadataResponseBroker_v1(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
-    _n4 = _ri16(b, p)
+    _need(b, p, 2)
+    _n4 = _i16_at(b, p)
     p += 2
     if _n4 < 0:
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
@@ -2314,18 +2355,19 @@ def _c_MetadataResponse_v7(b, pp):
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
         p = _end5
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_controller_id, 'controller_id', b, p)
     p += 4
-    _n6 = _ri32(b, p)
+    _need(b, p, 4)
+    _n6 = _i32_at(b, p)
     p += 4
     if _n6 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = [None] * _n6
+        _a7 = _nl(_n6)
         for _ in range(_n6):
-            _e8 = _c_MetadataResponseTopic_v7(b, cython.address(p))
-            _a7[_] = _e8
+            _ls(_a7, _, _c_MetadataResponseTopic_v7(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
     _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
     _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
@@ -2372,10 +2414,12 @@ def _d_MetadataResponseTopic_v8(b, p):
 
 def _c_MetadataResponseTopic_v8(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponseTopic)
-    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
+    o = _na(_T_MetadataResponseTopic)
+    _need(b, p, 2)
+    _pi16(o, _O_MetadataResponseTopic_error_code, 'error_code', b, p)
     p += 2
-    _n1 = _ri16(b, p)
+    _need(b, p, 2)
+    _n1 = _i16_at(b, p)
     p += 2
     if _n1 < 0:
         raise _DecodeError('non-nullable field Name was serialized as null')
@@ -2386,18 +2430,19 @@ def _c_MetadataResponseTopic_v8(b, pp):
         p = _end2
     _ss(o, _O_MetadataResponseTopic_is_internal, 'is_internal', _rbool(b, p))
     p += 1
-    _n3 = _ri32(b, p)
+    _need(b, p, 4)
+    _n3 = _i32_at(b, p)
     p += 4
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_MetadataResponsePartition_v7(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_MetadataResponsePartition_v7(b, cython.address(p)))
         _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
-    _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', b, p)
     p += 4
     _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_MetadataResponseTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -2454,21 +2499,23 @@ def _d_MetadataResponse_v8(b, p):
 
 def _c_MetadataResponse_v8(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponse)
-    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
+    o = _na(_T_MetadataResponse)
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', b, p)
     p += 4
-    _n1 = _ri32(b, p)
+    _need(b, p, 4)
+    _n1 = _i32_at(b, p)
     p += 4
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_MetadataResponseBroker_v1(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_MetadataResponseBroker_v1(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
-    _n4 = _ri16(b, p)
+    _need(b, p, 2)
+    _n4 = _i16_at(b, p)
     p += 2
     if _n4 < 0:
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', None)
@@ -2477,20 +2524,22 @@ def _c_MetadataResponse_v8(b, pp):
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
         p = _end5
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_controller_id, 'controller_id', b, p)
     p += 4
-    _n6 = _ri32(b, p)
+    _need(b, p, 4)
+    _n6 = _i32_at(b, p)
     p += 4
     if _n6 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = [None] * _n6
+        _a7 = _nl(_n6)
         for _ in range(_n6):
-            _e8 = _c_MetadataResponseTopic_v8(b, cython.address(p))
-            _a7[_] = _e8
+            _ls(_a7, _, _c_MetadataResponseTopic_v8(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
-    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', b, p)
     p += 4
     _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
     _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -2549,10 +2598,11 @@ def _d_MetadataResponseBroker_v9(b, p):
 
 def _c_MetadataResponseBroker_v9(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponseBroker)
-    _ss(o, _O_MetadataResponseBroker_node_id, 'node_id', _oi32(b, p))
+    o = _na(_T_MetadataResponseBroker)
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponseBroker_node_id, 'node_id', b, p)
     p += 4
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -2563,9 +2613,10 @@ def _c_MetadataResponseBroker_v9(b, pp):
         if _end2 > len(b): raise _DecodeError('Host: length {} past the end'.format(_n1))
         _ss(o, _O_MetadataResponseBroker_host, 'host', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _ss(o, _O_MetadataResponseBroker_port, 'port', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponseBroker_port, 'port', b, p)
     p += 4
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
@@ -2577,7 +2628,7 @@ def _c_MetadataResponseBroker_v9(b, pp):
         _ss(o, _O_MetadataResponseBroker_rack, 'rack', b[p:_end4].decode('utf-8', 'replace'))
         p = _end4
     _ss(o, _O_MetadataResponseBroker_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -2649,41 +2700,42 @@ def _d_MetadataResponsePartition_v9(b, p):
 
 def _c_MetadataResponsePartition_v9(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponsePartition)
-    _ss(o, _O_MetadataResponsePartition_error_code, 'error_code', _oi16(b, p))
-    _ss(o, _O_MetadataResponsePartition_partition_index, 'partition_index', _oi32(b, p + 2))
-    _ss(o, _O_MetadataResponsePartition_leader_id, 'leader_id', _oi32(b, p + 6))
-    _ss(o, _O_MetadataResponsePartition_leader_epoch, 'leader_epoch', _oi32(b, p + 10))
+    o = _na(_T_MetadataResponsePartition)
+    _need(b, p, 14)
+    _pi16(o, _O_MetadataResponsePartition_error_code, 'error_code', b, p)
+    _pi32(o, _O_MetadataResponsePartition_partition_index, 'partition_index', b, p + 2)
+    _pi32(o, _O_MetadataResponsePartition_leader_id, 'leader_id', b, p + 6)
+    _pi32(o, _O_MetadataResponsePartition_leader_epoch, 'leader_epoch', b, p + 10)
     p += 14
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _ss(o, _O_MetadataResponsePartition_replica_nodes, 'replica_nodes', _ri32l(b, p, _n1))
+        _pi32l(o, _O_MetadataResponsePartition_replica_nodes, 'replica_nodes', b, p, _n1)
         p += _n1 * 4
-    _n2 = b[p] - 1
+    _n2 = _u8(b, p) - 1
     if _n2 < 127: p += 1
     else: _n2, p = _rlen(b, p)
     if _n2 < 0:
         raise _DecodeError('non-nullable field IsrNodes was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
-        _ss(o, _O_MetadataResponsePartition_isr_nodes, 'isr_nodes', _ri32l(b, p, _n2))
+        _pi32l(o, _O_MetadataResponsePartition_isr_nodes, 'isr_nodes', b, p, _n2)
         p += _n2 * 4
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field OfflineReplicas was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('OfflineReplicas: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _ss(o, _O_MetadataResponsePartition_offline_replicas, 'offline_replicas', _ri32l(b, p, _n3))
+        _pi32l(o, _O_MetadataResponsePartition_offline_replicas, 'offline_replicas', b, p, _n3)
         p += _n3 * 4
     _ss(o, _O_MetadataResponsePartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -2756,10 +2808,11 @@ def _d_MetadataResponseTopic_v9(b, p):
 
 def _c_MetadataResponseTopic_v9(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponseTopic)
-    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
+    o = _na(_T_MetadataResponseTopic)
+    _need(b, p, 2)
+    _pi16(o, _O_MetadataResponseTopic_error_code, 'error_code', b, p)
     p += 2
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -2772,23 +2825,23 @@ def _c_MetadataResponseTopic_v9(b, pp):
         p = _end2
     _ss(o, _O_MetadataResponseTopic_is_internal, 'is_internal', _rbool(b, p))
     p += 1
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_MetadataResponsePartition_v9(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_MetadataResponsePartition_v9(b, cython.address(p)))
         _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
-    _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', b, p)
     p += 4
     _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_MetadataResponseTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -2873,22 +2926,22 @@ def _d_MetadataResponse_v9(b, p):
 
 def _c_MetadataResponse_v9(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponse)
-    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
+    o = _na(_T_MetadataResponse)
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', b, p)
     p += 4
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_MetadataResponseBroker_v9(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_MetadataResponseBroker_v9(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
-    _n4 = b[p] - 1
+    _n4 = _u8(b, p) - 1
     if _n4 < 127: p += 1
     else: _n4, p = _rlen(b, p)
     if _n4 < 0:
@@ -2899,25 +2952,26 @@ def _c_MetadataResponse_v9(b, pp):
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
         p = _end5
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_controller_id, 'controller_id', b, p)
     p += 4
-    _n6 = b[p] - 1
+    _n6 = _u8(b, p) - 1
     if _n6 < 127: p += 1
     else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = [None] * _n6
+        _a7 = _nl(_n6)
         for _ in range(_n6):
-            _e8 = _c_MetadataResponseTopic_v9(b, cython.address(p))
-            _a7[_] = _e8
+            _ls(_a7, _, _c_MetadataResponseTopic_v9(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
-    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', b, p)
     p += 4
     _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
     _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -2990,10 +3044,11 @@ def _d_MetadataResponseTopic_v10(b, p):
 
 def _c_MetadataResponseTopic_v10(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponseTopic)
-    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
+    o = _na(_T_MetadataResponseTopic)
+    _need(b, p, 2)
+    _pi16(o, _O_MetadataResponseTopic_error_code, 'error_code', b, p)
     p += 2
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -3007,22 +3062,22 @@ def _c_MetadataResponseTopic_v10(b, pp):
     _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ruuid(b, p))
     _ss(o, _O_MetadataResponseTopic_is_internal, 'is_internal', _rbool(b, p + 16))
     p += 17
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_MetadataResponsePartition_v9(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_MetadataResponsePartition_v9(b, cython.address(p)))
         _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
-    _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', b, p)
     p += 4
     _ss(o, _O_MetadataResponseTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -3107,22 +3162,22 @@ def _d_MetadataResponse_v10(b, p):
 
 def _c_MetadataResponse_v10(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponse)
-    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
+    o = _na(_T_MetadataResponse)
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', b, p)
     p += 4
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_MetadataResponseBroker_v9(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_MetadataResponseBroker_v9(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
-    _n4 = b[p] - 1
+    _n4 = _u8(b, p) - 1
     if _n4 < 127: p += 1
     else: _n4, p = _rlen(b, p)
     if _n4 < 0:
@@ -3133,25 +3188,26 @@ def _c_MetadataResponse_v10(b, pp):
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
         p = _end5
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_controller_id, 'controller_id', b, p)
     p += 4
-    _n6 = b[p] - 1
+    _n6 = _u8(b, p) - 1
     if _n6 < 127: p += 1
     else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = [None] * _n6
+        _a7 = _nl(_n6)
         for _ in range(_n6):
-            _e8 = _c_MetadataResponseTopic_v10(b, cython.address(p))
-            _a7[_] = _e8
+            _ls(_a7, _, _c_MetadataResponseTopic_v10(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
-    _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', b, p)
     p += 4
     _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
     _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -3235,22 +3291,22 @@ def _d_MetadataResponse_v11(b, p):
 
 def _c_MetadataResponse_v11(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponse)
-    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
+    o = _na(_T_MetadataResponse)
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', b, p)
     p += 4
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_MetadataResponseBroker_v9(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_MetadataResponseBroker_v9(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
-    _n4 = b[p] - 1
+    _n4 = _u8(b, p) - 1
     if _n4 < 127: p += 1
     else: _n4, p = _rlen(b, p)
     if _n4 < 0:
@@ -3261,24 +3317,24 @@ def _c_MetadataResponse_v11(b, pp):
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
         p = _end5
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_controller_id, 'controller_id', b, p)
     p += 4
-    _n6 = b[p] - 1
+    _n6 = _u8(b, p) - 1
     if _n6 < 127: p += 1
     else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = [None] * _n6
+        _a7 = _nl(_n6)
         for _ in range(_n6):
-            _e8 = _c_MetadataResponseTopic_v10(b, cython.address(p))
-            _a7[_] = _e8
+            _ls(_a7, _, _c_MetadataResponseTopic_v10(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
     _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
     _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
     _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -3351,10 +3407,11 @@ def _d_MetadataResponseTopic_v12(b, p):
 
 def _c_MetadataResponseTopic_v12(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponseTopic)
-    _ss(o, _O_MetadataResponseTopic_error_code, 'error_code', _oi16(b, p))
+    o = _na(_T_MetadataResponseTopic)
+    _need(b, p, 2)
+    _pi16(o, _O_MetadataResponseTopic_error_code, 'error_code', b, p)
     p += 2
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -3368,22 +3425,22 @@ def _c_MetadataResponseTopic_v12(b, pp):
     _ss(o, _O_MetadataResponseTopic_topic_id, 'topic_id', _ruuid(b, p))
     _ss(o, _O_MetadataResponseTopic_is_internal, 'is_internal', _rbool(b, p + 16))
     p += 17
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_MetadataResponsePartition_v9(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_MetadataResponsePartition_v9(b, cython.address(p)))
         _ss(o, _O_MetadataResponseTopic_partitions, 'partitions', _a4)
-    _ss(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponseTopic_topic_authorized_operations, 'topic_authorized_operations', b, p)
     p += 4
     _ss(o, _O_MetadataResponseTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -3467,22 +3524,22 @@ def _d_MetadataResponse_v12(b, p):
 
 def _c_MetadataResponse_v12(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponse)
-    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
+    o = _na(_T_MetadataResponse)
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', b, p)
     p += 4
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_MetadataResponseBroker_v9(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_MetadataResponseBroker_v9(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
-    _n4 = b[p] - 1
+    _n4 = _u8(b, p) - 1
     if _n4 < 127: p += 1
     else: _n4, p = _rlen(b, p)
     if _n4 < 0:
@@ -3493,24 +3550,24 @@ def _c_MetadataResponse_v12(b, pp):
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
         p = _end5
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_controller_id, 'controller_id', b, p)
     p += 4
-    _n6 = b[p] - 1
+    _n6 = _u8(b, p) - 1
     if _n6 < 127: p += 1
     else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = [None] * _n6
+        _a7 = _nl(_n6)
         for _ in range(_n6):
-            _e8 = _c_MetadataResponseTopic_v12(b, cython.address(p))
-            _a7[_] = _e8
+            _ls(_a7, _, _c_MetadataResponseTopic_v12(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
     _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
     _ss(o, _O_MetadataResponse_error_code, 'error_code', 0)
     _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -3595,22 +3652,22 @@ def _d_MetadataResponse_v13(b, p):
 
 def _c_MetadataResponse_v13(b, pp):
     p = pp[0]
-    o = _newo(MetadataResponse)
-    _ss(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', _oi32(b, p))
+    o = _na(_T_MetadataResponse)
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_throttle_time_ms, 'throttle_time_ms', b, p)
     p += 4
-    _n1 = b[p] - 1
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
         raise _DecodeError('non-nullable field Brokers was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Brokers: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _a2 = [None] * _n1
+        _a2 = _nl(_n1)
         for _ in range(_n1):
-            _e3 = _c_MetadataResponseBroker_v9(b, cython.address(p))
-            _a2[_] = _e3
+            _ls(_a2, _, _c_MetadataResponseBroker_v9(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_brokers, 'brokers', _a2)
-    _n4 = b[p] - 1
+    _n4 = _u8(b, p) - 1
     if _n4 < 127: p += 1
     else: _n4, p = _rlen(b, p)
     if _n4 < 0:
@@ -3621,25 +3678,26 @@ def _c_MetadataResponse_v13(b, pp):
         if _end5 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n4))
         _ss(o, _O_MetadataResponse_cluster_id, 'cluster_id', b[p:_end5].decode('utf-8', 'replace'))
         p = _end5
-    _ss(o, _O_MetadataResponse_controller_id, 'controller_id', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_MetadataResponse_controller_id, 'controller_id', b, p)
     p += 4
-    _n6 = b[p] - 1
+    _n6 = _u8(b, p) - 1
     if _n6 < 127: p += 1
     else: _n6, p = _rlen(b, p)
     if _n6 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n6 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n6))
-        _a7 = [None] * _n6
+        _a7 = _nl(_n6)
         for _ in range(_n6):
-            _e8 = _c_MetadataResponseTopic_v12(b, cython.address(p))
-            _a7[_] = _e8
+            _ls(_a7, _, _c_MetadataResponseTopic_v12(b, cython.address(p)))
         _ss(o, _O_MetadataResponse_topics, 'topics', _a7)
-    _ss(o, _O_MetadataResponse_error_code, 'error_code', _oi16(b, p))
+    _need(b, p, 2)
+    _pi16(o, _O_MetadataResponse_error_code, 'error_code', b, p)
     p += 2
     _ss(o, _O_MetadataResponse_cluster_authorized_operations, 'cluster_authorized_operations', -2147483648)
     _ss(o, _O_MetadataResponse_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)

@@ -62,6 +62,7 @@ _O_RequestHeader_correlation_id = _so(RequestHeader, 'correlation_id')
 _O_RequestHeader_request_api_key = _so(RequestHeader, 'request_api_key')
 _O_RequestHeader_request_api_version = _so(RequestHeader, 'request_api_version')
 _O_RequestHeader_unknown_tagged_fields = _so(RequestHeader, 'unknown_tagged_fields')
+_T_RequestHeader = RequestHeader
 
 
 def _e_RequestHeader_v1(w, o):
@@ -116,12 +117,14 @@ def _d_RequestHeader_v1(b, p):
 
 def _c_RequestHeader_v1(b, pp):
     p = pp[0]
-    o = _newo(RequestHeader)
-    _ss(o, _O_RequestHeader_request_api_key, 'request_api_key', _oi16(b, p))
-    _ss(o, _O_RequestHeader_request_api_version, 'request_api_version', _oi16(b, p + 2))
-    _ss(o, _O_RequestHeader_correlation_id, 'correlation_id', _oi32(b, p + 4))
+    o = _na(_T_RequestHeader)
+    _need(b, p, 8)
+    _pi16(o, _O_RequestHeader_request_api_key, 'request_api_key', b, p)
+    _pi16(o, _O_RequestHeader_request_api_version, 'request_api_version', b, p + 2)
+    _pi32(o, _O_RequestHeader_correlation_id, 'correlation_id', b, p + 4)
     p += 8
-    _n1 = _ri16(b, p)
+    _need(b, p, 2)
+    _n1 = _i16_at(b, p)
     p += 2
     if _n1 < 0:
         _ss(o, _O_RequestHeader_client_id, 'client_id', None)
@@ -171,12 +174,14 @@ def _d_RequestHeader_v2(b, p):
 
 def _c_RequestHeader_v2(b, pp):
     p = pp[0]
-    o = _newo(RequestHeader)
-    _ss(o, _O_RequestHeader_request_api_key, 'request_api_key', _oi16(b, p))
-    _ss(o, _O_RequestHeader_request_api_version, 'request_api_version', _oi16(b, p + 2))
-    _ss(o, _O_RequestHeader_correlation_id, 'correlation_id', _oi32(b, p + 4))
+    o = _na(_T_RequestHeader)
+    _need(b, p, 8)
+    _pi16(o, _O_RequestHeader_request_api_key, 'request_api_key', b, p)
+    _pi16(o, _O_RequestHeader_request_api_version, 'request_api_version', b, p + 2)
+    _pi32(o, _O_RequestHeader_correlation_id, 'correlation_id', b, p + 4)
     p += 8
-    _n1 = _ri16(b, p)
+    _need(b, p, 2)
+    _n1 = _i16_at(b, p)
     p += 2
     if _n1 < 0:
         _ss(o, _O_RequestHeader_client_id, 'client_id', None)
@@ -186,7 +191,7 @@ def _c_RequestHeader_v2(b, pp):
         _ss(o, _O_RequestHeader_client_id, 'client_id', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
     _ss(o, _O_RequestHeader_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)

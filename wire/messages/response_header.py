@@ -52,6 +52,7 @@ _DEFAULT_ResponseHeader = ResponseHeader()
 
 _O_ResponseHeader_correlation_id = _so(ResponseHeader, 'correlation_id')
 _O_ResponseHeader_unknown_tagged_fields = _so(ResponseHeader, 'unknown_tagged_fields')
+_T_ResponseHeader = ResponseHeader
 
 
 def _e_ResponseHeader_v0(w, o):
@@ -79,8 +80,9 @@ def _d_ResponseHeader_v0(b, p):
 
 def _c_ResponseHeader_v0(b, pp):
     p = pp[0]
-    o = _newo(ResponseHeader)
-    _ss(o, _O_ResponseHeader_correlation_id, 'correlation_id', _oi32(b, p))
+    o = _na(_T_ResponseHeader)
+    _need(b, p, 4)
+    _pi32(o, _O_ResponseHeader_correlation_id, 'correlation_id', b, p)
     p += 4
     _ss(o, _O_ResponseHeader_unknown_tagged_fields, 'unknown_tagged_fields', ())
     pp[0] = p
@@ -114,11 +116,12 @@ def _d_ResponseHeader_v1(b, p):
 
 def _c_ResponseHeader_v1(b, pp):
     p = pp[0]
-    o = _newo(ResponseHeader)
-    _ss(o, _O_ResponseHeader_correlation_id, 'correlation_id', _oi32(b, p))
+    o = _na(_T_ResponseHeader)
+    _need(b, p, 4)
+    _pi32(o, _O_ResponseHeader_correlation_id, 'correlation_id', b, p)
     p += 4
     _ss(o, _O_ResponseHeader_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)

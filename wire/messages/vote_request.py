@@ -124,6 +124,9 @@ _O_VoteRequest_cluster_id = _so(VoteRequest, 'cluster_id')
 _O_VoteRequest_topics = _so(VoteRequest, 'topics')
 _O_VoteRequest_unknown_tagged_fields = _so(VoteRequest, 'unknown_tagged_fields')
 _O_VoteRequest_voter_id = _so(VoteRequest, 'voter_id')
+_T_PartitionData = PartitionData
+_T_TopicData = TopicData
+_T_VoteRequest = VoteRequest
 
 
 def _e_PartitionData_v0(w, o):
@@ -316,18 +319,19 @@ def _d_PartitionData_v0(b, p):
 
 def _c_PartitionData_v0(b, pp):
     p = pp[0]
-    o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
-    _ss(o, _O_PartitionData_replica_epoch, 'replica_epoch', _oi32(b, p + 4))
-    _ss(o, _O_PartitionData_replica_id, 'replica_id', _oi32(b, p + 8))
-    _ss(o, _O_PartitionData_last_offset_epoch, 'last_offset_epoch', _oi32(b, p + 12))
+    o = _na(_T_PartitionData)
+    _need(b, p, 24)
+    _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
+    _pi32(o, _O_PartitionData_replica_epoch, 'replica_epoch', b, p + 4)
+    _pi32(o, _O_PartitionData_replica_id, 'replica_id', b, p + 8)
+    _pi32(o, _O_PartitionData_last_offset_epoch, 'last_offset_epoch', b, p + 12)
     _ss(o, _O_PartitionData_last_offset, 'last_offset', _ri64(b, p + 16))
     p += 24
     _ss(o, _O_PartitionData_replica_directory_id, 'replica_directory_id', _ZERO_UUID)
     _ss(o, _O_PartitionData_voter_directory_id, 'voter_directory_id', _ZERO_UUID)
     _ss(o, _O_PartitionData_pre_vote, 'pre_vote', False)
     _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -393,8 +397,8 @@ def _d_TopicData_v0(b, p):
 
 def _c_TopicData_v0(b, pp):
     p = pp[0]
-    o = _newo(TopicData)
-    _n1 = b[p] - 1
+    o = _na(_T_TopicData)
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -405,20 +409,19 @@ def _c_TopicData_v0(b, pp):
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_PartitionData_v0(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_PartitionData_v0(b, cython.address(p)))
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -485,8 +488,8 @@ def _d_VoteRequest_v0(b, p):
 
 def _c_VoteRequest_v0(b, pp):
     p = pp[0]
-    o = _newo(VoteRequest)
-    _n1 = b[p] - 1
+    o = _na(_T_VoteRequest)
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -497,21 +500,20 @@ def _c_VoteRequest_v0(b, pp):
         if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
         _ss(o, _O_VoteRequest_cluster_id, 'cluster_id', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_TopicData_v0(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_TopicData_v0(b, cython.address(p)))
         _ss(o, _O_VoteRequest_topics, 'topics', _a4)
     _ss(o, _O_VoteRequest_voter_id, 'voter_id', -1)
     _ss(o, _O_VoteRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -559,18 +561,19 @@ def _d_PartitionData_v1(b, p):
 
 def _c_PartitionData_v1(b, pp):
     p = pp[0]
-    o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
-    _ss(o, _O_PartitionData_replica_epoch, 'replica_epoch', _oi32(b, p + 4))
-    _ss(o, _O_PartitionData_replica_id, 'replica_id', _oi32(b, p + 8))
+    o = _na(_T_PartitionData)
+    _need(b, p, 56)
+    _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
+    _pi32(o, _O_PartitionData_replica_epoch, 'replica_epoch', b, p + 4)
+    _pi32(o, _O_PartitionData_replica_id, 'replica_id', b, p + 8)
     _ss(o, _O_PartitionData_replica_directory_id, 'replica_directory_id', _ruuid(b, p + 12))
     _ss(o, _O_PartitionData_voter_directory_id, 'voter_directory_id', _ruuid(b, p + 28))
-    _ss(o, _O_PartitionData_last_offset_epoch, 'last_offset_epoch', _oi32(b, p + 44))
+    _pi32(o, _O_PartitionData_last_offset_epoch, 'last_offset_epoch', b, p + 44)
     _ss(o, _O_PartitionData_last_offset, 'last_offset', _ri64(b, p + 48))
     p += 56
     _ss(o, _O_PartitionData_pre_vote, 'pre_vote', False)
     _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -636,8 +639,8 @@ def _d_TopicData_v1(b, p):
 
 def _c_TopicData_v1(b, pp):
     p = pp[0]
-    o = _newo(TopicData)
-    _n1 = b[p] - 1
+    o = _na(_T_TopicData)
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -648,20 +651,19 @@ def _c_TopicData_v1(b, pp):
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_PartitionData_v1(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_PartitionData_v1(b, cython.address(p)))
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -729,8 +731,8 @@ def _d_VoteRequest_v1(b, p):
 
 def _c_VoteRequest_v1(b, pp):
     p = pp[0]
-    o = _newo(VoteRequest)
-    _n1 = b[p] - 1
+    o = _na(_T_VoteRequest)
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -741,22 +743,22 @@ def _c_VoteRequest_v1(b, pp):
         if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
         _ss(o, _O_VoteRequest_cluster_id, 'cluster_id', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _ss(o, _O_VoteRequest_voter_id, 'voter_id', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_VoteRequest_voter_id, 'voter_id', b, p)
     p += 4
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_TopicData_v1(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_TopicData_v1(b, cython.address(p)))
         _ss(o, _O_VoteRequest_topics, 'topics', _a4)
     _ss(o, _O_VoteRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -803,18 +805,19 @@ def _d_PartitionData_v2(b, p):
 
 def _c_PartitionData_v2(b, pp):
     p = pp[0]
-    o = _newo(PartitionData)
-    _ss(o, _O_PartitionData_partition_index, 'partition_index', _oi32(b, p))
-    _ss(o, _O_PartitionData_replica_epoch, 'replica_epoch', _oi32(b, p + 4))
-    _ss(o, _O_PartitionData_replica_id, 'replica_id', _oi32(b, p + 8))
+    o = _na(_T_PartitionData)
+    _need(b, p, 57)
+    _pi32(o, _O_PartitionData_partition_index, 'partition_index', b, p)
+    _pi32(o, _O_PartitionData_replica_epoch, 'replica_epoch', b, p + 4)
+    _pi32(o, _O_PartitionData_replica_id, 'replica_id', b, p + 8)
     _ss(o, _O_PartitionData_replica_directory_id, 'replica_directory_id', _ruuid(b, p + 12))
     _ss(o, _O_PartitionData_voter_directory_id, 'voter_directory_id', _ruuid(b, p + 28))
-    _ss(o, _O_PartitionData_last_offset_epoch, 'last_offset_epoch', _oi32(b, p + 44))
+    _pi32(o, _O_PartitionData_last_offset_epoch, 'last_offset_epoch', b, p + 44)
     _ss(o, _O_PartitionData_last_offset, 'last_offset', _ri64(b, p + 48))
     _ss(o, _O_PartitionData_pre_vote, 'pre_vote', _rbool(b, p + 56))
     p += 57
     _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -880,8 +883,8 @@ def _d_TopicData_v2(b, p):
 
 def _c_TopicData_v2(b, pp):
     p = pp[0]
-    o = _newo(TopicData)
-    _n1 = b[p] - 1
+    o = _na(_T_TopicData)
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -892,20 +895,19 @@ def _c_TopicData_v2(b, pp):
         if _end2 > len(b): raise _DecodeError('TopicName: length {} past the end'.format(_n1))
         _ss(o, _O_TopicData_topic_name, 'topic_name', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_PartitionData_v2(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_PartitionData_v2(b, cython.address(p)))
         _ss(o, _O_TopicData_partitions, 'partitions', _a4)
     _ss(o, _O_TopicData_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
@@ -973,8 +975,8 @@ def _d_VoteRequest_v2(b, p):
 
 def _c_VoteRequest_v2(b, pp):
     p = pp[0]
-    o = _newo(VoteRequest)
-    _n1 = b[p] - 1
+    o = _na(_T_VoteRequest)
+    _n1 = _u8(b, p) - 1
     if _n1 < 127: p += 1
     else: _n1, p = _rlen(b, p)
     if _n1 < 0:
@@ -985,22 +987,22 @@ def _c_VoteRequest_v2(b, pp):
         if _end2 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n1))
         _ss(o, _O_VoteRequest_cluster_id, 'cluster_id', b[p:_end2].decode('utf-8', 'replace'))
         p = _end2
-    _ss(o, _O_VoteRequest_voter_id, 'voter_id', _oi32(b, p))
+    _need(b, p, 4)
+    _pi32(o, _O_VoteRequest_voter_id, 'voter_id', b, p)
     p += 4
-    _n3 = b[p] - 1
+    _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
     else: _n3, p = _rlen(b, p)
     if _n3 < 0:
         raise _DecodeError('non-nullable field Topics was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Topics: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _a4 = [None] * _n3
+        _a4 = _nl(_n3)
         for _ in range(_n3):
-            _e5 = _c_TopicData_v2(b, cython.address(p))
-            _a4[_] = _e5
+            _ls(_a4, _, _c_TopicData_v2(b, cython.address(p)))
         _ss(o, _O_VoteRequest_topics, 'topics', _a4)
     _ss(o, _O_VoteRequest_unknown_tagged_fields, 'unknown_tagged_fields', ())
-    if b[p] == 0:
+    if _u8(b, p) == 0:
         p += 1
     else:
         _k, p = _ruv(b, p)
