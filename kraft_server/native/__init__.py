@@ -5,7 +5,11 @@ import struct
 
 from wire.records import HEADER_SIZE
 
+from wire import native as _wire_native
+
 try:
+    if not _wire_native.COMPILED_IN_USE:  # KRAFT_PURE_PYTHON, or the codecs run pure
+        raise ImportError("the codecs run pure Python")
     from ._values import build_value_batch, decode_values, encode_values
 except ImportError:  # not compiled
     from wire.records import build_value_batch

@@ -73,3 +73,15 @@ def test_damaged_sections_get_the_reference_answer(seed):
                 native.decode_values(data, 0, len(data), count, NO_OP)
         else:
             assert native.decode_values(data, 0, len(data), count, NO_OP) == want
+
+
+def test_pure_python_env_forces_the_reference_codecs():
+    """``KRAFT_PURE_PYTHON=1`` runs every codec pure, the node's own fast paths included."""
+    import subprocess
+    import sys
+    code = ("import kraft_server.native as n, wire.records as r; "
+            "print(n.build_value_batch is r.build_value_batch)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env=dict(os.environ, KRAFT_PURE_PYTHON="1"))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"
