@@ -467,7 +467,8 @@ def main(argv=None) -> int:
     if args.measure is None:
         args.measure = 3.0 if args.quick else 30.0
     if args.ladder is None:
-        args.ladder = [] if args.quick else [10000, 20000, 40000, 60000, 80000, 120000, 160000, 200000, 240000, 320000]
+        args.ladder = [] if args.quick else [10000, 20000, 40000, 60000, 80000, 120000, 160000, 200000, 240000,
+                                              320000, 480000, 640000, 960000]
     if args.linger0 is None:
         args.linger0 = [1000] if args.quick else [1000, 10000]
     if args.failovers is None:
