@@ -42,6 +42,8 @@ class FrameReader:
     def feed(self, data) -> list[bytes]:
         """Add bytes; return the frames now complete (possibly none)."""
         buf = self._buf
+        if not buf and len(data) >= 4 and _SIZE.unpack_from(data, 0)[0] == len(data) - 4 <= self.max_bytes:
+            return [bytes(data[4:])]  # exactly one whole frame (the usual read): no buffering
         buf += data
         frames = []
         while True:

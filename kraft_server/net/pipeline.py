@@ -121,7 +121,6 @@ class SharedBody:
 
 
 _SIZE_AND_ID = struct.Struct(">ii")  # frame size prefix, then the correlation id
-_SIZE = struct.Struct(">i")
 
 
 _SHARED = SharedBody()
@@ -138,7 +137,6 @@ class Pipeline:
         self.apis = apis
         self.max_in_flight = max_in_flight
         self._reader = FrameReader(max_bytes)
-        self._max_bytes = max_bytes
         self._backlog: deque[bytes] = deque()  # complete frames not yet dispatched
         self._calls: deque[InboundCall] = deque()  # dispatched, in request order
         self._out: list = []  # buffers (bytes, or views of log segments) to write, in order
@@ -150,10 +148,6 @@ class Pipeline:
     # -- input ---------------------------------------------------------------------
     def receive_data(self, data) -> None:
         """Buffer bytes; raises ``ProtocolViolation`` on an oversized frame."""
-        if not self._reader.buffered and len(data) >= 4 \
-                and _SIZE.unpack_from(data)[0] == len(data) - 4 <= self._max_bytes:
-            self._backlog.append(bytes(data[4:]))  # exactly one whole frame: the usual read
-            return
         try:
             self._backlog.extend(self._reader.feed(data))
         except FrameTooLarge as exc:
