@@ -3,9 +3,9 @@ again (issue 12 item 7). Four files beside the segment's ``.log``, little-endian
 
 * ``%020d.batchpos`` and ``%020d.batchnext``: a 16-byte header (magic, version,
   column), then one int64 a batch: where it starts, and the offset after it. These
-  are the segment's in-memory arrays byte for byte, and the only files read whole at
-  start-up (mapped, searched for zero words and copied into the arrays in C: 16 bytes
-  a batch, no per-batch Python work).
+  are the segment's in-memory columns byte for byte: at start-up they are mapped
+  and read in place (``column.py``: nothing copied, no per-batch work), searched
+  for zero words only when written under an earlier boot (``boot_mark.py``).
 * ``%020d.batchcheck``: one 16-byte entry a batch: the segment's max timestamp up to
   this batch (int64), the batch's CRC-32C and how many marks exist up to and
   including it (uint32 each). Only its last entry is read at start-up (and one entry
@@ -19,7 +19,7 @@ the segment truncates the files. They are advisory and never fsync'd on their ow
 at start-up they are trusted only if the headers are ours, the entries start at
 position 0, the two columns hold no zero-filled word (what a power loss can leave
 of an appended file: a real position after the first and a next offset are never
-0), the marks that the last check entry counts are all there and well formed, and
+0; searched after a reboot only, see ``boot_mark.py``), the marks that the last check entry counts are all there and well formed, and
 the last entry still describes a whole batch of the segment (same next offset,
 epoch and CRC, the CRC checked over the bytes). Otherwise the segment is scanned
 from its start and the files rewritten. The files may hold different counts of
@@ -40,6 +40,8 @@ from pathlib import Path
 
 from wire.exceptions import DecodeError
 from wire.records.header import HEADER_SIZE, crc_matches, read_header
+
+from .column import Column
 
 SUFFIX = ".batchpos"
 NEXT_SUFFIX = ".batchnext"
@@ -65,7 +67,7 @@ _ZERO_WORD = bytes(8)
 class Loaded:
     """What a valid index says about the segment's first ``count`` batches."""
 
-    def __init__(self, count: int, positions: array, next_offsets: array, marks: list,
+    def __init__(self, count: int, positions: Column, next_offsets: Column, marks: list,
                  max_timestamp: int):
         self.count = count
         self.positions = positions
@@ -87,30 +89,31 @@ def _zero_word(data, start: int, end: int) -> bool:
     return False
 
 
-_POPULATE = getattr(mmap, "MAP_POPULATE", 0)  # Linux: map the pages in one go
-
-
-def _column(path: Path, header: bytes, check_from: int) -> array | None:
-    """The int64 column after ``header`` in ``path``, if it holds no zero word at or
-    past word ``check_from`` (a torn last word is left out)."""
+def _column(path: Path, header: bytes, count: int, check_from: int | None) -> Column | None:
+    """The first ``count`` words after ``header`` in ``path``, mapped (``column.py``),
+    if none at or past word ``check_from`` is a zero word (None: not searched)."""
+    length = HEADER.size + count * WORD.size
     try:
         with open(path, "rb", buffering=0) as f:
-            size = os.fstat(f.fileno()).st_size
-            if size < HEADER.size + WORD.size:
+            if os.fstat(f.fileno()).st_size < length:
                 return None
-            mapped = mmap.mmap(f.fileno(), size, flags=mmap.MAP_SHARED | _POPULATE, prot=mmap.PROT_READ)
+            mapped = mmap.mmap(f.fileno(), length, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
     except (OSError, ValueError):
         return None
-    try:
-        end = HEADER.size + (size - HEADER.size) // WORD.size * WORD.size
-        if mapped[:HEADER.size] != header or _zero_word(mapped, HEADER.size + check_from * WORD.size, end):
-            return None
-        column = array("q")
-        with memoryview(mapped) as view, view[HEADER.size:end] as words:
-            column.frombytes(words)
-        return column
-    finally:
+    if mapped[:HEADER.size] != header or (
+            check_from is not None and _zero_word(mapped, HEADER.size + check_from * WORD.size, length)):
         mapped.close()
+        return None
+    with memoryview(mapped) as whole:
+        return Column(mapped, whole[HEADER.size:].cast("q"))
+
+
+def _words(path: Path) -> int:
+    """Whole words after the header in a column file (a torn last word left out)."""
+    try:
+        return (os.stat(path).st_size - HEADER.size) // WORD.size
+    except OSError:
+        return 0
 
 
 def _read(path: Path) -> bytes | None:
@@ -138,23 +141,35 @@ def _read_marks(path: Path, needed: int, count: int) -> list | None:
     return marks
 
 
-def load(index: "Writer", fd: int, size: int) -> tuple[Loaded | None, int]:
+def load(index: "Writer", fd: int, size: int, checked: bool = False) -> tuple[Loaded | None, int]:
     """The index of ``index``'s files if it matches the segment (``fd``, ``size``
-    bytes), and where the indexed batches end in the segment (0 when not usable)."""
-    positions = _column(index.path, POSITIONS_HEADER, 1)  # the first position is 0
-    if positions is None:
-        return None, 0
-    next_offsets = _column(index.next_path, NEXT_HEADER, 0)
-    if next_offsets is None:
-        return None, 0
+    bytes), and where the indexed batches end in the segment (0 when not usable).
+    ``checked``: the files were written or checked whole under the current boot
+    (``boot_mark.py``), so their columns are not searched for zero words."""
     try:
         check_size = os.stat(index.check_path).st_size
     except OSError:
         return None, 0
-    count = min(len(positions), len(next_offsets), check_size // CHECK.size)
-    if not count:
+    count = min(_words(index.path), _words(index.next_path), check_size // CHECK.size)
+    if count <= 0:
         return None, 0
-    del positions[count:], next_offsets[count:]
+    positions = _column(index.path, POSITIONS_HEADER, count, None if checked else 1)  # the first is 0
+    if positions is None:
+        return None, 0
+    next_offsets = _column(index.next_path, NEXT_HEADER, count, None if checked else 0)
+    if next_offsets is None:
+        positions.release()
+        return None, 0
+    loaded, end = _check(index, fd, size, count, positions, next_offsets)
+    if loaded is None:
+        positions.release()
+        next_offsets.release()
+    return loaded, end
+
+
+def _check(index: "Writer", fd: int, size: int, count: int, positions: Column,
+           next_offsets: Column) -> tuple[Loaded | None, int]:
+    """The marks and the last entry against the segment's last indexed batch."""
     if positions[0] != 0:
         return None, 0
     try:
@@ -168,7 +183,7 @@ def load(index: "Writer", fd: int, size: int) -> tuple[Loaded | None, int]:
         return None, 0
     last_epoch = next(e for _, e, kinds in reversed(marks) if kinds & EPOCH_START)
     pos = positions[-1]
-    if pos + HEADER_SIZE > size:
+    if pos < 0 or pos + HEADER_SIZE > size:
         return None, 0
     try:
         header = read_header(os.pread(fd, HEADER_SIZE, pos))

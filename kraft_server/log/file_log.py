@@ -14,7 +14,8 @@ Start-up (:meth:`FileReplicatedLog.open`): leftover ``.part``/``.deleted``
 snapshots are removed; every segment is scanned (``Segment.recover``: the checks of
 ``recovery.scan_segment``, read in 4 MiB chunks, keeping no per-batch objects) after
 the batches its batch index vouches for (``batch_index.py``: entries written after
-each flush, checked against the segment's last indexed batch), and the log is cut at
+each flush, checked against the segment's last indexed batch, mapped rather than
+read; searched for zero words only after a reboot, ``boot_mark.py``), and the log is cut at
 the first torn or corrupt batch; the epoch cache is rebuilt from
 the batches (its checkpoint file rewritten only if it says otherwise); if the
 newest snapshot lies beyond the log end (a follower died between installing a
@@ -36,6 +37,7 @@ from kraft_server.common.values import OffsetAndEpoch
 from wire.exceptions import DecodeError
 from wire.records.header import crc_matches, iter_headers
 
+from . import boot_mark
 from .epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache
 from .files import fsync_dir
 from .partition_metadata import write_partition_metadata, PARTITION_METADATA
@@ -84,6 +86,7 @@ class FileReplicatedLog:
         bases = sorted(b for b in (parse_segment_name(n) for n in os.listdir(self.directory)) if b is not None)
         expected: int | None = None
         broken = False
+        checked = boot_mark.checked_this_boot(self.directory)
         for base in bases:
             segment = Segment(self.directory, base)
             if broken:
@@ -97,7 +100,7 @@ class FileReplicatedLog:
                 self._dir_dirty = True
                 broken = True
                 continue
-            problem = segment.recover(base, self.epochs.assign)
+            problem = segment.recover(base, self.epochs.assign, checked)
             if problem:
                 log.warning("recovering %s: %s; truncated to %d bytes", segment.path.name, problem, segment.size)
                 self.recovery_problems.append(f"{segment.path.name}: {problem}")
@@ -121,6 +124,8 @@ class FileReplicatedLog:
         self._epochs_dirty = self._epoch_checkpoint() != self.epochs.render()
         self._flushed = self.end_offset()
         self.flush()
+        if any(not segment.is_empty for segment in self.segments):
+            boot_mark.mark(self.directory)  # its index files were written or checked under this boot
 
     def _epoch_checkpoint(self) -> bytes | None:
         try:

@@ -6,8 +6,9 @@ segment again).
 
 A segment keeps, in memory, where each batch starts (``positions``) and the offset
 after it (``next_offsets``), so reads and truncation need no on-disk offset index.
-Both are ``array('q')`` (8 bytes a batch, not a list of int objects: a leader with
-a million one-record batches holds 16 MB of index, not ~120 MB). The
+Both are ``Column``s (``column.py``: 8 bytes a batch, not a list of int objects: a
+leader with a million one-record batches holds 16 MB of index, not ~120 MB; what
+the batch index held at start-up stays mapped from its files, not copied). The
 ``.index``/``.timeindex`` files are created empty: a Kafka controller opening
 this directory recovers the metadata log from offset 0 and rebuilds them, and an
 empty offset index only makes its lookups start at the segment's first byte, which
@@ -24,6 +25,7 @@ from wire.exceptions import DecodeError
 from wire.records.header import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, crc_matches, read_header
 
 from . import batch_index
+from .column import Column
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -51,8 +53,8 @@ class Segment:
         flags = os.O_RDWR | (os.O_CREAT if create else 0)
         self.fd = os.open(self.path, flags, 0o644)
         self.size = os.fstat(self.fd).st_size
-        self.positions = array("q")  # where each batch starts
-        self.next_offsets = array("q")  # the offset after each batch (ascending)
+        self.positions = Column()  # where each batch starts
+        self.next_offsets = Column()  # the offset after each batch (ascending)
         self.controls = array("q")  # indexes of the control batches (voter history)
         self.last_timestamp = -1
         self.dirty = False
@@ -76,8 +78,8 @@ class Segment:
     def _track(self, position: int, header: BatchHeader) -> None:
         if header.is_control:
             self.controls.append(len(self.positions))
-        self.positions.append(position)
-        self.next_offsets.append(header.next_offset)
+        self.positions.tail.append(position)  # appends go to the tail (column.py)
+        self.next_offsets.tail.append(header.next_offset)
         self.last_timestamp = max(self.last_timestamp, header.max_timestamp)
 
     def control_offsets(self, start: int) -> list[int]:
@@ -90,7 +92,7 @@ class Segment:
 
     def batch_index_for(self, offset: int) -> int | None:
         """Index of the batch containing ``offset`` (or the first one after it)."""
-        i = bisect.bisect_right(self.next_offsets, offset)
+        i = self.next_offsets.bisect_right(offset)
         return i if i < len(self.positions) else None
 
     # -- I/O -------------------------------------------------------------------------
@@ -103,11 +105,12 @@ class Segment:
         self.size += len(data)
         self.dirty = True
 
-    def recover(self, expected_offset: int | None, on_epoch=None) -> str | None:
+    def recover(self, expected_offset: int | None, on_epoch=None, checked: bool = False) -> str | None:
         """Keep the longest valid prefix of the segment (what ``recovery.scan_segment``
         checks: header, whole batch, CRC-32C, offsets that continue), indexing it as it
         goes; no per-batch objects are kept. The batches a valid batch index
-        covers are taken from it (``batch_index.load``); the scan starts after them.
+        covers are taken from it (``batch_index.load``; ``checked``: its files were
+        written or checked under this boot); the scan starts after them.
         A ``.batchindex`` of an earlier version is deleted, never read.
         Calls ``on_epoch(epoch, base_offset)`` for each batch whose partition leader
         epoch differs from the previous batch's. Returns why it stopped early, or None."""
@@ -117,7 +120,7 @@ class Segment:
         last_epoch = None
         problem = None
         self.index.old_path.unlink(missing_ok=True)
-        loaded, pos = batch_index.load(self.index, fd, size)
+        loaded, pos = batch_index.load(self.index, fd, size, checked)
         self.from_index = loaded.count if loaded is not None else 0  # batches not scanned
         if loaded is None:
             self.index.delete()
@@ -131,7 +134,9 @@ class Segment:
                     on_epoch(epoch, self.base_offset_at(i))
                 last_epoch = epoch
             next_offset = self.next_offsets[-1]
-        positions, next_offsets, controls = self.positions, self.next_offsets, self.controls
+        positions, controls = self.positions, self.controls
+        # the scanned batches follow the indexed ones: appended to the columns' tails
+        append_position, append_next = positions.tail.append, self.next_offsets.tail.append
         last_timestamp = self.last_timestamp
         index = self.index
         # the index's check entries, packed here: the header is unpacked once (its named
@@ -172,8 +177,8 @@ class Segment:
                     last_epoch = epoch
                     if on_epoch is not None:
                         on_epoch(epoch, base)
-            positions.append(pos)
-            next_offsets.append(next_offset)
+            append_position(pos)
+            append_next(next_offset)
             if max_timestamp > last_timestamp:
                 last_timestamp = max_timestamp
             pending_check += pack_check(last_timestamp, crc, len(marks))
@@ -210,7 +215,7 @@ class Segment:
         positions = self.positions
         start = positions[i]
         # the first batch starting more than max_bytes past ``start`` ends the range
-        j = bisect.bisect_right(positions, start + max_bytes, i + 1)
+        j = positions.bisect_right(start + max_bytes, i + 1)
         end = positions[j] if j < len(positions) else self.size
         if end - start > max_bytes and j - 1 > i:
             end = positions[j - 1]  # the last batch overflows: leave it out
@@ -244,6 +249,8 @@ class Segment:
 
     def close(self) -> None:
         self.index.close()
+        self.positions.release()  # unmapped: a closed segment is not read
+        self.next_offsets.release()
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1

@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from kraft_server.log import batch_index
+from kraft_server.log import batch_index, boot_mark
 from kraft_server.log.file_log import FileReplicatedLog
 from wire.records import build_batch
 
@@ -36,6 +36,11 @@ def state(log):
     seg = log.segments[-1]
     return (list(seg.positions), list(seg.next_offsets), seg.last_timestamp, log.epochs.entries,
             log.end_offset(), log.read(0, 1 << 30))
+
+
+def reboot(tmp_path):
+    """What a power loss leaves: the boot mark names another boot than the current one."""
+    (tmp_path / PART / boot_mark.MARK).write_text("00000000-0000-0000-0000-000000000000")
 
 
 def reference(tmp_path):
@@ -139,10 +144,12 @@ def test_a_bad_index_falls_back_to_a_full_scan(tmp_path, damage):
     elif damage == "zero-page":
         # entries 5-14 never reached the disk, the last one did (a power loss)
         index.write_bytes(good[:head + 5 * size] + bytes(10 * size) + good[head + 15 * size:])
+        reboot(tmp_path)
     elif damage == "next-short":
         nexts.write_bytes(good_next[:-1])
     elif damage == "next-zero-page":
         nexts.write_bytes(good_next[:head] + bytes(size) + good_next[head + size:])
+        reboot(tmp_path)
     elif damage == "next-missing":
         nexts.unlink()
     elif damage == "swapped-columns":
@@ -335,8 +342,9 @@ def test_a_clean_reopen_rewrites_nothing(tmp_path):
     assert [(f.stat().st_ino, f.stat().st_mtime_ns, f.stat().st_size) for f in files] == before
     checkpoint.write_text("0\n1\n1 0\n")  # stale: epoch 3 missing
     with FileReplicatedLog.open(tmp_path) as log:
-        assert log.epochs.entries == [(1, 0), (3, log.segments[0].next_offsets[9])]
-    assert checkpoint.read_text() == f"0\n2\n1 0\n3 {log.segments[0].next_offsets[9]}\n"
+        third = log.segments[0].next_offsets[9]
+        assert log.epochs.entries == [(1, 0), (3, third)]
+    assert checkpoint.read_text() == f"0\n2\n1 0\n3 {third}\n"
 
 
 def test_only_the_active_segment_keeps_its_index_files_open(tmp_path):
@@ -367,3 +375,54 @@ def test_only_the_active_segment_keeps_its_index_files_open(tmp_path):
     assert open_index_files() == []
     with FileReplicatedLog.open(tmp_path, segment_bytes=1000) as log:
         assert all(s.from_index == len(s.positions) for s in log.segments) and state(log) == expected
+
+
+def zero_page(tmp_path):
+    """Entries 5-14 of the positions zero-filled, as a power loss can leave them."""
+    index = index_file(tmp_path)
+    good = index.read_bytes()
+    head, size = batch_index.HEADER.size, batch_index.WORD.size
+    index.write_bytes(good[:head + 5 * size] + bytes(10 * size) + good[head + 15 * size:])
+
+
+def test_zero_words_are_searched_for_after_a_reboot_only(tmp_path):
+    """The boot mark (``boot_mark.py``): an open marks the directory with the current
+    boot; a mark of this boot means the index files were written or checked since the
+    machine booted, so no power loss can have zero-filled them; another boot's mark
+    (or none) makes the next open search every entry once."""
+    if boot_mark.boot_id() is None:
+        pytest.skip("no boot id on this platform: every open searches (see the next test)")
+    mark = tmp_path / PART / boot_mark.MARK
+    with FileReplicatedLog.open(tmp_path) as log:
+        assert not mark.exists()  # an empty log has no index files to vouch for
+        fill(log, [1] * 30)
+        log.flush()
+        expected = state(log)
+    with FileReplicatedLog.open(tmp_path) as log:
+        assert log.segments[0].from_index == 30 and state(log) == expected
+    assert mark.read_text() == boot_mark.boot_id()
+    zero_page(tmp_path)
+    reboot(tmp_path)
+    with FileReplicatedLog.open(tmp_path) as log:  # searched: rebuilt by a scan
+        assert log.segments[0].from_index == 0 and state(log) == expected
+    assert mark.read_text() == boot_mark.boot_id()
+    with FileReplicatedLog.open(tmp_path) as log:
+        assert log.segments[0].from_index == 30 and state(log) == expected
+    mark.unlink()  # no mark: searched as after a reboot
+    zero_page(tmp_path)
+    with FileReplicatedLog.open(tmp_path) as log:
+        assert log.segments[0].from_index == 0 and state(log) == expected
+
+
+def test_without_a_boot_id_every_open_searches(tmp_path, monkeypatch):
+    monkeypatch.setattr(boot_mark, "BOOT_ID", str(tmp_path / "no-boot-id"))
+    with FileReplicatedLog.open(tmp_path) as log:
+        fill(log, [1] * 30)
+        log.flush()
+        expected = state(log)
+    with FileReplicatedLog.open(tmp_path) as log:
+        assert log.segments[0].from_index == 30
+    assert not (tmp_path / PART / boot_mark.MARK).exists()
+    zero_page(tmp_path)
+    with FileReplicatedLog.open(tmp_path) as log:
+        assert log.segments[0].from_index == 0 and state(log) == expected

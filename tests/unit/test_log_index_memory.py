@@ -1,5 +1,6 @@
 """The in-memory batch index of a segment (``kraft_server/log/segments.py``): compact
-(``array('q')``, no per-batch objects kept or built on open), and still exact for
+(``Column``: ``array('q')``, or the mapped batch index after a restart; no per-batch
+objects kept or built on open), and still exact for
 recovery, reads and truncation."""
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from array import array
 import pytest
 
 from kraft_server.log import segments
+from kraft_server.log.column import Column
 from kraft_server.log.file_log import FileReplicatedLog
 from kraft_server.log.recovery import scan_segment
 from wire.records import build_batch
@@ -60,15 +62,31 @@ def reference_read(positions, size, i, max_bytes):
     return start, end
 
 
-def test_index_is_two_int64_arrays(tmp_path):
+def test_index_is_two_int64_columns(tmp_path):
     part = write_log(tmp_path, one_record_batches(1000))
-    with FileReplicatedLog(part) as log:
+    with FileReplicatedLog(part) as log:  # scanned: the entries are in the columns' arrays
         seg = log.segments[0]
-        assert isinstance(seg.positions, array) and seg.positions.typecode == "q"
-        assert isinstance(seg.next_offsets, array) and seg.next_offsets.typecode == "q"
+        for column in (seg.positions, seg.next_offsets):
+            assert isinstance(column, Column) and column.head is None
+            assert isinstance(column.tail, array) and column.tail.typecode == "q"
         assert len(seg.positions) == 1000 and seg.next_offsets[-1] == 1000
         assert not hasattr(seg, "base_offsets")
         assert [seg.base_offset_at(i) for i in (0, 1, 999)] == [0, 1, 999]
+        positions, next_offsets = list(seg.positions), list(seg.next_offsets)
+    with FileReplicatedLog(part) as log:  # from the batch index: mapped, nothing copied
+        seg = log.segments[0]
+        for column, expected in ((seg.positions, positions), (seg.next_offsets, next_offsets)):
+            assert column.head.format == "q" and len(column.head) == 1000 and not column.tail
+            assert list(column) == expected
+        assert [seg.base_offset_at(i) for i in (0, 1, 999)] == [0, 1, 999]
+        log.append(build_batch(1000, 1, 5, [(None, b"y")]))  # appends go to the array
+        assert len(seg.positions.tail) == 1 and seg.next_offsets[-1] == 1001
+        assert log.read(999, 1 << 20)[:8] == struct.pack(">q", 999)
+        log.truncate_to(500)  # into the mapped part: copied, unmapped, the index file cut
+        assert seg.positions.head is None and list(seg.positions) == positions[:500]
+        log.flush()
+    with FileReplicatedLog(part) as log:
+        assert log.segments[0].from_index == 500 and list(log.segments[0].positions) == positions[:500]
 
 
 @pytest.mark.parametrize("chunk", [61, 100, 1000, 1 << 22])
