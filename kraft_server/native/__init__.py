@@ -1,19 +1,39 @@
-"""Compiled fast paths of the node's hot loops, each equal to the reference code that is
-its fallback (no compiler, ``KRAFT_PURE_PYTHON=1``): the leader's value-only batches
-(``build_value_batch``) and the loader's replay of them (``batch_values``)."""
+"""Compiled fast paths of the node's hot loops: the leader's value-only batches
+(``build_value_batch``) and the loader's replay of them (``batch_values``).
+
+``_values.py`` is their only source: compiled by Cython in pure-Python mode (setup.py),
+it runs C loops; run as Python (no compiler, ``KRAFT_PURE_PYTHON=1``, or wire's codecs
+running pure) it is wire's own codecs. Which one follows wire's choice
+(``wire/native.py``), so the two paths are never mixed; a compiled ``_values`` older than
+its ``.py`` or ``.pxd`` is not used either.
+"""
+import os
 import struct
+import sys
+from importlib.machinery import (
+    BYTECODE_SUFFIXES, EXTENSION_SUFFIXES, SOURCE_SUFFIXES, FileFinder, SourceFileLoader,
+    SourcelessFileLoader,
+)
 
 from wire.records import HEADER_SIZE
 
 from wire import native as _wire_native
 
-try:
-    if not _wire_native.COMPILED_IN_USE:  # KRAFT_PURE_PYTHON, or the codecs run pure
-        raise ImportError("the codecs run pure Python")
-    from ._values import build_value_batch, decode_values, encode_values
-except ImportError:  # not compiled
-    from wire.records import build_value_batch
-    from wire.records.record import decode_values, encode_values
+
+def _compiled_is_current(directory: str) -> bool:
+    """A compiled ``_values`` is there and newer than its sources."""
+    sources = [os.path.join(directory, "_values" + s) for s in (".py", ".pxd")]
+    newest = max(os.stat(p).st_mtime for p in sources if os.path.exists(p))
+    return any(os.path.exists(b) and os.stat(b).st_mtime >= newest
+               for b in (os.path.join(directory, "_values" + s) for s in EXTENSION_SUFFIXES))
+
+
+if not (_wire_native.COMPILED_IN_USE and _compiled_is_current(__path__[0])):
+    # import _values from its .py (what the import system would otherwise prefer is the .so)
+    sys.path_importer_cache[__path__[0]] = FileFinder(
+        __path__[0], (SourceFileLoader, SOURCE_SUFFIXES), (SourcelessFileLoader, BYTECODE_SUFFIXES))
+
+from ._values import build_value_batch, decode_values, encode_values  # noqa: E402
 
 _COUNT = struct.Struct(">i")
 

@@ -1,34 +1,47 @@
-# cython: language_level=3, boundscheck=False, wraparound=False
 """C loops for value-only record sections (the KRaft leader's batches): the same bytes
 and the same answers as ``wire.records.record.encode_values`` / ``decode_values``, without
 a Python object per byte. Anything the fast decoder does not expect is handed to the
-reference decoder whole, so its checks and error messages stay the only ones."""
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from libc.string cimport memcpy
+reference decoder whole, so its checks and error messages stay the only ones.
+
+Compiled by Cython in pure-Python mode (the C types are in ``_values.pxd``; this ``.py``
+is the only source). Run as Python, the three functions are wire's own codecs
+(bound at the end of the module): the reference, with no call in between.
+"""
+from __future__ import annotations
 
 from wire.exceptions import EncodeError
+from wire.records import build_value_batch as _reference_build
 from wire.records.crc import crc32c
 from wire.records.header import CRC_START, HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC
 from wire.records.record import decode_values as _reference_decode
 from wire.records.record import encode_values as _reference_encode
 
+try:
+    import cython
+except ImportError:
+    from wire import _nocython as cython
 
-cdef inline Py_ssize_t _varint_size(unsigned long long z) noexcept:
-    cdef Py_ssize_t n = 1
+__all__ = ["build_value_batch", "decode_values", "encode_values"]
+
+
+def _varint_size(z):
+    """Bytes of the varint of the zig-zagged ``z``."""
+    n = 1
     while z >= 0x80:
         z >>= 7
         n += 1
     return n
 
 
-cdef inline Py_ssize_t _put_varint(unsigned char *p, long long v) noexcept:
-    cdef unsigned long long z = <unsigned long long>((v << 1) ^ (v >> 63))
-    cdef Py_ssize_t n = 0
+def _put_varint(p, v):
+    """The zig-zag varint of ``v`` at ``p``; how many bytes it took."""
+    z = cython.cast(cython.ulonglong, (v << 1) ^ (v >> 63))
+    n = 0
     while z >= 0x80:
-        p[n] = <unsigned char>((z & 0x7F) | 0x80)
+        p[n] = cython.cast(cython.uchar, (z & 0x7F) | 0x80)
         z >>= 7
         n += 1
-    p[n] = <unsigned char>z
+    p[n] = cython.cast(cython.uchar, z)
     return n + 1
 
 
@@ -50,17 +63,21 @@ def build_value_batch(base_offset, epoch, timestamp_ms, values):
         values = list(values)
     out = _encode(values, HEADER_SIZE)
     if out is None:
-        section = _reference_encode(values)
-        out = bytes(HEADER_SIZE) + section
-    cdef Py_ssize_t count = len(values), size = PyBytes_GET_SIZE(out)
+        out = bytes(HEADER_SIZE) + _reference_encode(values)
+    return _seal(out, base_offset, epoch, timestamp_ms, len(values))
+
+
+def _seal(out, base_offset, epoch, timestamp_ms, count):
+    """The header and CRC written over the first ``HEADER_SIZE`` bytes of ``out``."""
+    size = len(out)
     try:
         head = HEADER.pack(base_offset, size - LOG_OVERHEAD, epoch, MAGIC, 0, 0, count - 1,
                            timestamp_ms, timestamp_ms, -1, -1, -1, count)
     except Exception as exc:  # a field out of its range
         raise EncodeError(f"cannot encode batch header: {exc}") from None
-    cdef unsigned char *p = <unsigned char *>PyBytes_AS_STRING(out)
+    p = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))
     memcpy(p, PyBytes_AS_STRING(head), HEADER_SIZE)
-    cdef unsigned int crc = crc32c(memoryview(out)[CRC_START:])
+    crc = crc32c(memoryview(out)[CRC_START:])
     p[17] = (crc >> 24) & 0xFF
     p[18] = (crc >> 16) & 0xFF
     p[19] = (crc >> 8) & 0xFF
@@ -68,26 +85,26 @@ def build_value_batch(base_offset, epoch, timestamp_ms, values):
     return out
 
 
-cdef object _encode(list values, Py_ssize_t reserve):
+def _encode(values, reserve):
     """The section after ``reserve`` bytes left for the caller, or None when a value is
     not bytes (the reference encoder then decides)."""
-    cdef Py_ssize_t count = len(values), i, n, body, total = reserve
-    cdef object v
+    count = len(values)
+    total = reserve
     for i in range(count):
         v = values[i]
         if type(v) is not bytes:
             return None
         n = PyBytes_GET_SIZE(v)
         # attributes, timestamp delta, offset delta, null key, value length, value, headers
-        body = 2 + _varint_size(<unsigned long long>(i << 1)) + 1 + _varint_size(<unsigned long long>(n << 1)) + n + 1
-        total += _varint_size(<unsigned long long>(body << 1)) + body
-    out = PyBytes_FromStringAndSize(NULL, total)
-    cdef unsigned char *p = <unsigned char *>PyBytes_AS_STRING(out)
-    cdef Py_ssize_t pos = reserve
+        body = 2 + _varint_size(i << 1) + 1 + _varint_size(n << 1) + n + 1
+        total += _varint_size(body << 1) + body
+    out = PyBytes_FromStringAndSize(cython.NULL, total)
+    p = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))
+    pos = reserve
     for i in range(count):
         v = values[i]
         n = PyBytes_GET_SIZE(v)
-        body = 2 + _varint_size(<unsigned long long>(i << 1)) + 1 + _varint_size(<unsigned long long>(n << 1)) + n + 1
+        body = 2 + _varint_size(i << 1) + 1 + _varint_size(n << 1) + n + 1
         pos += _put_varint(p + pos, body)
         p[pos] = 0
         p[pos + 1] = 0
@@ -103,68 +120,79 @@ cdef object _encode(list values, Py_ssize_t reserve):
     return out
 
 
-cdef inline Py_ssize_t _get_varint(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end,
-                                    long long *out) noexcept:
-    """Reads a zig-zag varint of at most 5 bytes at ``pos``; the position after it, or -1."""
-    cdef unsigned long long z = 0
-    cdef int shift = 0
-    cdef unsigned char b
+def _get_varint(p, pos, end, out):
+    """Reads a zig-zag varint of at most 5 bytes at ``pos`` into ``out[0]``; the position
+    after it, or -1."""
+    z = 0
+    shift = 0
     while pos < end and shift < 35:
         b = p[pos]
         pos += 1
-        z |= (<unsigned long long>(b & 0x7F)) << shift
+        z |= cython.cast(cython.ulonglong, b & 0x7F) << shift
         if b < 0x80:
-            out[0] = <long long>(z >> 1) ^ -(<long long>(z & 1))
+            out[0] = cython.cast(cython.longlong, z >> 1) ^ -cython.cast(cython.longlong, z & 1)
             return pos
         shift += 7
     return -1
 
 
-def decode_values(data, Py_ssize_t start, Py_ssize_t end, Py_ssize_t count, skip=None):
+def decode_values(data, start, end, count, skip=None):
     """The values of the ``count`` records in ``data[start:end]``, leaving out those that
     start with the two-byte ``skip``; as ``wire.records.record.decode_values``."""
     if type(data) is not bytes or count < 0 or start < 0 or end > PyBytes_GET_SIZE(data) \
             or (skip is not None and (type(skip) is not bytes or len(skip) != 2)):
         return _reference_decode(data, start, end, count, skip)
-    cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(data)
-    cdef int s0 = -1, s1 = -1
+    values = _decode(data, start, end, count, skip)
+    return _reference_decode(data, start, end, count, skip) if values is None else values
+
+
+def _decode(data, start, end, count, skip):
+    """The values, or None for anything the reference decoder should judge."""
+    p = cython.cast(cython.p_const_uchar, PyBytes_AS_STRING(data))
+    s0 = -1
+    s1 = -1
     if skip:
         s0, s1 = skip[0], skip[1]
-    cdef list values = []
-    cdef Py_ssize_t pos = start, limit, i
-    cdef long long size, ignored
+    values = []
+    pos = start
     for i in range(count):
-        pos = _get_varint(p, pos, end, &size)
+        pos = _get_varint(p, pos, end, cython.address(size))
         if pos < 0 or size < 0 or size > end - pos:
-            return _reference_decode(data, start, end, count, skip)
+            return None
         limit = pos + size
         if pos >= limit:
-            return _reference_decode(data, start, end, count, skip)
+            return None
         pos += 1  # attributes
-        pos = _get_varint(p, pos, limit, &ignored)  # timestamp delta
+        pos = _get_varint(p, pos, limit, cython.address(ignored))  # timestamp delta
         if pos < 0:
-            return _reference_decode(data, start, end, count, skip)
-        pos = _get_varint(p, pos, limit, &ignored)  # offset delta
+            return None
+        pos = _get_varint(p, pos, limit, cython.address(ignored))  # offset delta
         if pos < 0:
-            return _reference_decode(data, start, end, count, skip)
-        pos = _get_varint(p, pos, limit, &size)  # key
+            return None
+        pos = _get_varint(p, pos, limit, cython.address(size))  # key
         if pos < 0 or size > limit - pos:
-            return _reference_decode(data, start, end, count, skip)
+            return None
         if size > 0:
             pos += size
-        pos = _get_varint(p, pos, limit, &size)  # value
+        pos = _get_varint(p, pos, limit, cython.address(size))  # value
         if pos < 0 or size > limit - pos:
-            return _reference_decode(data, start, end, count, skip)
+            return None
         if size < 0:
             values.append(None)
         else:
             if not (size >= 2 and p[pos] == s0 and p[pos + 1] == s1):
-                values.append(PyBytes_FromStringAndSize(<const char *>(p + pos), size))
+                values.append(PyBytes_FromStringAndSize(cython.cast(cython.p_const_char, p + pos), size))
             pos += size
         # no headers, and the record ends there: anything else goes to the reference
         if pos >= limit or p[pos] != 0 or pos + 1 != limit:
-            return _reference_decode(data, start, end, count, skip)
+            return None
         pos = limit
     if pos != end:
-        return _reference_decode(data, start, end, count, skip)
+        return None
     return values
+
+
+if not cython.compiled:  # pure Python: wire's own codecs, called directly
+    build_value_batch = _reference_build  # noqa: F811
+    decode_values = _reference_decode  # noqa: F811
+    encode_values = _reference_encode  # noqa: F811
