@@ -20,11 +20,15 @@ Target: on 1M records, listening <= 500 ms and leader-ready within 1.2x of the
 small log's, after a clean restart and after kill -9. The node's CPU time (user +
 system, from ``/proc``) at listening and at leader-ready is printed beside the wall
 times: on a busy machine the wall times mostly measure the wait for a core, the CPU
-times what start-up itself costs.
+times what start-up itself costs. ``open`` is the part that can depend on the log: from
+the node's first log line (its imports done) to "starting" (``build_node`` done: the
+log opened and recovered, the core and controller built), read from the node's own
+log timestamps; the median of every clean and kill -9 start is printed per log size.
 """
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import shutil
@@ -81,6 +85,29 @@ def _cpu_ms(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) * 1000.0 / os.sysconf("SC_CLK_TCK")
 
 
+def _open_ms(node: NodeProc) -> float | None:
+    """From the node's first log line to "starting" (build_node done), in its last start."""
+    try:
+        lines = node.out.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    first = built = None
+    for line in lines:
+        if "wire codecs:" in line:
+            first, built = line, None
+        elif first is not None and " starting (metadata log " in line:
+            built = line
+    if first is None or built is None:
+        return None
+
+    def stamp(line: str) -> float:
+        return datetime.datetime.strptime(line[1:24], "%Y-%m-%d %H:%M:%S,%f").timestamp() * 1000.0
+    try:
+        return stamp(built) - stamp(first)
+    except ValueError:
+        return None
+
+
 def _start(node: NodeProc, past_offset: int) -> dict:
     """Spawn; time listening and leader-ready (returns the high watermark seen)."""
     node.start()
@@ -100,7 +127,7 @@ def _start(node: NodeProc, past_offset: int) -> dict:
     ready_ms = now_ms() - node.spawn_ms
     return {"listening_ms": node.listen_ms - node.spawn_ms, "ready_ms": ready_ms,
             "listening_cpu_ms": listening_cpu, "ready_cpu_ms": _cpu_ms(node.proc.pid),
-            "high_watermark": q.high_watermark, "epoch": q.leader_epoch}
+            "high_watermark": q.high_watermark, "epoch": q.leader_epoch, "open_ms": _open_ms(node)}
 
 
 def _fmt(ms: float | None) -> str:
@@ -141,6 +168,8 @@ def run_size(records: int, workdir: Path, log, repeats: int = 3) -> dict:
         for k, samples in runs.items():
             res[k] = _median_run(samples)
             res[k]["samples_ready_ms"] = [round(s["ready_ms"]) for s in samples]
+        opens = sorted(s["open_ms"] for s in runs["clean"] + runs["kill9"] if s["open_ms"] is not None)
+        res["open_ms"] = opens[len(opens) // 2] if opens else None
         for k in ("first", "clean", "kill9"):
             log(f"{records:,} records, {k}: listening {res[k]['listening_ms']:.0f} ms, "
                 f"leader ready {res[k]['ready_ms']:.0f} ms (CPU {_fmt(res[k]['listening_cpu_ms'])} / "
@@ -199,6 +228,8 @@ def main(argv=None) -> int:
         print("  ".join(f"{v:>15}" for v in (
             r["start"], f"{r['listening_ms_small']:.0f}", f"{r['listening_ms_big']:.0f}",
             f"{r['ready_ms_small']:.0f}", f"{r['ready_ms_big']:.0f}", f"{r['ready_ratio']:.2f}", met)))
+    print(f"open (node log: first line -> build_node done), median of the clean and kill -9 starts, "
+          f"small / big log: {_fmt(small['open_ms'])} / {_fmt(big['open_ms'])} ms")
     print("node CPU (user + system) at leader ready, small / big log: " + ", ".join(
         f"{r['start']} {_fmt(r['ready_cpu_ms_small'])} / {_fmt(r['ready_cpu_ms_big'])} ms" for r in rows))
     print(f"targets (clean and kill9): listening <= {LISTEN_TARGET_MS:.0f} ms on the big log, leader ready "
