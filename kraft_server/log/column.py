@@ -7,7 +7,9 @@ read, so opening a segment of a million batches costs what opening a small one
 does. Later entries go to an ``array('q')`` (``tail``). Cutting into the mapped
 part copies what is kept into the array and unmaps the file first (the index file
 is truncated next), so the map never covers a truncated page. A closed segment's
-column is unmapped: reading its head then raises ValueError.
+column is unmapped: reading its head then raises ValueError. Each mapped column
+keeps one descriptor open (Python's ``mmap`` holds a duplicate of the file's): two a
+segment opened from its index, besides the segment's own.
 
 Index, slice (a copy), ``len``, iterate, ``append``, ``del c[i:]`` and
 ``bisect_right`` (in C on each part); ``bisect.bisect_right(column, ...)`` works too,
