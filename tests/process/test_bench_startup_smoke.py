@@ -25,3 +25,4 @@ def test_bench_startup_json():
             if start != "first":
                 samples = got["samples_ready_ms"]  # the row is the median of the starts
                 assert len(samples) == 2 and min(samples) - 1 <= got["ready_ms"] <= max(samples) + 1
+        assert 0 < res["open_ms"] < got["listening_ms"]  # from the node's own log
