@@ -17,8 +17,8 @@ through ``__getitem__``.
 """
 from __future__ import annotations
 
-import bisect
 from array import array
+from bisect import bisect_right as _bisect_right
 from itertools import chain
 
 
@@ -39,6 +39,8 @@ class Column:
         if head is None:
             return self.tail[i]
         n0 = len(head)
+        if type(i) is int and 0 <= i < n0:  # the common case first
+            return head[i]
         if isinstance(i, slice):
             start, stop, step = i.indices(n0 + len(self.tail))
             if step != 1:
@@ -80,15 +82,23 @@ class Column:
 
     def bisect_right(self, x: int, lo: int = 0, hi: int | None = None) -> int:
         """``bisect.bisect_right`` over the whole column, each part searched in C."""
-        n = len(self)
-        hi = n if hi is None else min(hi, n)
-        head = self.head
+        head, tail = self.head, self.tail
         if head is None:
-            return bisect.bisect_right(self.tail, x, lo, hi)
+            return _bisect_right(tail, x, lo) if hi is None else _bisect_right(tail, x, lo, hi)
         n0 = len(head)
-        if lo < n0 and (hi <= n0 or x < head[n0 - 1]):
-            return bisect.bisect_right(head, x, lo, min(hi, n0))
-        return n0 + bisect.bisect_right(self.tail, x, max(lo - n0, 0), hi - n0)
+        if hi is None:
+            hi = n0 + len(tail)
+        if lo < n0 and (hi <= n0 or x < head[n0 - 1]):  # the answer lies in the head
+            return _bisect_right(head, x, lo, min(hi, n0))
+        return n0 + _bisect_right(tail, x, max(lo - n0, 0), hi - n0)
+
+    def last(self, default: int) -> int:
+        """The last entry, or ``default`` when the column is empty."""
+        tail = self.tail
+        if tail:
+            return tail[-1]
+        head = self.head
+        return default if head is None else head[-1]
 
     def release(self) -> None:
         """Unmap the head (the segment is closed): reading it then raises ValueError."""

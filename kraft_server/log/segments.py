@@ -16,7 +16,6 @@ is still correct (``kafka-dump-log`` does not need them either).
 """
 from __future__ import annotations
 
-import bisect
 import os
 from array import array
 from pathlib import Path
@@ -69,11 +68,11 @@ class Segment:
     # -- positions -----------------------------------------------------------------
     @property
     def next_offset(self) -> int:
-        return self.next_offsets[-1] if self.next_offsets else self.base_offset
+        return self.next_offsets.last(self.base_offset)
 
     @property
     def is_empty(self) -> bool:
-        return not self.positions
+        return self.positions.head is None and not self.positions.tail
 
     def _track(self, position: int, header: BatchHeader) -> None:
         if header.is_control:
