@@ -13,7 +13,6 @@ skipping segments whose largest timestamp is below the target.
 """
 from __future__ import annotations
 
-import bisect
 import mmap
 
 from wire.records import HEADER_SIZE, decode_batch, iter_headers, read_header
@@ -56,7 +55,7 @@ class LogReader:
             if i is None:
                 return b""
             # the last batch to serve: the one ending at or before ``end``
-            last = bisect.bisect_right(segment.next_offsets, end, i) - 1
+            last = segment.next_offsets.bisect_right(end, i) - 1
             if last < i:
                 return b""
             positions = segment.positions
@@ -67,7 +66,7 @@ class LogReader:
 
             stop = position_of(last + 1)
             if stop - start > max_bytes:  # batches i..m-1 fit when position_of(m) - start <= max_bytes
-                q = bisect.bisect_right(positions, start + max(max_bytes, 0), i + 1, last + 1)
+                q = positions.bisect_right(start + max(max_bytes, 0), i + 1, last + 1)
                 stop = position_of(max(i + 1, q - 1))
             return self._view(segment, start, stop)
         return b""
