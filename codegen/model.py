@@ -64,6 +64,11 @@ class TypeRef:
     def fixed(self) -> bool:
         return self.kind in FIXED
 
+    @property
+    def primitive_array(self) -> bool:
+        """An array whose elements are not structs: decoded into a tuple."""
+        return self.kind == "array" and self.element.kind != "struct"
+
     def __str__(self) -> str:
         if self.kind == "array":
             return "[]" + str(self.element)

@@ -15,7 +15,7 @@ from .varint import read_uvarint, read_uvarint_int, write_uvarint
 __all__ = [
     "ARRAYS", "DEFAULT", "Message", "Struct", "StructCodec", "UUID", "ZERO_UUID", "DecodeError",
     "EncodeError", "UnsupportedVersionError", "new", "pack_array",
-    "read_compact_length", "read_uvarint", "read_uvarint_int", "same_tags", "unpack_array",
+    "read_compact_length", "read_uvarint", "read_uvarint_int", "same_items", "same_tags", "unpack_array",
     "uuid_from_bytes", "write_tags", "write_uvarint",
 ]
 
@@ -121,13 +121,19 @@ def pack_array(code: str, values) -> bytes:
     return s.pack(*values)
 
 
-def unpack_array(code: str, n: int, buf, pos: int) -> list:
+def unpack_array(code: str, n: int, buf, pos: int) -> tuple:
     s = _array_structs.get((code, n))
     if s is None:
         s = struct.Struct(f">{n}{code}")
         if n < 4096:
             _array_structs[(code, n)] = s
-    return list(s.unpack_from(buf, pos))
+    return s.unpack_from(buf, pos)
+
+
+def same_items(a, b) -> bool:
+    """For an array-of-primitives field whose values are not ``==``: equal all the same
+    when one is a tuple (decoded) and the other a list (built) of the same items."""
+    return type(a) is not type(b) and a is not None and b is not None and tuple(a) == tuple(b)
 
 
 def same_tags(a, b) -> bool:

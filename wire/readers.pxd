@@ -57,17 +57,18 @@ cdef extern from *:
     #define __kraft_be32(s) ((int32_t)(((uint32_t)(s)[0] << 24) | ((uint32_t)(s)[1] << 16) | \
                                        ((uint32_t)(s)[2] << 8) | (uint32_t)(s)[3]))
     #endif
-    /* A list of n big-endian int32s from s (the caller checked the bounds). */
-    static PyObject *__kraft_i32_list(const unsigned char *s, Py_ssize_t n) {
+    /* A tuple of n big-endian int32s from s (the caller checked the bounds); n == 0 gives
+       the shared empty tuple (PyTuple_New(0) returns it). */
+    static PyObject *__kraft_i32_tuple(const unsigned char *s, Py_ssize_t n) {
         PyObject *out, *x;
         Py_ssize_t i;
-        if ((out = PyList_New(n)) == NULL) return NULL;
+        if ((out = PyTuple_New(n)) == NULL) return NULL;
         for (i = 0; i < n; i++, s += 4) {
             if ((x = __kraft_int(__kraft_be32(s))) == NULL) {
                 Py_DECREF(out);
                 return NULL;
             }
-            PyList_SET_ITEM(out, i, x);
+            PyTuple_SET_ITEM(out, i, x);
         }
         return out;
     }
@@ -129,22 +130,27 @@ cdef extern from *:
     }
     #define __kraft_i32_at(b, pos) ((Py_ssize_t)__kraft_be32(__kraft_at(b, pos)))
     #define __kraft_i16_at(b, pos) ((Py_ssize_t)(int16_t)(((uint16_t)__kraft_at(b, pos)[0] << 8) | (uint16_t)__kraft_at(b, pos)[1]))
-    /* o.<slot> = a list of n int32s at pos (checked here). */
-    static CYTHON_INLINE int __kraft_put_i32_list(PyObject *o, Py_ssize_t off, PyObject *name, PyObject *b, Py_ssize_t pos, Py_ssize_t n) {
+    /* o.<slot> = a tuple of n int32s at pos (checked here). */
+    static CYTHON_INLINE int __kraft_put_i32_tuple(PyObject *o, Py_ssize_t off, PyObject *name, PyObject *b, Py_ssize_t pos, Py_ssize_t n) {
         if (pos < 0 || n < 0 || n > (PyBytes_GET_SIZE(b) - pos) / 4) return __kraft_short(b, pos, 4 * n);
-        return __kraft_put(o, off, name, __kraft_i32_list(__kraft_at(b, pos), n));
+        return __kraft_put(o, off, name, __kraft_i32_tuple(__kraft_at(b, pos), n));
     }
     /* l[i] = v in a list made by PyList_New(n) (its items start NULL). */
     static CYTHON_INLINE void __kraft_list_set(PyObject *l, Py_ssize_t i, PyObject *v) {
         Py_INCREF(v);
         PyList_SET_ITEM(l, i, v);
     }
+    /* t[i] = v in a tuple made by PyTuple_New(n), not yet seen by anyone else. */
+    static CYTHON_INLINE void __kraft_tuple_set(PyObject *t, Py_ssize_t i, PyObject *v) {
+        Py_INCREF(v);
+        PyTuple_SET_ITEM(t, i, v);
+    }
     """
     object _alloc "__kraft_alloc"(object cls)
     object _u128 "__kraft_u128"(const unsigned char* s, Py_ssize_t pos)
     Py_ssize_t _member_offset "__kraft_member_offset"(object descriptor)
     int _store "__kraft_set_slot"(object o, Py_ssize_t offset, object name, object value) except -1
-    list _i32_list "__kraft_i32_list"(const unsigned char* s, Py_ssize_t n)
+    tuple _i32_tuple "__kraft_i32_tuple"(const unsigned char* s, Py_ssize_t n)
     object _obj_i16 "__kraft_obj_i16"(bytes b, Py_ssize_t pos)
     object _obj_i32 "__kraft_obj_i32"(bytes b, Py_ssize_t pos)
     int _need "__kraft_need"(bytes b, Py_ssize_t pos, Py_ssize_t size) except -1
@@ -153,9 +159,11 @@ cdef extern from *:
     int _put_i32 "__kraft_put_i32"(object o, Py_ssize_t off, object name, bytes b, Py_ssize_t pos) except -1
     Py_ssize_t _i16_at "__kraft_i16_at"(bytes b, Py_ssize_t pos)
     Py_ssize_t _i32_at "__kraft_i32_at"(bytes b, Py_ssize_t pos)
-    int _put_i32_list "__kraft_put_i32_list"(object o, Py_ssize_t off, object name, bytes b, Py_ssize_t pos, Py_ssize_t n) except -1
+    int _put_i32_tuple "__kraft_put_i32_tuple"(object o, Py_ssize_t off, object name, bytes b, Py_ssize_t pos, Py_ssize_t n) except -1
     list _new_list "PyList_New"(Py_ssize_t n)
     void _list_set "__kraft_list_set"(list l, Py_ssize_t i, object v)
+    tuple _new_tuple "PyTuple_New"(Py_ssize_t n)
+    void _tuple_set "__kraft_tuple_set"(tuple t, Py_ssize_t i, object v)
 
 cpdef object new_object(object cls)
 
@@ -189,7 +197,7 @@ cpdef Py_ssize_t slot_offset(object cls, object name) except? -2
 cpdef int set_slot(object o, Py_ssize_t offset, object name, object value) except -1
 
 @cython.locals(s="const unsigned char*")
-cpdef list read_i32_list(bytes buf, Py_ssize_t pos, Py_ssize_t n)
+cpdef tuple read_i32_tuple(bytes buf, Py_ssize_t pos, Py_ssize_t n)
 
 @cython.locals(hi=cython.ulonglong, lo=cython.ulonglong, s="const unsigned char*")
 cpdef object read_uuid(bytes buf, Py_ssize_t pos)

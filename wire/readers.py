@@ -17,7 +17,7 @@ except ImportError:
     from . import _nocython as cython
 
 __all__ = ["new_object", "slot_offset", "set_slot", "read_bool", "read_i8", "read_i16", "read_u16", "read_i32", "read_u32", "read_i64",
-           "read_i32_list", "read_uuid"]
+           "read_i32_tuple", "read_uuid"]
 
 _S_b = struct.Struct(">b")
 _S_h = struct.Struct(">h")
@@ -145,16 +145,17 @@ def read_i64(buf, pos):
     return _S_q.unpack_from(buf, pos)[0]
 
 
-def read_i32_list(buf, pos, n):
-    """``n`` int32s from ``pos`` as a list (the caller has checked ``n`` is not negative)."""
+def read_i32_tuple(buf, pos, n):
+    """``n`` int32s from ``pos`` as a tuple, ``()`` for none (the caller has checked ``n``
+    is not negative)."""
     if cython.compiled:
         if pos < 0 or pos + 4 * n > len(buf):
             _past_end(buf, pos, 4 * n)
         s = buf
-        return _i32_list(s + pos, n)
+        return _i32_tuple(s + pos, n)
     if n < 32:
-        return list(_ARRAYS_i[n].unpack_from(buf, pos))
-    return list(struct.unpack_from(f">{n}i", buf, pos))
+        return _ARRAYS_i[n].unpack_from(buf, pos)
+    return struct.unpack_from(f">{n}i", buf, pos)
 
 
 def read_uuid(buf, pos):

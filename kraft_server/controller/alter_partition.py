@@ -60,7 +60,7 @@ def _check(image, req_broker: int, p, part, new_isr: list[tuple[int, int]]) -> i
 def _change(image, topic_name: str, p, new_isr: list[int], lrs: int) -> PartitionChangeRecord | None:
     record = PartitionChangeRecord(partition_id=p.partition_id, topic_id=p.topic_id)
     changed = False
-    if new_isr != p.isr:
+    if list(new_isr) != list(p.isr):  # the image holds tuples
         record.isr = list(new_isr)
         changed = True
     if lrs != p.leader_recovery_state:

@@ -271,7 +271,7 @@ def heartbeat(image, req, version: int, *, shutdown_offset: int | None,
     mv = image.metadata_version() or 0
     cordoned = getattr(req, "cordoned_log_dirs", None) if version >= 2 else None
     if mv >= CORDONED_DIRS_MIN_MV and cordoned is not None \
-            and list(cordoned) != (b.record.cordoned_log_dirs if b.record.cordoned_log_dirs is not None else None):
+            and list(cordoned) != (list(b.record.cordoned_log_dirs) if b.record.cordoned_log_dirs is not None else None):
         records.append((BrokerRegistrationChangeRecord(broker_id=b.broker_id, broker_epoch=b.epoch,
                                                        cordoned_log_dirs=list(cordoned)), 3))
     return Outcome(records=records, caught_up=caught_up, fenced=nxt.fenced,

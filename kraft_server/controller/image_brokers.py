@@ -111,9 +111,9 @@ class BrokersImage:
         if r.in_controlled_shutdown == IN_CONTROLLED_SHUTDOWN:
             rr.in_controlled_shutdown = True
         if r.log_dirs:
-            rr.log_dirs = list(r.log_dirs)
+            rr.log_dirs = tuple(r.log_dirs)
         if r.cordoned_log_dirs is not None:
-            rr.cordoned_log_dirs = list(r.cordoned_log_dirs)
+            rr.cordoned_log_dirs = tuple(r.cordoned_log_dirs)
 
     def set_fenced(self, broker_id: int, epoch: int, fenced: bool) -> None:
         """The legacy FenceBrokerRecord / UnfenceBrokerRecord (replay only)."""

@@ -144,9 +144,9 @@ class TopicsImage:
             t.pending = []
         t.pending.append(value)
 
-    def shared_dirs(self, dirs: list) -> list:
+    def shared_dirs(self, dirs) -> tuple:
         shared = self._dirs
-        return [shared.setdefault(d, d) for d in dirs]
+        return tuple([shared.setdefault(d, d) for d in dirs])
 
     def change_partition(self, r) -> None:
         t = self.by_id.get(r.topic_id)
@@ -196,26 +196,27 @@ def copy_partition(p: PartitionRecord) -> PartitionRecord:
 
 
 def merge(p: PartitionRecord, r) -> PartitionRecord:
-    """The partition after a PartitionChangeRecord (``PartitionRegistration.merge``)."""
+    """The partition after a PartitionChangeRecord (``PartitionRegistration.merge``).
+    Its id lists stay tuples, as a decoded PartitionRecord holds them."""
     q = copy_partition(p)
     if r.replicas is not None:
-        q.replicas = list(r.replicas)
+        q.replicas = tuple(r.replicas)
     if r.isr is not None:
-        q.isr = list(r.isr)
+        q.isr = tuple(r.isr)
     if r.removing_replicas is not None:
-        q.removing_replicas = list(r.removing_replicas)
+        q.removing_replicas = tuple(r.removing_replicas)
     if r.adding_replicas is not None:
-        q.adding_replicas = list(r.adding_replicas)
+        q.adding_replicas = tuple(r.adding_replicas)
     if r.leader != NO_LEADER_CHANGE:
         q.leader = r.leader
         q.leader_epoch = p.leader_epoch + 1
     if r.leader_recovery_state != -1:
         q.leader_recovery_state = r.leader_recovery_state
     if r.directories is not None:
-        q.directories = list(r.directories)
+        q.directories = tuple(r.directories)
     if r.eligible_leader_replicas is not None:
-        q.eligible_leader_replicas = list(r.eligible_leader_replicas) or None
+        q.eligible_leader_replicas = tuple(r.eligible_leader_replicas) or None
     if r.last_known_elr is not None:
-        q.last_known_elr = list(r.last_known_elr) or None
+        q.last_known_elr = tuple(r.last_known_elr) or None
     q.partition_epoch = p.partition_epoch + 1
     return q

@@ -81,16 +81,16 @@ def _finish(p, record, target_isr, leader, target_elr, target_lkelr, elr: bool):
     if elr and leader >= 0 and not target_isr and leader in target_elr:
         target_isr = [leader]  # electing an ELR member makes it the ISR
         target_elr = [r for r in target_elr if r != leader]
-    if target_isr != p.isr:
+    if list(target_isr) != list(p.isr):  # the image holds tuples
         record.isr = list(target_isr)
     if leader != p.leader:
         record.leader = leader
     if elr:
         if leader >= 0 and target_lkelr:
             target_lkelr = []
-        if target_elr != (p.eligible_leader_replicas or []):
+        if list(target_elr) != list(p.eligible_leader_replicas or ()):
             record.eligible_leader_replicas = list(target_elr)
-        if target_lkelr != (p.last_known_elr or []):
+        if list(target_lkelr) != list(p.last_known_elr or ()):
             record.last_known_elr = list(target_lkelr)
     changed = (record.isr is not None or record.leader != NO_CHANGE
                or record.eligible_leader_replicas is not None or record.last_known_elr is not None

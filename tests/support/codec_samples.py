@@ -2,7 +2,8 @@
 compiled and the pure-Python codecs (tests/unit/test_compiled_codecs.py).
 
 ``python -m tests.support.codec_samples OUT`` (run with ``KRAFT_PURE_PYTHON=1``) writes a
-pickle of ``[(name, version, obj, encoding, repr(decoded)), ...]`` plus record batches.
+pickle of ``[(name, version, obj, encoding, repr(decoded), array_shapes(decoded)), ...]``
+plus record batches.
 The samples: all defaults, every field set, and a few seeded hypothesis draws (with
 unknown tagged fields in flexible versions).
 """
@@ -16,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from tests.support import strategies as S
 
 EXAMPLES = 3
+EMPTY = ()  # the shared empty tuple (``x is ()`` draws a SyntaxWarning)
 _SETTINGS = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
                      suppress_health_check=list(HealthCheck))
 
@@ -32,6 +34,30 @@ def samples(cls, model, version: int) -> list:
     return out
 
 
+def array_shapes(model, obj) -> list:
+    """``(path, primitive?, shape)`` for every array field of a decoded ``obj``, nested ones
+    included; shape is "()" (the shared empty tuple), "tuple", "list" or "None"."""
+    out = []
+
+    def walk(struct, o, path):
+        for f in struct.fields:
+            value = getattr(o, f.py)
+            t = f.type
+            if t.kind == "struct" and value is not None:
+                walk(model.structs[t.struct], value, f"{path}.{f.py}")
+            if t.kind != "array":
+                continue
+            primitive = t.element.kind != "struct"
+            shape = ("None" if value is None else "()" if value is EMPTY else type(value).__name__)
+            out.append((f"{path}.{f.py}", primitive, shape))
+            if not primitive and value is not None:
+                for i, item in enumerate(value):
+                    walk(model.structs[t.element.struct], item, f"{path}.{f.py}[{i}]")
+
+    walk(model.top, obj, model.name)
+    return out
+
+
 def message_samples() -> list:
     rows = []
     for name, model in sorted(S.models().items()):
@@ -39,7 +65,8 @@ def message_samples() -> list:
         for version in S.versions_of(cls):
             for obj in samples(cls, model, version):
                 data = obj.encode(version)
-                rows.append((name, version, obj, data, repr(cls.decode(data, version))))
+                decoded = cls.decode(data, version)
+                rows.append((name, version, obj, data, repr(decoded), array_shapes(model, decoded)))
     return rows
 
 

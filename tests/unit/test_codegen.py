@@ -79,6 +79,27 @@ def test_defaults_of_every_form(ev):
     assert o.ints is not ev.EverythingRequest().ints  # fresh lists per object
 
 
+@pytest.mark.parametrize("typed", [False, True])
+def test_arrays_of_primitives_decode_to_tuples_equal_to_lists(ev, ev_typed, typed):
+    """Decoded arrays of primitives are tuples (the shared () when empty, also for a field
+    the version lacks); struct arrays stay lists; a list of the same items is equal."""
+    E = (ev_typed if typed else ev).EverythingRequest
+    built = full(ev_typed if typed else ev, 2)
+    back = E.decode(built.encode(2), 2)
+    assert (back.ints, back.longs, back.names, back.tag_ints) == ((1, -1, 2**31 - 1), (2**40,), ("a", "", "ü"), (9, 8))
+    assert type(back.ids) is tuple and type(back.listeners) is list and type(back.items) is list
+    assert back == built and built == back and not (back != built)
+    assert "ints=(1, -1, 2147483647)" in repr(back) and "ints=[1, -1, 2147483647]" in repr(built)
+    empty = E.decode(E().encode(0), 0)
+    shared = ()
+    assert empty.ints is shared and empty.ids is shared and empty.tag_ints is shared and empty.listeners == []
+    assert empty == E() and E() == empty
+    built.ints = [1, 2]
+    assert back != built and built != back  # equal types or not, other items differ
+    again = E.decode(back.encode(2), 2)  # tuples encode as lists do
+    assert again == back
+
+
 def test_legacy_string_in_flexible_version(ev):
     # LegacyId has flexibleVersions "none": int16 length even in v2 (like RequestHeader ClientId)
     data = ev.EverythingRequest(legacy_id="ab").encode(2)

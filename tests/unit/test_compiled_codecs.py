@@ -1,7 +1,9 @@
 """The compiled codecs (Cython, built from the same .py by setup.py) and the pure-Python
 sources agree: a pure child process (KRAFT_PURE_PYTHON=1) encodes samples of every message
 and version; here, on the compiled path, the same objects encode to the same bytes and
-those bytes decode to equal objects with the same repr. Record batches likewise."""
+those bytes decode to equal objects with the same repr, arrays of primitives as tuples
+(the shared ``()`` when empty) and struct arrays as lists on both paths. Record batches
+likewise."""
 from __future__ import annotations
 
 import os
@@ -11,6 +13,8 @@ import sys
 
 import pytest
 
+from tests.support import strategies as S
+from tests.support.codec_samples import array_shapes
 from tests.support.strategies import REPO
 from wire import native
 
@@ -59,13 +63,22 @@ def test_every_message_and_version_is_identical_compiled_and_pure(pure):
     rows = pure["messages"]
     seen = {(name, version) for name, version, *_ in rows}
     assert seen == {(n, v) for n, c in BY_NAME.items() for v in range(c.MIN_VERSION, c.MAX_VERSION + 1)}
-    for name, version, obj, data, decoded_repr in rows:
+    kinds = set()
+    for name, version, obj, data, decoded_repr, pure_shapes in rows:
         cls = BY_NAME[name]
         assert type(obj) is cls  # unpickled into this process's (compiled) class
         assert obj.encode(version) == data, f"{name} v{version}: compiled encodes other bytes"
         decoded = cls.decode(data, version)
         assert decoded == obj, f"{name} v{version}: compiled decodes to a different object"
         assert repr(decoded) == decoded_repr, f"{name} v{version}: repr differs"
+        shapes = array_shapes(S.models()[name], decoded)
+        assert shapes == pure_shapes, f"{name} v{version}: arrays differ compiled and pure"
+        for path, primitive, shape in shapes:
+            allowed = ("None", "()", "tuple") if primitive else ("None", "list")
+            assert shape in allowed, f"{name} v{version}: {path} decodes to {shape}"
+            kinds.add((primitive, shape))
+    # the samples hold filled and empty arrays of both kinds
+    assert {(True, "()"), (True, "tuple"), (False, "list")} <= kinds
 
 
 def test_typed_decoders_take_any_buffer_and_refuse_bad_input_with_decode_error(pure):
@@ -77,7 +90,7 @@ def test_typed_decoders_take_any_buffer_and_refuse_bad_input_with_decode_error(p
 
     typed = {name for name, cls in BY_NAME.items() if cls._DEC_BYTES}
     assert {"VoteRequest", "DescribeQuorumResponse", "MetadataResponse"} <= typed
-    for name, version, obj, data, _ in pure["messages"]:
+    for name, version, obj, data, *_ in pure["messages"]:
         if name not in typed:
             continue
         cls = BY_NAME[name]

@@ -57,13 +57,13 @@ def test_advertised_on_the_controller_listener():
 def test_several_dirs_start_unassigned_and_an_assignment_writes_directories():
     c, epochs, tid = jbod_cluster()
     p0 = c.controller.image.topics.by_id[tid].partitions[0]
-    assert p0.directories == [UNASSIGNED, UNASSIGNED]  # more than one dir: UNASSIGNED
+    assert p0.directories == (UNASSIGNED, UNASSIGNED)  # more than one dir: UNASSIGNED
     d = dirs_of(2)[1]
     resp = run(c, assign_dirs_op(request(2, epochs[2], [(d, [(tid, [0, 1])])])))
     assert resp.error_code == 0 and set(errors(resp).values()) == {0}
     parts = c.controller.image.topics.by_id[tid].partitions
-    assert parts[0].directories == [UNASSIGNED, d]  # broker 2 is replica #1 of partition 0
-    assert parts[1].directories == [d, UNASSIGNED]
+    assert parts[0].directories == (UNASSIGNED, d)  # broker 2 is replica #1 of partition 0
+    assert parts[1].directories == (d, UNASSIGNED)
     assert parts[0].leader_epoch == 0 and parts[0].partition_epoch == 1  # a change, not a new leader
     assert c.data_batches()[-1] == [(5, 2), (5, 2)]
     # the same assignment again changes nothing and writes nothing

@@ -137,7 +137,7 @@ def test_session_expiry_fences_and_moves_leadership():
     img = c.controller.image
     assert img.brokers.get(1).fenced and not img.brokers.get(2).fenced
     p = img.topics.by_name["t"].partitions[0]
-    assert (p.leader, p.isr, p.leader_epoch) == (2, [2], 1)
+    assert (p.leader, p.isr, p.leader_epoch) == (2, (2,), 1)
     # ELR on, min ISR 1: |ISR| >= min ISR, so no ELR
     assert p.eligible_leader_replicas is None
     # a heartbeat with the old epoch after re-registration is stale

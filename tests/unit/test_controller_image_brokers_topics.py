@@ -52,7 +52,7 @@ def test_brokers_fencing_and_offsets():
     b1, b2, b3 = (img.brokers.get(i) for i in (1, 2, 3))
     assert (b1.fenced, b2.fenced, b3.fenced) == (False, False, True)
     assert b1.register_offset == 101 and b3.register_offset == 103
-    assert b2.record.cordoned_log_dirs == [] and b1.record.cordoned_log_dirs is None
+    assert b2.record.cordoned_log_dirs == () and b1.record.cordoned_log_dirs is None
     assert img.brokers.is_active(1) and not img.brokers.is_active(3)
     # a change with a stale epoch is ignored
     replay_all(img, [(BrokerRegistrationChangeRecord(broker_id=1, broker_epoch=9, fenced=1), 0)])
@@ -67,8 +67,8 @@ def test_brokers_fencing_and_offsets():
 def test_partition_changes_bump_epochs_as_kafka_merges():
     p = cluster().topics.by_name["t"].partitions[0]
     # ISR-only change: partition epoch +1, leader epoch unchanged; leader change: both +1
-    assert (p.leader, p.isr, p.leader_epoch, p.partition_epoch) == (2, [2], 1, 2)
-    assert p.replicas == [1, 2, 3] and p.directories == [DIR] * 3
+    assert (p.leader, p.isr, p.leader_epoch, p.partition_epoch) == (2, (2,), 1, 2)
+    assert p.replicas == (1, 2, 3) and p.directories == (DIR,) * 3
 
 
 def test_remove_topic_drops_partitions_and_configs():

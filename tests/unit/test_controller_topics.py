@@ -78,7 +78,7 @@ def test_create_topics_one_atomic_batch_answered_after_commit():
     for p in t.partitions.values():
         assert p.leader == p.isr[0] == p.replicas[0] and sorted(p.isr) == [1, 2, 3]
         assert (p.leader_epoch, p.partition_epoch) == (0, 0)
-        assert p.directories == [img.brokers.get(b).record.log_dirs[0] for b in p.replicas]
+        assert p.directories == tuple(img.brokers.get(b).record.log_dirs[0] for b in p.replicas)
 
 
 @pytest.mark.parametrize("t,code", [
@@ -110,7 +110,7 @@ def test_existing_colliding_duplicate_and_validate_only():
     codes = [t.error_code for t in r.topics]
     assert codes == [ErrorCode.TOPIC_ALREADY_EXISTS, ErrorCode.INVALID_TOPIC_EXCEPTION,
                      ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST, 0]
-    assert c.controller.image.topics.by_name["ok"].partitions[0].replicas == [2, 3]
+    assert c.controller.image.topics.by_name["ok"].partitions[0].replicas == (2, 3)
     before = c.controller.image.offset
     r = run(c, create_topics_op(CreateTopicsRequest(topics=[topic("v", 2, 2)], validate_only=True), 7))
     assert r.topics[0].error_code == 0 and "v" not in c.controller.image.topics.by_name
@@ -208,7 +208,7 @@ def test_alter_partition_shrinks_and_expands_the_isr_with_kafka_error_order():
     p = r.topics[0].partitions[0]
     assert (r.error_code, p.error_code, p.leader_id, p.isr, p.leader_epoch, p.partition_epoch) == (0, 0, 1, [1, 2], 0, 1)
     q = c.controller.image.topics.by_name["t"].partitions[0]
-    assert (q.isr, q.leader_epoch, q.partition_epoch) == ([1, 2], 0, 1)
+    assert (q.isr, q.leader_epoch, q.partition_epoch) == ((1, 2), 0, 1)
     # the same request again: its partition epoch is now stale
     assert alter(_alter(1, epochs[1], tid, 0, 0, [1, 2])).topics[0].partitions[0].error_code == ErrorCode.INVALID_UPDATE_VERSION
     # errors in Kafka's order
@@ -242,10 +242,10 @@ def test_alter_partition_below_min_isr_fills_the_elr():
     tid = made.topics[0].topic_id
     run(c, alter_partition_op(_alter(1, epochs[1], tid, 0, 0, [1]), 3))
     q = c.controller.image.topics.by_name["t"].partitions[0]
-    assert (q.isr, q.eligible_leader_replicas) == ([1], [2, 3])
+    assert (q.isr, q.eligible_leader_replicas) == ((1,), (2, 3))
     run(c, alter_partition_op(_alter(1, epochs[1], tid, 0, 1, [1, 2]), 3))
     q = c.controller.image.topics.by_name["t"].partitions[0]
-    assert (q.isr, q.eligible_leader_replicas) == ([1, 2], None)
+    assert (q.isr, q.eligible_leader_replicas) == ((1, 2), None)
 
 
 def test_create_partitions_grows_a_topic_at_its_replication_factor():
@@ -265,7 +265,7 @@ def test_create_partitions_grows_a_topic_at_its_replication_factor():
     img = c.controller.image
     t = img.topics.by_name["t"]
     assert sorted(t.partitions) == [0, 1, 2, 3, 4] and all(len(p.replicas) == 2 for p in t.partitions.values())
-    assert [img.topics.by_name["u"].partitions[i].replicas for i in (1, 2)] == [[3], [2]]
+    assert [img.topics.by_name["u"].partitions[i].replicas for i in (1, 2)] == [(3,), (2,)]
     bad = run(c, create_partitions_op(CreatePartitionsRequest(topics=[
         CreatePartitionsTopic(name="t", count=5, assignments=None),
         CreatePartitionsTopic(name="u", count=4, assignments=[CreatePartitionsAssignment(broker_ids=[1, 2])])]), 3))
@@ -285,7 +285,7 @@ def test_unregister_broker_takes_it_out_of_isrs_then_removes_it():
     img = c.controller.image
     assert img.brokers.get(1) is None
     p = img.topics.by_name["t"].partitions[0]
-    assert p.isr == [2, 3] and p.leader == 2
+    assert p.isr == (2, 3) and p.leader == 2
     assert c.data_batches()[-1] == [(5, 2), (1, 0)]
 
 
@@ -393,7 +393,7 @@ def test_the_unclean_task_elects_leaderless_partitions_of_topics_that_allow_it()
     c.core.propose([rec.config(2, "dirty", "unclean.leader.election.enable", "true")], c.now)
     c.run_for(2500)
     dirty = c.controller.image.topics.by_name["dirty"].partitions[0]
-    assert (dirty.leader, dirty.isr, dirty.leader_recovery_state) == (2, [2], 1)
+    assert (dirty.leader, dirty.isr, dirty.leader_recovery_state) == (2, (2,), 1)
     assert c.controller.image.topics.by_name["clean"].partitions[0].leader == -1
 
 
@@ -409,5 +409,5 @@ def test_fencing_elects_uncleanly_for_topics_that_allow_it():
     c.call("heartbeat", heartbeat(1, epochs[1], c.controller.image.offset, want_fence=True), 2)
     img = c.controller.image
     dirty, clean = (img.topics.by_name[n].partitions[0] for n in ("dirty", "clean"))
-    assert (dirty.leader, dirty.isr, dirty.leader_recovery_state) == (2, [2], 1)
-    assert (clean.leader, clean.isr) == (-1, [])
+    assert (dirty.leader, dirty.isr, dirty.leader_recovery_state) == (2, (2,), 1)
+    assert (clean.leader, clean.isr) == (-1, ())

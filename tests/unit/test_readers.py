@@ -26,16 +26,19 @@ def test_reads_equal_struct(name, code, size):
             read(buf, pos)
 
 
-def test_i32_lists_and_uuids():
+def test_i32_tuples_and_uuids():
     rng = random.Random(7)
     for n in (0, 1, 3, 31, 32, 500):
         buf = b"\x00" + rng.randbytes(4 * n)
-        assert readers.read_i32_list(buf, 1, n) == list(struct.unpack_from(f">{n}i", buf, 1))
+        got = readers.read_i32_tuple(buf, 1, n)
+        assert type(got) is tuple and got == struct.unpack_from(f">{n}i", buf, 1)
         with pytest.raises((IndexError, struct.error)):
-            readers.read_i32_list(buf, 2, n + 1)
+            readers.read_i32_tuple(buf, 2, n + 1)
+    empty = ()
+    assert readers.read_i32_tuple(b"", 0, 0) is empty  # the shared empty tuple
     edges = [-2**31, -6, -5, -1, 0, 1, 255, 256, 257, 2**31 - 1]  # around the shared small ints
-    got = readers.read_i32_list(struct.pack(f">{len(edges)}i", *edges), 0, len(edges))
-    assert got == edges and all(type(x) is int for x in got)
+    got = readers.read_i32_tuple(struct.pack(f">{len(edges)}i", *edges), 0, len(edges))
+    assert got == tuple(edges) and all(type(x) is int for x in got)
     for raw in (bytes(16), b"\xff" * 16, rng.randbytes(16)):
         u = readers.read_uuid(b"x" + raw, 1)
         want = uuid.UUID(bytes=raw)

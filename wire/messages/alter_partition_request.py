@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -54,7 +55,7 @@ class PartitionData(_Struct):
             return NotImplemented
         return (self.partition_index == other.partition_index
                 and self.leader_epoch == other.leader_epoch
-                and self.new_isr == other.new_isr
+                and (self.new_isr == other.new_isr or _same_items(self.new_isr, other.new_isr))
                 and self.new_isr_with_epochs == other.new_isr_with_epochs
                 and self.leader_recovery_state == other.leader_recovery_state
                 and self.partition_epoch == other.partition_epoch
@@ -215,7 +216,7 @@ def _d_PartitionData_v2(b, p):
         raise _DecodeError('non-nullable field NewIsr was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('NewIsr: array of {} elements exceeds the remaining bytes'.format(_n1))
-        if _n1 < 32: o.new_isr = list(_A_i[_n1].unpack_from(b, p))
+        if _n1 < 32: o.new_isr = _A_i[_n1].unpack_from(b, p)
         else: o.new_isr = _unpack_array('i', _n1, b, p)
         p += _n1 * 4
     o.leader_recovery_state, o.partition_epoch = _S_bi.unpack_from(b, p)
@@ -348,7 +349,7 @@ def _d_PartitionData_v3(b, p):
         o.new_isr_with_epochs = _a2
     o.leader_recovery_state, o.partition_epoch = _S_bi.unpack_from(b, p)
     p += 5
-    o.new_isr = []
+    o.new_isr = ()
     o.unknown_tagged_fields = ()
     if b[p] == 0:
         p += 1

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -40,7 +41,7 @@ class PartitionData(_Struct):
                 and self.error_code == other.error_code
                 and self.leader_id == other.leader_id
                 and self.leader_epoch == other.leader_epoch
-                and self.isr == other.isr
+                and (self.isr == other.isr or _same_items(self.isr, other.isr))
                 and self.leader_recovery_state == other.leader_recovery_state
                 and self.partition_epoch == other.partition_epoch
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
@@ -145,7 +146,7 @@ def _d_PartitionData_v2(b, p):
         raise _DecodeError('non-nullable field Isr was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Isr: array of {} elements exceeds the remaining bytes'.format(_n1))
-        if _n1 < 32: o.isr = list(_A_i[_n1].unpack_from(b, p))
+        if _n1 < 32: o.isr = _A_i[_n1].unpack_from(b, p)
         else: o.isr = _unpack_array('i', _n1, b, p)
         p += _n1 * 4
     o.leader_recovery_state, o.partition_epoch = _S_bi.unpack_from(b, p)

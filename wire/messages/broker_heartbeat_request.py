@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -44,8 +45,8 @@ class BrokerHeartbeatRequest(_Message):
                 and self.current_metadata_offset == other.current_metadata_offset
                 and self.want_fence == other.want_fence
                 and self.want_shut_down == other.want_shut_down
-                and self.offline_log_dirs == other.offline_log_dirs
-                and self.cordoned_log_dirs == other.cordoned_log_dirs
+                and (self.offline_log_dirs == other.offline_log_dirs or _same_items(self.offline_log_dirs, other.offline_log_dirs))
+                and (self.cordoned_log_dirs == other.cordoned_log_dirs or _same_items(self.cordoned_log_dirs, other.cordoned_log_dirs))
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
 _DEFAULT_BrokerHeartbeatRequest = BrokerHeartbeatRequest()
@@ -120,7 +121,7 @@ def _d_BrokerHeartbeatRequest_v0(b, p):
     o = _new(BrokerHeartbeatRequest)
     o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down = _S_iqqoo.unpack_from(b, p)
     p += 22
-    o.offline_log_dirs = []
+    o.offline_log_dirs = ()
     o.cordoned_log_dirs = None
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -148,7 +149,7 @@ def _d_BrokerHeartbeatRequest_v1(b, p):
     o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down = _S_iqqoo.unpack_from(b, p)
     p += 22
     o.cordoned_log_dirs = None
-    o.offline_log_dirs = []
+    o.offline_log_dirs = ()
     o.unknown_tagged_fields = ()
     if b[p] == 0:
         p += 1
@@ -172,7 +173,7 @@ def _d_BrokerHeartbeatRequest_v1(b, p):
                         _e3 = _uuid(_S_U.unpack_from(b, p)[0])
                         p += 16
                         _a2.append(_e3)
-                    o.offline_log_dirs = _a2
+                    o.offline_log_dirs = tuple(_a2)
             elif _tag in (1,):
                 raise _DecodeError('Tag {} is not valid for version 1'.format(_tag))
             else:
@@ -188,7 +189,7 @@ def _d_BrokerHeartbeatRequest_v2(b, p):
     o = _new(BrokerHeartbeatRequest)
     o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down = _S_iqqoo.unpack_from(b, p)
     p += 22
-    o.offline_log_dirs = []
+    o.offline_log_dirs = ()
     o.cordoned_log_dirs = None
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -213,7 +214,7 @@ def _d_BrokerHeartbeatRequest_v2(b, p):
                         _e3 = _uuid(_S_U.unpack_from(b, p)[0])
                         p += 16
                         _a2.append(_e3)
-                    o.offline_log_dirs = _a2
+                    o.offline_log_dirs = tuple(_a2)
             elif _tag == 1:
                 _n4 = b[p] - 1
                 if _n4 < 127: p += 1
@@ -227,7 +228,7 @@ def _d_BrokerHeartbeatRequest_v2(b, p):
                         _e6 = _uuid(_S_U.unpack_from(b, p)[0])
                         p += 16
                         _a5.append(_e6)
-                    o.cordoned_log_dirs = _a5
+                    o.cordoned_log_dirs = tuple(_a5)
             else:
                 _end = p + _size
                 if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')

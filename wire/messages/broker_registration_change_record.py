@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -42,8 +43,8 @@ class BrokerRegistrationChangeRecord(_Message):
                 and self.broker_epoch == other.broker_epoch
                 and self.fenced == other.fenced
                 and self.in_controlled_shutdown == other.in_controlled_shutdown
-                and self.log_dirs == other.log_dirs
-                and self.cordoned_log_dirs == other.cordoned_log_dirs
+                and (self.log_dirs == other.log_dirs or _same_items(self.log_dirs, other.log_dirs))
+                and (self.cordoned_log_dirs == other.cordoned_log_dirs or _same_items(self.cordoned_log_dirs, other.cordoned_log_dirs))
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
 _DEFAULT_BrokerRegistrationChangeRecord = BrokerRegistrationChangeRecord()
@@ -182,7 +183,7 @@ def _d_BrokerRegistrationChangeRecord_v0(b, p):
     o.broker_id, o.broker_epoch = _S_iq.unpack_from(b, p)
     p += 12
     o.in_controlled_shutdown = 0
-    o.log_dirs = []
+    o.log_dirs = ()
     o.cordoned_log_dirs = None
     o.fenced = 0
     o.unknown_tagged_fields = ()
@@ -213,7 +214,7 @@ def _d_BrokerRegistrationChangeRecord_v1(b, p):
     o = _new(BrokerRegistrationChangeRecord)
     o.broker_id, o.broker_epoch = _S_iq.unpack_from(b, p)
     p += 12
-    o.log_dirs = []
+    o.log_dirs = ()
     o.cordoned_log_dirs = None
     o.fenced = 0
     o.in_controlled_shutdown = 0
@@ -251,7 +252,7 @@ def _d_BrokerRegistrationChangeRecord_v2(b, p):
     o.cordoned_log_dirs = None
     o.fenced = 0
     o.in_controlled_shutdown = 0
-    o.log_dirs = []
+    o.log_dirs = ()
     o.unknown_tagged_fields = ()
     if b[p] == 0:
         p += 1
@@ -281,7 +282,7 @@ def _d_BrokerRegistrationChangeRecord_v2(b, p):
                         _e3 = _uuid(_S_U.unpack_from(b, p)[0])
                         p += 16
                         _a2.append(_e3)
-                    o.log_dirs = _a2
+                    o.log_dirs = tuple(_a2)
             elif _tag in (3,):
                 raise _DecodeError('Tag {} is not valid for version 2'.format(_tag))
             else:
@@ -299,7 +300,7 @@ def _d_BrokerRegistrationChangeRecord_v3(b, p):
     p += 12
     o.fenced = 0
     o.in_controlled_shutdown = 0
-    o.log_dirs = []
+    o.log_dirs = ()
     o.cordoned_log_dirs = None
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -330,7 +331,7 @@ def _d_BrokerRegistrationChangeRecord_v3(b, p):
                         _e3 = _uuid(_S_U.unpack_from(b, p)[0])
                         p += 16
                         _a2.append(_e3)
-                    o.log_dirs = _a2
+                    o.log_dirs = tuple(_a2)
             elif _tag == 3:
                 _n4 = b[p] - 1
                 if _n4 < 127: p += 1
@@ -344,7 +345,7 @@ def _d_BrokerRegistrationChangeRecord_v3(b, p):
                         _e6 = _uuid(_S_U.unpack_from(b, p)[0])
                         p += 16
                         _a5.append(_e6)
-                    o.cordoned_log_dirs = _a5
+                    o.cordoned_log_dirs = tuple(_a5)
             else:
                 _end = p + _size
                 if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')

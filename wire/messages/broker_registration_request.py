@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -92,7 +93,7 @@ class BrokerRegistrationRequest(_Message):
                 and self.features == other.features
                 and self.rack == other.rack
                 and self.is_migrating_zk_broker == other.is_migrating_zk_broker
-                and self.log_dirs == other.log_dirs
+                and (self.log_dirs == other.log_dirs or _same_items(self.log_dirs, other.log_dirs))
                 and self.previous_broker_epoch == other.previous_broker_epoch
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
@@ -458,7 +459,7 @@ def _d_BrokerRegistrationRequest_v0(b, p):
         o.rack = str(b[p:_end11], 'utf-8', 'replace')
         p = _end11
     o.is_migrating_zk_broker = False
-    o.log_dirs = []
+    o.log_dirs = ()
     o.previous_broker_epoch = -1
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -533,7 +534,7 @@ def _d_BrokerRegistrationRequest_v1(b, p):
         p = _end11
     o.is_migrating_zk_broker, = _S_o.unpack_from(b, p)
     p += 1
-    o.log_dirs = []
+    o.log_dirs = ()
     o.previous_broker_epoch = -1
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -620,7 +621,7 @@ def _d_BrokerRegistrationRequest_v2(b, p):
             _e14 = _uuid(_S_U.unpack_from(b, p)[0])
             p += 16
             _a13.append(_e14)
-        o.log_dirs = _a13
+        o.log_dirs = tuple(_a13)
     o.previous_broker_epoch = -1
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -707,7 +708,7 @@ def _d_BrokerRegistrationRequest_v3(b, p):
             _e14 = _uuid(_S_U.unpack_from(b, p)[0])
             p += 16
             _a13.append(_e14)
-        o.log_dirs = _a13
+        o.log_dirs = tuple(_a13)
     o.previous_broker_epoch, = _S_q.unpack_from(b, p)
     p += 8
     o.unknown_tagged_fields = ()

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -32,7 +33,7 @@ class CreatableReplicaAssignment(_Struct):
         if type(other) is not type(self):
             return NotImplemented
         return (self.partition_index == other.partition_index
-                and self.broker_ids == other.broker_ids
+                and (self.broker_ids == other.broker_ids or _same_items(self.broker_ids, other.broker_ids))
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
 
@@ -390,7 +391,7 @@ def _d_CreatableReplicaAssignment_v2(b, p):
         raise _DecodeError('non-nullable field BrokerIds was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('BrokerIds: array of {} elements exceeds the remaining bytes'.format(_n1))
-        if _n1 < 32: o.broker_ids = list(_A_i[_n1].unpack_from(b, p))
+        if _n1 < 32: o.broker_ids = _A_i[_n1].unpack_from(b, p)
         else: o.broker_ids = _unpack_array('i', _n1, b, p)
         p += _n1 * 4
     o.unknown_tagged_fields = ()
@@ -490,7 +491,7 @@ def _d_CreatableReplicaAssignment_v5(b, p):
         raise _DecodeError('non-nullable field BrokerIds was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('BrokerIds: array of {} elements exceeds the remaining bytes'.format(_n1))
-        if _n1 < 32: o.broker_ids = list(_A_i[_n1].unpack_from(b, p))
+        if _n1 < 32: o.broker_ids = _A_i[_n1].unpack_from(b, p)
         else: o.broker_ids = _unpack_array('i', _n1, b, p)
         p += _n1 * 4
     o.unknown_tagged_fields = ()

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -39,7 +40,7 @@ class DelegationTokenRecord(_Message):
             return NotImplemented
         return (self.owner == other.owner
                 and self.requester == other.requester
-                and self.renewers == other.renewers
+                and (self.renewers == other.renewers or _same_items(self.renewers, other.renewers))
                 and self.issue_timestamp == other.issue_timestamp
                 and self.max_timestamp == other.max_timestamp
                 and self.expiration_timestamp == other.expiration_timestamp
@@ -138,7 +139,7 @@ def _d_DelegationTokenRecord_v0(b, p):
                 _e7 = str(b[p:_end9], 'utf-8', 'replace')
                 p = _end9
             _a6.append(_e7)
-        o.renewers = _a6
+        o.renewers = tuple(_a6)
     o.issue_timestamp, o.max_timestamp, o.expiration_timestamp = _S_qqq.unpack_from(b, p)
     p += 24
     _n10 = b[p] - 1

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -33,7 +34,7 @@ class DeleteGroupsRequest(_Message):
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return (self.groups_names == other.groups_names
+        return ((self.groups_names == other.groups_names or _same_items(self.groups_names, other.groups_names))
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
 _DEFAULT_DeleteGroupsRequest = DeleteGroupsRequest()
@@ -106,7 +107,7 @@ def _d_DeleteGroupsRequest_v0(b, p):
                 _e3 = str(b[p:_end5], 'utf-8', 'replace')
                 p = _end5
             _a2.append(_e3)
-        o.groups_names = _a2
+        o.groups_names = tuple(_a2)
     o.unknown_tagged_fields = ()
     return o, p
 
@@ -134,7 +135,7 @@ def _d_DeleteGroupsRequest_v2(b, p):
                 _e3 = str(b[p:_end5], 'utf-8', 'replace')
                 p = _end5
             _a2.append(_e3)
-        o.groups_names = _a2
+        o.groups_names = tuple(_a2)
     o.unknown_tagged_fields = ()
     if b[p] == 0:
         p += 1

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -54,7 +55,7 @@ class DeleteTopicsRequest(_Message):
         if type(other) is not type(self):
             return NotImplemented
         return (self.topics == other.topics
-                and self.topic_names == other.topic_names
+                and (self.topic_names == other.topic_names or _same_items(self.topic_names, other.topic_names))
                 and self.timeout_ms == other.timeout_ms
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
@@ -208,7 +209,7 @@ def _d_DeleteTopicsRequest_v1(b, p):
                 _e3 = str(b[p:_end5], 'utf-8', 'replace')
                 p = _end5
             _a2.append(_e3)
-        o.topic_names = _a2
+        o.topic_names = tuple(_a2)
     o.timeout_ms, = _S_i.unpack_from(b, p)
     p += 4
     o.topics = []
@@ -239,7 +240,7 @@ def _d_DeleteTopicsRequest_v4(b, p):
                 _e3 = str(b[p:_end5], 'utf-8', 'replace')
                 p = _end5
             _a2.append(_e3)
-        o.topic_names = _a2
+        o.topic_names = tuple(_a2)
     o.timeout_ms, = _S_i.unpack_from(b, p)
     p += 4
     o.topics = []
@@ -311,7 +312,7 @@ def _d_DeleteTopicsRequest_v6(b, p):
         o.topics = _a2
     o.timeout_ms, = _S_i.unpack_from(b, p)
     p += 4
-    o.topic_names = []
+    o.topic_names = ()
     o.unknown_tagged_fields = ()
     if b[p] == 0:
         p += 1

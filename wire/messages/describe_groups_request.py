@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -35,7 +36,7 @@ class DescribeGroupsRequest(_Message):
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return (self.groups == other.groups
+        return ((self.groups == other.groups or _same_items(self.groups, other.groups))
                 and self.include_authorized_operations == other.include_authorized_operations
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
@@ -160,7 +161,7 @@ def _d_DescribeGroupsRequest_v0(b, p):
                 _e3 = str(b[p:_end5], 'utf-8', 'replace')
                 p = _end5
             _a2.append(_e3)
-        o.groups = _a2
+        o.groups = tuple(_a2)
     o.include_authorized_operations = False
     o.unknown_tagged_fields = ()
     return o, p
@@ -186,7 +187,7 @@ def _d_DescribeGroupsRequest_v3(b, p):
                 _e3 = str(b[p:_end5], 'utf-8', 'replace')
                 p = _end5
             _a2.append(_e3)
-        o.groups = _a2
+        o.groups = tuple(_a2)
     o.include_authorized_operations, = _S_o.unpack_from(b, p)
     p += 1
     o.unknown_tagged_fields = ()
@@ -216,7 +217,7 @@ def _d_DescribeGroupsRequest_v5(b, p):
                 _e3 = str(b[p:_end5], 'utf-8', 'replace')
                 p = _end5
             _a2.append(_e3)
-        o.groups = _a2
+        o.groups = tuple(_a2)
     o.include_authorized_operations, = _S_o.unpack_from(b, p)
     p += 1
     o.unknown_tagged_fields = ()

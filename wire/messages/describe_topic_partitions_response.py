@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -42,11 +43,11 @@ class DescribeTopicPartitionsResponsePartition(_Struct):
                 and self.partition_index == other.partition_index
                 and self.leader_id == other.leader_id
                 and self.leader_epoch == other.leader_epoch
-                and self.replica_nodes == other.replica_nodes
-                and self.isr_nodes == other.isr_nodes
-                and self.eligible_leader_replicas == other.eligible_leader_replicas
-                and self.last_known_elr == other.last_known_elr
-                and self.offline_replicas == other.offline_replicas
+                and (self.replica_nodes == other.replica_nodes or _same_items(self.replica_nodes, other.replica_nodes))
+                and (self.isr_nodes == other.isr_nodes or _same_items(self.isr_nodes, other.isr_nodes))
+                and (self.eligible_leader_replicas == other.eligible_leader_replicas or _same_items(self.eligible_leader_replicas, other.eligible_leader_replicas))
+                and (self.last_known_elr == other.last_known_elr or _same_items(self.last_known_elr, other.last_known_elr))
+                and (self.offline_replicas == other.offline_replicas or _same_items(self.offline_replicas, other.offline_replicas))
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
 
@@ -244,7 +245,7 @@ def _d_DescribeTopicPartitionsResponsePartition_v0(b, p):
         raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
-        if _n1 < 32: o.replica_nodes = list(_A_i[_n1].unpack_from(b, p))
+        if _n1 < 32: o.replica_nodes = _A_i[_n1].unpack_from(b, p)
         else: o.replica_nodes = _unpack_array('i', _n1, b, p)
         p += _n1 * 4
     _n2 = b[p] - 1
@@ -254,7 +255,7 @@ def _d_DescribeTopicPartitionsResponsePartition_v0(b, p):
         raise _DecodeError('non-nullable field IsrNodes was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
-        if _n2 < 32: o.isr_nodes = list(_A_i[_n2].unpack_from(b, p))
+        if _n2 < 32: o.isr_nodes = _A_i[_n2].unpack_from(b, p)
         else: o.isr_nodes = _unpack_array('i', _n2, b, p)
         p += _n2 * 4
     _n3 = b[p] - 1
@@ -264,7 +265,7 @@ def _d_DescribeTopicPartitionsResponsePartition_v0(b, p):
         o.eligible_leader_replicas = None
     else:
         if _n3 > len(b) - p: raise _DecodeError('EligibleLeaderReplicas: array of {} elements exceeds the remaining bytes'.format(_n3))
-        if _n3 < 32: o.eligible_leader_replicas = list(_A_i[_n3].unpack_from(b, p))
+        if _n3 < 32: o.eligible_leader_replicas = _A_i[_n3].unpack_from(b, p)
         else: o.eligible_leader_replicas = _unpack_array('i', _n3, b, p)
         p += _n3 * 4
     _n4 = b[p] - 1
@@ -274,7 +275,7 @@ def _d_DescribeTopicPartitionsResponsePartition_v0(b, p):
         o.last_known_elr = None
     else:
         if _n4 > len(b) - p: raise _DecodeError('LastKnownElr: array of {} elements exceeds the remaining bytes'.format(_n4))
-        if _n4 < 32: o.last_known_elr = list(_A_i[_n4].unpack_from(b, p))
+        if _n4 < 32: o.last_known_elr = _A_i[_n4].unpack_from(b, p)
         else: o.last_known_elr = _unpack_array('i', _n4, b, p)
         p += _n4 * 4
     _n5 = b[p] - 1
@@ -284,7 +285,7 @@ def _d_DescribeTopicPartitionsResponsePartition_v0(b, p):
         raise _DecodeError('non-nullable field OfflineReplicas was serialized as null')
     else:
         if _n5 > len(b) - p: raise _DecodeError('OfflineReplicas: array of {} elements exceeds the remaining bytes'.format(_n5))
-        if _n5 < 32: o.offline_replicas = list(_A_i[_n5].unpack_from(b, p))
+        if _n5 < 32: o.offline_replicas = _A_i[_n5].unpack_from(b, p)
         else: o.offline_replicas = _unpack_array('i', _n5, b, p)
         p += _n5 * 4
     o.unknown_tagged_fields = ()

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -31,7 +32,7 @@ class TopicPartitions(_Struct):
         if type(other) is not type(self):
             return NotImplemented
         return (self.topic == other.topic
-                and self.partitions == other.partitions
+                and (self.partitions == other.partitions or _same_items(self.partitions, other.partitions))
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
 
@@ -182,7 +183,7 @@ def _d_TopicPartitions_v0(b, p):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        if _n3 < 32: o.partitions = list(_A_i[_n3].unpack_from(b, p))
+        if _n3 < 32: o.partitions = _A_i[_n3].unpack_from(b, p)
         else: o.partitions = _unpack_array('i', _n3, b, p)
         p += _n3 * 4
     o.unknown_tagged_fields = ()
@@ -250,7 +251,7 @@ def _d_TopicPartitions_v2(b, p):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        if _n3 < 32: o.partitions = list(_A_i[_n3].unpack_from(b, p))
+        if _n3 < 32: o.partitions = _A_i[_n3].unpack_from(b, p)
         else: o.partitions = _unpack_array('i', _n3, b, p)
         p += _n3 * 4
     o.unknown_tagged_fields = ()

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -17,7 +18,7 @@ except ImportError:
 
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
-    read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
+    read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_tuple as _ri32t,
     read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
 if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
@@ -68,7 +69,7 @@ class PartitionData(_Struct):
         return (self.partition_index == other.partition_index
                 and self.leader_id == other.leader_id
                 and self.leader_epoch == other.leader_epoch
-                and self.preferred_successors == other.preferred_successors
+                and (self.preferred_successors == other.preferred_successors or _same_items(self.preferred_successors, other.preferred_successors))
                 and self.preferred_candidates == other.preferred_candidates
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
@@ -321,7 +322,7 @@ def _d_PartitionData_v0(b, p):
         raise _DecodeError('non-nullable field PreferredSuccessors was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('PreferredSuccessors: array of {} elements exceeds the remaining bytes'.format(_n1))
-        o.preferred_successors = _ri32l(b, p, _n1)
+        o.preferred_successors = _ri32t(b, p, _n1)
         p += _n1 * 4
     o.preferred_candidates = []
     o.unknown_tagged_fields = ()
@@ -343,7 +344,7 @@ def _c_PartitionData_v0(b, pp):
         raise _DecodeError('non-nullable field PreferredSuccessors was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('PreferredSuccessors: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _pi32l(o, _O_PartitionData_preferred_successors, 'preferred_successors', b, p, _n1)
+        _pi32t(o, _O_PartitionData_preferred_successors, 'preferred_successors', b, p, _n1)
         p += _n1 * 4
     _ss(o, _O_PartitionData_preferred_candidates, 'preferred_candidates', [])
     _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -540,7 +541,7 @@ def _d_PartitionData_v1(b, p):
             _e3, p = _d_ReplicaInfo_v1(b, p)
             _a2.append(_e3)
         o.preferred_candidates = _a2
-    o.preferred_successors = []
+    o.preferred_successors = ()
     o.unknown_tagged_fields = ()
     if b[p] == 0:
         p += 1
@@ -578,7 +579,7 @@ def _c_PartitionData_v1(b, pp):
         for _ in range(_n1):
             _ls(_a2, _, _c_ReplicaInfo_v1(b, cython.address(p)))
         _ss(o, _O_PartitionData_preferred_candidates, 'preferred_candidates', _a2)
-    _ss(o, _O_PartitionData_preferred_successors, 'preferred_successors', [])
+    _ss(o, _O_PartitionData_preferred_successors, 'preferred_successors', ())
     _ss(o, _O_PartitionData_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if _u8(b, p) == 0:
         p += 1

@@ -3,11 +3,12 @@
 cimport cython
 from wire.readers cimport (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
-    read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
+    read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_tuple as _ri32t,
     read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
     _store as _ss, _obj_i16 as _oi16, _obj_i32 as _oi32,  # C, inlined when compiled
     _alloc as _na, _need, _u8, _put_i16 as _pi16, _put_i32 as _pi32, _i16_at, _i32_at,
-    _put_i32_list as _pi32l, _new_list as _nl, _list_set as _ls,
+    _put_i32_tuple as _pi32t, _new_list as _nl, _list_set as _ls,
+    _new_tuple as _nt, _tuple_set as _ts,
 )
 
 cdef Py_ssize_t _O_FetchPartition_current_leader_epoch

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -17,7 +18,7 @@ except ImportError:
 
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
-    read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
+    read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_tuple as _ri32t,
     read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
 if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
@@ -123,7 +124,7 @@ class ForgottenTopic(_Struct):
             return NotImplemented
         return (self.topic == other.topic
                 and self.topic_id == other.topic_id
-                and self.partitions == other.partitions
+                and (self.partitions == other.partitions or _same_items(self.partitions, other.partitions))
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
 
@@ -1475,7 +1476,7 @@ def _d_ForgottenTopic_v7(b, p):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        o.partitions = _ri32l(b, p, _n3)
+        o.partitions = _ri32t(b, p, _n3)
         p += _n3 * 4
     o.topic_id = _ZERO_UUID
     o.unknown_tagged_fields = ()
@@ -1502,7 +1503,7 @@ def _c_ForgottenTopic_v7(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _pi32l(o, _O_ForgottenTopic_partitions, 'partitions', b, p, _n3)
+        _pi32t(o, _O_ForgottenTopic_partitions, 'partitions', b, p, _n3)
         p += _n3 * 4
     _ss(o, _O_ForgottenTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_ForgottenTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -2033,7 +2034,7 @@ def _d_ForgottenTopic_v12(b, p):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        o.partitions = _ri32l(b, p, _n3)
+        o.partitions = _ri32t(b, p, _n3)
         p += _n3 * 4
     o.topic_id = _ZERO_UUID
     o.unknown_tagged_fields = ()
@@ -2075,7 +2076,7 @@ def _c_ForgottenTopic_v12(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _pi32l(o, _O_ForgottenTopic_partitions, 'partitions', b, p, _n3)
+        _pi32t(o, _O_ForgottenTopic_partitions, 'partitions', b, p, _n3)
         p += _n3 * 4
     _ss(o, _O_ForgottenTopic_topic_id, 'topic_id', _ZERO_UUID)
     _ss(o, _O_ForgottenTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -2408,7 +2409,7 @@ def _d_ForgottenTopic_v13(b, p):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
-        o.partitions = _ri32l(b, p, _n1)
+        o.partitions = _ri32t(b, p, _n1)
         p += _n1 * 4
     o.topic = ''
     o.unknown_tagged_fields = ()
@@ -2441,7 +2442,7 @@ def _c_ForgottenTopic_v13(b, pp):
         raise _DecodeError('non-nullable field Partitions was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('Partitions: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _pi32l(o, _O_ForgottenTopic_partitions, 'partitions', b, p, _n1)
+        _pi32t(o, _O_ForgottenTopic_partitions, 'partitions', b, p, _n1)
         p += _n1 * 4
     _ss(o, _O_ForgottenTopic_topic, 'topic', '')
     _ss(o, _O_ForgottenTopic_unknown_tagged_fields, 'unknown_tagged_fields', ())

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -17,7 +18,7 @@ except ImportError:
 
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
-    read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
+    read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_tuple as _ri32t,
     read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
 if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -37,7 +38,7 @@ class FindCoordinatorRequest(_Message):
             return NotImplemented
         return (self.key == other.key
                 and self.key_type == other.key_type
-                and self.coordinator_keys == other.coordinator_keys
+                and (self.coordinator_keys == other.coordinator_keys or _same_items(self.coordinator_keys, other.coordinator_keys))
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
 _DEFAULT_FindCoordinatorRequest = FindCoordinatorRequest()
@@ -180,7 +181,7 @@ def _d_FindCoordinatorRequest_v0(b, p):
         o.key = str(b[p:_end2], 'utf-8', 'replace')
         p = _end2
     o.key_type = 0
-    o.coordinator_keys = []
+    o.coordinator_keys = ()
     o.unknown_tagged_fields = ()
     return o, p
 
@@ -198,7 +199,7 @@ def _d_FindCoordinatorRequest_v1(b, p):
         p = _end2
     o.key_type, = _S_b.unpack_from(b, p)
     p += 1
-    o.coordinator_keys = []
+    o.coordinator_keys = ()
     o.unknown_tagged_fields = ()
     return o, p
 
@@ -218,7 +219,7 @@ def _d_FindCoordinatorRequest_v3(b, p):
         p = _end2
     o.key_type, = _S_b.unpack_from(b, p)
     p += 1
-    o.coordinator_keys = []
+    o.coordinator_keys = ()
     o.unknown_tagged_fields = ()
     if b[p] == 0:
         p += 1
@@ -262,7 +263,7 @@ def _d_FindCoordinatorRequest_v4(b, p):
                 _e3 = str(b[p:_end5], 'utf-8', 'replace')
                 p = _end5
             _a2.append(_e3)
-        o.coordinator_keys = _a2
+        o.coordinator_keys = tuple(_a2)
     o.key = ''
     o.unknown_tagged_fields = ()
     if b[p] == 0:

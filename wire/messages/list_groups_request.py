@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -32,8 +33,8 @@ class ListGroupsRequest(_Message):
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return (self.states_filter == other.states_filter
-                and self.types_filter == other.types_filter
+        return ((self.states_filter == other.states_filter or _same_items(self.states_filter, other.states_filter))
+                and (self.types_filter == other.types_filter or _same_items(self.types_filter, other.types_filter))
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
 _DEFAULT_ListGroupsRequest = ListGroupsRequest()
@@ -131,16 +132,16 @@ def _e_ListGroupsRequest_v5(w, o):
 
 def _d_ListGroupsRequest_v0(b, p):
     o = _new(ListGroupsRequest)
-    o.states_filter = []
-    o.types_filter = []
+    o.states_filter = ()
+    o.types_filter = ()
     o.unknown_tagged_fields = ()
     return o, p
 
 
 def _d_ListGroupsRequest_v3(b, p):
     o = _new(ListGroupsRequest)
-    o.states_filter = []
-    o.types_filter = []
+    o.states_filter = ()
+    o.types_filter = ()
     o.unknown_tagged_fields = ()
     if b[p] == 0:
         p += 1
@@ -182,8 +183,8 @@ def _d_ListGroupsRequest_v4(b, p):
                 _e3 = str(b[p:_end5], 'utf-8', 'replace')
                 p = _end5
             _a2.append(_e3)
-        o.states_filter = _a2
-    o.types_filter = []
+        o.states_filter = tuple(_a2)
+    o.types_filter = ()
     o.unknown_tagged_fields = ()
     if b[p] == 0:
         p += 1
@@ -225,7 +226,7 @@ def _d_ListGroupsRequest_v5(b, p):
                 _e3 = str(b[p:_end5], 'utf-8', 'replace')
                 p = _end5
             _a2.append(_e3)
-        o.states_filter = _a2
+        o.states_filter = tuple(_a2)
     _n6 = b[p] - 1
     if _n6 < 127: p += 1
     else: _n6, p = _rlen(b, p)
@@ -247,7 +248,7 @@ def _d_ListGroupsRequest_v5(b, p):
                 _e8 = str(b[p:_end10], 'utf-8', 'replace')
                 p = _end10
             _a7.append(_e8)
-        o.types_filter = _a7
+        o.types_filter = tuple(_a7)
     o.unknown_tagged_fields = ()
     if b[p] == 0:
         p += 1

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -17,7 +18,7 @@ except ImportError:
 
 from wire.readers import (
     read_bool as _rbool, read_i8 as _ri8, read_i16 as _ri16, read_u16 as _ru16,
-    read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_list as _ri32l,
+    read_i32 as _ri32, read_u32 as _ru32, read_i64 as _ri64, read_i32_tuple as _ri32t,
     read_uuid as _ruuid, new_object as _newo, slot_offset as _so,
 )
 if not cython.compiled:  # compiled, these are C functions inlined from wire/readers.pxd
@@ -76,9 +77,9 @@ class MetadataResponsePartition(_Struct):
                 and self.partition_index == other.partition_index
                 and self.leader_id == other.leader_id
                 and self.leader_epoch == other.leader_epoch
-                and self.replica_nodes == other.replica_nodes
-                and self.isr_nodes == other.isr_nodes
-                and self.offline_replicas == other.offline_replicas
+                and (self.replica_nodes == other.replica_nodes or _same_items(self.replica_nodes, other.replica_nodes))
+                and (self.isr_nodes == other.isr_nodes or _same_items(self.isr_nodes, other.isr_nodes))
+                and (self.offline_replicas == other.offline_replicas or _same_items(self.offline_replicas, other.offline_replicas))
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
 
@@ -1309,7 +1310,7 @@ def _d_MetadataResponsePartition_v0(b, p):
         raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
-        o.replica_nodes = _ri32l(b, p, _n1)
+        o.replica_nodes = _ri32t(b, p, _n1)
         p += _n1 * 4
     _n2 = _ri32(b, p)
     p += 4
@@ -1317,10 +1318,10 @@ def _d_MetadataResponsePartition_v0(b, p):
         raise _DecodeError('non-nullable field IsrNodes was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
-        o.isr_nodes = _ri32l(b, p, _n2)
+        o.isr_nodes = _ri32t(b, p, _n2)
         p += _n2 * 4
     o.leader_epoch = -1
-    o.offline_replicas = []
+    o.offline_replicas = ()
     o.unknown_tagged_fields = ()
     return o, p
 
@@ -1340,7 +1341,7 @@ def _c_MetadataResponsePartition_v0(b, pp):
         raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _pi32l(o, _O_MetadataResponsePartition_replica_nodes, 'replica_nodes', b, p, _n1)
+        _pi32t(o, _O_MetadataResponsePartition_replica_nodes, 'replica_nodes', b, p, _n1)
         p += _n1 * 4
     _need(b, p, 4)
     _n2 = _i32_at(b, p)
@@ -1349,10 +1350,10 @@ def _c_MetadataResponsePartition_v0(b, pp):
         raise _DecodeError('non-nullable field IsrNodes was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
-        _pi32l(o, _O_MetadataResponsePartition_isr_nodes, 'isr_nodes', b, p, _n2)
+        _pi32t(o, _O_MetadataResponsePartition_isr_nodes, 'isr_nodes', b, p, _n2)
         p += _n2 * 4
     _ss(o, _O_MetadataResponsePartition_leader_epoch, 'leader_epoch', -1)
-    _ss(o, _O_MetadataResponsePartition_offline_replicas, 'offline_replicas', [])
+    _ss(o, _O_MetadataResponsePartition_offline_replicas, 'offline_replicas', ())
     _ss(o, _O_MetadataResponsePartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
     pp[0] = p
     return o
@@ -1906,7 +1907,7 @@ def _d_MetadataResponsePartition_v5(b, p):
         raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
-        o.replica_nodes = _ri32l(b, p, _n1)
+        o.replica_nodes = _ri32t(b, p, _n1)
         p += _n1 * 4
     _n2 = _ri32(b, p)
     p += 4
@@ -1914,7 +1915,7 @@ def _d_MetadataResponsePartition_v5(b, p):
         raise _DecodeError('non-nullable field IsrNodes was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
-        o.isr_nodes = _ri32l(b, p, _n2)
+        o.isr_nodes = _ri32t(b, p, _n2)
         p += _n2 * 4
     _n3 = _ri32(b, p)
     p += 4
@@ -1922,7 +1923,7 @@ def _d_MetadataResponsePartition_v5(b, p):
         raise _DecodeError('non-nullable field OfflineReplicas was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('OfflineReplicas: array of {} elements exceeds the remaining bytes'.format(_n3))
-        o.offline_replicas = _ri32l(b, p, _n3)
+        o.offline_replicas = _ri32t(b, p, _n3)
         p += _n3 * 4
     o.leader_epoch = -1
     o.unknown_tagged_fields = ()
@@ -1944,7 +1945,7 @@ def _c_MetadataResponsePartition_v5(b, pp):
         raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _pi32l(o, _O_MetadataResponsePartition_replica_nodes, 'replica_nodes', b, p, _n1)
+        _pi32t(o, _O_MetadataResponsePartition_replica_nodes, 'replica_nodes', b, p, _n1)
         p += _n1 * 4
     _need(b, p, 4)
     _n2 = _i32_at(b, p)
@@ -1953,7 +1954,7 @@ def _c_MetadataResponsePartition_v5(b, pp):
         raise _DecodeError('non-nullable field IsrNodes was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
-        _pi32l(o, _O_MetadataResponsePartition_isr_nodes, 'isr_nodes', b, p, _n2)
+        _pi32t(o, _O_MetadataResponsePartition_isr_nodes, 'isr_nodes', b, p, _n2)
         p += _n2 * 4
     _need(b, p, 4)
     _n3 = _i32_at(b, p)
@@ -1962,7 +1963,7 @@ def _c_MetadataResponsePartition_v5(b, pp):
         raise _DecodeError('non-nullable field OfflineReplicas was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('OfflineReplicas: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _pi32l(o, _O_MetadataResponsePartition_offline_replicas, 'offline_replicas', b, p, _n3)
+        _pi32t(o, _O_MetadataResponsePartition_offline_replicas, 'offline_replicas', b, p, _n3)
         p += _n3 * 4
     _ss(o, _O_MetadataResponsePartition_leader_epoch, 'leader_epoch', -1)
     _ss(o, _O_MetadataResponsePartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
@@ -2148,7 +2149,7 @@ def _d_MetadataResponsePartition_v7(b, p):
         raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
-        o.replica_nodes = _ri32l(b, p, _n1)
+        o.replica_nodes = _ri32t(b, p, _n1)
         p += _n1 * 4
     _n2 = _ri32(b, p)
     p += 4
@@ -2156,7 +2157,7 @@ def _d_MetadataResponsePartition_v7(b, p):
         raise _DecodeError('non-nullable field IsrNodes was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
-        o.isr_nodes = _ri32l(b, p, _n2)
+        o.isr_nodes = _ri32t(b, p, _n2)
         p += _n2 * 4
     _n3 = _ri32(b, p)
     p += 4
@@ -2164,7 +2165,7 @@ def _d_MetadataResponsePartition_v7(b, p):
         raise _DecodeError('non-nullable field OfflineReplicas was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('OfflineReplicas: array of {} elements exceeds the remaining bytes'.format(_n3))
-        o.offline_replicas = _ri32l(b, p, _n3)
+        o.offline_replicas = _ri32t(b, p, _n3)
         p += _n3 * 4
     o.unknown_tagged_fields = ()
     return o, p
@@ -2186,7 +2187,7 @@ def _c_MetadataResponsePartition_v7(b, pp):
         raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _pi32l(o, _O_MetadataResponsePartition_replica_nodes, 'replica_nodes', b, p, _n1)
+        _pi32t(o, _O_MetadataResponsePartition_replica_nodes, 'replica_nodes', b, p, _n1)
         p += _n1 * 4
     _need(b, p, 4)
     _n2 = _i32_at(b, p)
@@ -2195,7 +2196,7 @@ def _c_MetadataResponsePartition_v7(b, pp):
         raise _DecodeError('non-nullable field IsrNodes was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
-        _pi32l(o, _O_MetadataResponsePartition_isr_nodes, 'isr_nodes', b, p, _n2)
+        _pi32t(o, _O_MetadataResponsePartition_isr_nodes, 'isr_nodes', b, p, _n2)
         p += _n2 * 4
     _need(b, p, 4)
     _n3 = _i32_at(b, p)
@@ -2204,7 +2205,7 @@ def _c_MetadataResponsePartition_v7(b, pp):
         raise _DecodeError('non-nullable field OfflineReplicas was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('OfflineReplicas: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _pi32l(o, _O_MetadataResponsePartition_offline_replicas, 'offline_replicas', b, p, _n3)
+        _pi32t(o, _O_MetadataResponsePartition_offline_replicas, 'offline_replicas', b, p, _n3)
         p += _n3 * 4
     _ss(o, _O_MetadataResponsePartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
     pp[0] = p
@@ -2660,7 +2661,7 @@ def _d_MetadataResponsePartition_v9(b, p):
         raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
-        o.replica_nodes = _ri32l(b, p, _n1)
+        o.replica_nodes = _ri32t(b, p, _n1)
         p += _n1 * 4
     _n2 = b[p] - 1
     if _n2 < 127: p += 1
@@ -2669,7 +2670,7 @@ def _d_MetadataResponsePartition_v9(b, p):
         raise _DecodeError('non-nullable field IsrNodes was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
-        o.isr_nodes = _ri32l(b, p, _n2)
+        o.isr_nodes = _ri32t(b, p, _n2)
         p += _n2 * 4
     _n3 = b[p] - 1
     if _n3 < 127: p += 1
@@ -2678,7 +2679,7 @@ def _d_MetadataResponsePartition_v9(b, p):
         raise _DecodeError('non-nullable field OfflineReplicas was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('OfflineReplicas: array of {} elements exceeds the remaining bytes'.format(_n3))
-        o.offline_replicas = _ri32l(b, p, _n3)
+        o.offline_replicas = _ri32t(b, p, _n3)
         p += _n3 * 4
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -2714,7 +2715,7 @@ def _c_MetadataResponsePartition_v9(b, pp):
         raise _DecodeError('non-nullable field ReplicaNodes was serialized as null')
     else:
         if _n1 > len(b) - p: raise _DecodeError('ReplicaNodes: array of {} elements exceeds the remaining bytes'.format(_n1))
-        _pi32l(o, _O_MetadataResponsePartition_replica_nodes, 'replica_nodes', b, p, _n1)
+        _pi32t(o, _O_MetadataResponsePartition_replica_nodes, 'replica_nodes', b, p, _n1)
         p += _n1 * 4
     _n2 = _u8(b, p) - 1
     if _n2 < 127: p += 1
@@ -2723,7 +2724,7 @@ def _c_MetadataResponsePartition_v9(b, pp):
         raise _DecodeError('non-nullable field IsrNodes was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('IsrNodes: array of {} elements exceeds the remaining bytes'.format(_n2))
-        _pi32l(o, _O_MetadataResponsePartition_isr_nodes, 'isr_nodes', b, p, _n2)
+        _pi32t(o, _O_MetadataResponsePartition_isr_nodes, 'isr_nodes', b, p, _n2)
         p += _n2 * 4
     _n3 = _u8(b, p) - 1
     if _n3 < 127: p += 1
@@ -2732,7 +2733,7 @@ def _c_MetadataResponsePartition_v9(b, pp):
         raise _DecodeError('non-nullable field OfflineReplicas was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('OfflineReplicas: array of {} elements exceeds the remaining bytes'.format(_n3))
-        _pi32l(o, _O_MetadataResponsePartition_offline_replicas, 'offline_replicas', b, p, _n3)
+        _pi32t(o, _O_MetadataResponsePartition_offline_replicas, 'offline_replicas', b, p, _n3)
         p += _n3 * 4
     _ss(o, _O_MetadataResponsePartition_unknown_tagged_fields, 'unknown_tagged_fields', ())
     if _u8(b, p) == 0:

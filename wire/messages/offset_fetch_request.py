@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -32,7 +33,7 @@ class OffsetFetchRequestTopic(_Struct):
         if type(other) is not type(self):
             return NotImplemented
         return (self.name == other.name
-                and self.partition_indexes == other.partition_indexes
+                and (self.partition_indexes == other.partition_indexes or _same_items(self.partition_indexes, other.partition_indexes))
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
 
@@ -51,7 +52,7 @@ class OffsetFetchRequestTopics(_Struct):
             return NotImplemented
         return (self.name == other.name
                 and self.topic_id == other.topic_id
-                and self.partition_indexes == other.partition_indexes
+                and (self.partition_indexes == other.partition_indexes or _same_items(self.partition_indexes, other.partition_indexes))
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
 
@@ -578,7 +579,7 @@ def _d_OffsetFetchRequestTopic_v1(b, p):
         raise _DecodeError('non-nullable field PartitionIndexes was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('PartitionIndexes: array of {} elements exceeds the remaining bytes'.format(_n3))
-        if _n3 < 32: o.partition_indexes = list(_A_i[_n3].unpack_from(b, p))
+        if _n3 < 32: o.partition_indexes = _A_i[_n3].unpack_from(b, p)
         else: o.partition_indexes = _unpack_array('i', _n3, b, p)
         p += _n3 * 4
     o.unknown_tagged_fields = ()
@@ -661,7 +662,7 @@ def _d_OffsetFetchRequestTopic_v6(b, p):
         raise _DecodeError('non-nullable field PartitionIndexes was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('PartitionIndexes: array of {} elements exceeds the remaining bytes'.format(_n3))
-        if _n3 < 32: o.partition_indexes = list(_A_i[_n3].unpack_from(b, p))
+        if _n3 < 32: o.partition_indexes = _A_i[_n3].unpack_from(b, p)
         else: o.partition_indexes = _unpack_array('i', _n3, b, p)
         p += _n3 * 4
     o.unknown_tagged_fields = ()
@@ -793,7 +794,7 @@ def _d_OffsetFetchRequestTopics_v8(b, p):
         raise _DecodeError('non-nullable field PartitionIndexes was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('PartitionIndexes: array of {} elements exceeds the remaining bytes'.format(_n3))
-        if _n3 < 32: o.partition_indexes = list(_A_i[_n3].unpack_from(b, p))
+        if _n3 < 32: o.partition_indexes = _A_i[_n3].unpack_from(b, p)
         else: o.partition_indexes = _unpack_array('i', _n3, b, p)
         p += _n3 * 4
     o.topic_id = _ZERO_UUID
@@ -1000,7 +1001,7 @@ def _d_OffsetFetchRequestTopics_v10(b, p):
         raise _DecodeError('non-nullable field PartitionIndexes was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('PartitionIndexes: array of {} elements exceeds the remaining bytes'.format(_n2))
-        if _n2 < 32: o.partition_indexes = list(_A_i[_n2].unpack_from(b, p))
+        if _n2 < 32: o.partition_indexes = _A_i[_n2].unpack_from(b, p)
         else: o.partition_indexes = _unpack_array('i', _n2, b, p)
         p += _n2 * 4
     o.name = ''

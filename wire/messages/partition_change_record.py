@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -47,15 +48,15 @@ class PartitionChangeRecord(_Message):
             return NotImplemented
         return (self.partition_id == other.partition_id
                 and self.topic_id == other.topic_id
-                and self.isr == other.isr
+                and (self.isr == other.isr or _same_items(self.isr, other.isr))
                 and self.leader == other.leader
-                and self.replicas == other.replicas
-                and self.removing_replicas == other.removing_replicas
-                and self.adding_replicas == other.adding_replicas
+                and (self.replicas == other.replicas or _same_items(self.replicas, other.replicas))
+                and (self.removing_replicas == other.removing_replicas or _same_items(self.removing_replicas, other.removing_replicas))
+                and (self.adding_replicas == other.adding_replicas or _same_items(self.adding_replicas, other.adding_replicas))
                 and self.leader_recovery_state == other.leader_recovery_state
-                and self.directories == other.directories
-                and self.eligible_leader_replicas == other.eligible_leader_replicas
-                and self.last_known_elr == other.last_known_elr
+                and (self.directories == other.directories or _same_items(self.directories, other.directories))
+                and (self.eligible_leader_replicas == other.eligible_leader_replicas or _same_items(self.eligible_leader_replicas, other.eligible_leader_replicas))
+                and (self.last_known_elr == other.last_known_elr or _same_items(self.last_known_elr, other.last_known_elr))
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
 _DEFAULT_PartitionChangeRecord = PartitionChangeRecord()
@@ -374,7 +375,7 @@ def _d_PartitionChangeRecord_v0(b, p):
                     o.isr = None
                 else:
                     if _n2 > len(b) - p: raise _DecodeError('Isr: array of {} elements exceeds the remaining bytes'.format(_n2))
-                    if _n2 < 32: o.isr = list(_A_i[_n2].unpack_from(b, p))
+                    if _n2 < 32: o.isr = _A_i[_n2].unpack_from(b, p)
                     else: o.isr = _unpack_array('i', _n2, b, p)
                     p += _n2 * 4
             elif _tag == 1:
@@ -388,7 +389,7 @@ def _d_PartitionChangeRecord_v0(b, p):
                     o.replicas = None
                 else:
                     if _n3 > len(b) - p: raise _DecodeError('Replicas: array of {} elements exceeds the remaining bytes'.format(_n3))
-                    if _n3 < 32: o.replicas = list(_A_i[_n3].unpack_from(b, p))
+                    if _n3 < 32: o.replicas = _A_i[_n3].unpack_from(b, p)
                     else: o.replicas = _unpack_array('i', _n3, b, p)
                     p += _n3 * 4
             elif _tag == 3:
@@ -399,7 +400,7 @@ def _d_PartitionChangeRecord_v0(b, p):
                     o.removing_replicas = None
                 else:
                     if _n4 > len(b) - p: raise _DecodeError('RemovingReplicas: array of {} elements exceeds the remaining bytes'.format(_n4))
-                    if _n4 < 32: o.removing_replicas = list(_A_i[_n4].unpack_from(b, p))
+                    if _n4 < 32: o.removing_replicas = _A_i[_n4].unpack_from(b, p)
                     else: o.removing_replicas = _unpack_array('i', _n4, b, p)
                     p += _n4 * 4
             elif _tag == 4:
@@ -410,7 +411,7 @@ def _d_PartitionChangeRecord_v0(b, p):
                     o.adding_replicas = None
                 else:
                     if _n5 > len(b) - p: raise _DecodeError('AddingReplicas: array of {} elements exceeds the remaining bytes'.format(_n5))
-                    if _n5 < 32: o.adding_replicas = list(_A_i[_n5].unpack_from(b, p))
+                    if _n5 < 32: o.adding_replicas = _A_i[_n5].unpack_from(b, p)
                     else: o.adding_replicas = _unpack_array('i', _n5, b, p)
                     p += _n5 * 4
             elif _tag == 5:
@@ -459,7 +460,7 @@ def _d_PartitionChangeRecord_v1(b, p):
                     o.isr = None
                 else:
                     if _n2 > len(b) - p: raise _DecodeError('Isr: array of {} elements exceeds the remaining bytes'.format(_n2))
-                    if _n2 < 32: o.isr = list(_A_i[_n2].unpack_from(b, p))
+                    if _n2 < 32: o.isr = _A_i[_n2].unpack_from(b, p)
                     else: o.isr = _unpack_array('i', _n2, b, p)
                     p += _n2 * 4
             elif _tag == 1:
@@ -473,7 +474,7 @@ def _d_PartitionChangeRecord_v1(b, p):
                     o.replicas = None
                 else:
                     if _n3 > len(b) - p: raise _DecodeError('Replicas: array of {} elements exceeds the remaining bytes'.format(_n3))
-                    if _n3 < 32: o.replicas = list(_A_i[_n3].unpack_from(b, p))
+                    if _n3 < 32: o.replicas = _A_i[_n3].unpack_from(b, p)
                     else: o.replicas = _unpack_array('i', _n3, b, p)
                     p += _n3 * 4
             elif _tag == 3:
@@ -484,7 +485,7 @@ def _d_PartitionChangeRecord_v1(b, p):
                     o.removing_replicas = None
                 else:
                     if _n4 > len(b) - p: raise _DecodeError('RemovingReplicas: array of {} elements exceeds the remaining bytes'.format(_n4))
-                    if _n4 < 32: o.removing_replicas = list(_A_i[_n4].unpack_from(b, p))
+                    if _n4 < 32: o.removing_replicas = _A_i[_n4].unpack_from(b, p)
                     else: o.removing_replicas = _unpack_array('i', _n4, b, p)
                     p += _n4 * 4
             elif _tag == 4:
@@ -495,7 +496,7 @@ def _d_PartitionChangeRecord_v1(b, p):
                     o.adding_replicas = None
                 else:
                     if _n5 > len(b) - p: raise _DecodeError('AddingReplicas: array of {} elements exceeds the remaining bytes'.format(_n5))
-                    if _n5 < 32: o.adding_replicas = list(_A_i[_n5].unpack_from(b, p))
+                    if _n5 < 32: o.adding_replicas = _A_i[_n5].unpack_from(b, p)
                     else: o.adding_replicas = _unpack_array('i', _n5, b, p)
                     p += _n5 * 4
             elif _tag == 5:
@@ -514,7 +515,7 @@ def _d_PartitionChangeRecord_v1(b, p):
                         _e8 = _uuid(_S_U.unpack_from(b, p)[0])
                         p += 16
                         _a7.append(_e8)
-                    o.directories = _a7
+                    o.directories = tuple(_a7)
             elif _tag in (6, 7):
                 raise _DecodeError('Tag {} is not valid for version 1'.format(_tag))
             else:
@@ -558,7 +559,7 @@ def _d_PartitionChangeRecord_v2(b, p):
                     o.isr = None
                 else:
                     if _n2 > len(b) - p: raise _DecodeError('Isr: array of {} elements exceeds the remaining bytes'.format(_n2))
-                    if _n2 < 32: o.isr = list(_A_i[_n2].unpack_from(b, p))
+                    if _n2 < 32: o.isr = _A_i[_n2].unpack_from(b, p)
                     else: o.isr = _unpack_array('i', _n2, b, p)
                     p += _n2 * 4
             elif _tag == 1:
@@ -572,7 +573,7 @@ def _d_PartitionChangeRecord_v2(b, p):
                     o.replicas = None
                 else:
                     if _n3 > len(b) - p: raise _DecodeError('Replicas: array of {} elements exceeds the remaining bytes'.format(_n3))
-                    if _n3 < 32: o.replicas = list(_A_i[_n3].unpack_from(b, p))
+                    if _n3 < 32: o.replicas = _A_i[_n3].unpack_from(b, p)
                     else: o.replicas = _unpack_array('i', _n3, b, p)
                     p += _n3 * 4
             elif _tag == 3:
@@ -583,7 +584,7 @@ def _d_PartitionChangeRecord_v2(b, p):
                     o.removing_replicas = None
                 else:
                     if _n4 > len(b) - p: raise _DecodeError('RemovingReplicas: array of {} elements exceeds the remaining bytes'.format(_n4))
-                    if _n4 < 32: o.removing_replicas = list(_A_i[_n4].unpack_from(b, p))
+                    if _n4 < 32: o.removing_replicas = _A_i[_n4].unpack_from(b, p)
                     else: o.removing_replicas = _unpack_array('i', _n4, b, p)
                     p += _n4 * 4
             elif _tag == 4:
@@ -594,7 +595,7 @@ def _d_PartitionChangeRecord_v2(b, p):
                     o.adding_replicas = None
                 else:
                     if _n5 > len(b) - p: raise _DecodeError('AddingReplicas: array of {} elements exceeds the remaining bytes'.format(_n5))
-                    if _n5 < 32: o.adding_replicas = list(_A_i[_n5].unpack_from(b, p))
+                    if _n5 < 32: o.adding_replicas = _A_i[_n5].unpack_from(b, p)
                     else: o.adding_replicas = _unpack_array('i', _n5, b, p)
                     p += _n5 * 4
             elif _tag == 5:
@@ -608,7 +609,7 @@ def _d_PartitionChangeRecord_v2(b, p):
                     o.eligible_leader_replicas = None
                 else:
                     if _n6 > len(b) - p: raise _DecodeError('EligibleLeaderReplicas: array of {} elements exceeds the remaining bytes'.format(_n6))
-                    if _n6 < 32: o.eligible_leader_replicas = list(_A_i[_n6].unpack_from(b, p))
+                    if _n6 < 32: o.eligible_leader_replicas = _A_i[_n6].unpack_from(b, p)
                     else: o.eligible_leader_replicas = _unpack_array('i', _n6, b, p)
                     p += _n6 * 4
             elif _tag == 7:
@@ -619,7 +620,7 @@ def _d_PartitionChangeRecord_v2(b, p):
                     o.last_known_elr = None
                 else:
                     if _n7 > len(b) - p: raise _DecodeError('LastKnownElr: array of {} elements exceeds the remaining bytes'.format(_n7))
-                    if _n7 < 32: o.last_known_elr = list(_A_i[_n7].unpack_from(b, p))
+                    if _n7 < 32: o.last_known_elr = _A_i[_n7].unpack_from(b, p)
                     else: o.last_known_elr = _unpack_array('i', _n7, b, p)
                     p += _n7 * 4
             elif _tag == 8:
@@ -635,7 +636,7 @@ def _d_PartitionChangeRecord_v2(b, p):
                         _e10 = _uuid(_S_U.unpack_from(b, p)[0])
                         p += 16
                         _a9.append(_e10)
-                    o.directories = _a9
+                    o.directories = tuple(_a9)
             else:
                 _end = p + _size
                 if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')

@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -49,17 +50,17 @@ class PartitionRecord(_Message):
             return NotImplemented
         return (self.partition_id == other.partition_id
                 and self.topic_id == other.topic_id
-                and self.replicas == other.replicas
-                and self.isr == other.isr
-                and self.removing_replicas == other.removing_replicas
-                and self.adding_replicas == other.adding_replicas
+                and (self.replicas == other.replicas or _same_items(self.replicas, other.replicas))
+                and (self.isr == other.isr or _same_items(self.isr, other.isr))
+                and (self.removing_replicas == other.removing_replicas or _same_items(self.removing_replicas, other.removing_replicas))
+                and (self.adding_replicas == other.adding_replicas or _same_items(self.adding_replicas, other.adding_replicas))
                 and self.leader == other.leader
                 and self.leader_recovery_state == other.leader_recovery_state
                 and self.leader_epoch == other.leader_epoch
                 and self.partition_epoch == other.partition_epoch
-                and self.directories == other.directories
-                and self.eligible_leader_replicas == other.eligible_leader_replicas
-                and self.last_known_elr == other.last_known_elr
+                and (self.directories == other.directories or _same_items(self.directories, other.directories))
+                and (self.eligible_leader_replicas == other.eligible_leader_replicas or _same_items(self.eligible_leader_replicas, other.eligible_leader_replicas))
+                and (self.last_known_elr == other.last_known_elr or _same_items(self.last_known_elr, other.last_known_elr))
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
 _DEFAULT_PartitionRecord = PartitionRecord()
@@ -270,7 +271,7 @@ def _d_PartitionRecord_v0(b, p):
         raise _DecodeError('non-nullable field Replicas was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('Replicas: array of {} elements exceeds the remaining bytes'.format(_n2))
-        if _n2 < 32: o.replicas = list(_A_i[_n2].unpack_from(b, p))
+        if _n2 < 32: o.replicas = _A_i[_n2].unpack_from(b, p)
         else: o.replicas = _unpack_array('i', _n2, b, p)
         p += _n2 * 4
     _n3 = b[p] - 1
@@ -280,7 +281,7 @@ def _d_PartitionRecord_v0(b, p):
         raise _DecodeError('non-nullable field Isr was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Isr: array of {} elements exceeds the remaining bytes'.format(_n3))
-        if _n3 < 32: o.isr = list(_A_i[_n3].unpack_from(b, p))
+        if _n3 < 32: o.isr = _A_i[_n3].unpack_from(b, p)
         else: o.isr = _unpack_array('i', _n3, b, p)
         p += _n3 * 4
     _n4 = b[p] - 1
@@ -290,7 +291,7 @@ def _d_PartitionRecord_v0(b, p):
         raise _DecodeError('non-nullable field RemovingReplicas was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('RemovingReplicas: array of {} elements exceeds the remaining bytes'.format(_n4))
-        if _n4 < 32: o.removing_replicas = list(_A_i[_n4].unpack_from(b, p))
+        if _n4 < 32: o.removing_replicas = _A_i[_n4].unpack_from(b, p)
         else: o.removing_replicas = _unpack_array('i', _n4, b, p)
         p += _n4 * 4
     _n5 = b[p] - 1
@@ -300,12 +301,12 @@ def _d_PartitionRecord_v0(b, p):
         raise _DecodeError('non-nullable field AddingReplicas was serialized as null')
     else:
         if _n5 > len(b) - p: raise _DecodeError('AddingReplicas: array of {} elements exceeds the remaining bytes'.format(_n5))
-        if _n5 < 32: o.adding_replicas = list(_A_i[_n5].unpack_from(b, p))
+        if _n5 < 32: o.adding_replicas = _A_i[_n5].unpack_from(b, p)
         else: o.adding_replicas = _unpack_array('i', _n5, b, p)
         p += _n5 * 4
     o.leader, o.leader_epoch, o.partition_epoch = _S_iii.unpack_from(b, p)
     p += 12
-    o.directories = []
+    o.directories = ()
     o.eligible_leader_replicas = None
     o.last_known_elr = None
     o.leader_recovery_state = 0
@@ -345,7 +346,7 @@ def _d_PartitionRecord_v1(b, p):
         raise _DecodeError('non-nullable field Replicas was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('Replicas: array of {} elements exceeds the remaining bytes'.format(_n2))
-        if _n2 < 32: o.replicas = list(_A_i[_n2].unpack_from(b, p))
+        if _n2 < 32: o.replicas = _A_i[_n2].unpack_from(b, p)
         else: o.replicas = _unpack_array('i', _n2, b, p)
         p += _n2 * 4
     _n3 = b[p] - 1
@@ -355,7 +356,7 @@ def _d_PartitionRecord_v1(b, p):
         raise _DecodeError('non-nullable field Isr was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Isr: array of {} elements exceeds the remaining bytes'.format(_n3))
-        if _n3 < 32: o.isr = list(_A_i[_n3].unpack_from(b, p))
+        if _n3 < 32: o.isr = _A_i[_n3].unpack_from(b, p)
         else: o.isr = _unpack_array('i', _n3, b, p)
         p += _n3 * 4
     _n4 = b[p] - 1
@@ -365,7 +366,7 @@ def _d_PartitionRecord_v1(b, p):
         raise _DecodeError('non-nullable field RemovingReplicas was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('RemovingReplicas: array of {} elements exceeds the remaining bytes'.format(_n4))
-        if _n4 < 32: o.removing_replicas = list(_A_i[_n4].unpack_from(b, p))
+        if _n4 < 32: o.removing_replicas = _A_i[_n4].unpack_from(b, p)
         else: o.removing_replicas = _unpack_array('i', _n4, b, p)
         p += _n4 * 4
     _n5 = b[p] - 1
@@ -375,7 +376,7 @@ def _d_PartitionRecord_v1(b, p):
         raise _DecodeError('non-nullable field AddingReplicas was serialized as null')
     else:
         if _n5 > len(b) - p: raise _DecodeError('AddingReplicas: array of {} elements exceeds the remaining bytes'.format(_n5))
-        if _n5 < 32: o.adding_replicas = list(_A_i[_n5].unpack_from(b, p))
+        if _n5 < 32: o.adding_replicas = _A_i[_n5].unpack_from(b, p)
         else: o.adding_replicas = _unpack_array('i', _n5, b, p)
         p += _n5 * 4
     o.leader, o.leader_epoch, o.partition_epoch = _S_iii.unpack_from(b, p)
@@ -392,7 +393,7 @@ def _d_PartitionRecord_v1(b, p):
             _e8 = _uuid(_S_U.unpack_from(b, p)[0])
             p += 16
             _a7.append(_e8)
-        o.directories = _a7
+        o.directories = tuple(_a7)
     o.eligible_leader_replicas = None
     o.last_known_elr = None
     o.leader_recovery_state = 0
@@ -432,7 +433,7 @@ def _d_PartitionRecord_v2(b, p):
         raise _DecodeError('non-nullable field Replicas was serialized as null')
     else:
         if _n2 > len(b) - p: raise _DecodeError('Replicas: array of {} elements exceeds the remaining bytes'.format(_n2))
-        if _n2 < 32: o.replicas = list(_A_i[_n2].unpack_from(b, p))
+        if _n2 < 32: o.replicas = _A_i[_n2].unpack_from(b, p)
         else: o.replicas = _unpack_array('i', _n2, b, p)
         p += _n2 * 4
     _n3 = b[p] - 1
@@ -442,7 +443,7 @@ def _d_PartitionRecord_v2(b, p):
         raise _DecodeError('non-nullable field Isr was serialized as null')
     else:
         if _n3 > len(b) - p: raise _DecodeError('Isr: array of {} elements exceeds the remaining bytes'.format(_n3))
-        if _n3 < 32: o.isr = list(_A_i[_n3].unpack_from(b, p))
+        if _n3 < 32: o.isr = _A_i[_n3].unpack_from(b, p)
         else: o.isr = _unpack_array('i', _n3, b, p)
         p += _n3 * 4
     _n4 = b[p] - 1
@@ -452,7 +453,7 @@ def _d_PartitionRecord_v2(b, p):
         raise _DecodeError('non-nullable field RemovingReplicas was serialized as null')
     else:
         if _n4 > len(b) - p: raise _DecodeError('RemovingReplicas: array of {} elements exceeds the remaining bytes'.format(_n4))
-        if _n4 < 32: o.removing_replicas = list(_A_i[_n4].unpack_from(b, p))
+        if _n4 < 32: o.removing_replicas = _A_i[_n4].unpack_from(b, p)
         else: o.removing_replicas = _unpack_array('i', _n4, b, p)
         p += _n4 * 4
     _n5 = b[p] - 1
@@ -462,7 +463,7 @@ def _d_PartitionRecord_v2(b, p):
         raise _DecodeError('non-nullable field AddingReplicas was serialized as null')
     else:
         if _n5 > len(b) - p: raise _DecodeError('AddingReplicas: array of {} elements exceeds the remaining bytes'.format(_n5))
-        if _n5 < 32: o.adding_replicas = list(_A_i[_n5].unpack_from(b, p))
+        if _n5 < 32: o.adding_replicas = _A_i[_n5].unpack_from(b, p)
         else: o.adding_replicas = _unpack_array('i', _n5, b, p)
         p += _n5 * 4
     o.leader, o.leader_epoch, o.partition_epoch = _S_iii.unpack_from(b, p)
@@ -479,7 +480,7 @@ def _d_PartitionRecord_v2(b, p):
             _e8 = _uuid(_S_U.unpack_from(b, p)[0])
             p += 16
             _a7.append(_e8)
-        o.directories = _a7
+        o.directories = tuple(_a7)
     o.leader_recovery_state = 0
     o.eligible_leader_replicas = None
     o.last_known_elr = None
@@ -504,7 +505,7 @@ def _d_PartitionRecord_v2(b, p):
                     o.eligible_leader_replicas = None
                 else:
                     if _n9 > len(b) - p: raise _DecodeError('EligibleLeaderReplicas: array of {} elements exceeds the remaining bytes'.format(_n9))
-                    if _n9 < 32: o.eligible_leader_replicas = list(_A_i[_n9].unpack_from(b, p))
+                    if _n9 < 32: o.eligible_leader_replicas = _A_i[_n9].unpack_from(b, p)
                     else: o.eligible_leader_replicas = _unpack_array('i', _n9, b, p)
                     p += _n9 * 4
             elif _tag == 2:
@@ -515,7 +516,7 @@ def _d_PartitionRecord_v2(b, p):
                     o.last_known_elr = None
                 else:
                     if _n10 > len(b) - p: raise _DecodeError('LastKnownElr: array of {} elements exceeds the remaining bytes'.format(_n10))
-                    if _n10 < 32: o.last_known_elr = list(_A_i[_n10].unpack_from(b, p))
+                    if _n10 < 32: o.last_known_elr = _A_i[_n10].unpack_from(b, p)
                     else: o.last_known_elr = _unpack_array('i', _n10, b, p)
                     p += _n10 * 4
             else:

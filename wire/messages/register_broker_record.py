@@ -5,7 +5,8 @@ from wire.codec_support import (
     StructCodec as _SC, UUID as _UUID, ZERO_UUID as _ZERO_UUID, DecodeError as _DecodeError,
     EncodeError as _EncodeError, UnsupportedVersionError as _UnsupportedVersionError,
     SPILL_BYTES as _SPILL, new as _new, pack_array as _pack_array, spill as _spill,
-    read_compact_length as _rlen, read_uvarint_int as _ruv, same_tags as _same_tags,
+    read_compact_length as _rlen, read_uvarint_int as _ruv, same_items as _same_items,
+    same_tags as _same_tags,
     unpack_array as _unpack_array,
     uuid_from_bytes as _uuid, write_tags as _write_tags, write_uvarint as _wuv,
 )
@@ -98,8 +99,8 @@ class RegisterBrokerRecord(_Message):
                 and self.rack == other.rack
                 and self.fenced == other.fenced
                 and self.in_controlled_shutdown == other.in_controlled_shutdown
-                and self.log_dirs == other.log_dirs
-                and self.cordoned_log_dirs == other.cordoned_log_dirs
+                and (self.log_dirs == other.log_dirs or _same_items(self.log_dirs, other.log_dirs))
+                and (self.cordoned_log_dirs == other.cordoned_log_dirs or _same_items(self.cordoned_log_dirs, other.cordoned_log_dirs))
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
 _DEFAULT_BrokerEndpoint = BrokerEndpoint()
@@ -497,7 +498,7 @@ def _d_RegisterBrokerRecord_v0(b, p):
     p += 1
     o.is_migrating_zk_broker = False
     o.in_controlled_shutdown = False
-    o.log_dirs = []
+    o.log_dirs = ()
     o.cordoned_log_dirs = None
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -563,7 +564,7 @@ def _d_RegisterBrokerRecord_v1(b, p):
     o.fenced, o.in_controlled_shutdown = _S_oo.unpack_from(b, p)
     p += 2
     o.is_migrating_zk_broker = False
-    o.log_dirs = []
+    o.log_dirs = ()
     o.cordoned_log_dirs = None
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -628,7 +629,7 @@ def _d_RegisterBrokerRecord_v2(b, p):
         p = _end9
     o.fenced, o.in_controlled_shutdown = _S_oo.unpack_from(b, p)
     p += 2
-    o.log_dirs = []
+    o.log_dirs = ()
     o.cordoned_log_dirs = None
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -694,7 +695,7 @@ def _d_RegisterBrokerRecord_v3(b, p):
     o.fenced, o.in_controlled_shutdown = _S_oo.unpack_from(b, p)
     p += 2
     o.cordoned_log_dirs = None
-    o.log_dirs = []
+    o.log_dirs = ()
     o.unknown_tagged_fields = ()
     if b[p] == 0:
         p += 1
@@ -718,7 +719,7 @@ def _d_RegisterBrokerRecord_v3(b, p):
                         _e12 = _uuid(_S_U.unpack_from(b, p)[0])
                         p += 16
                         _a11.append(_e12)
-                    o.log_dirs = _a11
+                    o.log_dirs = tuple(_a11)
             elif _tag in (1,):
                 raise _DecodeError('Tag {} is not valid for version 3'.format(_tag))
             else:
@@ -772,7 +773,7 @@ def _d_RegisterBrokerRecord_v4(b, p):
         p = _end9
     o.fenced, o.in_controlled_shutdown = _S_oo.unpack_from(b, p)
     p += 2
-    o.log_dirs = []
+    o.log_dirs = ()
     o.cordoned_log_dirs = None
     o.unknown_tagged_fields = ()
     if b[p] == 0:
@@ -797,7 +798,7 @@ def _d_RegisterBrokerRecord_v4(b, p):
                         _e12 = _uuid(_S_U.unpack_from(b, p)[0])
                         p += 16
                         _a11.append(_e12)
-                    o.log_dirs = _a11
+                    o.log_dirs = tuple(_a11)
             elif _tag == 1:
                 _n13 = b[p] - 1
                 if _n13 < 127: p += 1
@@ -811,7 +812,7 @@ def _d_RegisterBrokerRecord_v4(b, p):
                         _e15 = _uuid(_S_U.unpack_from(b, p)[0])
                         p += 16
                         _a14.append(_e15)
-                    o.cordoned_log_dirs = _a14
+                    o.cordoned_log_dirs = tuple(_a14)
             else:
                 _end = p + _size
                 if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
