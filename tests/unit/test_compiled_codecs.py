@@ -114,6 +114,10 @@ def test_typed_decoders_take_any_buffer_and_refuse_bad_input_with_decode_error(p
 def test_decoders_hold_and_release_what_they_store():
     """The decoders store into slots directly when compiled: every stored value is held once
     by its object and released with it, also a default overwritten by a tagged field."""
+    if not native.COMPILED_IN_USE:
+        # run as Python, CPython counts the references itself; the shared small ints' counts
+        # then also move with whatever else the interpreter does between the two readings
+        pytest.skip(f"checks the compiled decoders' slot stores; not in use here: {native.DESCRIPTION}")
     from wire.messages import metadata_response as md
 
     # 217, 218 and 219: shared small ints the int16/int32 fields and lists take from a table
