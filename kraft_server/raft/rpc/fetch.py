@@ -193,7 +193,7 @@ def _records_answer(node, leader, inbound, part):
     """The answer with the records from ``part.fetch_offset``. Replicas at the same
     offset (a hundred observers tailing the log) get the same answer object: the log
     is read and the answer built once while the log end, the HWM and the log start
-    stay where they were (``LeaderState.answers``, dropped at every Ready); the
+    stay where they were (``LeaderState.answers``, dropped once no due observer is left); the
     connection layer then encodes it once (``api/raft_rpcs.deliver``)."""
     log = node.log
     stamp = (log.end_offset(), node.high_watermark, log.start_offset())
@@ -243,7 +243,10 @@ def complete_parked(node, now_ms: int) -> None:
     for p in voters + sorted(observers[:OBSERVER_ANSWERS_PER_READY], key=_offset):
         node.respond(p.inbound, complete_fetch(node, p.inbound, p.key, p.partition, p.follower_hwm,
                                                0, now_ms, may_park=False))
-    leader.answers.clear()  # held no longer than one Ready: bounded memory
+    if not later:
+        # held while due observers remain (the next slices share these answers, read
+        # and encoded once), then dropped: at most one entry per parked Fetch
+        leader.answers.clear()
 
 
 def _offset(p) -> int:
