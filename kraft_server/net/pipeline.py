@@ -40,6 +40,8 @@ from wire.headers import (
 from wire.messages import REQUESTS, ApiVersionsRequest, ApiVersionsResponse
 from wire.messages.api_versions_response import ApiVersion
 
+from .fetch_template import FETCH, FetchTemplate
+
 log = logging.getLogger(__name__)
 
 UNSUPPORTED_VERSION = 35
@@ -142,6 +144,7 @@ class Pipeline:
         self.apis = apis
         self.max_in_flight = max_in_flight
         self._reader = FrameReader(max_bytes)
+        self.fetches = FetchTemplate()  # a replica's next Fetch read from its last one
         self._backlog: deque[bytes] = deque()  # complete frames not yet dispatched
         self._calls: deque[InboundCall] = deque()  # dispatched, in request order
         self._out: list = []  # buffers (bytes, or views of log segments) to write, in order
@@ -178,6 +181,12 @@ class Pipeline:
         return None
 
     def _parse(self, frame) -> InboundCall | None:
+        known = self.fetches.read(frame)
+        if known is not None:  # the last Fetch again, with a new position
+            header, body = known
+            call = InboundCall(self, header, FETCH, header.request_api_version, body, self.listener)
+            self._calls.append(call)
+            return call
         try:
             api_key, api_version = peek_key_version(frame)
         except DecodeError as exc:
@@ -206,6 +215,8 @@ class Pipeline:
         except DecodeError as exc:
             raise ProtocolViolation(
                 f"undecodable body of API key {api_key} v{api_version}: {exc}") from None
+        if api_key == FETCH:
+            self.fetches.learn(frame, header, body, pos, api_version)
         call = InboundCall(self, header, api_key, api_version, body, self.listener)
         self._calls.append(call)
         return call
