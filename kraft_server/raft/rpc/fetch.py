@@ -215,13 +215,14 @@ OBSERVER_ANSWERS_PER_READY = 16
 
 
 def complete_parked(node, now_ms: int) -> None:
-    """Answer the parked Fetches whose wait is over: a voter's on new data, every one
-    on a new HWM or at MaxWaitMs. An observer's waits for the HWM: it can use records
-    only once committed, and the voters' acks move the HWM a round trip after the data
-    came, so it gets both in one answer instead of one each. Voters are answered first
-    and all at once (their next Fetch moves the high watermark); observers at most
-    ``OBSERVER_ANSWERS_PER_READY`` at a time, oldest first, so that a hundred
-    observers waking together do not delay commits."""
+    """Answer the parked Fetches whose wait is over, as Kafka 4.3.1 does for every
+    replica alike: once the log end passed the fetch offset (new data,
+    ``KafkaRaftClient.updateLeaderEndOffsetAndTimestamp`` ->
+    ``fetchPurgatory.maybeComplete(endOffset)``), on any HWM increase
+    (``onUpdateLeaderHighWatermark`` -> ``fetchPurgatory.completeAll``) or at
+    MaxWaitMs. Voters are answered first and all at once (their next Fetch moves the
+    high watermark); observers at most ``OBSERVER_ANSWERS_PER_READY`` at a time,
+    oldest first, so that a hundred observers waking together do not delay commits."""
     leader = node.quorum.state
     parked, due = leader.parked, leader.due_observers
     # the observers left over by the last Ready are due already: only the rest is sorted
@@ -229,10 +230,8 @@ def complete_parked(node, now_ms: int) -> None:
     end, hwm = node.log.end_offset(), node.high_watermark
     is_voter = leader.is_voter_key
     for p in parked[due:] if due else parked:
-        if now_ms >= p.deadline_ms or hwm != p.high_watermark:
+        if now_ms >= p.deadline_ms or hwm != p.high_watermark or end > p.fetch_offset:
             (voters if is_voter(p.key) else observers).append(p)
-        elif end > p.fetch_offset and is_voter(p.key):
-            voters.append(p)
         else:
             keep.append(p)
     later = observers[OBSERVER_ANSWERS_PER_READY:]
