@@ -41,6 +41,8 @@ for p in (str(ROOT), str(ROOT / "bench")):
 
 from raft import _first_commit, _latency, _wait_until  # noqa: E402
 from raft_cluster import KafkaCluster, OurCluster, now_ms, rss_kb  # noqa: E402
+from wire.exceptions import DecodeError  # noqa: E402
+from wire.records import iter_headers  # noqa: E402
 
 IMPLS = {"ours": OurCluster, "kafka": KafkaCluster}
 P99_FACTOR = 1.2
@@ -91,6 +93,19 @@ class Load:
         self.err.close()
 
 
+def batches_appended(partition_dir: Path, t0_ms: float, t1_ms: float) -> int:
+    """Data batches in the leader's log whose base timestamp (the leader's clock when
+    it built the batch) is in [t0, t1): how often the linger let a batch go."""
+    count = 0
+    for seg in sorted(Path(partition_dir).glob("*.log")):
+        try:
+            for _, header in iter_headers(seg.read_bytes()):
+                count += not header.is_control and t0_ms <= header.base_timestamp < t1_ms
+        except DecodeError:
+            pass  # a batch still being written: the end
+    return count
+
+
 def run_one(impl: str, count: int, workdir: Path, args, log) -> dict:
     cluster = IMPLS[impl](workdir, throughput=args.rate, record_size=256)
     res: dict = {"observers": count}
@@ -130,6 +145,7 @@ def run_one(impl: str, count: int, workdir: Path, args, log) -> dict:
                 res["fetch_rate"] = res["fetches"] / args.measure
                 res["observer_mib_s"] = (f1[1] - f0[1]) / args.measure / 2**20
             res["leader_rss_mib"] = rss_kb(leader.proc.pid) / 1024
+            res["batches_per_s"] = batches_appended(cluster.log_dir(leader), t0, t1) / args.measure
             if load is not None:
                 load.find("stats")  # raises if the tool died during the window
             res["latency"] = _latency(cluster, fc.node, t0, t1)
@@ -142,7 +158,7 @@ def run_one(impl: str, count: int, workdir: Path, args, log) -> dict:
                 load.close()
     rate = f", {res['fetch_rate']:,.0f} observer fetches/s" if "fetch_rate" in res else ""
     log(f"{impl}: {count} observers: p99 {res['latency']['p99']} ms, leader CPU {res['leader_cpu_pct']:.0f}%, "
-        f"RSS {res['leader_rss_mib']:.0f} MiB{rate}")
+        f"RSS {res['leader_rss_mib']:.0f} MiB, {res['batches_per_s']:.1f} batches/s{rate}")
     return res
 
 
@@ -171,7 +187,8 @@ def rows(results: dict, counts: list[int]) -> list[dict]:
         if n:
             row(f"catch-up of {n} observers (ms)", o.get("catch_up_ms"), k.get("catch_up_ms"))
             row(f"all {n} observers at the log end (ms)", o.get("tailing_ms"), k.get("tailing_ms"))
-            for metric, name, unit in (("fetch_rate", "observer fetches answered", "/s"),
+            for metric, name, unit in (("batches_per_s", "batches the leader appended", "/s"),
+                                       ("fetch_rate", "observer fetches answered", "/s"),
                                        ("observer_mib_s", "bytes to observers", "MiB/s"),
                                        ("load_tool_cpu_pct", "the load tool's CPU", "% of a core")):
                 out.append({"metric": f"{name}, {n} observers ({unit})", "ours": o.get(metric),

@@ -40,6 +40,8 @@ from wire.headers import (
 from wire.messages import REQUESTS, ApiVersionsRequest, ApiVersionsResponse
 from wire.messages.api_versions_response import ApiVersion
 
+from .fetch_template import FETCH, FetchTemplate
+
 log = logging.getLogger(__name__)
 
 UNSUPPORTED_VERSION = 35
@@ -93,31 +95,36 @@ class InboundCall:
 
 
 class SharedBody:
-    """The last shared response body and its encoding: a body answering many requests
-    (one Fetch answer for every observer at the same offset) is encoded once; each
-    frame is then one buffer (size prefix and header) in front of the same buffers.
-    The body is held, so the identity test cannot match a new object at a recycled id.
+    """The last few shared response bodies and their encodings: a body answering many
+    requests (one Fetch answer for every observer at the same offset, over several
+    slices of a Ready) is encoded once; each frame is then one buffer (size prefix and
+    header) in front of the same buffers. The bodies are held, so the identity test
+    cannot match a new object at a recycled id.
 
     Every response header starts with the int32 correlation id; what follows it (the
     tagged fields of header v1) is the same for every frame of one API version, so it
     is taken from ``wire.headers`` once and only the id is packed per frame."""
 
+    KEEP = 4  # bodies remembered (a voter's answer between two observers' slices)
+
     def __init__(self):
-        self.body = None
-        self.version = -1
-        self.parts: list = []
-        self.size = 0
+        self._bodies: dict = {}  # id(body) -> (body, version, parts, size), oldest first
         self._tails: dict = {}  # (api key, version) -> header bytes after the correlation id
 
     def frame(self, api_key: int, api_version: int, correlation_id: int, body) -> list:
-        if body is not self.body or api_version != self.version:
-            self.parts = encode_parts(b"", body, api_version)
-            self.size = sum(len(p) for p in self.parts)
-            self.body, self.version = body, api_version
+        entry = self._bodies.get(id(body))
+        if entry is None or entry[0] is not body or entry[1] != api_version:
+            parts = encode_parts(b"", body, api_version)
+            entry = (body, api_version, parts, sum(len(p) for p in parts))
+            bodies = self._bodies
+            bodies.pop(id(body), None)
+            if len(bodies) >= self.KEEP:
+                del bodies[next(iter(bodies))]
+            bodies[id(body)] = entry
         tail = self._tails.get((api_key, api_version))
         if tail is None:
             tail = self._tails[(api_key, api_version)] = response_header_bytes(api_key, api_version, 0)[4:]
-        return [_SIZE_AND_ID.pack(4 + len(tail) + self.size, correlation_id) + tail, *self.parts]
+        return [_SIZE_AND_ID.pack(4 + len(tail) + entry[3], correlation_id) + tail, *entry[2]]
 
 
 _SIZE_AND_ID = struct.Struct(">ii")  # frame size prefix, then the correlation id
@@ -137,6 +144,7 @@ class Pipeline:
         self.apis = apis
         self.max_in_flight = max_in_flight
         self._reader = FrameReader(max_bytes)
+        self.fetches = FetchTemplate()  # a replica's next Fetch read from its last one
         self._backlog: deque[bytes] = deque()  # complete frames not yet dispatched
         self._calls: deque[InboundCall] = deque()  # dispatched, in request order
         self._out: list = []  # buffers (bytes, or views of log segments) to write, in order
@@ -173,6 +181,12 @@ class Pipeline:
         return None
 
     def _parse(self, frame) -> InboundCall | None:
+        known = self.fetches.read(frame)
+        if known is not None:  # the last Fetch again, with a new position
+            header, body = known
+            call = InboundCall(self, header, FETCH, header.request_api_version, body, self.listener)
+            self._calls.append(call)
+            return call
         try:
             api_key, api_version = peek_key_version(frame)
         except DecodeError as exc:
@@ -201,6 +215,8 @@ class Pipeline:
         except DecodeError as exc:
             raise ProtocolViolation(
                 f"undecodable body of API key {api_key} v{api_version}: {exc}") from None
+        if api_key == FETCH:
+            self.fetches.learn(frame, header, body, pos, api_version)
         call = InboundCall(self, header, api_key, api_version, body, self.listener)
         self._calls.append(call)
         return call

@@ -438,13 +438,8 @@ def test_many_parked_observers_are_answered_a_slice_per_ready_after_the_voters()
         assert ask(node, fetch_request(replica=replica, epoch=1, offset=1, last_epoch=1, hwm=1), 10_002) == []
     node.propose([b"x"], 10_003)
     node.tick(10_030)
-    ready, _ = node.shell.turn(10_030, lambda request: None, lambda response: None)
-    assert len(ready.responses) == 2  # new data wakes the voters; observers wait for the HWM
-    for voter in (2, 3):  # the voters' acks move the HWM
-        step(node, fetch_request(replica=voter, epoch=1, offset=2, last_epoch=1), 10_031)
-    assert node.high_watermark == 2
     answered, turns = [], []
-    for now in range(10_031, 10_040):
+    for now in range(10_030, 10_040):  # new data wakes every one (Kafka: maybeComplete(endOffset))
         ready, more = node.shell.turn(now, lambda request: None, lambda response: None)
         turns.append(len(ready.responses))
         answered += ready.responses
@@ -452,7 +447,7 @@ def test_many_parked_observers_are_answered_a_slice_per_ready_after_the_voters()
             break
     assert turns == [2 + SLICE, SLICE, 5], turns  # voters first with one slice, then the rest
     observed = [partition(roundtrip(r.body, r.api_version, requests=False)) for r in answered[2:]]
-    assert all(p.records and p.high_watermark == 2 for p in observed)  # records and HWM at once
+    assert all(p.records and p.high_watermark == 1 for p in observed)  # the records, before the HWM
 
 
 def test_observers_at_one_offset_share_one_answer_built_from_one_log_read():
@@ -468,16 +463,20 @@ def test_observers_at_one_offset_share_one_answer_built_from_one_log_read():
     node.propose([b"x"], 10_003)
     node.tick(10_030)
     ready, _ = node.shell.turn(10_030, lambda request: None, lambda response: None)
-    assert len(ready.responses) == 2 and reads == [1]  # the voters: one answer, one read
-    assert ready.responses[0].body is ready.responses[1].body
-    for voter in (2, 3):  # their acks move the HWM: the observers' wait is over
+    assert len(ready.responses) == 12 and reads == [1]  # new data: one answer, one read for all
+    assert len({id(r.body) for r in ready.responses}) == 1
+    got = partition(roundtrip(ready.responses[-1].body, 17, requests=False))
+    assert got.records and got.high_watermark == 1
+    for replica in observers:  # they park at the new end
+        assert ask(node, fetch_request(replica=replica, epoch=1, offset=2, last_epoch=1, hwm=1), 10_031) == []
+    for voter in (2, 3):  # the voters' acks move the HWM
         step(node, fetch_request(replica=voter, epoch=1, offset=2, last_epoch=1), 10_031)
     assert node.high_watermark == 2
     ready, _ = node.shell.turn(10_031, lambda request: None, lambda response: None)
-    assert len(ready.responses) == 12 and reads == [1, 1]  # the HWM moved: built anew, once
+    assert len(ready.responses) == 12 and reads == [1]  # the HWM moved (Kafka: completeAll): no records
     assert len({id(r.body) for r in ready.responses[2:]}) == 1
     got = partition(roundtrip(ready.responses[-1].body, 17, requests=False))
-    assert got.records and got.high_watermark == 2
+    assert not got.records and got.high_watermark == 2
 
 
 def test_deferred_observers_keep_their_turn_and_voters_with_new_data_go_first():
@@ -500,19 +499,18 @@ def test_deferred_observers_keep_their_turn_and_voters_with_new_data_go_first():
         park(replica, 1, 1, 10_002)
     node.propose([b"x"], 10_003)
     node.tick(10_030)
-    assert turn(10_030)[0] == [2, 3]  # new data wakes the voters
+    answered, more = turn(10_030)  # new data wakes every one: the voters, then one slice
+    assert answered == [2, 3] + observers[:SLICE] and more
     for voter in (2, 3):  # their acks (parked again at the new end) move the HWM
         park(voter, 2, 1, 10_031)
     assert node.high_watermark == 2
-    answered, more = turn(10_031)
-    assert answered == [2, 3] + observers[:SLICE] and more  # the HWM moved: voters, one slice
+    answered, more = turn(10_031)  # the HWM moved: the voters, then the next slice in order
+    assert answered == [2, 3] + observers[SLICE:2 * SLICE] and more
     for voter in (2, 3):
         park(voter, 2, 2, 10_032)
     park(999, 2, 2, 10_032)  # parks behind the observers already due
     node.propose([b"y"], 10_032)
     node.tick(10_060)
-    answered, more = turn(10_060)  # new data: the voters first, then the next slice in order
-    assert answered == [2, 3] + observers[SLICE:2 * SLICE] and more
-    answered, more = turn(10_061)
-    assert answered == observers[2 * SLICE:] and node.quorum.state.due_observers == 0
-    assert [p.inbound.handle[1] for p in node.quorum.state.parked] == [999]
+    answered, more = turn(10_060)  # new data: the voters first, then the rest in order, 999 last
+    assert answered == [2, 3] + observers[2 * SLICE:] + [999]
+    assert node.quorum.state.due_observers == 0 and node.quorum.state.parked == []

@@ -193,7 +193,7 @@ def _records_answer(node, leader, inbound, part):
     """The answer with the records from ``part.fetch_offset``. Replicas at the same
     offset (a hundred observers tailing the log) get the same answer object: the log
     is read and the answer built once while the log end, the HWM and the log start
-    stay where they were (``LeaderState.answers``, dropped at every Ready); the
+    stay where they were (``LeaderState.answers``, dropped once no due observer is left); the
     connection layer then encodes it once (``api/raft_rpcs.deliver``)."""
     log = node.log
     stamp = (log.end_offset(), node.high_watermark, log.start_offset())
@@ -215,13 +215,14 @@ OBSERVER_ANSWERS_PER_READY = 16
 
 
 def complete_parked(node, now_ms: int) -> None:
-    """Answer the parked Fetches whose wait is over: a voter's on new data, every one
-    on a new HWM or at MaxWaitMs. An observer's waits for the HWM: it can use records
-    only once committed, and the voters' acks move the HWM a round trip after the data
-    came, so it gets both in one answer instead of one each. Voters are answered first
-    and all at once (their next Fetch moves the high watermark); observers at most
-    ``OBSERVER_ANSWERS_PER_READY`` at a time, oldest first, so that a hundred
-    observers waking together do not delay commits."""
+    """Answer the parked Fetches whose wait is over, as Kafka 4.3.1 does for every
+    replica alike: once the log end passed the fetch offset (new data,
+    ``KafkaRaftClient.updateLeaderEndOffsetAndTimestamp`` ->
+    ``fetchPurgatory.maybeComplete(endOffset)``), on any HWM increase
+    (``onUpdateLeaderHighWatermark`` -> ``fetchPurgatory.completeAll``) or at
+    MaxWaitMs. Voters are answered first and all at once (their next Fetch moves the
+    high watermark); observers at most ``OBSERVER_ANSWERS_PER_READY`` at a time,
+    oldest first, so that a hundred observers waking together do not delay commits."""
     leader = node.quorum.state
     parked, due = leader.parked, leader.due_observers
     # the observers left over by the last Ready are due already: only the rest is sorted
@@ -229,10 +230,8 @@ def complete_parked(node, now_ms: int) -> None:
     end, hwm = node.log.end_offset(), node.high_watermark
     is_voter = leader.is_voter_key
     for p in parked[due:] if due else parked:
-        if now_ms >= p.deadline_ms or hwm != p.high_watermark:
+        if now_ms >= p.deadline_ms or hwm != p.high_watermark or end > p.fetch_offset:
             (voters if is_voter(p.key) else observers).append(p)
-        elif end > p.fetch_offset and is_voter(p.key):
-            voters.append(p)
         else:
             keep.append(p)
     later = observers[OBSERVER_ANSWERS_PER_READY:]
@@ -243,7 +242,10 @@ def complete_parked(node, now_ms: int) -> None:
     for p in voters + sorted(observers[:OBSERVER_ANSWERS_PER_READY], key=_offset):
         node.respond(p.inbound, complete_fetch(node, p.inbound, p.key, p.partition, p.follower_hwm,
                                                0, now_ms, may_park=False))
-    leader.answers.clear()  # held no longer than one Ready: bounded memory
+    if not later:
+        # held while due observers remain (the next slices share these answers, read
+        # and encoded once), then dropped: at most one entry per parked Fetch
+        leader.answers.clear()
 
 
 def _offset(p) -> int:
