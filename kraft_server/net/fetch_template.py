@@ -20,9 +20,23 @@ from sys import getrefcount
 FETCH = 1
 _FIELDS = struct.Struct(">iqi")  # CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch
 _CORRELATION = struct.Struct(">i")
-# getrefcount's answer for an object held only by the template (or its parent
-# object), read through a local name: that reference, the local's, getrefcount's argument
-_ALONE = 3
+
+
+def _alone() -> int:
+    """getrefcount's answer for an object held only by one slot, read through a local
+    name, as ``read`` reads them (3 on CPython 3.11: the slot, the local, the argument);
+    measured, not assumed, so another interpreter's counting cannot make a shared object
+    look alone."""
+    class Holder:
+        __slots__ = ("value",)
+
+    holder = Holder()
+    holder.value = object()
+    value = holder.value
+    return getrefcount(value)
+
+
+_ALONE = _alone()
 
 
 class FetchTemplate:
