@@ -65,6 +65,12 @@ def _binary(name: str) -> Path | None:
     return None
 
 
+def is_current(name: str) -> bool:
+    """A compiled build of module ``name`` is there and no older than its sources."""
+    built = _binary(name)
+    return built is not None and built.stat().st_mtime >= _newest_source(name)
+
+
 def _choose() -> tuple[bool, str]:
     """(compiled?, one-line reason), decided once, before any codec module is imported."""
     if os.environ.get(PURE_ENV, "") not in ("", "0"):
@@ -82,7 +88,7 @@ def _choose() -> tuple[bool, str]:
     return True, f"compiled with Cython ({len(COMPILED)} modules)"
 
 
-def _source_only(directory: str) -> None:
+def source_only(directory: str) -> None:
     """Make imports from ``directory`` see only .py/.pyc files, never extension modules."""
     sys.path_importer_cache[directory] = FileFinder(
         directory, (SourceFileLoader, SOURCE_SUFFIXES), (SourcelessFileLoader, BYTECODE_SUFFIXES))
@@ -94,7 +100,7 @@ if not COMPILED_IN_USE:
     # derived from it (wire/__init__.py imports this module first, so it is in sys.modules).
     _top = sys.modules[__package__].__path__[0]
     for _sub in ("", "messages", "records"):
-        _source_only(os.path.join(_top, _sub) if _sub else _top)
+        source_only(os.path.join(_top, _sub) if _sub else _top)
 
 
 def describe() -> str:

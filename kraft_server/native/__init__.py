@@ -7,31 +7,15 @@ running pure) it is wire's own codecs. Which one follows wire's choice
 (``wire/native.py``), so the two paths are never mixed; a compiled ``_values`` older than
 its ``.py`` or ``.pxd`` is not used either.
 """
-import os
 import struct
-import sys
-from importlib.machinery import (
-    BYTECODE_SUFFIXES, EXTENSION_SUFFIXES, SOURCE_SUFFIXES, FileFinder, SourceFileLoader,
-    SourcelessFileLoader,
-)
 
 from wire.records import HEADER_SIZE
 
 from wire import native as _wire_native
 
-
-def _compiled_is_current(directory: str) -> bool:
-    """A compiled ``_values`` is there and newer than its sources."""
-    sources = [os.path.join(directory, "_values" + s) for s in (".py", ".pxd")]
-    newest = max(os.stat(p).st_mtime for p in sources if os.path.exists(p))
-    return any(os.path.exists(b) and os.stat(b).st_mtime >= newest
-               for b in (os.path.join(directory, "_values" + s) for s in EXTENSION_SUFFIXES))
-
-
-if not (_wire_native.COMPILED_IN_USE and _compiled_is_current(__path__[0])):
+if not (_wire_native.COMPILED_IN_USE and _wire_native.is_current(__name__ + "._values")):
     # import _values from its .py (what the import system would otherwise prefer is the .so)
-    sys.path_importer_cache[__path__[0]] = FileFinder(
-        __path__[0], (SourceFileLoader, SOURCE_SUFFIXES), (SourcelessFileLoader, BYTECODE_SUFFIXES))
+    _wire_native.source_only(__path__[0])
 
 from ._values import build_value_batch, decode_values, encode_values  # noqa: E402
 
