@@ -146,6 +146,7 @@ def run_one(impl: str, count: int, workdir: Path, args, log) -> dict:
                 res["observer_mib_s"] = (f1[1] - f0[1]) / args.measure / 2**20
             res["leader_rss_mib"] = rss_kb(leader.proc.pid) / 1024
             res["batches_per_s"] = batches_appended(cluster.log_dir(leader), t0, t1) / args.measure
+            res["readys_per_s"] = _readys_per_s(cluster, fc.node, t0, t1)
             if load is not None:
                 load.find("stats")  # raises if the tool died during the window
             res["latency"] = _latency(cluster, fc.node, t0, t1)
@@ -157,9 +158,22 @@ def run_one(impl: str, count: int, workdir: Path, args, log) -> dict:
             if load is not None:
                 load.close()
     rate = f", {res['fetch_rate']:,.0f} observer fetches/s" if "fetch_rate" in res else ""
+    if res.get("readys_per_s"):
+        rate += f", {res['readys_per_s']:,.0f} Readys/s"
     log(f"{impl}: {count} observers: p99 {res['latency']['p99']} ms, leader CPU {res['leader_cpu_pct']:.0f}%, "
         f"RSS {res['leader_rss_mib']:.0f} MiB, {res['batches_per_s']:.1f} batches/s{rate}")
     return res
+
+
+def _readys_per_s(cluster, leader: int, t0: float, t1: float):
+    """Turns of our leader's Ready loop per second over the window (its stats lines
+    carry the running count); None for Kafka."""
+    marks = [(ev.t_ms, ev.data["readys"]) for ev in cluster.events
+             if ev.kind == "stats" and ev.node == leader and "readys" in ev.data and t0 <= ev.t_ms <= t1]
+    if len(marks) < 2:
+        return None
+    (ta, ra), (tb, rb) = marks[0], marks[-1]
+    return (rb - ra) / ((tb - ta) / 1000.0) if tb > ta else None
 
 
 def _per_fetch_us(loaded: dict, idle: dict | None):
@@ -188,6 +202,7 @@ def rows(results: dict, counts: list[int]) -> list[dict]:
             row(f"catch-up of {n} observers (ms)", o.get("catch_up_ms"), k.get("catch_up_ms"))
             row(f"all {n} observers at the log end (ms)", o.get("tailing_ms"), k.get("tailing_ms"))
             for metric, name, unit in (("batches_per_s", "batches the leader appended", "/s"),
+                                       ("readys_per_s", "turns of our leader's Ready loop", "/s"),
                                        ("fetch_rate", "observer fetches answered", "/s"),
                                        ("observer_mib_s", "bytes to observers", "MiB/s"),
                                        ("load_tool_cpu_pct", "the load tool's CPU", "% of a core")):

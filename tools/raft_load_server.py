@@ -14,14 +14,15 @@ Differences from Kafka's tool, on purpose:
 * It is the real node (``kraft_server.shell.wiring.build_node``: the same log, core, listeners
   and Ready loop as ``python -m kraft_server``) plus the generator; the storage must be
   formatted as for the server. ``kraft_server`` itself is unchanged: the generator lives
-  here and uses only ``RaftNode.propose``, ``high_watermark`` and ``Driver.wake``.
+  here and uses only ``RaftNode.propose``, ``high_watermark`` and ``Driver.wake`` (only
+  when ``propose_needs_cycle`` says the leader's next deadline moved).
 * Output for a program, one JSON object a line on stdout (``ev`` names the event; ``t``
   is Unix time in ms): ``listening``, ``leader`` (leader id or epoch changed), ``claim``
   (this node became leader), ``hwm_first`` (first commit of our epoch: the high
   watermark became known, which Kafka's LeaderState logs as "High watermark set ... for
   the first time for epoch"), and every ``--report-interval-ms`` a ``stats`` line with
-  the records and bytes committed in the interval and the latency histogram (0.1 ms
-  buckets). Every 5 s it also prints Kafka's human summary line
+  the records and bytes committed in the interval, the latency histogram (0.1 ms
+  buckets) and the node's Readys so far (``readys``: turns of its loop). Every 5 s it also prints Kafka's human summary line
   ``Throughput (bytes/second): ..., Latency (ms): ... p75 ... p99 ... p999``.
 * It proposes no more than the leader accepts: ``RaftNode.append_room`` (the node's
   backpressure, ``QuorumConfig.max_backlog_bytes`` of uncommitted proposals) and at most
@@ -30,7 +31,10 @@ Differences from Kafka's tool, on purpose:
   reached 10" instead). ``stats`` counts the ticks refused (``refused_ticks``).
 
 The generator runs on the node's event loop (a timer every ``max(1 ms, 1/rate)``), so
-its cost is part of what is measured, as Kafka's generator thread shares its JVM.
+its cost is part of what is measured, as Kafka's generator thread shares its JVM. A
+busy loop runs the timer late: ``propose`` is then told when the first record was due,
+and the leader's linger counts from that time, as it would from the append of Kafka's
+generator thread (otherwise each late timer would stretch the batch cadence).
 """
 from __future__ import annotations
 
@@ -143,14 +147,18 @@ class LoadGenerator:
             if due > 0:
                 self.refused += 1
             return
+        wall = time.time()
+        due_at = self.claim_t + (self.sent + 1) / self.rate  # the first of these records
         try:
-            first, last = self.core.propose([self.payload] * n, int(time.time() * 1000))
+            first, last = self.core.propose([self.payload] * n, int(wall * 1000),
+                                            int((wall - (now - due_at)) * 1000))
         except (NotLeader, Backpressure):
             return
         self.sent += n
         self.pending.append([first, last, now])
         self.pending_count += n
-        self.driver.wake()
+        if self.core.propose_needs_cycle:
+            self.driver.wake()
 
     def after_cycle(self, now_ms: int) -> None:
         core = self.core
@@ -207,6 +215,7 @@ class LoadGenerator:
                 emit("stats", epoch=self.claimed_epoch, records=self.records,
                      bytes=self.records * len(self.payload), interval_s=round(now - self.last_report, 4),
                      pending=self.pending_count, refused_ticks=self.refused,
+                     readys=self.core.ready_count,
                      hist={str(k): v for k, v in self.hist.items()})
             self.hist = Counter()
             self.records = 0

@@ -181,6 +181,11 @@ class Controller:
             levels["kraft.version"] = kraft_version
         return levels, self.image.offset
 
+    def note_time(self, now_ms: int) -> None:
+        """The loop's time on a turn that skipped ``poll`` (nothing it reacts to
+        moved): what arrives next is stamped with it."""
+        self._now_ms = now_ms
+
     def poll(self, now_ms: int) -> tuple[bool, int | None]:
         self._now_ms = now_ms
         replayed, loaded = self.loader.catch_up(self.core.high_watermark, REPLAY_BUDGET_BYTES)

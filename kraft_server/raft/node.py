@@ -125,6 +125,11 @@ class RaftNode:
         self._requests: list[OutboundRequest] = []
         self._responses: list[OutboundResponse] = []
         self.ready_count = 0  # Readys handed out
+        # set by ``propose``: it started a batch's linger or filled a batch, so a caller
+        # outside the Ready loop must wake it (the next deadline moved); other proposals
+        # ride on the deadline the loop already sleeps toward, as KafkaRaftClient.append
+        # wakes its IO thread only on a batch's first append or when a drain is due
+        self.propose_needs_cycle = False
         self._endpoints: dict[int, tuple[Endpoint, ...]] = {}
         self._bootstrap_next = 0
         data_version = 1 if self.history.kraft_version() >= 1 else 0
@@ -245,9 +250,12 @@ class RaftNode:
         self._now = max(self._now, now_ms)
         role_poll.poll(self, self._now)
 
-    def propose(self, records: list[bytes], now_ms: int) -> tuple[int, int]:
+    def propose(self, records: list[bytes], now_ms: int, queued_ms: int | None = None) -> tuple[int, int]:
         """Queue records for the leader's next batch; returns (first, last) offsets.
-        They are committed once ``high_watermark > last``."""
+        They are committed once ``high_watermark > last``. ``queued_ms``: when the
+        first record was due, if its producer was late to hand it over (a generator on
+        the busy event loop); the linger counts from then, as it would from a producer
+        thread's append."""
         self._now = max(self._now, now_ms)
         if self.role is not Role.LEADER or self.quorum.state.resign_requested:
             raise NotLeader(f"node {self.local_key.node_id} is {self.role.value} in epoch {self.epoch}")
@@ -262,12 +270,16 @@ class RaftNode:
         first = self.log.end_offset() + len(leader.pending_records)
         leader.pending_records.extend(records)
         leader.pending_bytes += size
-        if leader.linger_deadline_ms is None:
-            leader.linger_deadline_ms = self._now + self.config.append_linger_ms
+        wake = leader.linger_deadline_ms is None
+        if wake:
+            start = self._now if queued_ms is None else min(queued_ms, self._now)
+            leader.linger_deadline_ms = start + self.config.append_linger_ms
         if leader.pending_bytes >= MAX_BATCH_BYTES:
             # a full batch: appended by the next poll (not here, between Readys, where a
             # Fetch answered next would carry it and wait for its fsync)
             leader.linger_deadline_ms = self._now
+            wake = True
+        self.propose_needs_cycle = wake
         return first, first + len(records) - 1
 
     def ready(self) -> Ready:
@@ -299,6 +311,12 @@ class RaftNode:
     def has_responses(self) -> bool:
         """Answers are waiting for the next Ready."""
         return bool(self._responses)
+
+    def progress_mark(self) -> tuple:
+        """What the shell's other pollers (controller, consumer fetches, metrics, role
+        log) react to: the high watermark, the log end, the epoch, the role and the
+        leader. A turn of the loop that left it unchanged gives them nothing new."""
+        return (self.high_watermark, self.log.end_offset(), self.epoch, self.role, self.leader_id)
 
     def answers_deferred(self) -> bool:
         """Observers' Fetch answers were left for the next Ready (``rpc/fetch.py``)."""

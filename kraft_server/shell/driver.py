@@ -63,7 +63,13 @@ class Driver:
         self.timers = list(timers)
         self._inbox: list = []
         self._slice_turn = False  # the next turn may be a slice of answers only
-        self._wake: asyncio.Event | None = None
+        self._waiter: asyncio.Future | None = None  # the idle wait, settled by ``wake``
+        # when the controller's and timers' polls run (``_poll_others``): the core's
+        # progress mark they last saw, their earliest deadline, and whether they (or a
+        # ``wake``) asked for another turn
+        self._polled_mark = None
+        self._polls_deadline: int | None = None
+        self._polls_asked = True
         self._stop_requested = False
         self._stopped: asyncio.Event | None = None
         self.dispatcher = make_dispatcher(self.submit)
@@ -83,26 +89,30 @@ class Driver:
     def submit(self, item) -> None:
         """Queue an ``InboundRequest`` or ``InboundResponse`` for the core."""
         self._inbox.append(item)
-        if self._wake is not None:
-            self._wake.set()
+        self._signal()
 
     def wake(self) -> None:
-        """Run a Ready cycle soon: for work handed to the core from outside the loop,
-        e.g. ``core.propose`` by the bench load generator (tools/raft_load_server.py)."""
-        if self._wake is not None:
-            self._wake.set()
+        """Run a whole Ready cycle soon (the controller's and timers' polls too): for
+        work handed over from outside the loop, e.g. a broker's heartbeat to the
+        controller or ``core.propose`` by the bench load generator
+        (tools/raft_load_server.py)."""
+        self._polls_asked = True
+        self._signal()
+
+    def _signal(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def request_stop(self) -> None:
         if not self._stop_requested:
             log.info("shutdown requested")
         self._stop_requested = True
-        if self._wake is not None:
-            self._wake.set()
+        self._signal()
 
     # -- the loop ---------------------------------------------------------------------------
     async def start(self) -> dict[str, tuple[str, int]]:
         """Bind every listener; returns ``{name: (host, port)}`` as bound."""
-        self._wake = asyncio.Event()
         self._stopped = asyncio.Event()
         for spec in self.listener_specs:
             self.bound[spec.name] = await self.listeners.start(spec)
@@ -147,20 +157,36 @@ class Driver:
         ready = self.shell.take()
         more = self.shell.finish(ready, now, self.peers.send, self.deliver)
         deadline = ready.next_deadline_ms
+        mark = core.progress_mark()
+        if self._polls_asked or mark != self._polled_mark \
+                or (self._polls_deadline is not None and now >= self._polls_deadline):
+            self._polled_mark = mark
+            self._polls_asked, self._polls_deadline = self._poll_others(now)
+        elif self.controller is not None:
+            self.controller.note_time(now)
+        more = more is True or self._polls_asked
+        if self._polls_deadline is not None:
+            deadline = self._polls_deadline if deadline is None else min(deadline, self._polls_deadline)
+        busy = bool(inbox or ready.flush or ready.requests or ready.responses or more)
+        self._slice_turn = self._only_answers_left(ready, more)
+        return busy, deadline
+
+    def _poll_others(self, now: int) -> tuple[bool, int | None]:
+        """The controller's and timers' polls and the ``after_cycle`` hook; returns
+        (another turn wanted at once, earliest deadline). They only look at what
+        moves the core's ``progress_mark``, at time and at work handed to them
+        (which calls ``wake``), so a turn that moved none of these skips them: with
+        a hundred observers, most turns only park and answer Fetches."""
+        more, deadline = False, None
         if self.controller is not None:
-            proposed, wanted = self.controller.poll(now)
-            more = more is True or proposed
-            if wanted is not None:
-                deadline = wanted if deadline is None else min(deadline, wanted)
+            more, deadline = self.controller.poll(now)
         for timer in self.timers:
             wanted = timer.poll(now)
             if wanted is not None:
                 deadline = wanted if deadline is None else min(deadline, wanted)
         if self.after_cycle is not None:
             self.after_cycle(now)
-        busy = bool(inbox or ready.flush or ready.requests or ready.responses or more is True)
-        self._slice_turn = self._only_answers_left(ready, more)
-        return busy, deadline
+        return bool(more), deadline
 
     def _only_answers_left(self, ready, more) -> bool:
         return more is True and not ready.flush and self.core.answers_deferred()
@@ -197,13 +223,27 @@ class Driver:
             timeout = None
             if deadline is not None:
                 timeout = max(0.0, (deadline - self.clock()) / 1000.0)
-            self._wake.clear()
             if self._inbox or (self._stop_requested and shutdown_deadline is None):
                 continue
-            try:
-                await asyncio.wait_for(self._wake.wait(), timeout)
-            except asyncio.TimeoutError:
-                pass
+            await self._idle(timeout)
+
+    async def _idle(self, timeout: float | None) -> None:
+        """Sleep until ``wake`` or ``timeout`` seconds (a bare future and one timer:
+        ``asyncio.wait_for`` on an Event costs a task and a cancellation per sleep)."""
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        timer = None if timeout is None else loop.call_later(timeout, _settle, waiter)
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+            if timer is not None:
+                timer.cancel()
+
+
+def _settle(waiter) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def install_signal_handlers(driver: Driver) -> None:

@@ -187,8 +187,7 @@ def test_peer_round_trip_and_version_negotiation():
         client = make_driver(client_core)
         _, ctask = await started(client)
         client_core.outbox.append(vote_to(port, 1))
-        client.submit  # noqa: B018 - the loop runs; wake it
-        client._wake.set()
+        client.wake()
         await until(lambda: client_core.responses, "a Vote response")
         resp = client_core.responses[0]
         assert resp.failure is None and isinstance(resp.body, VoteResponse) and resp.correlation == 1
@@ -206,7 +205,7 @@ def test_fallback_to_older_api_versions_and_unsupported_min_version():
         client = make_driver(core)
         _, ctask = await started(client)
         core.outbox += [vote_to(port, 1), vote_to(port, 2, min_version=2)]
-        client._wake.set()
+        client.wake()
         await until(lambda: len(core.responses) == 2, "two outcomes")
         by_corr = {r.correlation: r for r in core.responses}
         assert by_corr[1].failure is None  # sent at v1 after the KIP-511 fallback
@@ -226,12 +225,12 @@ def test_refused_connection_fails_fast_then_backs_off():
         client = make_driver(core, retry_backoff_ms=60_000)
         _, ctask = await started(client)
         core.outbox.append(vote_to(dead, 1))
-        client._wake.set()
+        client.wake()
         await until(lambda: core.responses, "a failure")
         assert core.responses[0].failure is SendFailure.DISCONNECTED
         t0 = time.monotonic()
         core.outbox.append(vote_to(dead, 2))  # inside the backoff: no new connection attempt
-        client._wake.set()
+        client.wake()
         await until(lambda: len(core.responses) == 2, "a second failure")
         assert core.responses[1].failure is SendFailure.DISCONNECTED
         assert time.monotonic() - t0 < 1.0
@@ -248,7 +247,7 @@ def test_silent_peer_times_out():
         _, ctask = await started(client)
         t0 = time.monotonic()
         core.outbox.append(vote_to(port, 1))
-        client._wake.set()
+        client.wake()
         await until(lambda: core.responses, "a timeout")
         assert core.responses[0].failure is SendFailure.TIMEOUT
         assert 0.15 < time.monotonic() - t0 < 5

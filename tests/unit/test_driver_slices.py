@@ -1,6 +1,7 @@
-"""The Ready loop's slice turns: observers' Fetch answers left over by a Ready are
-sent by turns that skip the controller's and timers' polls, but any arrival, a flush,
-a HWM move or the end of the slices brings back a whole turn."""
+"""The Ready loop's turns: observers' Fetch answers left over by a Ready are sent by
+slice turns; any arrival, a flush, a HWM move or the end of the slices brings back a
+whole turn, and the controller's and timers' polls run in a whole turn only when the
+core's progress mark moved, a deadline of theirs is due, or ``wake`` asked."""
 from __future__ import annotations
 
 from kraft_server.raft.boundary import Ready
@@ -37,6 +38,9 @@ class SlicingCore:
     def answers_deferred(self):
         return self.slices > 0
 
+    def progress_mark(self):
+        return (self.high_watermark,)
+
 
 class CountingController:
     def __init__(self):
@@ -46,13 +50,16 @@ class CountingController:
         self.polls += 1
         return False, None
 
+    def note_time(self, now_ms):
+        pass
+
 
 def driver(core, controller):
     return Driver(core, FakeLog(), make_dispatcher=lambda submit: None, deliver=lambda r: None,
                   listeners=[], controller=controller, clock=lambda: 1000)
 
 
-def test_slices_skip_the_controller_poll_until_the_last_then_a_whole_turn():
+def test_slices_skip_the_controller_poll_then_a_whole_turn():
     core, controller = SlicingCore(slices=4), CountingController()
     d = driver(core, controller)
     d.submit("request")
@@ -60,26 +67,51 @@ def test_slices_skip_the_controller_poll_until_the_last_then_a_whole_turn():
     for _ in range(6):
         busy, _ = d._cycle()
         polls.append(controller.polls)
-    # a whole turn, the four slice turns, then (slices over) a whole turn again
-    assert polls == [1, 1, 1, 1, 1, 2], polls
+    # a whole turn, the four slice turns, then (slices over) a whole turn again, whose
+    # polls are skipped too: nothing they look at moved
+    assert polls == [1, 1, 1, 1, 1, 1], polls
     assert core.readies == 6 and core.steps == 1
+    assert not d._slice_turn
 
 
-def test_an_arrival_or_a_moved_high_watermark_brings_back_a_whole_turn():
+def test_an_arrival_is_stepped_at_once_and_a_moved_high_watermark_brings_back_the_polls():
     core, controller = SlicingCore(slices=10), CountingController()
     d = driver(core, controller)
     d._cycle()
     d._cycle()  # a slice turn
     assert controller.polls == 1
-    d.submit("a voter's Fetch")
-    d._cycle()  # stepped at once, with the polls
-    assert controller.polls == 2 and core.steps == 1
+    d.submit("an observer's Fetch")
+    d._cycle()  # stepped at once; nothing the polls look at moved
+    assert controller.polls == 1 and core.steps == 1
     d._cycle()
-    assert controller.polls == 2
+    assert controller.polls == 1
     core.high_watermark = 11  # moved during the next slice: the turn after is whole
     orig = core.advance
     core.advance = lambda ready, now: (setattr(core, "high_watermark", 12), orig(ready, now))[1]
     d._cycle()
     core.advance = orig
+    d._cycle()
+    assert controller.polls == 2
+
+
+def test_a_wake_or_a_due_deadline_brings_back_the_polls():
+    core = SlicingCore(slices=0)
+
+    class TimedController(CountingController):
+        def poll(self, now_ms):
+            self.polls += 1
+            return False, 1500
+
+    controller = TimedController()
+    clock = [1000]
+    d = Driver(core, FakeLog(), make_dispatcher=lambda submit: None, deliver=lambda r: None,
+               listeners=[], controller=controller, clock=lambda: clock[0])
+    assert d._cycle() == (False, 1500) and controller.polls == 1
+    d.submit("a Fetch")
+    assert d._cycle() == (True, 1500) and controller.polls == 1  # skipped: its deadline stands
+    d.wake()  # work handed to the controller from outside the loop
+    d._cycle()
+    assert controller.polls == 2
+    clock[0] = 1500
     d._cycle()
     assert controller.polls == 3

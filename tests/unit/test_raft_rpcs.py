@@ -5,7 +5,7 @@ import pytest
 from wire.errors import ErrorCode
 from wire.messages import fetch_response as fresp
 
-from kraft_server.raft.quorum_config import METADATA_TOPIC
+from kraft_server.raft.quorum_config import MAX_BATCH_BYTES, METADATA_TOPIC
 from kraft_server.raft.boundary import SendFailure
 from kraft_server.common.values import OffsetAndEpoch
 from kraft_server.raft.node import NotLeader
@@ -277,6 +277,27 @@ def test_fetch_long_poll_answers_empty_after_max_wait():
     assert len(responses) == 1 and partition(responses[0]).records in (b"", None)
 
 
+def test_quiet_readys_skip_the_parked_scan_but_not_a_later_deadline_or_new_data():
+    node = leader_node()
+    ask(node, fetch_request(replica=2, epoch=1, offset=1, last_epoch=1, max_wait=0), 10_001)
+    assert ask(node, fetch_request(replica=2, epoch=1, offset=1, last_epoch=1, hwm=1), 10_002) == []
+    assert ask(node, fetch_request(replica=7, epoch=1, offset=1, last_epoch=1, hwm=1, max_wait=300),
+               10_100) == []
+    assert node.quorum.state.parked_deadline == 10_400  # the observer's, the earliest
+    node.tick(10_399)
+    assert drain(node, 10_399)[1] == []
+    node.tick(10_400)
+    _, responses = drain(node, 10_400)        # the observer's wait is over, not the voter's
+    assert len(responses) == 1 and node.quorum.state.parked_deadline == 10_502
+    node.tick(10_401)
+    assert drain(node, 10_401)[1] == []
+    node.propose([b"x"], 10_401)
+    node.tick(10_430)
+    _, responses = drain(node, 10_430)        # new data answers the voter at once
+    assert len(responses) == 1 and partition(responses[0]).records
+    assert node.quorum.state.parked == [] and node.quorum.state.parked_deadline is None
+
+
 @pytest.mark.parametrize("epoch,error", [(0, ErrorCode.FENCED_LEADER_EPOCH),
                                          (2, ErrorCode.UNKNOWN_LEADER_EPOCH)])
 def test_fetch_epoch_checks(epoch, error):
@@ -346,6 +367,30 @@ def test_linger_batches_proposals_together():
     assert node.log.end_offset() == end + 3
     drain(node, 10_027)  # the shell performs the append
     assert len(node.shell.log.batches()) == 2     # start-of-epoch batch + one data batch
+
+
+def test_linger_counts_from_when_a_late_producer_queued_the_first_record():
+    node = leader_node()
+    node.propose([b"a"], 10_010, queued_ms=10_001)   # due at 10_001, handed over late
+    node.propose([b"b"], 10_012, queued_ms=10_002)   # the batch's linger already runs
+    end = node.log.end_offset()
+    node.tick(10_025)
+    assert node.log.end_offset() == end     # 10_001 + 25 not reached
+    node.tick(10_026)
+    assert node.log.end_offset() == end + 2
+    node.propose([b"c"], 10_030, queued_ms=10_040)   # never later than now
+    node.tick(10_055)
+    assert node.log.end_offset() == end + 3
+
+
+def test_only_a_proposal_that_moves_the_next_deadline_asks_for_a_cycle():
+    node = leader_node()
+    node.propose([b"a"], 10_001)
+    assert node.propose_needs_cycle        # the batch's linger started
+    node.propose([b"b"], 10_002)
+    assert not node.propose_needs_cycle    # the loop already sleeps toward that linger
+    node.propose([b"x" * MAX_BATCH_BYTES], 10_003)
+    assert node.propose_needs_cycle        # a full batch: drained at once
 
 
 # -- BeginQuorumEpoch / EndQuorumEpoch -----------------------------------------------------

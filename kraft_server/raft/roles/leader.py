@@ -101,6 +101,8 @@ class LeaderState:
     linger_deadline_ms: int | None = None
     drain_put_off: int | None = None  # the Ready (count) whose answers a due append let go first
     parked: list = field(default_factory=list)  # PendingFetch
+    parked_deadline: int | None = None  # the earliest MaxWaitMs deadline in ``parked`` (or earlier)
+    parked_quiet: tuple = ()  # (log end, HWM) when a scan of ``parked`` last found nothing due
     answers_deferred: bool = False  # observers' Fetches due but left for the next Ready
     due_observers: int = 0  # ...that many, at the head of ``parked`` (not classified again)
     # Fetch answers of this Ready by (offset, max bytes, listener, version), valid while

@@ -148,6 +148,7 @@ def next_deadline(node, now_ms: int) -> int | None:
         times.append(s.check_quorum_deadline_ms)
         if s.linger_deadline_ms is not None:
             times.append(s.linger_deadline_ms)
-        times.extend(p.deadline_ms for p in s.parked)
+        if s.parked_deadline is not None:
+            times.append(s.parked_deadline)
         times.extend(membership.deadlines(s))
     return min(times) if times else None

@@ -184,7 +184,10 @@ def complete_fetch(node, inbound, key: VoterKey, part, follower_hwm: int, max_wa
     hwm = node.high_watermark
     behind = hwm is not None and follower_hwm < hwm
     if part.fetch_offset >= log.end_offset() and may_park and max_wait_ms > 0 and not behind:
-        leader.parked.append(PendingFetch(inbound, key, part, follower_hwm, hwm, now_ms + max_wait_ms))
+        deadline = now_ms + max_wait_ms
+        leader.parked.append(PendingFetch(inbound, key, part, follower_hwm, hwm, deadline))
+        if leader.parked_deadline is None or deadline < leader.parked_deadline:
+            leader.parked_deadline = deadline
         return None
     return _records_answer(node, leader, inbound, part)
 
@@ -225,9 +228,14 @@ def complete_parked(node, now_ms: int) -> None:
     oldest first, so that a hundred observers waking together do not delay commits."""
     leader = node.quorum.state
     parked, due = leader.parked, leader.due_observers
+    end, hwm = node.log.end_offset(), node.high_watermark
+    if not due and leader.parked_quiet == (end, hwm) \
+            and (leader.parked_deadline is None or now_ms < leader.parked_deadline):
+        # Nothing due since the last scan: those parked since were parked at this log
+        # end and HWM (most Readys of a leader with a hundred observers are these).
+        return
     # the observers left over by the last Ready are due already: only the rest is sorted
     keep, voters, observers = [], [], parked[:due]
-    end, hwm = node.log.end_offset(), node.high_watermark
     is_voter = leader.is_voter_key
     for p in parked[due:] if due else parked:
         if now_ms >= p.deadline_ms or hwm != p.high_watermark or end > p.fetch_offset:
@@ -238,6 +246,8 @@ def complete_parked(node, now_ms: int) -> None:
     leader.parked = later + keep
     leader.due_observers = len(later)
     leader.answers_deferred = bool(later)
+    leader.parked_deadline = min((p.deadline_ms for p in keep), default=None)
+    leader.parked_quiet = () if later else (end, hwm)
     # by offset: the answers one object serves leave one after another (encoded once)
     for p in voters + sorted(observers[:OBSERVER_ANSWERS_PER_READY], key=_offset):
         node.respond(p.inbound, complete_fetch(node, p.inbound, p.key, p.partition, p.follower_hwm,
