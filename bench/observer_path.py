@@ -115,7 +115,7 @@ def run(observers: int, rounds: int) -> tuple[float, int]:
             node.propose(payload, now)
             node.tick(now + 25)
             while True:
-                ready, more = shell.turn(now + 25, lambda request: None, deliver)
+                _, more = shell.turn(now + 25, lambda request: None, deliver)
                 if not more:
                     break
             end, epoch = node.log.end_offset(), node.log.last_fetched_epoch()
@@ -127,7 +127,7 @@ def run(observers: int, rounds: int) -> tuple[float, int]:
                 o.fetch(frame, node, now + 25)
             spent += time.process_time() - t0
         answered = sum(o.answered for o in obs) - answered0
-        node.log.close() if hasattr(node.log, "close") else None
+        shell.log.close()  # the FileReplicatedLog (node.log is the core's view of it)
         return spent, answered
 
 
