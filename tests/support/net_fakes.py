@@ -38,6 +38,9 @@ class FakeCore:
     def tick(self, now_ms):
         pass
 
+    def progress_mark(self):
+        return ()  # nothing the controller's polls watch ever moves
+
     def ready(self) -> Ready:
         out = []
         keep = []
