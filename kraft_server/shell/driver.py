@@ -160,8 +160,9 @@ class Driver:
         mark = core.progress_mark()
         if self._polls_asked or mark != self._polled_mark \
                 or (self._polls_deadline is not None and now >= self._polls_deadline):
-            self._polled_mark = mark
-            self._polls_asked, self._polls_deadline = self._poll_others(now)
+            self._polled_mark, self._polls_asked = mark, False
+            again, self._polls_deadline = self._poll_others(now)
+            self._polls_asked = self._polls_asked or again  # or a ``wake`` during the polls
         elif self.controller is not None:
             self.controller.note_time(now)
         more = more is True or self._polls_asked

@@ -115,3 +115,21 @@ def test_a_wake_or_a_due_deadline_brings_back_the_polls():
     clock[0] = 1500
     d._cycle()
     assert controller.polls == 3
+
+
+def test_a_wake_during_the_polls_is_kept_for_the_next_turn():
+    core = SlicingCore(slices=0)
+    d = driver(core, None)
+
+    class WakingController(CountingController):
+        def poll(self, now_ms):
+            self.polls += 1
+            if self.polls == 1:
+                d.wake()  # e.g. a send that failed at once and answered the controller
+            return False, None
+
+    d.controller = controller = WakingController()
+    assert d._cycle()[0] is True and controller.polls == 1  # busy: another turn at once
+    d._cycle()
+    assert controller.polls == 2
+    assert d._cycle() == (False, None) and controller.polls == 2
