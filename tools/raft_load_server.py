@@ -22,7 +22,8 @@ Differences from Kafka's tool, on purpose:
   watermark became known, which Kafka's LeaderState logs as "High watermark set ... for
   the first time for epoch"), and every ``--report-interval-ms`` a ``stats`` line with
   the records and bytes committed in the interval, the latency histogram (0.1 ms
-  buckets) and the node's Readys so far (``readys``: turns of its loop). Every 5 s it also prints Kafka's human summary line
+  buckets) and the node's Readys so far (``readys``: turns of its loop). Every 5 s it
+  also prints Kafka's human summary line
   ``Throughput (bytes/second): ..., Latency (ms): ... p75 ... p99 ... p999``.
 * It proposes no more than the leader accepts: ``RaftNode.append_room`` (the node's
   backpressure, ``QuorumConfig.max_backlog_bytes`` of uncommitted proposals) and at most
