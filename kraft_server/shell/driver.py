@@ -100,9 +100,8 @@ class Driver:
         self._signal()
 
     def _signal(self) -> None:
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        if self._waiter is not None:
+            _settle(self._waiter)
 
     def request_stop(self) -> None:
         if not self._stop_requested:
