@@ -357,21 +357,30 @@ def test_reassign_from_1_to_2_3_on_a_real_kafka_quorum_interrupted_and_resumed(t
             if proc.poll() is None:
                 proc.kill()
         assert proc.returncode == 130, err
-        assert "Run the same command again to resume" in err
+        assert "to resume" in err, err
         step1 = next(line for line in first if line.startswith("Step 1 of 3"))
         assert step1.startswith("Step 1 of 3: adding controller 2 (directory id "), first
         assert "lag " in step1 and " records, last caught up " in step1 and step1.endswith(" ms ago\n")
-        assert sorted(_voter_ids(_kafka_status(quorum.leader.bootstrap))) == [1, 2]
+        # SIGINT lands after step 1 committed; on a fast machine step 2's AddRaftVoter can
+        # already be on its way, and Kafka's controller commits it all the same.
+        now = sorted(_voter_ids(_kafka_status(quorum.leader.bootstrap)))
+        assert now in ([1, 2], [1, 2, 3]), now
 
-        # Rerun: it resumes from what DescribeQuorum says now.
-        out = ours("--bootstrap-controller", boot, "reassign", "--voters", "2,3", timeout=300).stdout
+        # Rerun: it resumes from what DescribeQuorum says now (3 -> 2 voters lowers the
+        # fault tolerance, so that rerun needs --force).
+        rerun = ["--bootstrap-controller", boot, "reassign", "--voters", "2,3"] + (["--force"] if len(now) == 3 else [])
+        out = ours(*rerun, timeout=300).stdout
         elapsed = time.monotonic() - t0
         lines = out.splitlines()
-        assert lines[0] == "Reassigning the controller quorum from [1, 2] to [2, 3] in 2 step(s):", out
         steps = [line for line in lines if line.startswith("Step")]
-        assert steps[0].startswith("Step 1 of 2: adding controller 3"), out
-        assert steps[1].startswith("Step 2 of 2: removing controller 1"), out
-        assert "the current leader" in steps[1]
+        if now == [1, 2]:
+            assert lines[0] == "Reassigning the controller quorum from [1, 2] to [2, 3] in 2 step(s):", out
+            assert steps[0].startswith("Step 1 of 2: adding controller 3"), out
+            assert steps[1].startswith("Step 2 of 2: removing controller 1"), out
+        else:
+            assert lines[0] == "Reassigning the controller quorum from [1, 2, 3] to [2, 3] in 1 step(s):", out
+            assert steps[0].startswith("Step 1 of 1: removing controller 1"), out
+        assert "the current leader" in steps[-1]
         assert any(line.startswith("  the tool found the new leader ") for line in lines), out
         assert lines[-1] == "The controller quorum's voters are [2, 3]: reassignment complete.", out
         sys.stderr.write(f"\n[reassign] (1) -> (2, 3) in {elapsed:.1f}s (3 steps, interrupted once)\n")
