@@ -49,6 +49,13 @@ Normalisations (each one a difference two correct controllers may show):
 9. Heartbeat-driven repeats are not counted: ``lifecycle`` collapses identical
    consecutive shapes, and the order between brokers is not compared (each broker's
    own order is).
+10. A BrokerRegistrationChange that only reports cordoned directories (v3: broker,
+   epoch, ``cordonedLogDirs``) and shares a batch with other records is read as its
+   own batch ahead of them. It rides on the first heartbeat that carries the list;
+   whether that heartbeat also unfences the broker depends on how soon the broker
+   caught up (timing). Kafka 4.3.1's ``processBrokerHeartbeat`` writes the state
+   change first and the cordoned change after it in one batch when one heartbeat
+   does both.
 """
 from __future__ import annotations
 
@@ -147,8 +154,7 @@ def normalise(batches: list[Batch], roles: dict, manual_topics=()) -> Decisions:
     partitions: dict[tuple[str, int], list] = {}  # (topic, index) -> story
     fenced: dict[int, bool] = {}  # broker id -> fenced now
     phase: dict[tuple[str, int], int] = {}  # (topic, index) -> the admin batch that created it
-    for batch in batches:
-        records = [r for r in batch.records if r[0] != "NO_OP_RECORD"]
+    for records in _split_cordon_only(batches):
         if not records:
             continue
         out.kinds |= {(t, v) for t, v, _ in records}
@@ -238,6 +244,25 @@ def normalise(batches: list[Batch], roles: dict, manual_topics=()) -> Decisions:
                 out.stories[key].append(story)
                 out.stories[key].sort(key=repr)
     return out
+
+
+def _cordon_only(record) -> bool:
+    t, v, d = record
+    return t == "BROKER_REGISTRATION_CHANGE_RECORD" and v >= 3 \
+        and set(d) <= {"brokerId", "brokerEpoch", "cordonedLogDirs"} and "cordonedLogDirs" in d
+
+
+def _split_cordon_only(batches):
+    """Each batch's records without NoOps; a cordon-only change that shares its batch
+    comes out first, as a batch of its own (normalisation 10)."""
+    for batch in batches:
+        records = [r for r in batch.records if r[0] != "NO_OP_RECORD"]
+        alone = [r for r in records if _cordon_only(r)]
+        if alone and len(alone) < len(records):
+            yield alone
+            yield [r for r in records if not _cordon_only(r)]
+        else:
+            yield records
 
 
 def _refence(record, fenced: dict) -> bool:

@@ -129,3 +129,22 @@ def test_a_second_fence_of_a_fenced_broker_is_dropped():
     twice = decisions(_dump([register], [brc(1)], [brc(-1)], [brc(1)], [brc(1)]))
     assert md.differences(once, twice) == []
     assert [r[2]["fenced"] for r in twice.brokers["V"][1:]] == [-1, 1]
+
+
+def test_a_cordon_only_change_in_the_unfence_batch_reads_as_its_own_batch_first():
+    """Normalisation 10: one heartbeat that unfences and reports the cordoned dirs
+    (Kafka writes the unfence first, one batch) equals two heartbeats that did it apart."""
+    register = ("REGISTER_BROKER_RECORD", 4, {"brokerId": 7, "brokerEpoch": 5, "fenced": True, "logDirs": []})
+    cordon = ("BROKER_REGISTRATION_CHANGE_RECORD", 3, {"brokerId": 7, "brokerEpoch": 5, "cordonedLogDirs": []})
+    unfence = ("BROKER_REGISTRATION_CHANGE_RECORD", 0, {"brokerId": 7, "brokerEpoch": 5, "fenced": -1})
+    together = md.normalise([md.Batch(0, [register]), md.Batch(1, [unfence, cordon])], ROLES)
+    apart = md.normalise([md.Batch(0, [register]), md.Batch(1, [cordon]), md.Batch(2, [unfence])], ROLES)
+    assert together.lifecycle == apart.lifecycle
+    assert together.brokers == apart.brokers
+    assert together.lifecycle["O1"][1:] == [(("BROKER_REGISTRATION_CHANGE_RECORD", 3),),
+                                            (("BROKER_REGISTRATION_CHANGE_RECORD", 0),)]
+    # a change that also fences is not cordon-only: it stays where it was
+    fence_and_cordon = ("BROKER_REGISTRATION_CHANGE_RECORD", 3,
+                        {"brokerId": 7, "brokerEpoch": 5, "fenced": 1, "cordonedLogDirs": []})
+    kept = md.normalise([md.Batch(0, [register]), md.Batch(1, [unfence, fence_and_cordon])], ROLES)
+    assert kept.lifecycle["O1"][1] == (("BROKER_REGISTRATION_CHANGE_RECORD", 0), ("BROKER_REGISTRATION_CHANGE_RECORD", 3))
