@@ -295,7 +295,7 @@ def _run_rate(impl: str, workdir: Path, rate: int, args) -> dict:
         except NodeExited as exc:
             # a node that dies under the offered rate did not hold it: the rung counts
             # as committing nothing (the overload rows see it), the ladder goes on
-            return {"rate": rate, "committed_per_s": 0.0, "generator_died": True, "held": False,
+            return {"rate": rate, "committed_per_s": 0.0, "generator_died": _generator_dead(cluster), "held": False,
                     "rss_leader_kb": None, "p99_ms": None, "elections": None,
                     "exited": f"node {exc.node_id}: {exc.cause}"}
         committed = _committed_rate(cluster, fc.node, t0, t1)

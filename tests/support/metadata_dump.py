@@ -257,10 +257,12 @@ def _split_cordon_only(batches):
     comes out first, as a batch of its own (normalisation 10)."""
     for batch in batches:
         records = [r for r in batch.records if r[0] != "NO_OP_RECORD"]
-        alone = [r for r in records if _cordon_only(r)]
-        if alone and len(alone) < len(records):
+        alone, rest = [], []
+        for r in records:
+            (alone if _cordon_only(r) else rest).append(r)
+        if alone and rest:
             yield alone
-            yield [r for r in records if not _cordon_only(r)]
+            yield rest
         else:
             yield records
 
