@@ -14,7 +14,10 @@ snapshot with FetchSnapshot and goes on from its end offset. Output, one JSON ob
 is Unix ms): ``connected`` (every observer sent its first fetch), ``caught_up`` (one
 observer's fetch offset reached ``--target``), ``all_caught_up``, ``all_tailing`` (every
 observer, once caught up, got an answer that left it at the high watermark), and every second
-``stats`` (fetches answered, bytes received). NOT_LEADER_OR_FOLLOWER moves an
+``stats`` (fetches answered, bytes received). SIGUSR1 pauses the observers (each
+sends no new Fetch once its current one is answered; ``paused`` when all wait, their
+connections open) and SIGUSR2 resumes them (``retailing`` once every observer is back
+at the high watermark): the bench measures the same leader without their load. NOT_LEADER_OR_FOLLOWER moves an
 observer to the leader it names (or, while none is known, retries after a backoff); any other error ends the tool with a non-zero exit.
 """
 from __future__ import annotations
@@ -53,6 +56,45 @@ def emit(ev: str, **fields) -> None:
 class Stats:
     fetches = 0
     bytes = 0
+
+
+class Pause:
+    """SIGUSR1 / SIGUSR2: observers wait before their next Fetch while ``go`` is clear."""
+    go: asyncio.Event
+    waiting = 0
+    behind: set = set()  # observers resumed and not yet back at the high watermark
+
+    @classmethod
+    def install(cls, count: int) -> None:
+        import signal
+        cls.go = asyncio.Event()
+        cls.go.set()
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGUSR1, cls.go.clear)
+
+        def resume():
+            cls.behind = set(range(count))
+            cls.go.set()
+        loop.add_signal_handler(signal.SIGUSR2, resume)
+
+    @classmethod
+    async def gate(cls, count: int) -> None:
+        if cls.go.is_set():
+            return
+        cls.waiting += 1
+        if cls.waiting == count:
+            emit("paused", count=count)
+        try:
+            await cls.go.wait()
+        finally:
+            cls.waiting -= 1
+
+    @classmethod
+    def at_tail(cls, i: int) -> None:
+        if i in cls.behind:
+            cls.behind.discard(i)
+            if not cls.behind:
+                emit("retailing")
 
 
 async def read_response(reader, frames, i: int, api_key: int, version: int):
@@ -102,6 +144,7 @@ async def observer(i: int, args, target: int, done: asyncio.Event, caught: list,
     topic_id = uuid.UUID(args.topic_id)
     reported = at_tail = False
     while True:
+        await Pause.gate(args.count)
         correlation += 1
         part = freq.FetchPartition(partition=0, current_leader_epoch=leader_epoch, fetch_offset=offset,
                                    last_fetched_epoch=epoch, log_start_offset=-1,
@@ -154,6 +197,8 @@ async def observer(i: int, args, target: int, done: asyncio.Event, caught: list,
         if records:
             for _, header in iter_headers(memoryview(records)):
                 offset, epoch = header.next_offset, header.partition_leader_epoch
+        if Pause.behind and reported and offset >= p.high_watermark >= 0:
+            Pause.at_tail(i)
         if not at_tail and reported and offset >= p.high_watermark >= 0:
             at_tail = True  # holds every committed record: from now on it long-polls at the end
             tailing.append(i)
@@ -173,6 +218,7 @@ async def main_async(args) -> None:
     caught: list = []
     started: list = []
     tailing: list = []
+    Pause.install(args.count)
     tasks = [asyncio.create_task(observer(i, args, args.target, done, caught, started, tailing))
              for i in range(args.count)]
 

@@ -1,7 +1,7 @@
 """Observers bench (issue 12 item 6): N fetch-only observers on the leader of a
 3-voter quorum, ours vs Apache Kafka 4.3.1's ``TestRaftServer``, in one run.
 
-    python bench/observers.py            # N = 0, 10, 50, 100 (about 10 minutes)
+    python bench/observers.py            # N = 0, 10, 50, 100 (about 20 minutes)
     python bench/observers.py --quick    # N = 0, 10; short windows
     python bench/observers.py --json
     python bench/observers.py --counts 0,100 --impls ours   # one side only (no ratios)
@@ -16,7 +16,12 @@ opens N observers fetching from offset 0, as a broker or a new controller does:
   tailing the log (long polls at its end), a window of
   ``--measure`` s after ``--warmup`` s: the leader's commit p99 (ours: exact, every
   record; Kafka: TestRaftServer's WriteStats line, windowed over its last ~60 s), the
-  leader's CPU (utime+stime over the window, % of one core) and RSS at its end.
+  leader's CPU (utime+stime over the window, % of one core) and RSS at its end;
+* the CPU per observer fetch: the load tool then pauses its observers (SIGUSR1:
+  connected, sending nothing) and resumes them (SIGUSR2) in turns, ``--turns``
+  windows fetching between ``--turns`` + 1 paused, ``--turn`` s each; the leader's CPU
+  over the fetching windows minus its CPU over the paused ones, per fetch answered
+  (the same process on both sides of the subtraction).
 
 Goals: ours ahead of Kafka on every row, and our commit p99 with 100 observers within
 1.2x of our p99 with none. The machine is shared: the header gives the load average.
@@ -27,6 +32,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -46,6 +52,7 @@ from wire.records import iter_headers  # noqa: E402
 
 IMPLS = {"ours": OurCluster, "kafka": KafkaCluster}
 P99_FACTOR = 1.2
+SETTLE_S = 2.0  # after pausing or resuming the observers, before a window
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -75,10 +82,22 @@ class Load:
             except ValueError:
                 pass
 
-    def find(self, ev: str):
+    def find(self, ev: str, since_ms: float = 0):
         if self.proc.poll() is not None and self.proc.returncode:
             raise RuntimeError(f"observer_load exited {self.proc.returncode}: {Path(self.err.name).read_text()[-2000:]}")
-        return next((e for e in self.events if e["ev"] == ev), None)
+        return next((e for e in self.events if e["ev"] == ev and e["t"] >= since_ms), None)
+
+    def signal(self, sig) -> None:
+        self.proc.send_signal(sig)
+
+    def rate(self, t0: float, t1: float):
+        """Fetches answered per second between the first and the last ``stats`` line
+        stamped in [t0, t1] (None with fewer than two)."""
+        marks = [e for e in self.events if e["ev"] == "stats" and t0 <= e["t"] <= t1]
+        if len(marks) < 2:
+            return None
+        a, b = marks[0], marks[-1]
+        return (b["fetches"] - a["fetches"]) / ((b["t"] - a["t"]) / 1000)
 
     def counts(self) -> tuple[int, int]:
         """(fetches answered, bytes received) so far: the tool's last ``stats`` line,
@@ -142,7 +161,7 @@ def run_one(impl: str, count: int, workdir: Path, args, log) -> dict:
                 res["load_tool_cpu_pct"] = 100 * (cpu_seconds(load.proc.pid) - load_cpu0) / args.measure
                 f1 = load.counts()
                 res["fetches"] = f1[0] - f0[0]
-                res["fetch_rate"] = res["fetches"] / args.measure
+                res["fetch_rate"] = load.rate(t0, t1) or res["fetches"] / args.measure
                 res["observer_mib_s"] = (f1[1] - f0[1]) / args.measure / 2**20
             res["leader_rss_mib"] = rss_kb(leader.proc.pid) / 1024
             res["batches_per_s"] = batches_appended(cluster.log_dir(leader), t0, t1) / args.measure
@@ -150,6 +169,8 @@ def run_one(impl: str, count: int, workdir: Path, args, log) -> dict:
             if load is not None:
                 load.find("stats")  # raises if the tool died during the window
             res["latency"] = _latency(cluster, fc.node, t0, t1)
+            if load is not None:
+                res["bracket"] = _paused_and_fetching(cluster, leader, load, args)
             moved = cluster.find("claim", after_ms=fc.t_ms + 1, min_epoch=fc.epoch + 1)
             if moved is not None:  # the figures above are of a node that stopped leading
                 res["leader_changed"] = True
@@ -165,6 +186,56 @@ def run_one(impl: str, count: int, workdir: Path, args, log) -> dict:
     return res
 
 
+def _paused_and_fetching(cluster, leader, load, args) -> dict:
+    """The same leader with the observers paused (connected, sending nothing) and
+    fetching, in turns: P F P F ... P (``--turns`` F windows of ``--turn`` s). The CPU
+    per fetch is the leader's CPU over the F windows minus its CPU over the P windows.
+    One quorum's CPU drifts over a run (a JVM's falls over its first minute, as the
+    JIT settles) and wanders by a point or two over ten seconds on both sides; a
+    separate quorum with no observers differed run to run by as much as 10 observers
+    add. P and F windows alternate and share their middle in time, which cancels a
+    steady drift, and the turns average the wander."""
+    settle, win = 1000 * min(args.warmup, SETTLE_S), 1000 * args.turn
+    paused, fetching, rates, paused_fetches = [], [], [], 0.0
+    for k in range(2 * args.turns + 1):
+        pause = k % 2 == 0
+        sent = now_ms()
+        load.signal(signal.SIGUSR1 if pause else signal.SIGUSR2)
+        what = "paused" if pause else "retailing"
+        cluster.wait(lambda: load.find(what, since_ms=sent), 120,
+                     "observers paused" if pause else "observers back at the log end")
+        _wait_until(cluster, now_ms() + settle, watch=cluster.nodes)
+        t0 = now_ms()
+        cpu, wall = _cpu_window(cluster, leader, t0 + win)
+        rate = load.rate(t0, now_ms())
+        if pause:
+            paused.append((cpu, wall))
+            paused_fetches += rate or 0.0
+        else:
+            fetching.append((cpu, wall))
+            rates.append((rate, wall))
+    load.signal(signal.SIGUSR2)
+    load.find("stats")  # raises if the tool died
+    out = {"idle_cpu_pct": _pct(paused), "fetching_cpu_pct": _pct(fetching), "paused_fetch_rate": paused_fetches,
+           "turns": args.turns, "turn_s": args.turn,
+           "paused_each": [100 * c / w for c, w in paused], "fetching_each": [100 * c / w for c, w in fetching]}
+    if all(r is not None for r, _ in rates):
+        out["fetch_rate"] = sum(r * w for r, w in rates) / sum(w for _, w in rates)
+    return out
+
+
+def _pct(windows) -> float:
+    cpu, wall = map(sum, zip(*windows))
+    return 100 * cpu / wall
+
+
+def _cpu_window(cluster, node, t_end: float) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of ``node`` from now until wall time ``t_end``."""
+    w0, c0 = now_ms(), cpu_seconds(node.proc.pid)
+    _wait_until(cluster, t_end, watch=cluster.nodes)
+    return cpu_seconds(node.proc.pid) - c0, (now_ms() - w0) / 1000
+
+
 def _readys_per_s(cluster, leader: int, t0: float, t1: float):
     """Turns of our leader's Ready loop per second over the window (its stats lines
     carry the running count); None for Kafka."""
@@ -176,12 +247,14 @@ def _readys_per_s(cluster, leader: int, t0: float, t1: float):
     return (rb - ra) / ((tb - ta) / 1000.0) if tb > ta else None
 
 
-def _per_fetch_us(loaded: dict, idle: dict | None):
-    """The leader's CPU above its CPU with no observers, per observer fetch answered
-    (µs): the load-independent cost of serving one observer round."""
-    if not loaded.get("fetch_rate") or not idle or "leader_cpu_pct" not in idle:
+def _per_fetch_us(loaded: dict):
+    """The leader's CPU with the observers fetching above its CPU with them paused
+    (``_paused_and_fetching``), per observer fetch answered (µs): the load-independent
+    cost of serving one observer round."""
+    b = loaded.get("bracket") or {}
+    if not b.get("fetch_rate"):
         return None
-    return (loaded["leader_cpu_pct"] - idle["leader_cpu_pct"]) / 100 * 1e6 / loaded["fetch_rate"]
+    return (b["fetching_cpu_pct"] - b["idle_cpu_pct"]) / 100 * 1e6 / b["fetch_rate"]
 
 
 def rows(results: dict, counts: list[int]) -> list[dict]:
@@ -205,11 +278,13 @@ def rows(results: dict, counts: list[int]) -> list[dict]:
                                        ("readys_per_s", "turns of our leader's Ready loop", "/s"),
                                        ("fetch_rate", "observer fetches answered", "/s"),
                                        ("observer_mib_s", "bytes to observers", "MiB/s"),
-                                       ("load_tool_cpu_pct", "the load tool's CPU", "% of a core")):
-                out.append({"metric": f"{name}, {n} observers ({unit})", "ours": o.get(metric),
-                            "kafka": k.get(metric), "ratio": None, "target": "", "met": None})
-            row(f"leader CPU per observer fetch, {n} observers (us)", _per_fetch_us(o, ours.get(0)),
-                _per_fetch_us(k, kafka.get(0)))
+                                       ("load_tool_cpu_pct", "the load tool's CPU", "% of a core"),
+                                       ("idle_cpu_pct", "leader CPU, the observers paused", "% of a core"),
+                                       ("fetching_cpu_pct", "leader CPU, the observers fetching, in turns with paused", "% of a core")):
+                ob, kb = o.get("bracket") or {}, k.get("bracket") or {}
+                out.append({"metric": f"{name}, {n} observers ({unit})", "ours": o.get(metric, ob.get(metric)),
+                            "kafka": k.get(metric, kb.get(metric)), "ratio": None, "target": "", "met": None})
+            row(f"leader CPU per observer fetch, {n} observers (us)", _per_fetch_us(o), _per_fetch_us(k))
     top = max(counts)
     if top and 0 in counts:
         for impl, r in (("ours", ours), ("kafka", kafka)):
@@ -242,11 +317,20 @@ def main(argv=None) -> int:
     ap.add_argument("--target", type=int, help="records the observers catch up (100000; quick 20000)")
     ap.add_argument("--warmup", type=float, help="s before the window (5; quick 2)")
     ap.add_argument("--measure", type=float, help="window, s (30; quick 5)")
+    ap.add_argument("--turns", type=int, help="windows with the observers fetching, between paused ones, "
+                                              "for the CPU per fetch (3; quick 1)")
+    ap.add_argument("--turn", type=float, help="each of those windows, s (10; quick 2.5)")
+    ap.add_argument("--table", type=Path, help="print the table of a saved --json report, run nothing")
     args = ap.parse_args(argv)
+    if args.table is not None:
+        print_report(json.loads(args.table.read_text()))
+        return 0
     args.counts = args.counts or ([0, 10] if args.quick else [0, 10, 50, 100])
     args.target = args.target or (20000 if args.quick else 100000)
     args.warmup = args.warmup if args.warmup is not None else (2.0 if args.quick else 5.0)
     args.measure = args.measure if args.measure is not None else (5.0 if args.quick else 30.0)
+    args.turns = args.turns if args.turns is not None else (1 if args.quick else 3)
+    args.turn = args.turn if args.turn is not None else (2.5 if args.quick else 10.0)
 
     def log(msg):
         print(f"[bench/observers {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
@@ -264,15 +348,22 @@ def main(argv=None) -> int:
     finally:
         shutil.rmtree(base, ignore_errors=True)
     report = {"meta": {"rate": args.rate, "target": args.target, "warmup_s": args.warmup, "measure_s": args.measure,
+                       "turns": args.turns, "turn_s": args.turn,
                        "counts": args.counts, "load_before": load_before,
                        "load_after": " ".join(f"{x:.2f}" for x in os.getloadavg()), "cpus": os.cpu_count()},
               "results": results, "rows": rows(results, args.counts)}
     if args.json:
         print(json.dumps(report, indent=2, default=str))
         return 0
-    m = report["meta"]
-    print(f"Observers bench: 3 voters + N observers on the leader, {args.rate:,} records/s of 256 bytes, "
-          f"catch-up of {args.target:,} records; load average {m['load_before']} / {m['load_after']} on {m['cpus']} CPUs")
+    print_report(report)
+    return 0
+
+
+def print_report(report: dict) -> None:
+    """The table of a report (``--json`` output: ``python bench/observers.py --table FILE``)."""
+    m, results = report["meta"], report["results"]
+    print(f"Observers bench: 3 voters + N observers on the leader, {m['rate']:,} records/s of 256 bytes, "
+          f"catch-up of {m['target']:,} records; load average {m['load_before']} / {m['load_after']} on {m['cpus']} CPUs")
     head = ("metric", "ours", "kafka", "ours/kafka", "target", "met")
     table = [[r["metric"], _fmt(r["ours"]), _fmt(r["kafka"]), "n/a" if r["ratio"] is None else f"{r['ratio']:.2f}",
               r["target"], "" if r["met"] is None else ("yes" if r["met"] else "NO")] for r in report["rows"]]
@@ -285,7 +376,6 @@ def main(argv=None) -> int:
             if r.get("leader_changed"):
                 print(f"NOTE: {impl} with {n} observers: the leader changed during the run; its row is of the first leader")
     print("Kafka's p99 is TestRaftServer's windowed histogram (1 ms buckets, last ~60 s); ours is exact over the window.")
-    return 0
 
 
 if __name__ == "__main__":

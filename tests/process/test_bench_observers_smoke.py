@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.slow
 def test_bench_observers_json_ours():
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "observers.py"), "--impls", "ours", "--counts", "0,3",
-                           "--target", "2000", "--warmup", "1", "--measure", "3", "--json"],
+                           "--target", "2000", "--warmup", "1", "--measure", "3", "--turns", "1", "--turn", "2.5", "--json"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     report = json.loads(proc.stdout)
@@ -22,6 +22,11 @@ def test_bench_observers_json_ours():
     assert 0 < loaded["catch_up_ms"] <= loaded["tailing_ms"]
     assert loaded["fetches"] > 0 and loaded["observer_mib_s"] > 0 and loaded["load_tool_cpu_pct"] > 0
     assert report["results"]["ours"]["0"]["latency"]["p99"] > 0
+    # the same leader with the observers paused (no Fetch answered) and fetching, in
+    # turns: the baseline of the CPU per fetch
+    bracket = loaded["bracket"]
+    assert bracket["paused_fetch_rate"] == 0 and bracket["turns"] == 1
+    assert bracket["idle_cpu_pct"] > 0 and bracket["fetching_cpu_pct"] > 0 and bracket["fetch_rate"] > 0
     # 5,000 records/s with a 25 ms linger: some batches in the 3 s window, at most 40 a
     # second, give or take a batch at the window's ends and the whole-ms linger timer
     assert all(0 < r["batches_per_s"] <= 42 for r in report["results"]["ours"].values())
