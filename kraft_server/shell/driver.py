@@ -167,7 +167,9 @@ class Driver:
         more = more is True or self._polls_asked
         if self._polls_deadline is not None:
             deadline = self._polls_deadline if deadline is None else min(deadline, self._polls_deadline)
-        busy = bool(inbox or ready.flush or ready.requests or ready.responses or more)
+        # What the stepped arrivals asked for is in this Ready: a turn that only parked
+        # them (observers' Fetches at the log end) needs no second turn to confirm it.
+        busy = bool(ready.flush or ready.requests or ready.responses or more)
         self._slice_turn = self._only_answers_left(ready, more)
         return busy, deadline
 

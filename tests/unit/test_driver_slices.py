@@ -108,7 +108,9 @@ def test_a_wake_or_a_due_deadline_brings_back_the_polls():
                listeners=[], controller=controller, clock=lambda: clock[0])
     assert d._cycle() == (False, 1500) and controller.polls == 1
     d.submit("a Fetch")
-    assert d._cycle() == (True, 1500) and controller.polls == 1  # skipped: its deadline stands
+    # stepped; nothing left for another turn (the Fetch parked), and the polls are
+    # skipped: nothing they watch moved and their deadline stands
+    assert d._cycle() == (False, 1500) and controller.polls == 1
     d.wake()  # work handed to the controller from outside the loop
     d._cycle()
     assert controller.polls == 2
