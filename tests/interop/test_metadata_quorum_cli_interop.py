@@ -365,6 +365,8 @@ def test_reassign_from_1_to_2_3_on_a_real_kafka_quorum_interrupted_and_resumed(t
         # already be on its way, and Kafka's controller commits it all the same.
         now = sorted(_voter_ids(_kafka_status(quorum.leader.bootstrap)))
         assert now in ([1, 2], [1, 2, 3]), now
+        if now == [1, 2, 3]:  # the hint said that the rerun may need --force
+            assert "--force" in err, err
 
         # Rerun: it resumes from what DescribeQuorum says now (3 -> 2 voters lowers the
         # fault tolerance, so that rerun needs --force).

@@ -535,3 +535,32 @@ def test_removing_the_leader_times_the_commit_apart_from_finding_the_new_leader(
     assert lines[step + 1] == "  committed at the quorum 32 ms after the request: voters [2, 3], high watermark 100"
     assert lines[step + 2] == ("  the tool found the new leader 2 (epoch 5) 1.0 s after the request (its polling "
                                "and retry back-off included: the election itself can be quicker)")
+
+
+def test_resume_hint_names_force_when_an_interrupted_add_may_have_committed(monkeypatch):
+    """1 -> [2, 3] is three steps: add 2, add 3, remove 1. Interrupted while adding 3
+    (sent, not yet seen committed), the quorum has 2 voters or, if the add commits,
+    3, and then removing 1 lowers the fault tolerance: the hint says so."""
+    import io
+    import tools.metadata_quorum.reassign as reassign
+    monkeypatch.setattr(reassign, "POLL_S", 0.0)
+
+    class Interrupted(ScriptedQuorum):
+        def add_raft_voter(self, voter_id, directory_id, endpoints):
+            super().add_raft_voter(voter_id, directory_id, endpoints)
+            if voter_id == 3:
+                raise KeyboardInterrupt
+
+    admin = Interrupted([replica(1, D1, 50)], [replica(2, D2, 50), replica(3, D3, 50)], leader=1)
+    runner = _reassigner(admin, [2, 3], io.StringIO())
+    with pytest.raises(KeyboardInterrupt):
+        runner.run(dry_run=False)
+    assert runner.done == 1 and admin.calls == [("add", 2), ("add", 3)]
+    assert runner.resume_hint() == (
+        "Run the same command again to resume; if adding controller 3 committed before the interruption, "
+        "the quorum has 3 voters and the rerun needs --force (the removals left lower its fault tolerance).")
+    runner.adding = None  # interrupted between steps instead: two voters, no --force needed
+    assert runner.resume_hint() == "Run the same command again to resume."
+    runner.voter_count = 3  # the add was seen committed
+    assert runner.resume_hint() == ("Run the same command with --force to resume: the quorum has 3 voters now, "
+                                    "so the removals left lower its fault tolerance.")

@@ -233,6 +233,7 @@ class Reassigner:
         self.out = out
         self.done = 0
         self.voter_count: int | None = None  # as last seen
+        self.adding: Step | None = None  # an add sent and not yet seen committed
 
     def say(self, text: str) -> None:
         print(text, file=self.out or sys.stdout, flush=True)
@@ -301,11 +302,20 @@ class Reassigner:
 
     def resume_hint(self) -> str:
         """How to resume after an interruption: with --force when the quorum grew
-        so far that the removals left now lower its fault tolerance."""
-        if self.force or self.voter_count is None or not unsafe_reason(self.voter_count, len(self.target)):
+        so far that the removals left now lower its fault tolerance; an add that was
+        interrupted after it was sent may still commit, and that one more voter can
+        be what needs --force."""
+        n, target = self.voter_count, len(self.target)
+        if self.force or n is None:
             return "Run the same command again to resume."
-        return (f"Run the same command with --force to resume: the quorum has {_voters(self.voter_count)} now, "
-                f"so the removals left lower its fault tolerance.")
+        if unsafe_reason(n, target):
+            return (f"Run the same command with --force to resume: the quorum has {_voters(n)} now, "
+                    f"so the removals left lower its fault tolerance.")
+        if self.adding is not None and unsafe_reason(n + 1, target):
+            return (f"Run the same command again to resume; if adding controller {self.adding.replica.replica_id} "
+                    f"committed before the interruption, the quorum has {_voters(n + 1)} and the rerun needs "
+                    f"--force (the removals left lower its fault tolerance).")
+        return "Run the same command again to resume."
 
     def execute(self, quorum: QuorumInfo, step: Step, k: int, total: int) -> None:
         line = f"Step {k} of {total}: {step.describe()}"
@@ -320,6 +330,7 @@ class Reassigner:
         self.say(line)
         started = time.monotonic()
         deadline = started + self.step_timeout_s
+        self.adding = step if step.kind == "add" else None
         answered = self.request(step, deadline)
         answered_at = time.monotonic()
         after = self.admin.describe_quorum()
@@ -335,7 +346,7 @@ class Reassigner:
         committed_s = (answered_at if answered else time.monotonic()) - started
         how = "" if answered else ", as polled"
         voters = format_ids(v.replica_id for v in after.voters)
-        self.voter_count = len(after.voters)
+        self.voter_count, self.adding = len(after.voters), None
         line = f"  committed at the quorum {_took(committed_s)} after the request{how}: voters {voters}"
         if step.kind == "remove" and step.replica.replica_id == quorum.leader_id:
             self.say(f"{line}, high watermark {after.high_watermark}")
