@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 import time
 import uuid
@@ -66,7 +67,6 @@ class Pause:
 
     @classmethod
     def install(cls, count: int) -> None:
-        import signal
         cls.go = asyncio.Event()
         cls.go.set()
         loop = asyncio.get_running_loop()
@@ -197,9 +197,10 @@ async def observer(i: int, args, target: int, done: asyncio.Event, caught: list,
         if records:
             for _, header in iter_headers(memoryview(records)):
                 offset, epoch = header.next_offset, header.partition_leader_epoch
-        if Pause.behind and reported and offset >= p.high_watermark >= 0:
+        at_hwm = reported and offset >= p.high_watermark >= 0
+        if at_hwm and Pause.behind:
             Pause.at_tail(i)
-        if not at_tail and reported and offset >= p.high_watermark >= 0:
+        if at_hwm and not at_tail:
             at_tail = True  # holds every committed record: from now on it long-polls at the end
             tailing.append(i)
             if len(tailing) == args.count:
