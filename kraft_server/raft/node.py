@@ -14,18 +14,17 @@ correlation id, and each handler ignores answers from an older epoch).
 """
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections import Counter, deque
-from itertools import accumulate
 from dataclasses import dataclass, replace
 
-from kraft_server.raft import auto_join, membership
-from kraft_server.raft.quorum_config import MAX_BATCH_BYTES
+from kraft_server.raft import auto_join, diagnostics, membership, proposals
+from kraft_server.raft.proposals import Backpressure, NotLeader  # noqa: F401 - the node's API
 from kraft_server.raft.boundary import (
     Destination, Endpoint, InboundRequest, InboundResponse, OutboundRequest, OutboundResponse, Ready,
 )
 from kraft_server.common.values import ElectionState
 from kraft_server.raft.log_view import LogView
+from kraft_server.raft.peers import PeerAddresses
 from kraft_server.raft.quorum_state import QuorumState
 from kraft_server.raft.start_of_epoch import start_of_epoch_batch
 from kraft_server.raft.transition_reason import transition_reason
@@ -36,13 +35,10 @@ from kraft_server.raft.rpc import (
     add_voter, begin_epoch, end_epoch, fetch, fetch_snapshot, remove_voter, update_features, update_voter,
     vote,
 )
-from kraft_server.raft.voter_history import VoterHistory
+from kraft_server.raft.voter_history import load_history
 from kraft_server.raft.voters import (
     ZERO_UUID, ElectionResult, VoterKey, VoterSet, election_result, next_high_watermark,
 )
-
-from kraft_server.native import build_value_batch
-from wire.records import HEADER_SIZE
 
 _REQUEST_HANDLERS = {
     fetch.API_KEY: fetch.handle_fetch_request,
@@ -72,20 +68,6 @@ _NODE_ENDPOINTS_SINCE = {fetch.API_KEY: 16, vote.API_KEY: 1, begin_epoch.API_KEY
                          end_epoch.API_KEY: 1, fetch_snapshot.API_KEY: 1}
 
 
-# Batch sizing: at most this per record besides its value (length, attributes, deltas
-# and value length as varints, a null key, no headers).
-RECORD_OVERHEAD_BYTES = 20
-
-
-class NotLeader(Exception):
-    """``propose`` on a node that is not an active leader."""
-
-
-class Backpressure(Exception):
-    """``propose`` while the leader's uncommitted backlog is full
-    (``QuorumConfig.max_backlog_bytes``): try again once more has committed."""
-
-
 @dataclass
 class Inflight:
     """A request we sent and have not heard back about."""
@@ -109,7 +91,7 @@ class RaftNode:
         self.config, self.rng = config, rng
         self.log = LogView(log)
         self.local_key = VoterKey(config.node_id, config.directory_id)
-        self.history = self._load_history()
+        self.history = load_history(config, self.log)
         self.high_watermark: int | None = None
         self.stats: Counter = Counter()
         # The latest transitions (number, role, epoch, leader, reason), for the log.
@@ -117,7 +99,7 @@ class RaftNode:
         # Voters that refused a real vote: id -> [our (log end, last epoch) then, rounds
         # their missing pre-vote counted as a refusal] (rpc/vote.py).
         self.vote_refusals: dict[int, list] = {}
-        self._now = now_ms
+        self.now_ms = now_ms
         self._next_correlation = 1
         self._inflight: dict[int, Inflight] = {}
         self._busy: dict = {}
@@ -130,8 +112,7 @@ class RaftNode:
         # ride on the deadline the loop already sleeps toward, as KafkaRaftClient.append
         # wakes its IO thread only on a batch's first append or when a drain is due
         self.propose_needs_cycle = False
-        self._endpoints: dict[int, tuple[Endpoint, ...]] = {}
-        self._bootstrap_next = 0
+        self.addresses = PeerAddresses(config)
         data_version = 1 if self.history.kraft_version() >= 1 else 0
         self.quorum = QuorumState(config, rng, self.local_key, data_version)
         self.quorum.initialize(stored, log.last_fetched_epoch(), self.voter_set(), now_ms,
@@ -182,28 +163,8 @@ class RaftNode:
         return voters, observers
 
     def diagnostics(self, now_ms: int) -> dict:
-        """What this node is waiting for (read-only, for logs and failed liveness checks):
-        role, epoch, leader, log positions, every timer of its state relative to
-        ``now_ms``, requests in flight and destinations backing off."""
-        state = self.quorum.state
-        timers = {name: value - now_ms for name, value in vars(state).items()
-                  if name.endswith("_ms") and isinstance(value, int)}
-        flags = {name: value for name, value in vars(state).items()
-                 if isinstance(value, bool) and value}
-        if isinstance(state, LeaderState):  # each replica: end offset, ms since its last fetch
-            flags["replicas"] = {s.key.node_id: (s.end_offset, now_ms - s.last_fetch_ms
-                                                 if s.last_fetch_ms >= 0 else None)
-                                 for s in list(state.voters.values()) + list(state.observers.values())}
-            flags["unacked_voters"] = sorted(state.unacked_voters)
-        return {
-            "role": self.role.value, "epoch": self.epoch, "leader": self.leader_id,
-            "voter": self.is_voter(), "log": (self.log.start_offset(), self.log.end_offset(),
-                                              self.log.flushed_offset()),
-            "hwm": self.high_watermark, "timers_ms": timers, "flags": flags,
-            "inflight": [(i.api_key, i.destination.node_id, now_ms - i.sent_ms)
-                         for i in self._inflight.values()],
-            "backoff_ms": {k: v - now_ms for k, v in self._backoff.items() if v > now_ms},
-        }
+        """What this node is waiting for (``diagnostics.py``)."""
+        return diagnostics.describe(self, now_ms)
 
     def leader_endpoints(self, listener: str) -> tuple[Endpoint, ...]:
         leader_id = self.quorum.leader_id
@@ -224,12 +185,12 @@ class RaftNode:
 
     # -- the contract ------------------------------------------------------------------------
     def step(self, inbound, now_ms: int) -> None:
-        self._now = max(self._now, now_ms)
+        self.now_ms = max(self.now_ms, now_ms)
         if isinstance(inbound, InboundRequest):
             handler = _REQUEST_HANDLERS.get(inbound.api_key)
             if handler is None:
                 raise ValueError(f"API {inbound.api_key} is not a KRaft RPC")
-            body = handler(self, inbound, self._now)
+            body = handler(self, inbound, self.now_ms)
             if body is not None:
                 self.respond(inbound, body)
         elif isinstance(inbound, InboundResponse):
@@ -240,55 +201,32 @@ class RaftNode:
             if self._busy.get(dkey) == inflight.correlation:
                 del self._busy[dkey]
             ok = _RESPONSE_HANDLERS[inflight.api_key](self, inflight, inbound.body, inbound.failure,
-                                                      self._now)
+                                                      self.now_ms)
             if not ok:
-                self._backoff[dkey] = self._now + self.config.retry_backoff_ms
+                self._backoff[dkey] = self.now_ms + self.config.retry_backoff_ms
         else:
             raise TypeError(f"cannot step {type(inbound).__name__}")
 
     def tick(self, now_ms: int) -> None:
-        self._now = max(self._now, now_ms)
-        role_poll.poll(self, self._now)
+        self.now_ms = max(self.now_ms, now_ms)
+        role_poll.poll(self, self.now_ms)
 
     def propose(self, records: list[bytes], now_ms: int, queued_ms: int | None = None) -> tuple[int, int]:
         """Queue records for the leader's next batch; returns (first, last) offsets.
         They are committed once ``high_watermark > last``. ``queued_ms``: when the
         first record was due, if its producer was late to hand it over (a generator on
         the busy event loop); the linger counts from then, as it would from a producer
-        thread's append."""
-        self._now = max(self._now, now_ms)
-        if self.role is not Role.LEADER or self.quorum.state.resign_requested:
-            raise NotLeader(f"node {self.local_key.node_id} is {self.role.value} in epoch {self.epoch}")
-        if not records:
-            raise ValueError("nothing to propose")
-        leader = self.quorum.state
-        size = sum(map(len, records))
-        backlog = leader.backlog_bytes()
-        if backlog and backlog + size > self.config.max_backlog_bytes:
-            self.stats["proposals_refused"] += 1
-            raise Backpressure(f"{backlog} bytes proposed and not yet committed")
-        first = self.log.end_offset() + len(leader.pending_records)
-        leader.pending_records.extend(records)
-        leader.pending_bytes += size
-        wake = leader.linger_deadline_ms is None
-        if wake:
-            start = self._now if queued_ms is None else min(queued_ms, self._now)
-            leader.linger_deadline_ms = start + self.config.append_linger_ms
-        if leader.pending_bytes >= MAX_BATCH_BYTES:
-            # a full batch: appended by the next poll (not here, between Readys, where a
-            # Fetch answered next would carry it and wait for its fsync)
-            leader.linger_deadline_ms = self._now
-            wake = True
-        self.propose_needs_cycle = wake
-        return first, first + len(records) - 1
+        thread's append. Raises ``NotLeader`` or ``Backpressure`` (``proposals.py``)."""
+        self.now_ms = max(self.now_ms, now_ms)
+        return proposals.propose(self, records, queued_ms)
 
     def ready(self) -> Ready:
-        role_poll.poll(self, self._now)
+        role_poll.poll(self, self.now_ms)
         if self.role is Role.LEADER:
-            fetch.complete_parked(self, self._now)
+            fetch.complete_parked(self, self.now_ms)
         ready = Ready(flush=self.log.end_offset() > self.log.flushed_offset(),
                       requests=self._requests, responses=self._responses,
-                      next_deadline_ms=role_poll.next_deadline(self, self._now),
+                      next_deadline_ms=role_poll.next_deadline(self, self.now_ms),
                       writes=self.log.take_writes(), election=self.quorum.take_unsaved())
         self._requests, self._responses = [], []
         self.ready_count += 1
@@ -298,7 +236,7 @@ class RaftNode:
         """The shell flushed (if asked) and sent everything in ``ready``. Returns True
         when calling ``ready()`` again now would yield more work (e.g. the HWM moved
         and parked fetches can be answered)."""
-        self._now = max(self._now, now_ms)
+        self.now_ms = max(self.now_ms, now_ms)
         if self.role is Role.LEADER:
             before = self.high_watermark
             self.maybe_update_leader_high_watermark()
@@ -325,9 +263,9 @@ class RaftNode:
     def resign(self, now_ms: int, shutting_down: bool = True) -> None:
         """Graceful resignation (shutdown): EndQuorumEpoch to the voters, naming the most
         caught-up ones as preferred candidates."""
-        self._now = max(self._now, now_ms)
+        self.now_ms = max(self.now_ms, now_ms)
         if self.role is Role.LEADER:
-            self.transition_to_resigned(self._now, shutting_down)
+            self.transition_to_resigned(self.now_ms, shutting_down)
 
     def begin_shutdown(self, now_ms: int) -> None:
         """The process is stopping: resign (a leader tells the voters, as
@@ -369,47 +307,30 @@ class RaftNode:
     def backoff_deadlines(self) -> list[int]:
         return list(self._backoff.values())
 
+    def backoff_items(self):
+        return self._backoff.items()
+
+    def inflight_requests(self):
+        return self._inflight.values()
+
     def voter_destination(self, node_id: int) -> Destination | None:
-        eps = self._endpoints_for(node_id)
-        if not eps:
-            return None
-        listener = self.config.default_listener
-        ep = next((e for e in eps if e.name == listener), eps[0])
-        return Destination(node_id, ep)
+        return self.addresses.destination(node_id, self._endpoints_for(node_id))
 
     def bootstrap_destination(self) -> Destination | None:
-        """Next ``controller.quorum.bootstrap.servers`` entry; with a static quorum the
-        voters' addresses serve as bootstrap servers (Kafka does the same)."""
-        servers = self.config.bootstrap_servers or tuple(
-            (v.host, v.port) for v in self.config.static_voters)
-        if not servers:
-            return None
-        host, port = servers[self._bootstrap_next % len(servers)]
-        self._bootstrap_next += 1
-        return Destination(-1, Endpoint(self.config.default_listener, host, port))
+        return self.addresses.bootstrap()
 
     def bootstrap_destination_if_free(self, now_ms: int) -> Destination | None:
-        for _ in range(len(self.config.bootstrap_servers) or len(self.config.static_voters)):
-            dest = self.bootstrap_destination()
+        for _ in range(self.addresses.bootstrap_count()):
+            dest = self.addresses.bootstrap()
             if dest is not None and self.can_send(dest, now_ms):
                 return dest
         return None
 
     def remember_endpoints(self, node_id: int, endpoints: tuple[Endpoint, ...]) -> None:
-        if node_id >= 0 and node_id != self.local_key.node_id and endpoints:
-            self._endpoints[node_id] = endpoints
+        self.addresses.remember(node_id, endpoints)
 
     def _endpoints_for(self, node_id: int) -> tuple[Endpoint, ...]:
-        node = self.voter_set().node(node_id)
-        if node is not None and node.endpoints:
-            return node.endpoints
-        if node_id in self._endpoints:
-            return self._endpoints[node_id]
-        # A leader that removed itself is in no voter set; we still know where it is.
-        state = self.quorum.state
-        if state is not None and state.leader_id == node_id and state.leader_endpoints:
-            return state.leader_endpoints
-        return ()
+        return self.addresses.endpoints_for(node_id, self.voter_set(), self.quorum.state)
 
     # -- transitions with their side effects --------------------------------------------------
     def _after_transition(self, old_state) -> None:
@@ -536,42 +457,11 @@ class RaftNode:
 
     def append_room(self) -> int:
         """Bytes ``propose`` accepts now (at least one record always fits an empty backlog)."""
-        if self.role is not Role.LEADER:
-            return 0
-        backlog = self.quorum.state.backlog_bytes()
-        return max(0, self.config.max_backlog_bytes - backlog) if backlog else self.config.max_backlog_bytes
+        return proposals.append_room(self)
 
     def drain_proposals(self) -> None:
-        """Append what lingers, as batches of at most MAX_BATCH_BYTES of records (a
-        larger single record gets a batch of its own), as Kafka's BatchAccumulator."""
-        leader = self.quorum.state
-        records = leader.pending_records
-        if not records:
-            return
-        pending_bytes = leader.pending_bytes
-        leader.pending_records, leader.pending_bytes, leader.linger_deadline_ms = [], 0, None
-        room = MAX_BATCH_BYTES - HEADER_SIZE
-        if pending_bytes + RECORD_OVERHEAD_BYTES * len(records) <= room:
-            self._append_proposed(records)  # one batch (the common case: no per-record work)
-            return
-        # cut[k]: the batch size of records[:k] less the header; each batch takes the
-        # longest run that fits, and at least one record
-        sizes = list(accumulate(map(len, records), initial=0))
-        cut = sizes.__getitem__
-        count, start = len(records), 0
-        while start < count:
-            limit = cut(start) + RECORD_OVERHEAD_BYTES * start + room
-            end = bisect_right(range(count + 1), limit, start + 1, count + 1,
-                               key=lambda k: cut(k) + RECORD_OVERHEAD_BYTES * k) - 1
-            end = max(end, start + 1)
-            self._append_proposed(records[start:end] if start or end < count else records)
-            start = end
-
-    def _append_proposed(self, records: list) -> None:
-        leader = self.quorum.state
-        data = build_value_batch(self.log.end_offset(), leader.epoch, self._now, records)
-        self.leader_append(data)
-        leader.appended(self.log.end_offset() - 1, len(data))
+        """Append what lingers as batches (``proposals.drain``)."""
+        proposals.drain(self)
 
     def record_replica_fetch(self, key: VoterKey, fetch_offset: int, now_ms: int) -> None:
         leader: LeaderState = self.quorum.state
@@ -593,34 +483,6 @@ class RaftNode:
             self.high_watermark = new
             leader.committed(new)
             membership.on_high_watermark(self, leader)
-
-    def _load_history(self) -> VoterHistory:
-        cfg = self.config
-        if cfg.static_voters:
-            history = VoterHistory(VoterSet.from_static(cfg.static_voters, cfg.default_listener), 0)
-        else:
-            base, version = VoterSet(()), 1
-            checkpoint = self.log.bootstrap_checkpoint()
-            if checkpoint:
-                probe = VoterHistory(base, 1)
-                probe.observe(checkpoint)
-                base, version = probe.latest(), probe.kraft_version()
-            history = VoterHistory(base, version)
-        snap = self.log.latest_snapshot()
-        if snap is not None:
-            history.observe_snapshot(self.log.read_snapshot(snap, 0, self.log.snapshot_size(snap)), snap.offset)
-        offset = max(self.log.start_offset(), history.next_offset)
-        controls = self.log.control_offsets(offset)
-        if controls is not None:  # only the control batches carry voter history
-            for base in controls:
-                history.observe(self.log.read(base, 1))  # that one batch
-            history.next_offset = max(history.next_offset, self.log.end_offset())
-            return history
-        while offset < self.log.end_offset():
-            data = self.log.read(offset, MAX_BATCH_BYTES)
-            history.observe(data)
-            offset = history.next_offset
-        return history
 
 
 def _dest_key(destination: Destination):

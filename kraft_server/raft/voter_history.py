@@ -17,6 +17,7 @@ import bisect
 
 from wire.records import ControlRecordType, control_records, walk
 
+from kraft_server.raft.quorum_config import MAX_BATCH_BYTES
 from kraft_server.raft.voters import VoterSet
 
 
@@ -107,3 +108,33 @@ class VoterHistory:
         first leader must write KRaftVersion and Voters records at the start of its
         epoch (``LeaderState.appendStartOfEpochControlRecords``)."""
         return self._base_kraft_version >= 1 and not self._voter_offsets
+
+
+def load_history(config, log) -> VoterHistory:
+    """The history at start-up: the static voters (kraft.version 0) or the bootstrap
+    checkpoint, then the latest snapshot, then the control batches of the log (from its
+    batch index when it has one, else by reading the whole log)."""
+    if config.static_voters:
+        history = VoterHistory(VoterSet.from_static(config.static_voters, config.default_listener), 0)
+    else:
+        base, version = VoterSet(()), 1
+        checkpoint = log.bootstrap_checkpoint()
+        if checkpoint:
+            probe = VoterHistory(base, 1)
+            probe.observe(checkpoint)
+            base, version = probe.latest(), probe.kraft_version()
+        history = VoterHistory(base, version)
+    snap = log.latest_snapshot()
+    if snap is not None:
+        history.observe_snapshot(log.read_snapshot(snap, 0, log.snapshot_size(snap)), snap.offset)
+    offset = max(log.start_offset(), history.next_offset)
+    controls = log.control_offsets(offset)
+    if controls is not None:  # only the control batches carry voter history
+        for base in controls:
+            history.observe(log.read(base, 1))  # that one batch
+        history.next_offset = max(history.next_offset, log.end_offset())
+        return history
+    while offset < log.end_offset():
+        history.observe(log.read(offset, MAX_BATCH_BYTES))
+        offset = history.next_offset
+    return history

@@ -2,7 +2,8 @@
 [--membership]``
 
 ``--membership`` adds random AddRaftVoter/RemoveRaftVoter and disk replacements
-(``tests/simulation/membership.py``).
+(``tests/simulation/membership.py``), with churn (a leader deposed right after it took a
+voter change) unless ``--no-churn``.
 
 Runs seeds 0..N-1 (or one ``--seed``), each for M events, and prints a summary;
 on an invariant failure it prints the command that replays that seed and exits 1.
@@ -14,7 +15,7 @@ import sys
 import time
 
 from tests.simulation.cluster import HEALTHY, Faults
-from tests.simulation.runner import replay_command, run_case
+from tests.simulation.runner import NO_CHURN, replay_command, run_case
 
 PROFILES = {
     "default": None,  # Faults() defaults: the profile `make test` runs
@@ -35,16 +36,19 @@ def main(argv=None) -> int:
                    help="fault profile (chaos: 20%% loss, 300 ms delays, frequent crashes)")
     p.add_argument("--membership", action="store_true",
                    help="random voter adds/removes and disk replacements (kraft.version 1)")
+    p.add_argument("--no-churn", action="store_true",
+                   help="with --membership: no deposed leaders right after a voter change")
     p.add_argument("--verbose", "-v", action="store_true")
     args = p.parse_args(argv)
+    membership = NO_CHURN if args.membership and args.no_churn else args.membership
     seeds = [args.seed] if args.seed is not None else range(args.first_seed, args.first_seed + args.seeds)
     started, cpu, failed = time.monotonic(), time.process_time(), 0
     for seed in seeds:
         try:
-            summary = run_case(seed, args.events, args.nodes, args.profile, args.membership)
+            summary = run_case(seed, args.events, args.nodes, args.profile, membership)
         except Exception as e:  # noqa: BLE001 - report and keep going
             failed += 1
-            replay = replay_command(seed, args.events, args.nodes, args.profile, args.membership)
+            replay = replay_command(seed, args.events, args.nodes, args.profile, membership)
             print(f"FAIL seed {seed}: {type(e).__name__}: {e}\n  replay: {replay}", flush=True)
             if args.seed is not None:
                 raise

@@ -43,6 +43,7 @@ class Checker:
         self.committed: dict[int, tuple] = {}  # base offset -> (last offset, batch bytes)
         self._bases: list[int] = []  # sorted keys of ``committed``
         self.committed_end = 0
+        self.committed_last_epoch = -1  # leader epoch of the batch that ends at committed_end
         self.leader_checked: set = set()  # (node, epoch) already verified
         self.snapshot_contents: dict = {}  # snapshot id -> MetadataImage.content()
         self.starts_ok: dict = {}  # node id -> (log start, latest snapshot) last verified
@@ -94,19 +95,19 @@ class Checker:
 
     def _check_committed(self, node_id: int, log, hwm: int) -> None:
         start = self.checked.get(node_id, 0)
-        for base, last, _, data in log.batches_from(start):
+        for base, last, epoch, data in log.batches_from(start):
             if base >= hwm:
                 break
             if last >= hwm:
                 raise InvariantViolation(f"node {node_id}: HWM {hwm} inside batch {base}-{last}")
             known = self.committed.get(base)
             if known is None:
-                self._record(node_id, base, last, data)
+                self._record(node_id, base, last, epoch, data)
             elif known[1] != data:
                 raise InvariantViolation(f"node {node_id}: committed batch at {base} differs")
         self.checked[node_id] = hwm
 
-    def _record(self, node_id: int, base: int, last: int, data: bytes) -> None:
+    def _record(self, node_id: int, base: int, last: int, epoch: int, data: bytes) -> None:
         """A committed batch nobody reported yet. Holes are legitimate (a node that
         installed a snapshot reports only what follows it), overlaps are not: they
         mean two nodes hold different batches at the same committed offsets."""
@@ -119,7 +120,8 @@ class Checker:
                                      f"batch at {self._bases[i]}")
         self._bases.insert(i, base)
         self.committed[base] = (last, data)
-        self.committed_end = max(self.committed_end, last + 1)
+        if last + 1 > self.committed_end:
+            self.committed_end, self.committed_last_epoch = last + 1, epoch
 
     def _leader_has_all(self, node_id: int, log) -> None:
         if log.end_offset() < self.committed_end:

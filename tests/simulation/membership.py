@@ -22,6 +22,16 @@ Extra invariants (``MembershipChecker``):
   every majority of the committed set holds the record it lacks, so its log is not
   up to date for them. Such pairs are counted (``stale_election_pairs``); a stale
   candidate that did win would still break SingleLeader or LeaderHasAllCommitted.
+  A log can also be long enough and still lack committed data: a leader that
+  appended a voter change, then resigned before replicating it, keeps that record
+  (and its epoch's other records) past the offsets the next leader commits over,
+  until it fetches and truncates. It campaigns with the uncommitted set, and its
+  log end may pass the committed end (membership-3 seed 49400798: 2 stood in epoch
+  21 with {1,2,5} from its epoch-17 tail, 3 with {1,2,3,4,5}; 2's log ended at 673
+  with last epoch 17, the committed end 658 was of epoch 19). Such a candidacy is
+  stale too, by Raft's own vote rule: its (last epoch, end) is below that of the
+  last committed batch, so every voter holding that batch refuses it; counted in
+  ``divergent_election_pairs``.
 - SafeVotersCommit: when a VotersRecord is first seen committed, a majority of the
   new set holds it durably, and every majority of the old set intersects every
   majority of the new one (one voter added or removed). Kafka commits a change with
@@ -33,6 +43,7 @@ Extra invariants (``MembershipChecker``):
 """
 from __future__ import annotations
 
+import random
 import uuid
 from dataclasses import replace
 
@@ -49,6 +60,16 @@ from tests.simulation.cluster import CLUSTER_ID, Faults, Simulation
 from tests.simulation.invariants import Checker, InvariantViolation
 
 MEMBERSHIP_EVERY_MS = 1500
+# Churn (issue 32): right after the admin's request, the leader is cut off, crashed or
+# stopped with this probability, before its VotersRecord can reach a majority; and
+# while no leader is known the admin retries soon, so the next leader gets a change
+# early in its epoch. These are the states where candidates of one epoch stand with
+# different voter sets (an uncommitted change left on a deposed leader's tail).
+CHURN_DISRUPT = 0.5
+CHURN_RETRY_MS = (20, 300)
+# and this share of the nodes speaks Vote v1 (no pre-vote, as before KIP-996), so a
+# deposed leader's peers campaign for real instead of being held back by pre-votes.
+CHURN_NO_PRE_VOTE = 0.5
 MIN_VOTERS_FOR_WIPE = 3  # a wiped voter must leave a majority that can commit its removal
 
 
@@ -56,12 +77,15 @@ class MembershipChecker(Checker):
     def __init__(self):
         super().__init__()
         # epoch -> {(voter-id set a candidate used, VotersRecord offsets its log held,
-        # its log start offset, its log end offset, committed end when it stood)}
+        # its log start offset, its log end offset, committed end when it stood, its
+        # log's last epoch, the epoch of the last committed batch when it stood)}
         self.election_sets: dict[int, set] = {}
         self.voters_checked: set = set()  # offsets of VotersRecords already verified
         self.changes_committed = 0
         self.wide_election_pairs = 0
         self.stale_election_pairs = 0
+        self.divergent_election_pairs = 0
+        self.split_epochs: set = set()  # epochs whose candidates stood with different voter sets
         self.lost_disks: dict = {}  # (node id, directory id) -> flushed offset when wiped
         self.sim = None
 
@@ -69,13 +93,19 @@ class MembershipChecker(Checker):
         if node.role is Role.CANDIDATE:
             mine = frozenset(node.quorum.state.voter_ids)
             entry = (mine, tuple(node.history._voter_offsets), log.start_offset(), log.end_offset(),
-                     self.committed_end)
+                     self.committed_end, log.last_fetched_epoch(), self.committed_last_epoch)
             seen = self.election_sets.setdefault(node.epoch, set())
             if entry not in seen:
+                if any(other[0] != mine for other in seen):
+                    self.split_epochs.add(node.epoch)
                 for other in seen:
                     if majority(len(mine)) + majority(len(other[0])) <= len(mine | other[0]):
-                        if self._stale(entry) or self._stale(other):
-                            self.stale_election_pairs += 1
+                        why = self._stale(entry) or self._stale(other)
+                        if why:
+                            if why == "divergent":
+                                self.divergent_election_pairs += 1
+                            else:
+                                self.stale_election_pairs += 1
                             continue
                         raise InvariantViolation(f"epoch {node.epoch}: candidates used voter sets "
                                                  f"{sorted(other[0])} and {sorted(mine)}")
@@ -86,16 +116,24 @@ class MembershipChecker(Checker):
         if node.high_watermark is not None and node.role is Role.LEADER:
             self._check_voters_records(node)  # the leader is the first to see a commit
 
-    def _stale(self, entry) -> bool:
-        """The candidacy's log lacked a VotersRecord known committed (one above its log
-        start: below it, its snapshot carries the committed set), or lacked data already
-        committed when it stood (its log ended below the committed end): either way no
-        majority of voters holding that committed entry grants it a vote."""
-        _, held, start, end, committed_end = entry
+    def _stale(self, entry) -> str | None:
+        """Why the candidacy's log was not up to date for the voters holding committed
+        data, or None. "short": it ended below the committed end when it stood. "voters":
+        it lacked a VotersRecord known committed (one above its log start: below it,
+        its snapshot carries the committed set). "divergent": it reached the committed
+        end but its last epoch was below the last committed batch's, so what it holds
+        at those offsets is another epoch's (an uncommitted tail not yet truncated).
+        In each case a voter holding the committed data has a higher (last epoch, end)
+        and refuses its vote (``ReplicatedLog`` comparison in Kafka's Vote handling)."""
+        _, held, start, end, committed_end, last_epoch, committed_epoch = entry
         if end < committed_end:
-            return True
+            return "short"
         held = set(held)
-        return any(offset >= start and offset not in held for offset in self.voters_checked)
+        if any(offset >= start and offset not in held for offset in self.voters_checked):
+            return "voters"
+        if last_epoch < committed_epoch:
+            return "divergent"
+        return None
 
     def leader_may_lead(self, node) -> bool:
         return node.is_voter() or node.committed_voter_set().is_voter(node.local_key) \
@@ -136,9 +174,12 @@ class MembershipChecker(Checker):
 class MembershipSimulation(Simulation):
     """``Simulation`` (kraft.version 1, two spare observers) plus membership events."""
 
-    def __init__(self, seed: int, nodes: int = 3, faults: Faults | None = None):
+    def __init__(self, seed: int, nodes: int = 3, faults: Faults | None = None, churn: bool = True):
         self._admin_seq = 0
         self.wiped: int | None = None  # the node whose disk was replaced, until it is a voter
+        # Churn draws from its own generator: with churn off a seed replays as before it.
+        self.churn_rng = random.Random(seed * 104729 + 7) if churn else None
+        self.disruptions: dict[str, int] = {}
         super().__init__(seed, nodes, faults, kraft_version=1, observers=2)
         self.checker_swap()
         self._push(self.now + MEMBERSHIP_EVERY_MS, "membership")
@@ -151,6 +192,8 @@ class MembershipSimulation(Simulation):
     def _make_node(self, node_id: int):
         node = super()._make_node(node_id)
         node.max_versions.update({80: 1, 81: 0})
+        if self.churn_rng is not None and self.churn_rng.random() < CHURN_NO_PRE_VOTE:
+            node.max_versions[52] = 1  # no KIP-996 pre-vote: its peers stand for real at once
         return node
 
     # -- the ApiVersions probe and admin answers ---------------------------------------
@@ -178,8 +221,11 @@ class MembershipSimulation(Simulation):
 
     # -- membership events -----------------------------------------------------------------
     def _on_membership(self) -> None:
-        self._push(self.now + int(self.rng.expovariate(1 / MEMBERSHIP_EVERY_MS)) + 1, "membership")
         leader = self.leader()
+        if leader is None and self.churn_rng is not None:
+            self._push(self.now + self.churn_rng.randint(*CHURN_RETRY_MS), "membership")
+            return
+        self._push(self.now + int(self.rng.expovariate(1 / MEMBERSHIP_EVERY_MS)) + 1, "membership")
         if leader is None:
             return
         voters = leader.raft.voter_set()
@@ -229,6 +275,30 @@ class MembershipSimulation(Simulation):
     def _admin(self, leader, api_key: int, version: int, body) -> None:
         self._admin_seq += 1
         leader.raft.step(InboundRequest(("admin", self._admin_seq), api_key, version, body), self.now)
+        if self.churn_rng is not None and self.churn_rng.random() < CHURN_DISRUPT:
+            kind = self.churn_rng.choice(("isolate", "isolate", "stop", "crash"))
+            self._push(self.now + self.churn_rng.randint(0, 15), "disrupt", kind, leader.node_id, leader.incarnation)
+
+    def _on_disrupt(self, kind: str, node_id: int, incarnation: int) -> None:
+        """Depose the leader that just took a voter change, before the change commits:
+        cut it off from everyone else for a while, crash it, or stop it cleanly."""
+        node = self.nodes[node_id]
+        if node.raft is None or node.incarnation != incarnation or node.raft.role is not Role.LEADER:
+            return
+        self.disruptions[kind] = self.disruptions.get(kind, 0) + 1
+        if kind == "isolate":
+            self.partition = {i: (1 if i == node_id else 0) for i in self.nodes}
+            self._push(self.now + self.churn_rng.randint(300, 4000), "heal")
+        elif kind == "crash":
+            node.raft = None
+            node.log.crash()
+            if self.net_rng.random() < self.faults.crash_reset:
+                self._reset_connections(node)
+            self._push(self.now + self.churn_rng.randint(10, 3000), "restart", node.node_id)
+        else:
+            node.raft.resign(self.now)
+            self._drive(node)
+            self._push(self.now + self.churn_rng.randint(0, 500), "stop", node.node_id, node.incarnation)
 
     def _add(self, leader, node) -> None:
         cfg = node.config
@@ -269,9 +339,9 @@ class MembershipSimulation(Simulation):
         return again
 
 
-def run_membership_seed(seed: int, events: int, nodes: int = 3) -> dict:
+def run_membership_seed(seed: int, events: int, nodes: int = 3, churn: bool = True) -> dict:
     from tests.simulation.runner import calm_until_progress
-    sim = MembershipSimulation(seed, nodes)
+    sim = MembershipSimulation(seed, nodes, churn=churn)
     sim.run(events)
     calm_until_progress(sim)
     summary = sim.summary()
@@ -280,4 +350,7 @@ def run_membership_seed(seed: int, events: int, nodes: int = 3) -> dict:
     summary["voter_changes_committed"] = sim.checker.changes_committed
     summary["wide_election_pairs"] = sim.checker.wide_election_pairs
     summary["stale_election_pairs"] = sim.checker.stale_election_pairs
+    summary["divergent_election_pairs"] = sim.checker.divergent_election_pairs
+    summary["split_epochs"] = len(sim.checker.split_epochs)
+    summary["disruptions"] = dict(sim.disruptions)
     return summary

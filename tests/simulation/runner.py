@@ -12,6 +12,9 @@ from tests.simulation.cluster import HEALTHY, Faults, Simulation
 from tests.simulation.diagnose import describe
 
 CALM_LIMIT_MS = 60_000
+# ``membership`` is False, True (admin changes with churn) or NO_CHURN (admin changes as
+# before churn existed: the seeds found then replay their runs).
+NO_CHURN = "no-churn"
 CALM_STEP = 200  # events between progress checks
 
 
@@ -26,6 +29,8 @@ def replay_command(seed: int, events: int, nodes: int, profile: str = "default",
         cmd += f" --profile {profile}"
     if membership:
         cmd += " --membership"
+    if membership == NO_CHURN:
+        cmd += " --no-churn"
     return cmd
 
 
@@ -56,7 +61,7 @@ def run_case(seed: int, events: int, nodes: int, profile: str = "default",
     """One seed of a sweep configuration (the profiles are in ``__main__.PROFILES``)."""
     if membership:
         from tests.simulation.membership import run_membership_seed
-        return run_membership_seed(seed, events, nodes)
+        return run_membership_seed(seed, events, nodes, churn=membership != NO_CHURN)
     from tests.simulation.__main__ import PROFILES
     return run_seed(seed, events, nodes, PROFILES[profile])
 

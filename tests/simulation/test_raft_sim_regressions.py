@@ -114,17 +114,28 @@ def test_stale_candidates_are_exempt_from_the_election_sets_overlap_check():
     from tests.simulation.membership import MembershipChecker
     checker = MembershipChecker()
     checker.voters_checked = {40}
-    stale = (frozenset({1, 2, 3}), (10,), 0, 60, 60)
-    fresh = (frozenset({1, 3, 4}), (10, 25, 40), 0, 60, 60)
-    from_snapshot = (frozenset({1, 3, 4}), (), 50, 60, 60)
-    assert checker._stale(stale)
-    assert not checker._stale(fresh)
-    assert not checker._stale(from_snapshot)
+    # (voter ids, VotersRecord offsets held, log start, log end, committed end,
+    #  the log's last epoch, the last committed batch's epoch)
+    stale = (frozenset({1, 2, 3}), (10,), 0, 60, 60, 4, 4)
+    fresh = (frozenset({1, 3, 4}), (10, 25, 40), 0, 60, 60, 4, 4)
+    from_snapshot = (frozenset({1, 3, 4}), (), 50, 60, 60, 4, 4)
+    assert checker._stale(stale) == "voters"
+    assert checker._stale(fresh) is None
+    assert checker._stale(from_snapshot) is None
     # Membership seed 117639402 (5 nodes): a voter holding an uncommitted VotersRecord
     # at 52 from an older epoch, while data up to 73 was committed without it, stands
     # with that set: its log ends (53) below the committed end, so it cannot win.
-    behind = (frozenset({1, 2, 3, 4, 5, 6, 7}), (10, 25, 40), 0, 53, 73)
-    assert checker._stale(behind)
+    behind = (frozenset({1, 2, 3, 4, 5, 6, 7}), (10, 25, 40), 0, 53, 73, 4, 4)
+    assert checker._stale(behind) == "short"
+    # Membership seed 49400798 (issue 32): leader 2 of epoch 17 appended {1,2,5} at 654
+    # and resigned before replicating it; 3 led epoch 19 and committed up to 658 over
+    # those offsets. 2 had not fetched (nor truncated) yet and stood in epoch 21 with
+    # its log [593, 673) of last epoch 17: long enough, but divergent. Every voter that
+    # holds the committed epoch-19 batch has a higher (last epoch, end) and refuses it.
+    divergent = (frozenset({1, 2, 5}), (592, 597, 654), 593, 673, 658, 17, 19)
+    assert checker._stale(divergent) == "divergent"
+    # The same log with the committed batch's epoch as its last is up to date.
+    assert checker._stale(divergent[:5] + (19, 19)) is None
 
 
 def test_the_overlap_check_still_catches_two_up_to_date_candidacies():
@@ -150,11 +161,14 @@ def test_the_overlap_check_still_catches_two_up_to_date_candidacies():
         def end_offset(self):
             return 80
 
+        def last_fetched_epoch(self):
+            return 7
+
         def latest_snapshot(self):
             return None
 
     checker = MembershipChecker()
-    checker.committed_end = 73
+    checker.committed_end, checker.committed_last_epoch = 73, 6
     checker.check(1, Candidate({1, 2, 3, 4, 6}, [2, 41, 109]), Log())
     with pytest.raises(InvariantViolation, match="candidates used voter sets"):
         checker.check(3, Candidate({1, 2, 3, 4, 5, 6, 7}, [2, 41, 52]), Log())

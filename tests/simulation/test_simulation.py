@@ -15,7 +15,7 @@ import os
 import pytest
 
 from kraft_server.raft.roles.base import Role
-from tests.simulation.runner import replay_command, run_case, run_healthy, run_seed
+from tests.simulation.runner import NO_CHURN, replay_command, run_case, run_healthy, run_seed
 from tests.simulation.seeds import fresh_first_seed
 
 SEEDS = int(os.environ.get("SIM_SEEDS", "120"))
@@ -74,7 +74,8 @@ def test_membership_changes(seeds):
 
 
 # Seeds that once failed, beyond the fixed ranges, as (seed, events, nodes, profile,
-# membership). Membership (1 and 18 are inside the range): stale candidates in the
+# membership); membership seeds found before churn existed replay without it (NO_CHURN).
+# Membership (1 and 18 are inside the range): stale candidates in the
 # ElectionSetsOverlap check (22, 48, 53, 105, 153, 186), a disk lost during an
 # uncommitted voter change (220), a voter change while a lost disk still votes (359
 # at 15,000 events). Seeds 144, 159 and 170 of the first sweep replay other runs since
@@ -84,20 +85,24 @@ def test_membership_changes(seeds):
 # start after installing one, unlike Kafka's and ours on disk (tests/unit/test_log_contract.py
 # and the SnapshotAtLogStart invariant now hold it to that).
 REGRESSION_SEEDS = (
-    (22, EVENTS, 3, "default", True), (48, EVENTS, 3, "default", True),
-    (53, EVENTS, 3, "default", True), (105, EVENTS, 3, "default", True),
-    (153, EVENTS, 3, "default", True), (186, EVENTS, 3, "default", True),
-    (220, EVENTS, 3, "default", True), (359, 15000, 3, "default", True),
+    (22, EVENTS, 3, "default", NO_CHURN), (48, EVENTS, 3, "default", NO_CHURN),
+    (53, EVENTS, 3, "default", NO_CHURN), (105, EVENTS, 3, "default", NO_CHURN),
+    (153, EVENTS, 3, "default", NO_CHURN), (186, EVENTS, 3, "default", NO_CHURN),
+    (220, EVENTS, 3, "default", NO_CHURN), (359, 15000, 3, "default", NO_CHURN),
     (100102, 10000, 3, "default", False), (200084, 10000, 5, "chaos", False),
-    (300011, 10000, 3, "default", True),
+    (300011, 10000, 3, "default", NO_CHURN),
     # make simulate-long, first seed 67638700: a stale candidate's epoch bumps kept
     # fencing the voter that could win (livelock), and the overlap check missing a
     # candidate whose log ended below the committed end.
-    (107639315, 10000, 3, "default", True), (117639402, 10000, 5, "default", True),
+    (107639315, 10000, 3, "default", NO_CHURN), (117639402, 10000, 5, "default", NO_CHURN),
     # make simulate-long, first seed 49830600: a voter that cannot take pre-votes kept
     # bumping the epoch; the one voter that could win heard each new epoch only from a
     # fenced pre-vote and then waited a whole timeout, to be fenced again (livelock).
-    (89831161, 10000, 3, "default", True),
+    (89831161, 10000, 3, "default", NO_CHURN),
+    # make simulate-long, first seed 9400000 (issue 32): a resigned leader's untruncated
+    # epoch-17 tail held an uncommitted {1,2,5} past the committed end; the overlap check
+    # took that divergent log for an up-to-date one (its end was past the committed end).
+    (49400798, 10000, 3, "default", NO_CHURN),
 )
 
 

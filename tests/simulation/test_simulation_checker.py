@@ -10,7 +10,7 @@ from wire.records import build_batch, walk
 from tests.simulation import cluster
 from tests.simulation.cluster import HEALTHY, Simulation
 from tests.simulation.invariants import InvariantViolation
-from tests.simulation.runner import NoProgress, calm_until_progress, run_case
+from tests.simulation.runner import NO_CHURN, NoProgress, calm_until_progress, run_case
 
 
 def _healthy(seed: int = 5) -> Simulation:
@@ -44,7 +44,7 @@ def test_a_snapshot_below_the_log_start_is_caught(monkeypatch):
     older snapshots when it installs one. The checker names it before it can do harm."""
     monkeypatch.setattr(MemoryLog, "_forget_snapshots_before", lambda self, snapshot_id: None)
     with pytest.raises(InvariantViolation, match="below the log start"):
-        run_case(300011, 10000, 3, membership=True)
+        run_case(300011, 10000, 3, membership=NO_CHURN)
 
 
 def test_a_stalled_quorum_is_reported_with_what_each_node_waits_for(monkeypatch):

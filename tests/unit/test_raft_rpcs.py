@@ -138,9 +138,9 @@ def test_early_pre_vote_never_becomes_an_election_without_a_majority():
     _fail(node, fetch, SendFailure.DISCONNECTED, 10)
     node.tick(node.quorum.state.fetch_deadline_ms)
     assert node.role is Role.PROSPECTIVE
-    requests, _ = drain(node, node._now)
+    requests, _ = drain(node, node.now_ms)
     for r in [r for r in requests if r.api_key == 52]:
-        _fail(node, r, SendFailure.UNSUPPORTED_VERSION, node._now + 1)
+        _fail(node, r, SendFailure.UNSUPPORTED_VERSION, node.now_ms + 1)
     assert node.role is Role.FOLLOWER and node.epoch == 1
     assert node.quorum.state.fetch_deadline_ms == 1 + node.config.fetch_timeout_ms
 
