@@ -264,3 +264,46 @@ def test_batch_over_our_observer_of_a_kafka_quorum_reads_kafka_written_records(r
     controllers = [r.register_controller_record for r in rows if r.type_name == "RegisterControllerRecord"]
     # Kafka's active controller registered itself and our observer (ControllerRegistration).
     assert sorted(c.controller_id for c in controllers) == [1, 2]
+
+
+def test_console_view_fits_the_terminal_leaves_noops_out_and_picks_types(spark):
+    """`make stream`'s console rows (issue 31): a RegisterControllerRecord's fields no
+    longer widen the table past the terminal; NoOpRecords are left out unless asked
+    for; --types keeps only the named record types."""
+    import datetime
+
+    from tools.metadata_stream import console
+    from tools.metadata_stream.rowtype import RowType
+    from wire.messages import RegisterControllerRecord
+    from wire.messages.register_controller_record import ControllerEndpoint, ControllerFeature
+
+    row_type = RowType.load()
+    wide = RegisterControllerRecord(
+        controller_id=3000, incarnation_id=uuid.uuid4(), zk_migration_ready=False,
+        end_points=[ControllerEndpoint(name=f"CONTROLLER{i}", host=f"controller-{i}.example.internal",
+                                      port=9093 + i, security_protocol=0) for i in range(8)],
+        features=[ControllerFeature(name=f"feature.{i}", min_supported_version=0, max_supported_version=9)
+                  for i in range(8)])
+    values = [encode_metadata_record(wide, 0), encode_metadata_record(NoOpRecord(), 0),
+              encode_metadata_record(TopicRecord(name="t", topic_id=uuid.uuid4()), 0)]
+    now = datetime.datetime(2026, 11, 27, 12, 0, 0)
+    raw = spark.createDataFrame([(0, i, now, v) for i, v in enumerate(values)],
+                                "partition int, offset long, timestamp timestamp, value binary")
+    rows = pipeline._decode(raw, row_type)
+    assert len(encode_metadata_record(wide, 0)) > 400  # the row that used to widen the table
+    for width in (80, 120, 160):
+        shown = console.console_rows(console.select_types(rows, None, include_noop=False), row_type, width)
+        table = shown._jdf.showString(20, 0, False)  # what the console sink prints
+        lines = table.splitlines()
+        assert max(map(len, lines)) <= width, table
+        assert "NoOpRecord" not in table and "RegisterControllerRecord" in table and "TopicRecord" in table
+        assert "..." in table  # the wide record was cut, not wrapped
+    everything = console.console_rows(console.select_types(rows, None, include_noop=True), row_type, 120)
+    assert [r.type_name for r in everything.collect()] == [
+        "RegisterControllerRecord", "NoOpRecord", "TopicRecord"]
+    types = console.parse_types("Topic,NoOpRecord", row_type)
+    assert types == ["TopicRecord", "NoOpRecord"]
+    picked = console.select_types(rows, types, include_noop=False)
+    assert sorted(r.type_name for r in picked.collect()) == ["NoOpRecord", "TopicRecord"]
+    with pytest.raises(ValueError, match="unknown record type 'Topik'"):
+        console.parse_types("Topik", row_type)

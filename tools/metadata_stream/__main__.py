@@ -1,6 +1,7 @@
 """``kraft-metadata-stream``: stream (or read once) ``__cluster_metadata`` into Spark.
 
     kraft-metadata-stream                                  # console, local[*], 127.0.0.1:9092
+    kraft-metadata-stream --types Topic,Partition          # only these record types
     kraft-metadata-stream --sink parquet --path out/ --checkpoint ckpt/
     kraft-metadata-stream --batch --view brokers           # one read, then a view
     kraft-metadata-stream --control                        # leader changes and voter sets
@@ -16,6 +17,7 @@ import json
 import logging
 import sys
 
+from . import console
 from .jars import JarsError, ensure_jars
 from .control import CONTROL_TOPIC, CONTROL_VIEWS
 from .views import VIEWS
@@ -42,6 +44,12 @@ def parse_args(argv=None):
                    help="with --batch: the full state, __cluster_metadata_snapshot then the log from "
                         "its end offset (see README); a stream: start the log at that offset")
     p.add_argument("--view", choices=VIEWS + CONTROL_VIEWS, help="with --batch: print this view of the rows")
+    p.add_argument("--types", help="comma-separated record types to keep (TopicRecord or Topic, ...); "
+                   "every type when not given")
+    p.add_argument("--include-noop", action="store_true",
+                   help="console: show NoOpRecords too (left out by default)")
+    p.add_argument("--width", type=int, default=None,
+                   help="console: table width in columns (default: the terminal's, within 80-160)")
     p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="extra Kafka source option, e.g. failOnDataLoss=false or kafka.security.protocol=SSL")
@@ -73,6 +81,12 @@ def main(argv=None) -> int:
     if control:
         return _control(spark, args, options)
     row_type = RowType.load()
+    try:
+        types = console.parse_types(args.types, row_type)
+    except ValueError as exc:
+        print(f"kraft-metadata-stream: {exc}", file=sys.stderr)
+        return 2
+    shown = _Shown(types, args.include_noop, console.terminal_width(args.width), row_type)
     rows = None
     if args.from_snapshot:
         from .bootstrap import read_full_state
@@ -81,27 +95,47 @@ def main(argv=None) -> int:
               file=sys.stderr)
         if not args.batch:  # a new stream: the snapshot's rows once, then the log from S
             snapshot_path = f"{args.path.rstrip('/')}-snapshot" if args.path else None
-            _output(rows.where(f"offset < {start}"), args.view, args.sink, snapshot_path, row_type)
+            _output(rows.where(f"offset < {start}"), args.view, args.sink, snapshot_path, shown)
             options["startingOffsets"] = json.dumps({topic: {"0": start}})
     if args.batch:
         rows = rows if rows is not None else pipeline.read_batch(spark, options, row_type)
-        _output(rows, args.view, args.sink, args.path, row_type)
+        _output(rows, args.view, args.sink, args.path, shown)
         return 0
     trigger = {"availableNow": True} if args.available_now else (
         {"processingTime": args.trigger_interval} if args.trigger_interval else None)
-    query = pipeline.start_stream(pipeline.read_stream(spark, options, row_type), args.sink,
-                                  checkpoint=args.checkpoint, path=args.path, trigger=trigger)
+    rows = pipeline.read_stream(spark, options, row_type)
+    if args.sink == "console":
+        query = pipeline.start_stream(shown.rows(rows), "console", checkpoint=args.checkpoint, trigger=trigger,
+                                      summary=False)
+    else:
+        query = pipeline.start_stream(shown.select(rows), args.sink, checkpoint=args.checkpoint, path=args.path,
+                                      trigger=trigger)
     return _await(query)
 
 
-def _output(rows, view, sink, path, row_type) -> None:
-    from . import pipeline, views
+class _Shown:
+    """Which rows a sink gets: ``--types`` for every sink; the console also leaves
+    NoOpRecords out (unless ``--include-noop``) and cuts rows to the terminal."""
+
+    def __init__(self, types, include_noop: bool, width: int, row_type):
+        self.types, self.include_noop, self.width, self.row_type = types, include_noop, width, row_type
+
+    def select(self, rows):
+        return console.select_types(rows, self.types, include_noop=True)
+
+    def rows(self, rows):
+        return console.console_rows(console.select_types(rows, self.types, self.include_noop),
+                                    self.row_type, self.width)
+
+
+def _output(rows, view, sink, path, shown: _Shown) -> None:
+    from . import views
     if view:
         views.view(view, rows).show(1000, truncate=False)
     elif sink == "parquet":
-        rows.write.mode("overwrite").parquet(path)
+        shown.select(rows).write.mode("overwrite").parquet(path)
     else:
-        pipeline.summary_columns(rows, row_type).show(1_000_000, truncate=False)
+        shown.rows(rows).show(1_000_000, truncate=False)
 
 
 def _control(spark, args, options) -> int:

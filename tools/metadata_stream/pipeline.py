@@ -58,21 +58,17 @@ def read_batch(spark, options: dict, row_type: RowType | None = None, ending_off
     return _decode(committed, row_type).orderBy("partition", "offset")
 
 
-def summary_columns(df, row_type: RowType | None = None):
-    """Compact rows for a console: place, type, and the record's fields as JSON."""
-    from pyspark.sql import functions as F
-    row_type = row_type or RowType.load()
-    fields = F.coalesce(*[F.to_json(F.col(c)) for c in row_type.columns.values()], F.col("error"), F.lit("{}"))
-    return df.select("offset", "timestamp", "type_name", "version", fields.alias("fields"))
-
-
 def start_stream(df, sink: str, *, checkpoint: str | None, path: str | None = None,
                  query_name: str = "metadata_rows", trigger: dict | None = None, summary: bool = True):
-    """Start writing ``df`` to ``sink``: ``console`` (``summary_columns`` of metadata rows
-    unless ``summary`` is false), ``parquet`` (``path``) or ``memory`` (a table named
+    """Start writing ``df`` to ``sink``: ``console`` (``console.console_rows`` of metadata
+    rows, NoOps left out, unless ``summary`` is false), ``parquet`` (``path``) or ``memory`` (a table named
     ``query_name``)."""
     if sink == "console":
-        writer = ((summary_columns(df) if summary else df).writeStream.format("console").option("truncate", "false")
+        if summary:
+            from . import console
+            df = console.console_rows(console.select_types(df, None, include_noop=False), RowType.load(),
+                                      console.terminal_width())
+        writer = (df.writeStream.format("console").option("truncate", "false")
                   .option("numRows", 1_000_000))
     elif sink == "parquet":
         if not path:
