@@ -32,17 +32,28 @@ BLOCK = 10_000_000  # seed distance between configurations
 CHUNK = 25  # seeds per task
 
 
+# Membership counters summed over a configuration's seeds (how often the schedule
+# reached candidacies of one epoch with different voter sets, and of which kind).
+COUNTERS = ("voter_changes_committed", "split_epochs", "wide_election_pairs", "stale_election_pairs",
+            "divergent_election_pairs")
+
+
 def _run_chunk(task):
     name, profile, nodes, membership, seeds, events = task
-    failures, events_run = [], 0
+    failures, events_run, counts = [], 0, dict.fromkeys(COUNTERS, 0)
+    counts["seeds_split"] = 0
     for seed in seeds:
         try:
-            events_run += run_case(seed, events, nodes, profile, membership)["events"]
+            summary = run_case(seed, events, nodes, profile, membership)
+            events_run += summary["events"]
+            for key in COUNTERS:
+                counts[key] += summary.get(key, 0)
+            counts["seeds_split"] += bool(summary.get("split_epochs"))
         except Exception as exc:  # noqa: BLE001 - collect and go on
             first_line = str(exc).splitlines()[0] if str(exc) else ""
             failures.append((seed, f"{type(exc).__name__}: {first_line}",
                              replay_command(seed, events, nodes, profile, membership)))
-    return name, len(seeds), events_run, failures
+    return name, len(seeds), events_run, failures, counts
 
 
 def main(argv=None) -> int:
@@ -57,31 +68,47 @@ def main(argv=None) -> int:
     configs = [c for c in CONFIGURATIONS if not args.only or c[0] in args.only.split(",")]
     print(f"simulate-long: first seed {first} (replay the sweep with --first-seed {first}), "
           f"{args.seeds} seeds x {args.events} events per configuration, {args.jobs} jobs", flush=True)
-    tasks = []
+    per_config = []
     for k, (name, profile, nodes, membership) in enumerate(CONFIGURATIONS):
         if (name, profile, nodes, membership) not in configs:
             continue
         base = first + k * BLOCK
-        for start in range(0, args.seeds, CHUNK):
-            seeds = range(base + start, base + min(start + CHUNK, args.seeds))
-            tasks.append((name, profile, nodes, membership, seeds, args.events))
+        per_config.append([(name, profile, nodes, membership,
+                            range(base + start, base + min(start + CHUNK, args.seeds)), args.events)
+                           for start in range(0, args.seeds, CHUNK)])
+    # Round-robin over the configurations, so a sweep cut short has run each of them.
+    tasks = [t for group in zip(*per_config) for t in group]
     started = time.monotonic()
-    totals = {c[0]: [0, 0, []] for c in configs}
+    totals = {c[0]: [0, 0, [], {}] for c in configs}
     done = 0
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        for name, seeds, events, failures in pool.map(_run_chunk, tasks):
+    pool = ProcessPoolExecutor(max_workers=args.jobs)
+    try:
+        for name, seeds, events, failures, counts in pool.map(_run_chunk, tasks):
             t = totals[name]
             t[0] += seeds
             t[1] += events
             t[2].extend(failures)
+            for key, value in counts.items():
+                t[3][key] = t[3].get(key, 0) + value
             done += 1
-            if done % max(len(tasks) // 10, 1) == 0:
+            for seed, error, replay in failures:  # at once: a long sweep may be cut short
+                print(f"  FAIL {name} seed {seed}: {error}\n    replay: {replay}", flush=True)
+            if done % max(len(tasks) // 50, 1) == 0:
                 failed = sum(len(v[2]) for v in totals.values())
-                print(f"  {done}/{len(tasks)} chunks, {failed} failures, "
+                seeds_done = ", ".join(f"{n} {v[0]}" for n, v in totals.items())
+                print(f"  {done}/{len(tasks)} chunks ({seeds_done} seeds), {failed} failures, "
                       f"{time.monotonic() - started:.0f} s", flush=True)
+    except KeyboardInterrupt:  # SIGINT: report what finished
+        print("simulate-long: interrupted; the figures below are the chunks that finished", flush=True)
+        pool.shutdown(wait=False, cancel_futures=True)
+    else:
+        pool.shutdown()
     print(f"\n{'configuration':<14} {'seeds':>6} {'events':>12} {'failures':>8}")
-    for name, (seeds, events, failures) in totals.items():
+    for name, (seeds, events, failures, _) in totals.items():
         print(f"{name:<14} {seeds:>6} {events:>12,} {len(failures):>8}")
+    for name, (_, _, _, counts) in totals.items():
+        if counts.get("voter_changes_committed"):
+            print(f"{name}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     all_failures = [f for v in totals.values() for f in v[2]]
     print(f"{'total':<14} {sum(v[0] for v in totals.values()):>6} "
           f"{sum(v[1] for v in totals.values()):>12,} {len(all_failures):>8}")
