@@ -30,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
         format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)",
     )
     from kraft_server.config import ConfigError
+    from kraft_server.log.disk import LogDirFailure
     from kraft_server.shell.wiring import StorageError, run
     from wire import native
 
@@ -45,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         return fail(what, exc.where or config_path)
     except StorageError as exc:
         return fail(str(exc), exc.path or config_path)
+    except LogDirFailure as exc:  # at start-up, or in the Ready loop (logged there too)
+        return fail(f"Metadata log directory failure: {exc}", exc.path)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             return fail(*bind_failure(exc, config_path))

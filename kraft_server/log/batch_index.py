@@ -41,6 +41,7 @@ from pathlib import Path
 from wire.exceptions import DecodeError
 from wire.records.header import HEADER_SIZE, crc_matches, read_header
 
+from . import disk
 from .column import Column
 
 SUFFIX = ".batchpos"
@@ -269,10 +270,8 @@ class Writer:
             flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if fresh else 0)
             fd = self._fds[path] = os.open(path, flags, 0o644)
         elif fresh:
-            os.ftruncate(fd, 0)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+            disk.truncate(fd, 0, path)
+        disk.write_all(fd, data, path, "append to")
 
     def close(self) -> None:
         """Close the kept-open files (the segment takes no more appends)."""

@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from . import disk
+
 
 def fsync_dir(path: str | os.PathLike[str]) -> None:
     """fsync a directory so that entries created, renamed or removed in it are durable."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        os.fsync(fd)
+        disk.fsync(fd, path)
     finally:
         os.close(fd)
 
@@ -26,11 +28,8 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, tmp_suffix: str =
     tmp = path.with_name(path.name + tmp_suffix)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
-        os.fsync(fd)
+        disk.write_all(fd, data, tmp)
+        disk.fsync(fd, tmp)
     finally:
         os.close(fd)
     os.replace(tmp, path)
@@ -40,6 +39,6 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, tmp_suffix: str =
 def fsync_file(path: str | os.PathLike[str]) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
-        os.fsync(fd)
+        disk.fsync(fd, path)
     finally:
         os.close(fd)

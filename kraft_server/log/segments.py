@@ -23,7 +23,7 @@ from pathlib import Path
 from wire.exceptions import DecodeError
 from wire.records.header import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, crc_matches, read_header
 
-from . import batch_index
+from . import batch_index, disk
 from .column import Column
 
 LOG_SUFFIX = ".log"
@@ -97,7 +97,16 @@ class Segment:
     # -- I/O -------------------------------------------------------------------------
     def append(self, data: bytes | memoryview, headers: list[tuple[int, BatchHeader]]) -> None:
         start = self.size
-        os.pwrite(self.fd, data, start)
+        try:
+            disk.write_at(self.fd, data, start, self.path, "append to")
+        except disk.LogDirFailure:
+            # A full disk must not leave part of a batch behind: cut it off (no space
+            # needed), so the log on disk stays whole for the restart.
+            try:
+                os.ftruncate(self.fd, start)
+            except OSError:
+                pass
+            raise
         for pos, header in headers:
             self._track(start + pos, header)
             self.index.add(header, self.last_timestamp)
@@ -192,8 +201,8 @@ class Segment:
 
     def _cut(self, valid_bytes: int) -> None:
         if valid_bytes < self.size:
-            os.ftruncate(self.fd, valid_bytes)
-            os.fsync(self.fd)
+            disk.truncate(self.fd, valid_bytes, self.path)
+            disk.fsync(self.fd, self.path)
             self.size = valid_bytes
             self._reset_indexes()
 
@@ -234,7 +243,7 @@ class Segment:
         if kept_max is not None:
             self.last_timestamp = kept_max  # of the batches kept
         self.index.truncate(i)
-        os.ftruncate(self.fd, new_size)
+        disk.truncate(self.fd, new_size, self.path)
         self.size = new_size
         self.dirty = True
         self._reset_indexes()
@@ -242,7 +251,7 @@ class Segment:
 
     def flush(self) -> None:
         if self.dirty:
-            os.fsync(self.fd)
+            disk.fsync(self.fd, self.path)
             self.dirty = False
             self.index.flushed(self.positions, self.next_offsets)
 

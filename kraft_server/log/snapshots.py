@@ -19,6 +19,7 @@ from pathlib import Path
 
 from kraft_server.common.values import OffsetAndEpoch
 
+from . import disk
 from .files import fsync_dir
 
 SUFFIX = ".checkpoint"
@@ -91,16 +92,13 @@ class FileSnapshotWriter:
     def append(self, data: bytes) -> None:
         if self.fd < 0:
             raise ValueError(f"snapshot {self.snapshot_id} is already frozen or aborted")
-        view = memoryview(data)
-        while view:
-            n = os.write(self.fd, view)
-            view = view[n:]
+        disk.write_all(self.fd, data, self.part_path, "write snapshot")
         self.size += len(data)
 
     def freeze(self) -> None:
         if self.fd < 0:
             raise ValueError(f"snapshot {self.snapshot_id} is already frozen or aborted")
-        os.fsync(self.fd)
+        disk.fsync(self.fd, self.part_path)
         os.close(self.fd)
         self.fd = -1
         final = snapshot_path(self.directory, self.snapshot_id)

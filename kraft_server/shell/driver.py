@@ -26,6 +26,7 @@ import logging
 import signal
 import time
 
+from kraft_server.log.disk import LogDirFailure
 from kraft_server.shell.loop import Shell
 
 from kraft_server.net.peers import Peers
@@ -125,9 +126,15 @@ class Driver:
     async def run(self) -> None:
         try:
             await self._loop()
+        except LogDirFailure as exc:
+            # Kafka halts on a metadata log directory failure: nothing written after it
+            # is acknowledged, and the log on disk stays whole for the restart.
+            log.critical("metadata log directory failure: %s; stopping, nothing after it was "
+                         "acknowledged%s", exc, " (free space, then restart)" if exc.disk_full else "")
+            raise
         except Exception:
-            # A core or disk failure: stop serving rather than run on in an unknown
-            # state (Kafka's fault handler exits the process too).
+            # A core failure: stop serving rather than run on in an unknown state
+            # (Kafka's fault handler exits the process too).
             log.critical("fatal error in the Ready loop; shutting down", exc_info=True)
             raise
         finally:
