@@ -256,6 +256,10 @@ DEFINITIONS: tuple[_Def, ...] = (
     _Def("leader.imbalance.check.interval.seconds", _t_long, 300, _at_least(1)),
     _Def("unclean.leader.election.interval.ms", _t_long, 300000, _at_least(1)),
     _Def("socket.request.max.bytes", _t_int, 100 * MiB, _at_least(1)),
+    # Connection limits (kraft_server/net/limits.py), Kafka's names and defaults.
+    _Def("max.connections", _t_int, 2147483647, _at_least(0)),
+    _Def("max.connections.per.ip", _t_int, 2147483647, _at_least(0)),
+    _Def("connections.max.idle.ms", _t_long, 600000),
     # The classic group coordinator (kraft_server/api/groups), Kafka's names and defaults.
     _Def("group.initial.rebalance.delay.ms", _t_int, 3000, _at_least(0)),
     _Def("group.min.session.timeout.ms", _t_int, 6000),

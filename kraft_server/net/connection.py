@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 from .pipeline import DEFAULT_MAX_IN_FLIGHT, InboundCall, Pipeline, ProtocolViolation
 
@@ -23,11 +24,11 @@ log = logging.getLogger(__name__)
 
 class ServerConnection(asyncio.Protocol):
     __slots__ = ("pipeline", "transport", "peer", "_dispatch", "_pumping",
-                 "_reading_paused", "_write_paused", "_registry")
+                 "_reading_paused", "_write_paused", "_registry", "_limits", "_admitted", "last_active")
 
     def __init__(self, listener: str, apis: dict[int, tuple[int, int]], dispatch, *,
                  max_bytes: int, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
-                 registry: set | None = None):
+                 registry: set | None = None, limits=None):
         self.pipeline = Pipeline(listener, apis, max_bytes=max_bytes,
                                  max_in_flight=max_in_flight, on_output=self._on_output)
         self.transport: asyncio.Transport | None = None
@@ -37,12 +38,21 @@ class ServerConnection(asyncio.Protocol):
         self._reading_paused = False
         self._write_paused = False
         self._registry = registry
+        self._limits = limits  # net/limits.py ConnectionLimits, or None
+        self._admitted = False
+        self.last_active = time.monotonic()  # a complete request read or an answer written
 
     # -- asyncio.Protocol ------------------------------------------------------------
     def connection_made(self, transport) -> None:
         self.transport = transport
         self.peer = transport.get_extra_info("peername")
         self.pipeline.peer = self.peer
+        if self._limits is not None:
+            refused = self._limits.admit(self._ip())
+            if refused:
+                self.abort(refused)
+                return
+            self._admitted = True
         if self._registry is not None:
             self._registry.add(self)
 
@@ -52,6 +62,9 @@ class ServerConnection(asyncio.Protocol):
             log.debug("%s closed with %d unanswered requests", self.peer, len(dropped))
         if self._registry is not None:
             self._registry.discard(self)
+        if self._admitted:
+            self._admitted = False
+            self._limits.release(self._ip())
         self.transport = None
 
     def data_received(self, data) -> None:
@@ -88,6 +101,7 @@ class ServerConnection(asyncio.Protocol):
                     return
                 if call is None:
                     break
+                self.last_active = time.monotonic()
                 self._dispatch_one(call)
                 if self.transport is None:
                     return
@@ -114,6 +128,8 @@ class ServerConnection(asyncio.Protocol):
         if self.transport is None:
             return
         buffers = self.pipeline.output_buffers()
+        if buffers:
+            self.last_active = time.monotonic()
         if len(buffers) == 1:
             self.transport.write(buffers[0])
         elif buffers:
@@ -131,6 +147,9 @@ class ServerConnection(asyncio.Protocol):
         elif not want_pause and self._reading_paused:
             self._reading_paused = False
             self.transport.resume_reading()
+
+    def _ip(self):
+        return self.peer[0] if isinstance(self.peer, tuple) and self.peer else self.peer
 
     def abort(self, why) -> None:
         """Close this connection (others are unaffected), as Kafka's SocketServer does."""

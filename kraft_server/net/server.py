@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass, field
 
 from .connection import ServerConnection
+from .limits import ConnectionLimits
 from .pipeline import DEFAULT_MAX_IN_FLIGHT
 
 log = logging.getLogger(__name__)
@@ -28,10 +30,13 @@ class ListenerSpec:
 class Listeners:
     """The running servers and their open connections."""
 
-    def __init__(self, dispatch, *, max_bytes: int, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT):
+    def __init__(self, dispatch, *, max_bytes: int, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+                 limits: ConnectionLimits | None = None):
         self._dispatch = dispatch
         self._max_bytes = max_bytes
         self._max_in_flight = max_in_flight
+        self.limits = limits or ConnectionLimits()
+        self._sweeper: asyncio.Task | None = None
         self._servers: dict[str, asyncio.AbstractServer] = {}
         self.connections: set[ServerConnection] = set()
         self.bound: dict[str, tuple[str, int]] = {}
@@ -43,7 +48,7 @@ class Listeners:
             return ServerConnection(spec.name, spec.apis, self._dispatch,
                                     max_bytes=self._max_bytes,
                                     max_in_flight=self._max_in_flight,
-                                    registry=self.connections)
+                                    registry=self.connections, limits=self.limits)
 
         host = spec.host or None  # Kafka: an empty host binds every interface
         server = await loop.create_server(factory, host, spec.port, reuse_address=True)
@@ -51,9 +56,23 @@ class Listeners:
         self._servers[spec.name] = server
         self.bound[spec.name] = (sockname[0], sockname[1])
         log.info("listening on %s://%s:%d", spec.name, sockname[0], sockname[1])
+        if self._sweeper is None and self.limits.sweep_interval_s() is not None:
+            self._sweeper = loop.create_task(self._close_idle())
         return self.bound[spec.name]
 
+    async def _close_idle(self) -> None:
+        """Close connections idle past ``connections.max.idle.ms`` (net/limits.py)."""
+        interval = self.limits.sweep_interval_s()
+        while True:
+            await asyncio.sleep(interval)
+            for conn in self.limits.idle(self.connections, time.monotonic()):
+                self.limits.idle_closed += 1
+                conn.abort(f"idle for more than {self.limits.idle_ms} ms (connections.max.idle.ms)")
+
     async def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
         for server in self._servers.values():
             server.close()
         for conn in list(self.connections):

@@ -43,7 +43,7 @@ class Driver:
     def __init__(self, core, raft_log, *, make_dispatcher, deliver, listeners: list[ListenerSpec],
                  store=None,
                  request_timeout_ms: int = 2000, retry_backoff_ms: int = 20,
-                 max_bytes: int = 104857600, shutdown_timeout_ms: int = 5000,
+                 max_bytes: int = 104857600, shutdown_timeout_ms: int = 5000, connection_limits=None,
                  clock=wall_clock_ms, after_cycle=None, extra_servers=(), controller=None,
                  timers=()):
         """``make_dispatcher(submit)`` builds the API dispatcher around our ``submit``;
@@ -74,7 +74,7 @@ class Driver:
         self._stop_requested = False
         self._stopped: asyncio.Event | None = None
         self.dispatcher = make_dispatcher(self.submit)
-        self.listeners = Listeners(self.dispatcher, max_bytes=max_bytes)
+        self.listeners = Listeners(self.dispatcher, max_bytes=max_bytes, limits=connection_limits)
         self.peers = Peers(self.submit, request_timeout_ms=request_timeout_ms,
                            retry_backoff_ms=retry_backoff_ms)
         self.bound: dict[str, tuple[str, int]] = {}

@@ -33,6 +33,7 @@ from kraft_server.api.views import (
 from kraft_server.config import KafkaConfig
 from kraft_server.log.meta_properties import read_meta_properties
 from kraft_server.log.startup import StorageError, all_log_dirs
+from kraft_server.net.limits import ConnectionLimits
 from kraft_server.raft import Endpoint, QuorumConfig, StaticVoter
 
 log = logging.getLogger("kraft_server")
@@ -270,6 +271,8 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
                     listeners=specs, request_timeout_ms=config.quorum_request_timeout_ms,
                     retry_backoff_ms=config.quorum_retry_backoff_ms,
                     max_bytes=config.socket_request_max_bytes, clock=clock,
+                    connection_limits=ConnectionLimits(config["max.connections"], config["max.connections.per.ip"],
+                                                       config["connections.max.idle.ms"]),
                     after_cycle=after_cycle, extra_servers=extra_servers, controller=controller,
                     timers=[groups])
     groups.wake = driver.wake
