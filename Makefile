@@ -24,7 +24,7 @@ $(STAMP): setup.cfg pyproject.toml setup.py
 	KRAFT_PURE_PYTHON=1 $(PY) -m pip install -q -e '.[test,spark]'
 	touch $(STAMP)
 
-$(COMPILED): $(STAMP) $(wildcard wire/*.py wire/*.pxd wire/messages/*.py wire/messages/*.pxd wire/records/*.py kraft_server/native/*.py kraft_server/native/*.pxd)
+$(COMPILED): $(STAMP) $(wildcard wire/*.py wire/*.pxd wire/messages/*.py wire/messages/*.pxd wire/records/*.py wire/records/*.pxd)
 	$(PY) -m pip install -q --no-deps -e .
 	touch $(COMPILED)
 

@@ -1,9 +1,9 @@
 """Builds the optional compiled codecs; everything else is in setup.cfg.
 
-The modules in ``wire/native.py``'s ``COMPILED`` list, and the node's ``NATIVE`` ones
-below, are compiled from their own ``.py`` source by Cython (pure-Python mode: the ``.py``
-stays the only source; a ``.pxd`` beside it, written by codegen for the generated messages
-and by hand for ``kraft_server/native``, gives them C types) when Cython and a C
+The modules in ``wire/native.py``'s ``COMPILED`` list are compiled from their own
+``.py`` source by Cython (pure-Python mode: the ``.py`` stays the only source; a
+``.pxd`` beside it, written by codegen for the generated messages and by hand for
+``wire/records/values.py``, gives them C types) when Cython and a C
 compiler are available. Without them, or with ``KRAFT_PURE_PYTHON=1``, nothing is built
 and the package runs as pure Python; a module that fails to compile is skipped.
 """
@@ -29,8 +29,8 @@ def compiled_modules() -> list[str]:
     raise RuntimeError("wire/native.py has no COMPILED list")
 
 
-# the node's own hot loops, pure-Python mode too (a .pxd beside each gives the C types)
-NATIVE = ["kraft_server.native._values"]
+# the hot loops of the leader's batches and the loader's replay: optimised further
+HOT = {"wire.records.values"}
 
 
 def extensions() -> list:
@@ -47,10 +47,8 @@ def extensions() -> list:
         print("kraft-server: Cython is not installed, the codecs stay pure Python", file=sys.stderr)
         return []
     exts = [Extension(name, [name.replace(".", "/") + ".py"], optional=True,
-                      extra_compile_args=["-O1", "-g0"])
+                      extra_compile_args=["-O2" if name in HOT else "-O1", "-g0"])
             for name in compiled_modules()]
-    exts += [Extension(name, [name.replace(".", "/") + ".py"], optional=True, extra_compile_args=["-O2", "-g0"])
-             for name in NATIVE]
     # annotation_typing off: annotations stay documentation, so the compiled module accepts
     # exactly what the .py accepts (a bytearray subclass, a memoryview for ``bytes``...).
     return cythonize(exts, nthreads=os.cpu_count() or 1, quiet=True,

@@ -10,7 +10,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from kraft_server.log.uuids import random_directory_id, uuid_to_str
+from wire.uuids import random_directory_id, uuid_to_str
 from tests.support.kraft_nodes import OurNode, agreed_leader, set_property, storage_format
 from tools.kafka_dist import ensure_dist
 from tools.kafka_dist.broker import BROKER_ID_BASE, KafkaBroker

@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", default="data-cluster")
     args = parser.parse_args(argv)
 
-    from kraft_server.log.uuids import random_directory_id, random_uuid, uuid_to_str
+    from wire.uuids import random_directory_id, random_uuid, uuid_to_str
     from tools.kafka_dist.broker import bootstrap_servers, start_brokers
     from tools.kafka_dist.controller import free_port
 

@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     from kraft_server.__main__ import fail
     from kraft_server.config import ConfigError, KafkaConfig
     from kraft_server.log.meta_properties import read_meta_properties
-    from kraft_server.log.uuids import random_uuid, uuid_to_str
+    from wire.uuids import random_uuid, uuid_to_str
 
     # Start-up errors as the node prints them: ERROR <what> (<property or path>).
     try:

@@ -28,6 +28,7 @@ COMPILED = [
     "wire.records.record",
     "wire.records.batch",
     "wire.records.metadata",
+    "wire.records.values",
     "wire.messages.request_header",
     "wire.messages.response_header",
     "wire.messages.vote_request",

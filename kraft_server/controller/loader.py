@@ -30,8 +30,7 @@ from contextlib import contextmanager
 
 from kraft_server.raft import MAX_BATCH_BYTES
 from wire.messages import NoOpRecord
-from kraft_server.native import batch_values
-from wire.records import ControlRecordType, batch_records, control_records, read_header, walk
+from wire.records import ControlRecordType, batch_records, batch_values, control_records, read_header, walk
 
 from .image import MetadataImage
 

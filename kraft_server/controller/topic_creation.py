@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from wire.errors import ErrorCode
 from wire.messages import ClearElrRecord, ConfigRecord, PartitionRecord, TopicRecord
 
-from kraft_server.log.uuids import uuid_to_str
+from wire.uuids import uuid_to_str
 
 from .image_topics import partition_record_version
 from .partition_change import elr_enabled

@@ -45,7 +45,7 @@ from wire.records import (
 
 from .files import atomic_write
 from .snapshots import BOOTSTRAP_SNAPSHOT_ID, FileSnapshotWriter
-from .uuids import ZERO_UUID, uuid_from_str, uuid_to_str
+from wire.uuids import ZERO_UUID, uuid_from_str, uuid_to_str
 
 BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
 METADATA_VERSION = "metadata.version"

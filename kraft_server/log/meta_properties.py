@@ -17,7 +17,7 @@ from pathlib import Path
 from kraft_server.java_properties import parse_properties, render_properties
 
 from .files import atomic_write
-from .uuids import uuid_from_str, uuid_to_str
+from wire.uuids import uuid_from_str, uuid_to_str
 
 META_PROPERTIES = "meta.properties"
 _KEY_ORDER = ("node.id", "directory.id", "version", "cluster.id")

@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 
 from .files import atomic_write
-from .uuids import METADATA_TOPIC_ID, uuid_from_str, uuid_to_str
+from wire.uuids import METADATA_TOPIC_ID, uuid_from_str, uuid_to_str
 
 PARTITION_METADATA = "partition.metadata"
 

@@ -24,7 +24,7 @@ from typing import Iterable
 from kraft_server.common.values import ElectionState
 
 from .files import atomic_write
-from .uuids import ZERO_UUID, uuid_from_str, uuid_to_str
+from wire.uuids import ZERO_UUID, uuid_from_str, uuid_to_str
 
 QUORUM_STATE = "quorum-state"
 

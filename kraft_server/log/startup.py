@@ -14,7 +14,7 @@ from pathlib import Path
 from kraft_server.config import KafkaConfig
 
 from .meta_properties import META_PROPERTIES, MetaProperties, read_meta_properties, write_meta_properties
-from .uuids import random_directory_id
+from wire.uuids import random_directory_id
 
 FORMAT_HINT = "kraft-storage format -t $(kraft-storage random-uuid) -c server.properties --standalone"
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from itertools import accumulate
 
-from wire.records import HEADER_SIZE
+from wire.records import HEADER_SIZE, build_value_batch
 
-from kraft_server.native import build_value_batch
 from kraft_server.raft.quorum_config import MAX_BATCH_BYTES
 from kraft_server.raft.roles.base import Role
 

@@ -22,7 +22,7 @@ import time
 import pytest
 
 from kraft_server.log.meta_properties import read_meta_properties
-from kraft_server.log.uuids import uuid_to_str
+from wire.uuids import uuid_to_str
 from tests.support.jdk import need_jdk
 from tests.support.kraft_nodes import OurNode, parse_status
 from tools.kafka_dist.controller import random_cluster_id, run_tool

@@ -64,7 +64,7 @@ def test_a_jbod_broker_assigns_its_replicas_to_directories(tmp_path):
             dir_id = next(line.split("=", 1)[1] for line in meta.splitlines() if line.startswith("directory.id="))
             by_dir[d.name] = dir_id
         parts = image_of(node).topics.by_name["spread"].partitions
-        from kraft_server.log.uuids import uuid_to_str
+        from wire.uuids import uuid_to_str
         for pid, p in parts.items():
             home = next(d for d in dirs if by_dir[d.name] == uuid_to_str(p.directories[0]))
             assert (home / f"spread-{pid}").is_dir(), (pid, home)

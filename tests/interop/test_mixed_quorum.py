@@ -31,7 +31,7 @@ import time
 import pytest
 
 from kraft_server.log.meta_properties import read_meta_properties
-from kraft_server.log.uuids import uuid_to_str
+from wire.uuids import uuid_to_str
 from tests.support.jdk import need_jdk
 from tests.support.kraft_nodes import OurNode, parse_status, segment_files, set_property
 from tests.support.kraft_nodes import wait_for as kraft_wait_for

@@ -30,7 +30,7 @@ from kraft_server.log.file_log import FileReplicatedLog
 from kraft_server.log.meta_properties import read_meta_properties
 from kraft_server.log.quorum_state_file import FileQuorumStateStore
 from kraft_server.log.startup import check_storage
-from kraft_server.log.uuids import uuid_to_str
+from wire.uuids import uuid_to_str
 from kraft_server.common.values import OffsetAndEpoch
 from tests.support.jdk import need_jdk
 from tools.kafka_dist.controller import KafkaController, random_cluster_id, run_tool

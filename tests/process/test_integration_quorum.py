@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from kraft_server.log.uuids import random_directory_id, uuid_to_str
+from wire.uuids import random_directory_id, uuid_to_str
 from tests.support.kraft_nodes import REPO, OurNode
 from tools.kafka_dist.controller import random_cluster_id
 from tools.kafka_dist.probe import describe_cluster, describe_quorum

@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from kraft_server.log.meta_properties import MetaProperties, write_meta_properties
-from kraft_server.log.uuids import uuid_to_str
+from wire.uuids import uuid_to_str
 from tools.metadata_quorum import controller_config as cc
 from tools.metadata_quorum.__main__ import main
 from tools.metadata_quorum.client import Endpoint, QuorumInfo, Replica, _quorum_info

@@ -9,7 +9,7 @@ import pytest
 from kraft_server.__main__ import main
 from kraft_server.config import KafkaConfig
 from kraft_server.log.meta_properties import MetaProperties, write_meta_properties
-from kraft_server.log.uuids import random_directory_id
+from wire.uuids import random_directory_id
 from kraft_server.shell.wiring import StorageError, bootstrap_feature_levels, check_storage, quorum_config
 
 DATA = Path(__file__).parents[1] / "data/net"

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from kraft_server.log.meta_properties import read_meta_properties
-from kraft_server.log.uuids import uuid_to_str
+from wire.uuids import uuid_to_str
 from tests.support.jdk import need_jdk
 from tests.support.kraft_nodes import (
     FAST_QUORUM, OurNode, agreed_leader, make_quorum, our_describe_quorum, set_property, storage_format,

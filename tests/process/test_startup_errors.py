@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from kraft_server.log.meta_properties import MetaProperties, write_meta_properties
-from kraft_server.log.uuids import random_directory_id
+from wire.uuids import random_directory_id
 from tests.support.kraft_nodes import REPO, OurNode, set_property, storage_format
 from tools.kafka_dist.controller import random_cluster_id
 

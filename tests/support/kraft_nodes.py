@@ -169,7 +169,7 @@ def make_quorum(workdir: Path, mode: str, cluster_id: str, n: int = 3, extra: tu
     """``n`` formatted (not started) nodes: ``mode`` is ``static`` (controller.quorum.voters,
     kraft.version 0) or ``dynamic`` (``format --initial-controllers``, kraft.version 1).
     ``cluster_ids`` overrides the cluster id some nodes are formatted with."""
-    from kraft_server.log.uuids import random_directory_id, uuid_to_str
+    from wire.uuids import random_directory_id, uuid_to_str
     nodes = []
     for i in range(1, n + 1):
         (workdir / f"n{i}").mkdir()

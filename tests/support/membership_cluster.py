@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from kraft_server.log.meta_properties import read_meta_properties
-from kraft_server.log.uuids import uuid_to_str
+from wire.uuids import uuid_to_str
 from tests.support.kraft_nodes import (
     FAST_QUORUM, PARTITION, OurNode, committed_batches, read_batches, set_property, storage_format,
     wait_for,
@@ -87,7 +87,7 @@ def set_bootstrap(node: LoadNode, servers: str) -> None:
 
 def format_dynamic(nodes: list[LoadNode], cluster_id: str) -> None:
     """``format --initial-controllers`` with every node of ``nodes`` as an initial voter."""
-    from kraft_server.log.uuids import random_directory_id
+    from wire.uuids import random_directory_id
     voters = ",".join(f"{n.node_id}@127.0.0.1:{n.port}:{uuid_to_str(random_directory_id())}" for n in nodes)
     for n in nodes:
         set_bootstrap(n, ",".join(m.bootstrap for m in nodes))

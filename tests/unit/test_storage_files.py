@@ -28,7 +28,7 @@ from kraft_server.log.meta_properties import (
     write_meta_properties,
 )
 from kraft_server.log.quorum_state_file import FileQuorumStateStore, QuorumStateError, parse_quorum_state, render_quorum_state
-from kraft_server.log.uuids import random_directory_id, random_uuid, uuid_from_str, uuid_to_str
+from wire.uuids import random_directory_id, random_uuid, uuid_from_str, uuid_to_str
 from kraft_server.common.values import ElectionState, OffsetAndEpoch
 from wire.records import iter_batches
 

@@ -12,7 +12,7 @@ from kraft_server.log.bootstrap import DEFAULT_FEATURES, parse_bootstrap_snapsho
 from kraft_server.log.file_log import FileReplicatedLog
 from kraft_server.log.meta_properties import MetaProperties, read_meta_properties, write_meta_properties
 from kraft_server.log.startup import StorageError, check_storage
-from kraft_server.log.uuids import uuid_from_str, uuid_to_str
+from wire.uuids import uuid_from_str, uuid_to_str
 from tools.storage.__main__ import main
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kraft_server.log.uuids import uuid_from_str, uuid_to_str
+from wire.uuids import uuid_from_str, uuid_to_str
 
 from . import controller_config as cc
 from .client import AdminClient

@@ -25,7 +25,7 @@ import time
 
 from wire.codec_support import ZERO_UUID
 
-from kraft_server.log.uuids import uuid_to_str
+from wire.uuids import uuid_to_str
 
 from .client import QuorumInfo, Replica
 from .errors import TerseError

@@ -41,7 +41,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from kraft_server.log.uuids import uuid_to_str
+from wire.uuids import uuid_to_str
 from wire.errors import ErrorCode
 
 from .client import AdminClient, Endpoint, QuorumInfo, Replica

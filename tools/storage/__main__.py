@@ -8,7 +8,7 @@ import argparse
 import sys
 
 from kraft_server.config import ConfigError, KafkaConfig
-from kraft_server.log.uuids import random_uuid, uuid_to_str
+from wire.uuids import random_uuid, uuid_to_str
 
 from .formatter import FormatRequest, FormatterError, format_storage, storage_info
 

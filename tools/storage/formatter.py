@@ -35,7 +35,7 @@ from kraft_server.log.bootstrap import (
 from kraft_server.log.file_log import METADATA_PARTITION_DIR
 from kraft_server.log.meta_properties import META_PROPERTIES, MetaProperties, read_meta_properties, write_meta_properties
 from kraft_server.log.startup import all_log_dirs
-from kraft_server.log.uuids import random_directory_id
+from wire.uuids import random_directory_id
 
 SUPPORTED_METADATA_VERSIONS = (
     "3.3-IV3, 3.4-IV0, 3.5-IV0, 3.5-IV1, 3.5-IV2, 3.6-IV0, 3.6-IV1, 3.6-IV2, 3.7-IV0, 3.7-IV1, 3.7-IV2, "

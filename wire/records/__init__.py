@@ -5,6 +5,8 @@
 - :mod:`.record`: one record and the records section.
 - :mod:`.batch`: ``RecordBatch``, ``decode_batch``, ``iter_batches``; the KRaft fast path
   ``build_batch`` and ``batch_records``.
+- :mod:`.values`: value-only batches (``build_value_batch``, ``batch_values``), compiled
+  C loops over the same bytes (the reference versions stay in ``.batch``).
 - :mod:`.compression`: gzip, snappy (xerial), lz4 (Kafka's frame), zstd; bounded decompression.
 - :mod:`.control`: control record keys and KRaft control batches (``control_batch`` from value
   bytes, ``build_control_batch`` / ``control_records`` from and to messages).
@@ -12,7 +14,7 @@
   registry that decodes any metadata record value, and KRaft data batches.
 - :mod:`.reference`: a second, declarative description of the layout (``construct``), for tools and tests.
 """
-from .batch import RecordBatch, batch_records, batch_values, build_batch, build_value_batch, decode_batch, iter_batches
+from .batch import RecordBatch, batch_records, build_batch, decode_batch, iter_batches
 from .compression import DEFAULT_MAX_BYTES, CompressionType, compress, decompress
 from .control import (
     ControlRecordType,
@@ -48,6 +50,7 @@ from .metadata import (
     unframe_metadata_record,
 )
 from .record import Record
+from .values import batch_values, build_value_batch  # the fast value-only path (reference: .batch)
 
 __all__ = [
     "CONTROL_MASK",

@@ -1,5 +1,5 @@
-"""``kraft_server.native`` (the compiled leader-batch builder and loader decoder) equals
-the reference codecs of ``wire.records`` byte for byte and value for value, including what
+"""``wire.records.values`` (the compiled leader-batch builder and loader decoder) equals
+the reference codecs of ``wire.records.batch`` and ``.record`` byte for byte and value for value, including what
 it hands back to them (bad input, values that are not bytes). Fresh seeds every run."""
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import os
 import random
 
 import pytest
-from kraft_server import native
 from wire.exceptions import DecodeError, EncodeError
-from wire.records import batch_values as ref_batch_values
-from wire.records import build_value_batch as ref_build
+from wire.records import values as native
 from wire.records import walk
+from wire.records.batch import batch_values as ref_batch_values
+from wire.records.batch import build_value_batch as ref_build
 from wire.records.record import decode_values as ref_decode
 from wire.records.record import encode_values as ref_encode
 
@@ -21,8 +21,8 @@ NO_OP = b"\x01\x14"
 
 def test_compiled_when_a_compiler_was_there():
     if native.build_value_batch is ref_build:
-        pytest.skip("kraft_server.native._values is not compiled (pure Python fallback in use)")
-    assert native.build_value_batch.__module__ == "kraft_server.native._values"
+        pytest.skip("wire.records.values is not compiled (pure Python fallback in use)")
+    assert native.build_value_batch.__module__ == "wire.records.values"
 
 
 @pytest.mark.parametrize("seed", [1, 2, SEED])
@@ -79,7 +79,7 @@ def test_pure_python_env_forces_the_reference_codecs():
     """``KRAFT_PURE_PYTHON=1`` runs every codec pure, the node's own fast paths included."""
     import subprocess
     import sys
-    code = ("import kraft_server.native as n, wire.records as r; "
+    code = ("import wire.records.values as n, wire.records.batch as r; "
             "print(n.build_value_batch is r.build_value_batch)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          env=dict(os.environ, KRAFT_PURE_PYTHON="1"))

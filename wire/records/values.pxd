@@ -1,4 +1,4 @@
-# C types for kraft_server/native/_values.py when Cython compiles it (the .py stays the source).
+# C types for wire/records/values.py when Cython compiles it (the .py stays the source).
 cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.string cimport memcpy

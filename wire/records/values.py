@@ -1,16 +1,20 @@
-"""C loops for value-only record sections (the KRaft leader's batches): the same bytes
-and the same answers as ``wire.records.record.encode_values`` / ``decode_values``, without
-a Python object per byte. Anything the fast decoder does not expect is handed to the
-reference decoder whole, so its checks and error messages stay the only ones.
+"""Value-only record sections (the KRaft leader's batches, the metadata loader's
+replay): ``build_value_batch``, ``batch_values``, ``encode_values``, ``decode_values``,
+the same bytes and answers as the reference codecs in ``batch.py`` and ``record.py``,
+in C loops without a Python object per byte. Anything the fast decoder does not
+expect is handed to the reference decoder whole, so its checks and error messages
+stay the only ones.
 
-Compiled by Cython in pure-Python mode (the C types are in ``_values.pxd``; this ``.py``
-is the only source). Run as Python, the three functions are wire's own codecs
-(bound at the end of the module): the reference, with no call in between.
+Compiled by Cython in pure-Python mode with the other wire modules (``wire/native.py``;
+the C types are in ``values.pxd``; this ``.py`` is the only source). Run as Python, the
+functions are the reference codecs themselves (bound at the end of the module).
 """
 from __future__ import annotations
 
+import struct
+
 from wire.exceptions import EncodeError
-from wire.records import build_value_batch as _reference_build
+from wire.records.batch import build_value_batch as _reference_build
 from wire.records.crc import crc32c
 from wire.records.header import CRC_START, HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC
 from wire.records.record import decode_values as _reference_decode
@@ -21,7 +25,19 @@ try:
 except ImportError:
     from wire import _nocython as cython
 
-__all__ = ["build_value_batch", "decode_values", "encode_values"]
+__all__ = ["batch_values", "build_value_batch", "decode_values", "encode_values"]
+
+_COUNT = struct.Struct(">i")
+
+
+def batch_values(buf, info, skip=None):
+    """The values of one uncompressed batch found by ``walk``, leaving out those that
+    start with the two-byte ``skip``."""
+    (count,) = _COUNT.unpack_from(buf, info.start + HEADER_SIZE - 4)
+    if type(buf) is not bytes:
+        buf = bytes(memoryview(buf)[info.start:info.end])
+        return decode_values(buf, HEADER_SIZE, len(buf), count, skip)
+    return decode_values(buf, info.start + HEADER_SIZE, info.end, count, skip)
 
 
 def _varint_size(z):
