@@ -246,8 +246,7 @@ class MembershipSimulation(Simulation):
                 key = self.rng.choice(voters.keys())
                 if self._keeps_live_majority(voters.remove(key)):
                     self._remove(leader, key)
-        elif self.wiped is None and len(voters) >= MIN_VOTERS_FOR_WIPE \
-                and voters.keys() == leader.raft.committed_voter_set().keys():
+        elif self._may_wipe(leader, voters):
             # Only with no voter change in flight. Losing a disk while one is (seed
             # 220: {1,2,3,4} committed, {2,3,4} appended by leader 2, then 2's disk
             # gone) can leave the uncommitted record only on nodes outside the new set
@@ -256,9 +255,23 @@ class MembershipSimulation(Simulation):
             # 3 and 4. Kafka stalls there just the same (a replica campaigns only in
             # its latest voter set; votes need an up-to-date log): a disk lost in the
             # middle of a reconfiguration is beyond what Raft's changes tolerate.
+            # "No change in flight" needs a leader that has committed in its own epoch
+            # (Kafka's condition for a voter change, "establish HWM and fence previous
+            # voter changes"): before that, a deposed leader's uncommitted change may
+            # still be alive (membership-3 seed 47232952: leader 1 of epoch 3 appended
+            # {1,2} and resigned; leader 2 of epoch 4, no HWM yet, saw {1,2,3} as
+            # committed and lost its disk; 1, with the newest log, then stood only in
+            # {1,2-old} and refused 3 forever, in Kafka as here).
             self._wipe(self.rng.choice(list(self.nodes.values())))
         if leader.raft is not None:
             self._drive(leader)
+
+    def _may_wipe(self, leader, voters) -> bool:
+        """A disk may be lost now: no other is being replaced, the set is large enough,
+        and no voter change is in flight (see ``_on_membership``)."""
+        return self.wiped is None and len(voters) >= MIN_VOTERS_FOR_WIPE \
+            and leader.raft.high_watermark is not None \
+            and voters.keys() == leader.raft.committed_voter_set().keys()
 
     def _keeps_live_majority(self, voters, all_live: bool = False) -> bool:
         """Whether a majority of ``voters`` still has its disk. The admin never removes a

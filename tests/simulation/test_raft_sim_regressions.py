@@ -107,6 +107,25 @@ def test_simulation_admin_keeps_a_live_majority_and_wipes_only_between_changes()
     assert sim._keeps_live_majority(voters.remove(old3))
 
 
+def test_simulation_wipes_a_disk_only_under_a_leader_that_fenced_earlier_changes():
+    """Membership seed 47232952 (issue 32): leader 1 appended {1,2} and resigned; leader 2,
+    before committing anything in its epoch, saw {1,2,3} as committed, and node 2's disk
+    was lost. Node 1 (newest log) then stood only in {1,2-old}; 3 needed 1's vote, which
+    1's newer log refused: a dead end in Kafka too. A disk is now lost only under a leader
+    whose high watermark is known (Kafka's condition for the next voter change)."""
+    from tests.simulation.membership import MembershipSimulation
+    sim = MembershipSimulation(3, churn=False)
+    budget = 0
+    while (sim.leader() is None or sim.leader().raft.high_watermark is None) and budget < 5000:
+        budget += 50
+        sim.run(budget)
+    leader = sim.leader()
+    voters = leader.raft.voter_set()
+    assert sim._may_wipe(leader, voters)
+    leader.raft.high_watermark = None  # as a new leader before its first commit
+    assert not sim._may_wipe(leader, voters)
+
+
 def test_stale_candidates_are_exempt_from_the_election_sets_overlap_check():
     """Membership seeds 18 and 272: a voter partitioned (or removed) while the set
     changed campaigns with the set it last knew; its majorities may miss the current

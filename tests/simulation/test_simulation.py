@@ -103,6 +103,9 @@ REGRESSION_SEEDS = (
     # epoch-17 tail held an uncommitted {1,2,5} past the committed end; the overlap check
     # took that divergent log for an up-to-date one (its end was past the committed end).
     (49400798, 10000, 3, "default", NO_CHURN),
+    # make simulate-long, first seed 7232600: a disk lost under a leader that had not
+    # yet committed in its epoch, while a deposed leader's {1,2} was still alive (stall).
+    (47232952, 10000, 3, "default", True),
 )
 
 
