@@ -151,7 +151,7 @@ def test_envelope_unwraps_create_topics_and_wraps_the_answer():
     assert corr.correlation_id == 4242 and body.topics[0].error_code == 0 and body.topics[0].num_partitions == 2
     # an API we do not serve inside an envelope
     answers.clear()
-    call.body = EnvelopeRequest(request_data=b"\x00\x2e" + inner[2:])  # key 46, ListPartitionReassignments
+    call.body = EnvelopeRequest(request_data=b"\x00\x03" + inner[2:])  # key 3, Metadata: never forwarded
     handle_envelope_request(call, SimpleNamespace(controller=c.controller))
     assert answers[0].error_code == ErrorCode.UNSUPPORTED_VERSION
 
