@@ -24,7 +24,7 @@ from wire.messages.list_partition_reassignments_request import ListPartitionReas
 from wire.records import batch_records, decode_metadata_record, encode_metadata_record, walk
 
 from tests.unit.test_controller_brokers import Cluster
-from tests.unit.test_controller_topics import _alter, run, topic
+from tests.unit.test_controller_topics import _alter, enveloped, run, topic
 
 
 # -- the arithmetic -----------------------------------------------------------------------
@@ -276,25 +276,15 @@ def test_fencing_keeps_the_reassignment_and_snapshots_carry_it():
 
 
 def test_enveloped_list_and_direct_not_controller():
-    from kraft_server.api.controller_writes import handle_envelope_request, submit
-    from wire.headers import decode_response, encode_request
-    from wire.messages import EnvelopeRequest
+    from kraft_server.api.controller_writes import submit
+    from wire.headers import decode_response
 
     c, epochs = cluster()
     make_topic(c, "t", [[1, 2]])
     assert reassign(c, "t", [(0, [3, 4])]) == [(0, 0, None)]
-    inner = encode_request(46, 0, 77, ListPartitionReassignmentsRequest(topics=None), "adminclient-1")[4:]
-    answers = []
-    call = SimpleNamespace(body=EnvelopeRequest(request_data=inner, request_principal=b"\x00\x00",
-                                                client_host_address=b"\x7f\x00\x00\x01"),
-                           done=False, respond=answers.append)
-    handle_envelope_request(call, SimpleNamespace(controller=c.controller))
-    for _ in range(100):
-        if answers:
-            break
-        c.run_for(5)
-    assert answers[0].error_code == 0
-    corr, body = decode_response(bytes(answers[0].response_data), 46, 0)
+    env, _ = enveloped(c, 46, 0, 77, ListPartitionReassignmentsRequest(topics=None))
+    assert env.error_code == 0
+    corr, body = decode_response(bytes(env.response_data), 46, 0)
     assert corr.correlation_id == 77
     assert [(t.name, [(p.partition_index, list(p.replicas)) for p in t.partitions]) for t in body.topics] == \
         [("t", [(0, [3, 4, 1, 2])])]
