@@ -15,7 +15,8 @@ an Envelope).
   branch does not serve, so no step here throttles and ``--verify``/``--cancel`` run
   with ``--preserve-throttles`` (they would otherwise clear throttles the same way).
 
-One cluster for the module; the cancel test kills a broker, so it runs last.
+One cluster for the module; the cancel test kills a broker, so it runs last. The slow
+variant is Kafka's reassignment system test on the same cluster.
 """
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ def cluster(tmp_path_factory):
     brokers = []
     try:
         node.wait_leader()
-        brokers = start_brokers(tmp, 4, CLUSTER, node.bootstrap)
+        brokers = start_brokers(tmp, 4, CLUSTER, node.bootstrap,
+                                overrides={"initial.broker.registration.timeout.ms": "180000"})
         wait_for(lambda: sorted(b.broker_id for b in image_of(node).brokers if not b.fenced) == BROKERS,
                  120, "four unfenced brokers")
         yield node, brokers, bootstrap_servers(brokers), tmp
@@ -117,26 +119,35 @@ def consume(bs, topic, want):
         consumer.close()
 
 
+def generate(bs, tmp, topic, broker_list):
+    """``--generate``'s proposal: ``[(topic, partition, replicas)]``."""
+    topics = tmp / f"{topic}-topics.json"
+    topics.write_text(json.dumps({"version": 1, "topics": [{"topic": topic}]}))
+    out = tool(bs, "--generate", "--topics-to-move-json-file", str(topics), "--broker-list", broker_list).stdout
+    assert "Current partition replica assignment" in out
+    proposed = json.loads(out.split("Proposed partition reassignment configuration")[1].strip())
+    return [(p["topic"], p["partition"], p["replicas"]) for p in proposed["partitions"]]
+
+
+def check_assigned(node, plan):
+    """Every partition of ``plan`` on its target replicas, all in sync, nothing running."""
+    for topic, pid, replicas in plan:
+        p = partitions(node, topic)[pid]
+        assert list(p.replicas) == replicas and sorted(p.isr) == sorted(replicas), (topic, pid, p)
+        assert not p.adding_replicas and not p.removing_replicas and p.leader in replicas
+
+
 def test_generate_execute_verify_moves_every_replica_off_a_broker(cluster):
     node, brokers, bs, tmp = cluster
     create(bs, "moves", partitions=4, rf=3)
     sent = produce(bs, "moves", 400)
-    topics = tmp / "topics.json"
-    topics.write_text(json.dumps({"version": 1, "topics": [{"topic": "moves"}]}))
-    out = tool(bs, "--generate", "--topics-to-move-json-file", str(topics), "--broker-list", "101,102,103").stdout
-    assert "Current partition replica assignment" in out
-    proposed = json.loads(out.split("Proposed partition reassignment configuration")[1].strip())
-    plan = [(p["topic"], p["partition"], p["replicas"]) for p in proposed["partitions"]]
+    plan = generate(bs, tmp, "moves", "101,102,103")
     assert len(plan) == 4 and all(100 not in r and len(r) == 3 for _, _, r in plan)
     path = write_plan(tmp, "moves", plan)
     out = tool(bs, "--execute", "--reassignment-json-file", path).stdout
     assert "Successfully started partition reassignments for moves-0,moves-1,moves-2,moves-3" in out
     verify_until_complete(bs, path, 4)
-    parts = partitions(node, "moves")
-    for _, pid, replicas in plan:
-        p = parts[pid]
-        assert list(p.replicas) == replicas and sorted(p.isr) == sorted(replicas)
-        assert not p.adding_replicas and not p.removing_replicas and p.leader in replicas
+    check_assigned(node, plan)
     assert tool(bs, "--list").stdout.strip().endswith("No partition reassignments found.")
     assert sent <= consume(bs, "moves", sent)
 
@@ -161,6 +172,71 @@ def test_replication_factor_change_down_and_up_and_its_refusal(cluster):
     p = partitions(node, "rf")[0]
     assert (list(p.replicas), sorted(p.isr)) == ([101, 102, 103], [101, 102, 103])
     assert sent <= consume(bs, "rf", sent)
+
+
+@pytest.mark.slow
+def test_kafkas_reassignment_system_test_under_load(cluster):
+    """Kafka's ``reassign_partitions_test.py`` reproduced: 20 partitions at RF 3 under an
+    acks=all load; a generated plan over all four brokers; one moving everything off
+    broker 100 while broker 102 is killed and restarted; a cancel of a move kept in
+    flight by a killed target (100); a replication-factor change 3→2→3; nothing that
+    was acknowledged is lost."""
+    from tests.interop.test_kafka_broker_failure import Producer, consume_all
+    node, brokers, bs, tmp = cluster
+    by_id = {b.node_id: b for b in brokers}
+    run_tool("kafka-topics", "--bootstrap-server", bs, "--create", "--topic", "events", "--partitions", "20",
+             "--replication-factor", "3", "--config", "min.insync.replicas=2", timeout=120)
+    producer = Producer(bs)
+    producer.start()
+    try:
+        wait_for(lambda: producer.count() >= 200, 60, "the producer's first acks")
+        # 1. plain
+        plan = generate(bs, tmp, "events", "100,101,102,103")
+        path = write_plan(tmp, "events-1", plan)
+        tool(bs, "--execute", "--reassignment-json-file", path)
+        verify_until_complete(bs, path, 20, timeout=300)
+        check_assigned(node, plan)
+        # 2. while bouncing a broker (it re-registers once its old session is over)
+        plan = generate(bs, tmp, "events", "101,102,103")
+        path = write_plan(tmp, "events-2", plan)
+        tool(bs, "--execute", "--reassignment-json-file", path)
+        by_id[102].stop(graceful=False)
+        by_id[102].start()
+        verify_until_complete(bs, path, 20, timeout=400)
+        # 4.3.1 completes a move once the adding replicas are in sync: the restarted
+        # broker may still be catching up, so wait for it to rejoin every ISR
+        wait_for(lambda: all(sorted(p.isr) == sorted(p.replicas)
+                             for p in partitions(node, "events").values()), 180, "broker 102 back in every ISR")
+        check_assigned(node, plan)
+        before = producer.count()
+        wait_for(lambda: producer.count() >= before + 200, 120, "the producer continuing")
+        # 3. cancel: broker 100 (no replicas left) killed, a move onto it stays in flight
+        by_id[100].stop(graceful=False)
+        live = bootstrap_servers([b for b in brokers if b.node_id != 100])
+        current = list(partitions(node, "events")[0].replicas)
+        path = write_plan(tmp, "events-3", [("events", 0, current[:2] + [100])])
+        tool(live, "--execute", "--reassignment-json-file", path)
+        assert "events-0: replicas: " in tool(live, "--list").stdout
+        tool(live, "--cancel", "--preserve-throttles", "--reassignment-json-file", path)
+        p = partitions(node, "events")[0]
+        assert list(p.replicas) == current and not p.adding_replicas and not p.removing_replicas
+        by_id[100].start()
+        wait_for(lambda: not image_of(node).brokers.get(100).fenced, 180, "broker 100 back")
+        # 4. replication factor 3 -> 2 -> 3
+        down = write_plan(tmp, "events-4", [("events", 1, [101, 102])])
+        tool(bs, "--execute", "--reassignment-json-file", down)
+        verify_until_complete(bs, down, 1)
+        up = write_plan(tmp, "events-5", [("events", 1, [101, 102, 100])])
+        tool(bs, "--execute", "--reassignment-json-file", up)
+        verify_until_complete(bs, up, 1, timeout=120)
+        check_assigned(node, [("events", 1, [101, 102, 100])])
+    finally:
+        producer.stop.set()
+        producer.join(90)
+    acked = producer.acked
+    lost = acked - consume_all(bs)
+    assert not lost, f"{len(lost)} acknowledged records lost (of {len(acked)})"
+    assert len(acked) > 1000
 
 
 def test_cancel_an_in_flight_reassignment(cluster):
