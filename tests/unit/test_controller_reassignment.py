@@ -295,3 +295,21 @@ def test_enveloped_list_and_direct_not_controller():
     submit(SimpleNamespace(controller=None), 45, 1, req, out.append)
     assert out[0].error_code == ErrorCode.NOT_CONTROLLER
     assert out[0].responses[0].partitions[0].error_code == ErrorCode.NOT_CONTROLLER
+
+
+def test_a_preferred_election_during_a_reassignment_leaves_it_running():
+    from kraft_server.controller.admin_requests import elect_leaders_op
+    from wire.messages import ElectLeadersRequest
+    from wire.messages.elect_leaders_request import TopicPartitions
+
+    c, epochs = cluster()
+    make_topic(c, "t", [[1, 2, 3]])
+    assert reassign(c, "t", [(0, [2, 3, 4])]) == [(0, 0, None)]
+    r = run(c, elect_leaders_op(ElectLeadersRequest(election_type=0, topic_partitions=[
+        TopicPartitions(topic="t", partitions=[0])]), 2))
+    assert r.replica_election_results[0].partition_result[0].error_code == 0
+    p = part(c, "t")  # the first target replica leads; the reassignment is untouched
+    assert (p.leader, p.replicas, p.adding_replicas, p.removing_replicas) == (2, (2, 3, 4, 1), (4,), (1,))
+    assert isr_update(c, epochs, "t", [1, 2, 3, 4]).error_code == 0  # 2 completes it and keeps leading
+    p = part(c, "t")
+    assert (p.leader, p.replicas, p.isr) == (2, (2, 3, 4), (2, 3, 4))
