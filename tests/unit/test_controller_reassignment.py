@@ -5,7 +5,6 @@ the replica arithmetic as a table, then the records, answers and completion thro
 AlterPartition on a one-voter controller driven by hand."""
 from __future__ import annotations
 
-import uuid
 from types import SimpleNamespace
 
 import pytest
