@@ -191,8 +191,8 @@ def assignment_change(image, topic_name: str, p, *, isr, replicas, removing, add
     reassignment, its cancel, or an ISR change while one runs (``reassignment.py``,
     ``alter_partition.py``). In Kafka's order: complete the reassignment if the target
     ISR allows it, set the ELR target, elect (the current leader if still valid, else
-    the first valid target replica; with ``unclean``, else the first active one, alone
-    in the ISR and RECOVERING), bump the leader epoch when replicas go away, then write
+    the first valid target replica, else the last known leader; with ``unclean``, else
+    the first active one; those two alone in the ISR and RECOVERING), bump the leader epoch when replicas go away, then write
     ISR, ELR, Replicas, Removing/AddingReplicas and Directories where they differ.
     ``default_dir(broker)``: the directory of a replica new to the partition."""
     done = completed(replicas, removing, adding, isr)
@@ -206,8 +206,12 @@ def assignment_change(image, topic_name: str, p, *, isr, replicas, removing, add
         target_elr = sorted((set(p.eligible_leader_replicas or ()) | set(p.isr)) - set(isr))
         target_lkelr = list(p.last_known_elr or [])
     leader = _choose(p, isr, target_elr, ok, order=replicas)
-    if leader == NO_LEADER and unclean:
-        leader = next((r for r in replicas if ok(r)), NO_LEADER)
+    if leader == NO_LEADER:
+        known = list(p.last_known_elr or ())
+        if elr and not isr and not target_elr and len(known) == 1 and ok(known[0]):
+            leader = known[0]  # the last known leader, an unclean election
+        elif unclean:
+            leader = next((r for r in replicas if ok(r)), NO_LEADER)
         if leader != NO_LEADER:
             isr, target_elr, target_lkelr = [leader], [], []
             record.isr = [leader]
@@ -223,6 +227,6 @@ def assignment_change(image, topic_name: str, p, *, isr, replicas, removing, add
         dirs = [current[r] if r in current else default_dir(r) for r in replicas]
         if dirs != list(p.directories or ()):
             record.directories = dirs
-    if lrs is not None and lrs != p.leader_recovery_state and record.leader_recovery_state == -1:
-        record.leader_recovery_state = lrs
+    if lrs is not None and lrs != p.leader_recovery_state:
+        record.leader_recovery_state = lrs  # the requested state wins, as in Kafka
     return _finish(p, record, isr, leader, target_elr, target_lkelr, elr)
