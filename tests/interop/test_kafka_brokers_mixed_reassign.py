@@ -20,12 +20,11 @@ import json
 
 import pytest
 
-from kraft_server.log.uuids import random_directory_id, uuid_to_str
-from tests.interop.test_kafka_brokers_mixed_quorum import image_of, pause
+from tests.interop.test_kafka_brokers_mixed_quorum import image_of, mixed_quorum, pause, start_mixed
 from tests.support.jdk import need_jdk
 from tests.support.kafka_brokers import bootstrap_servers, start_brokers
-from tests.support.kraft_nodes import FAST_QUORUM, OurNode, agreed_leader, set_property, storage_format, wait_for
-from tools.kafka_dist.controller import KafkaController, free_port, run_tool
+from tests.support.kraft_nodes import agreed_leader, wait_for
+from tools.kafka_dist.controller import run_tool
 
 pytestmark = [pytest.mark.java, pytest.mark.slow]
 CLUSTER = "TWl4ZWRSZWFzc2lnblRlc3Q"
@@ -60,32 +59,12 @@ def _tool(servers, *args):
 
 
 def test_a_reassignment_started_by_one_kind_of_controller_is_completed_by_the_other(tmp_path):
-    ours = []
-    for i in (1, 2):
-        (tmp_path / f"n{i}").mkdir()
-        ours.append(OurNode(tmp_path / f"n{i}", node_id=i, extra=(*FAST_QUORUM, f"broker.session.timeout.ms={SESSION_MS}")))
-    kport = free_port()
-    ports = {1: ours[0].port, 2: ours[1].port, 3: kport}
-    voters = ",".join(f"{i}@127.0.0.1:{p}:{uuid_to_str(random_directory_id())}" for i, p in ports.items())
-    quorum = ",".join(f"127.0.0.1:{p}" for p in ports.values())
-    for n in ours:
-        set_property(n.config, "controller.quorum.bootstrap.servers", quorum)
-        storage_format(n.config, CLUSTER, "--initial-controllers", voters)
-    ctl = KafkaController(tmp_path / "kafka", node_id=3, port=kport, cluster_id=CLUSTER,
-                          format_mode="initial-controllers", initial_controllers=voters,
-                          bootstrap_servers=quorum, overrides={
-                              "controller.quorum.election.timeout.ms": "750",
-                              "controller.quorum.fetch.timeout.ms": "1500",
-                              "metadata.max.idle.interval.ms": "50",
-                              "broker.session.timeout.ms": str(SESSION_MS)})
+    ours, ctl, quorum = mixed_quorum(tmp_path, CLUSTER, extra=(f"broker.session.timeout.ms={SESSION_MS}",),
+                                     kafka_overrides={"broker.session.timeout.ms": str(SESSION_MS)})
     nodes = [*ours, ctl]
     brokers = []
     try:
-        ctl.format()
-        for n in ours:
-            n.start()
-        ctl.start()
-        leader, _ = agreed_leader(nodes, timeout=120)
+        leader = start_mixed(ours, ctl)
         brokers = start_brokers(tmp_path, 4, CLUSTER, quorum,
                                 overrides={"initial.broker.registration.timeout.ms": "180000"})
         by_id = {b.node_id: b for b in brokers}
