@@ -8,9 +8,13 @@ an Envelope).
   reassignment, and every record produced before is still consumed.
 * A replication-factor change 3→2 and 2→3, and the same refused with
   ``--disallow-replication-factor-change`` (AllowReplicationFactorChange=false, v1).
+* ``kafka-broker-api-versions`` through a broker: AlterPartitionReassignments 0-1 and
+  ListPartitionReassignments 0 usable (a broker advertises a forwardable API only as far
+  as its controller does).
 * ``--cancel`` of a reassignment kept in flight by a target broker killed with SIGKILL
   (registered and unfenced until its session expires, so the tool accepts it, but it
-  never fetches and so never joins the ISR). The tool's ``--throttle`` sets
+  never fetches and so never joins the ISR); ``--list`` through a broker and straight to
+  our controller listener (``--bootstrap-controller``) print the same. The tool's ``--throttle`` sets
   ``*.replication.throttled.*`` configs through IncrementalAlterConfigs, which this
   branch does not serve, so no step here throttles and ``--verify``/``--cancel`` run
   with ``--preserve-throttles`` (they would otherwise clear throttles the same way).
@@ -152,6 +156,15 @@ def test_generate_execute_verify_moves_every_replica_off_a_broker(cluster):
     assert sent <= consume(bs, "moves", sent)
 
 
+def test_brokers_advertise_the_reassignment_apis_as_their_controller_does(cluster):
+    """A 4.3.1 broker advertises a forwardable API only as far as its controller does."""
+    node, brokers, bs, tmp = cluster
+    out = run_tool("kafka-broker-api-versions", "--bootstrap-server", brokers[0].bootstrap, timeout=120).stdout
+    lines = [line.strip().rstrip(",") for line in out.splitlines()]
+    assert "AlterPartitionReassignments(45): 0 to 1 [usable: 1]" in lines, out
+    assert "ListPartitionReassignments(46): 0 [usable: 0]" in lines, out
+
+
 def test_replication_factor_change_down_and_up_and_its_refusal(cluster):
     node, brokers, bs, tmp = cluster
     create(bs, "rf", assignment=[[100, 101, 102]])
@@ -251,6 +264,10 @@ def test_cancel_an_in_flight_reassignment(cluster):
     assert "Reassignment of partition cancel-0 is still in progress." in verify
     listed = tool(bs, "--list").stdout
     assert "cancel-0: replicas: 100,101,103. adding: 103." in listed.splitlines(), listed
+    # straight to our controller listener too (no Envelope)
+    direct = run_tool("kafka-reassign-partitions", "--bootstrap-controller", node.bootstrap, "--list",
+                      timeout=120).stdout
+    assert direct == listed
     p = partitions(node, "cancel")[0]
     assert (list(p.replicas), list(p.adding_replicas), sorted(p.isr)) == ([100, 101, 103], [103], [100, 101])
     out = tool(bs, "--cancel", "--preserve-throttles", "--reassignment-json-file", path).stdout
