@@ -14,10 +14,12 @@ an Envelope).
 * ``--cancel`` of a reassignment kept in flight by a target broker killed with SIGKILL
   (registered and unfenced until its session expires, so the tool accepts it, but it
   never fetches and so never joins the ISR); ``--list`` through a broker and straight to
-  our controller listener (``--bootstrap-controller``) print the same. The tool's ``--throttle`` sets
-  ``*.replication.throttled.*`` configs through IncrementalAlterConfigs, which this
-  branch does not serve, so no step here throttles and ``--verify``/``--cancel`` run
-  with ``--preserve-throttles`` (they would otherwise clear throttles the same way).
+  our controller listener (``--bootstrap-controller``) print the same.
+
+The tool's ``--throttle`` sets ``*.replication.throttled.*`` configs through
+IncrementalAlterConfigs, which this branch does not serve, so no step here throttles
+and ``--verify``/``--cancel`` run with ``--preserve-throttles`` (they would otherwise
+clear throttles the same way).
 
 One cluster for the module; the cancel test kills a broker, so it runs last. The slow
 variant is Kafka's reassignment system test on the same cluster.
