@@ -1,5 +1,5 @@
 """CreateTopics (19, v2-7), DeleteTopics (20, v1-6), CreatePartitions (37, v0-3),
-ElectLeaders (43, v0-2),
+ElectLeaders (43, v0-2), AlterPartitionReassignments (45, v0-1), ListPartitionReassignments (46, v0),
 AlterPartition (56, v2-3), UnregisterBroker (64, v0), AllocateProducerIds (67, v0),
 AssignReplicasToDirs (73, v0) and Envelope (58, v0) on the
 controller listener: metadata writes of the active controller
@@ -30,6 +30,10 @@ from wire.messages import (
     DeleteTopicsRequest, ElectLeadersRequest, EnvelopeResponse, ResponseHeader, UnregisterBrokerRequest,
 )
 
+from wire.messages import AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest
+from kraft_server.controller.reassignment import (
+    alter_error_response, alter_reassignments_op, list_error_response, list_reassignments_op,
+)
 from kraft_server.controller.admin_requests import (
     allocate_error_response, allocate_producer_ids_op, alter_partition_error_response, alter_partition_op,
     assign_dirs_error_response, assign_dirs_op,
@@ -51,6 +55,10 @@ ASSIGN_REPLICAS_TO_DIRS = AssignReplicasToDirsRequest.API_KEY
 ENVELOPED: dict[int, tuple[int, int]] = {CREATE_TOPICS: (2, 7), DELETE_TOPICS: (1, 6),
                                          CREATE_PARTITIONS: (0, 3), UNREGISTER_BROKER: (0, 0),
                                          ELECT_LEADERS: (0, 2)}
+# Reassignments (kafka-reassign-partitions through a broker; controller/reassignment.py).
+ALTER_PARTITION_REASSIGNMENTS = AlterPartitionReassignmentsRequest.API_KEY
+LIST_PARTITION_REASSIGNMENTS = ListPartitionReassignmentsRequest.API_KEY
+ENVELOPED.update({ALTER_PARTITION_REASSIGNMENTS: (0, 1), LIST_PARTITION_REASSIGNMENTS: (0, 0)})
 
 
 def _responder(call):
@@ -77,6 +85,10 @@ def _build(api_key: int, version: int, body):
         return "AllocateProducerIds", allocate_producer_ids_op(body)
     if api_key == ASSIGN_REPLICAS_TO_DIRS:
         return "AssignReplicasToDirs", assign_dirs_op(body)
+    if api_key == ALTER_PARTITION_REASSIGNMENTS:
+        return "AlterPartitionReassignments", alter_reassignments_op(body, version)
+    if api_key == LIST_PARTITION_REASSIGNMENTS:
+        return "ListPartitionReassignments", list_reassignments_op(body)
     raise LookupError(api_key)
 
 
@@ -95,6 +107,10 @@ def _no_controller(api_key: int, version: int, body):
         return elect_leaders_error_response(body, version, ErrorCode.NOT_CONTROLLER)
     if api_key == ASSIGN_REPLICAS_TO_DIRS:
         return assign_dirs_error_response(ErrorCode.NOT_CONTROLLER)
+    if api_key == ALTER_PARTITION_REASSIGNMENTS:
+        return alter_error_response(body, ErrorCode.NOT_CONTROLLER)
+    if api_key == LIST_PARTITION_REASSIGNMENTS:
+        return list_error_response(body, ErrorCode.NOT_CONTROLLER)
     return allocate_error_response(ErrorCode.NOT_CONTROLLER)
 
 

@@ -71,6 +71,8 @@ class Dispatcher:
                      registry.CREATE_PARTITIONS, registry.UNREGISTER_BROKER, registry.ELECT_LEADERS,
                      registry.ALLOCATE_PRODUCER_IDS, registry.ASSIGN_REPLICAS_TO_DIRS):
             handle_controller_write(call, self.view)
+        elif key in (registry.ALTER_PARTITION_REASSIGNMENTS, registry.LIST_PARTITION_REASSIGNMENTS):
+            handle_controller_write(call, self.view)
         elif key == registry.ENVELOPE:
             handle_envelope_request(call, self.view)
         elif key == registry.METADATA:

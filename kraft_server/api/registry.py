@@ -33,6 +33,7 @@ from wire.messages import (  # the active controller's APIs (kraft_server/contro
     CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, ElectLeadersRequest, EnvelopeRequest,
     UnregisterBrokerRequest,
 )
+from wire.messages import AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest
 from wire.messages import (
     AddRaftVoterRequest, ApiVersionsRequest, BeginQuorumEpochRequest, ControllerRegistrationRequest,
     DeleteGroupsRequest, DescribeClusterRequest, DescribeGroupsRequest, DescribeQuorumRequest,
@@ -75,6 +76,8 @@ ELECT_LEADERS = ElectLeadersRequest.API_KEY
 ALLOCATE_PRODUCER_IDS = AllocateProducerIdsRequest.API_KEY
 ASSIGN_REPLICAS_TO_DIRS = AssignReplicasToDirsRequest.API_KEY
 ENVELOPE = EnvelopeRequest.API_KEY
+ALTER_PARTITION_REASSIGNMENTS = AlterPartitionReassignmentsRequest.API_KEY  # controller/reassignment.py
+LIST_PARTITION_REASSIGNMENTS = ListPartitionReassignmentsRequest.API_KEY
 
 CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     FETCH: (4, 18),
@@ -99,6 +102,8 @@ CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     ALLOCATE_PRODUCER_IDS: (0, 0),
     ASSIGN_REPLICAS_TO_DIRS: (0, 0),
     ENVELOPE: (0, 0),
+    ALTER_PARTITION_REASSIGNMENTS: (0, 1),
+    LIST_PARTITION_REASSIGNMENTS: (0, 0),
 }
 RECONFIGURATION_APIS: dict[int, tuple[int, int]] = {
     ADD_RAFT_VOTER: (0, 1),

@@ -28,6 +28,9 @@ write, one at a time on the committed image, answered after commit),
 replica placement), ``topic_creation.py``, ``topic_deletion.py``,
 ``alter_partition.py`` and ``admin_requests.py`` (CreateTopics, DeleteTopics,
 AlterPartition, AllocateProducerIds). Decisions are pure functions over the image.
+Reassignments: ``reassignment.py`` (Alter/ListPartitionReassignments) and
+``reassignment_replicas.py`` (the replica arithmetic); the record is
+``partition_change.assignment_change``, which AlterPartition also uses while one runs.
 """
 from kraft_server.controller.controller import Controller, ControllerSettings
 

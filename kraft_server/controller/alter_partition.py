@@ -12,6 +12,12 @@ duplicates or without the leader, RECOVERING with more than one member or
 RECOVERED going back to RECOVERING (INVALID_REQUEST), a member that is unregistered,
 fenced, shutting down or has another broker epoch (INELIGIBLE_REPLICA).
 
+While a reassignment runs, the change goes through ``assignment_change``: an ISR
+that now holds the adding replicas completes it (the removing replicas leave the
+replicas and the ISR, the leader epoch goes up, a removed leader is replaced); when
+the leader moves away from the sender the answer is NEW_LEADER_ELECTED, with the
+record still written, as Kafka does.
+
 An accepted change is one PartitionChangeRecord (ISR, LeaderRecoveryState and, with
 ELR on, ELR/LastKnownElr: below min ISR the ELR holds the old ISR members that left,
 else it is cleared). ISR-only changes keep the leader epoch and bump the partition
@@ -25,8 +31,10 @@ import uuid
 from wire.errors import ErrorCode
 from wire.messages import PartitionChangeRecord
 
-from .image_topics import partition_record_version
-from .partition_change import effective_min_isr, elr_enabled
+from .image_topics import merge, partition_record_version
+from .partition_change import NO_CHANGE, assignment_change, effective_min_isr, elr_enabled, unclean_enabled
+from .reassignment_replicas import in_progress
+from .topic_creation import _directory as broker_directory
 
 ZERO = uuid.UUID(int=0)
 RECOVERED, RECOVERING = 0, 1
@@ -109,12 +117,29 @@ def alter_partition(image, req, version: int):
                 results.append({"partition_index": part.partition_index, "error_code": err})
                 continue
             ids = [i for i, _ in new_isr]
-            change = _change(image, topic.name, p, ids, part.leader_recovery_state)
-            epoch = p.partition_epoch
+            if in_progress(p):
+                change = _reassigning_change(image, topic.name, p, ids, part.leader_recovery_state)
+            else:
+                change = _change(image, topic.name, p, ids, part.leader_recovery_state)
+            q = p
             if change is not None:
                 records.append((change, pv))
-                epoch += 1
-            results.append({"partition_index": part.partition_index, "error_code": 0, "leader_id": p.leader,
-                            "leader_epoch": p.leader_epoch, "isr": ids,
-                            "leader_recovery_state": part.leader_recovery_state, "partition_epoch": epoch})
+                if change.leader not in (NO_CHANGE, req.broker_id):
+                    # the change completed a reassignment that moved the leader away
+                    results.append({"partition_index": part.partition_index,
+                                    "error_code": ErrorCode.NEW_LEADER_ELECTED})
+                    continue
+                q = merge(p, change)
+            results.append({"partition_index": part.partition_index, "error_code": 0, "leader_id": q.leader,
+                            "leader_epoch": q.leader_epoch, "isr": list(q.isr),
+                            "leader_recovery_state": q.leader_recovery_state,
+                            "partition_epoch": q.partition_epoch})
     return 0, topics, records
+
+
+def _reassigning_change(image, topic_name: str, p, new_isr: list[int], lrs: int):
+    """An ISR change while a reassignment runs: it may complete it (``assignment_change``)."""
+    return assignment_change(image, topic_name, p, isr=new_isr, replicas=list(p.replicas),
+                             removing=list(p.removing_replicas or ()), adding=list(p.adding_replicas or ()),
+                             lrs=lrs, unclean=unclean_enabled(image, topic_name),
+                             default_dir=lambda b: broker_directory(image.brokers.get(b)))

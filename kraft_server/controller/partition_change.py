@@ -21,9 +21,12 @@ from __future__ import annotations
 
 from wire.messages import PartitionChangeRecord
 
+from .reassignment_replicas import completed
+
 NO_LEADER = -1
 NO_CHANGE = -2
 RECOVERING = 1
+DIRECTORY_ASSIGNMENT_MIN_MV = 17  # 3.7-IV2
 
 
 def effective_min_isr(image, topic_name: str, replication_factor: int) -> int:
@@ -65,13 +68,14 @@ def elr_enabled(image) -> bool:
     return image.features.get("eligible.leader.replicas.version", 0) >= 1
 
 
-def _choose(p, target_isr, target_elr, ok) -> int:
-    """ONLINE election: the current leader if still valid, else the first valid replica."""
+def _choose(p, target_isr, target_elr, ok, order=None) -> int:
+    """ONLINE election: the current leader if still valid, else the first valid replica
+    (of ``order``, the target replicas, when they change)."""
     def valid(r):
         return (r in target_isr or (not target_isr and r in target_elr)) and ok(r)
     if p.leader >= 0 and valid(p.leader):
         return p.leader
-    for r in p.replicas:
+    for r in (p.replicas if order is None else order):
         if valid(r):
             return r
     return NO_LEADER
@@ -94,7 +98,9 @@ def _finish(p, record, target_isr, leader, target_elr, target_lkelr, elr: bool):
             record.last_known_elr = list(target_lkelr)
     changed = (record.isr is not None or record.leader != NO_CHANGE
                or record.eligible_leader_replicas is not None or record.last_known_elr is not None
-               or record.leader_recovery_state != -1)
+               or record.leader_recovery_state != -1 or record.replicas is not None
+               or record.adding_replicas is not None or record.removing_replicas is not None
+               or record.directories is not None)
     return record if changed else None
 
 
@@ -170,3 +176,57 @@ def broker_returned(image, p, broker_id: int) -> PartitionChangeRecord | None:
     if leader == NO_LEADER:
         return None
     return _finish(p, record, list(p.isr), leader, target_elr, target_lkelr, elr)
+
+
+def _first_partition_rf(image, topic_name: str, p) -> int:
+    """The replica count of the topic's partition 0 (``getTopicEffectiveMinIsr``)."""
+    topic = image.topics.by_name.get(topic_name)
+    first = topic.partitions.get(0) if topic is not None else None
+    return len(first.replicas if first is not None else p.replicas)
+
+
+def assignment_change(image, topic_name: str, p, *, isr, replicas, removing, adding, lrs: int | None = None,
+                      unclean: bool = False, default_dir=None) -> PartitionChangeRecord | None:
+    """Kafka's ``PartitionChangeBuilder.build`` for a change that may move replicas: a
+    reassignment, its cancel, or an ISR change while one runs (``reassignment.py``,
+    ``alter_partition.py``). In Kafka's order: complete the reassignment if the target
+    ISR allows it, set the ELR target, elect (the current leader if still valid, else
+    the first valid target replica, else the last known leader; with ``unclean``, else
+    the first active one; those two alone in the ISR and RECOVERING), bump the leader epoch when replicas go away, then write
+    ISR, ELR, Replicas, Removing/AddingReplicas and Directories where they differ.
+    ``default_dir(broker)``: the directory of a replica new to the partition."""
+    done = completed(replicas, removing, adding, isr)
+    if done is not None:
+        (replicas, isr), removing, adding = done, [], []
+    elr = elr_enabled(image)
+    record = PartitionChangeRecord(partition_id=p.partition_id, topic_id=p.topic_id)
+    ok = image.brokers.is_active
+    target_elr, target_lkelr = [], []
+    if elr and len(isr) < effective_min_isr(image, topic_name, _first_partition_rf(image, topic_name, p)):
+        target_elr = sorted((set(p.eligible_leader_replicas or ()) | set(p.isr)) - set(isr))
+        target_lkelr = list(p.last_known_elr or [])
+    leader = _choose(p, isr, target_elr, ok, order=replicas)
+    if leader == NO_LEADER:
+        known = list(p.last_known_elr or ())
+        if elr and not isr and not target_elr and len(known) == 1 and ok(known[0]):
+            leader = known[0]  # the last known leader, an unclean election
+        elif unclean:
+            leader = next((r for r in replicas if ok(r)), NO_LEADER)
+        if leader != NO_LEADER:
+            isr, target_elr, target_lkelr = [leader], [], []
+            record.isr = [leader]
+            if p.leader_recovery_state != RECOVERING:
+                record.leader_recovery_state = RECOVERING
+    if leader == p.leader and not set(p.replicas) <= set(replicas):
+        record.leader = p.leader  # replicas leave: the leader epoch goes up
+    record.replicas = list(replicas) if list(replicas) != list(p.replicas) else None
+    record.removing_replicas = list(removing) if list(removing) != list(p.removing_replicas or ()) else None
+    record.adding_replicas = list(adding) if list(adding) != list(p.adding_replicas or ()) else None
+    if (image.metadata_version() or 0) >= DIRECTORY_ASSIGNMENT_MIN_MV and replicas:
+        current = dict(zip(p.replicas, p.directories or ()))
+        dirs = [current[r] if r in current else default_dir(r) for r in replicas]
+        if dirs != list(p.directories or ()):
+            record.directories = dirs
+    if lrs is not None and lrs != p.leader_recovery_state:
+        record.leader_recovery_state = lrs  # the requested state wins, as in Kafka
+    return _finish(p, record, isr, leader, target_elr, target_lkelr, elr)

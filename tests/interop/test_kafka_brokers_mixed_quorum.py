@@ -57,32 +57,45 @@ def pause(proc, seconds: float) -> None:
         os.killpg(proc.pid, signal.SIGCONT)
 
 
-def test_leadership_moves_between_a_java_and_a_python_controller_serving_brokers(tmp_path):
+def mixed_quorum(tmp_path, cluster_id: str, extra: tuple = (), kafka_overrides: dict | None = None):
+    """``(ours, ctl, quorum)``: two of our nodes (ids 1, 2) and Kafka's controller (id 3)
+    formatted as one quorum with fast elections, none started; ``quorum`` is the
+    bootstrap list. ``extra``/``kafka_overrides``: more settings for ours/Kafka's."""
     ours = []
     for i in (1, 2):
         (tmp_path / f"n{i}").mkdir()
-        ours.append(OurNode(tmp_path / f"n{i}", node_id=i, extra=FAST_QUORUM))
+        ours.append(OurNode(tmp_path / f"n{i}", node_id=i, extra=(*FAST_QUORUM, *extra)))
     kport = free_port()
     ports = {1: ours[0].port, 2: ours[1].port, 3: kport}
     voters = ",".join(f"{i}@127.0.0.1:{p}:{uuid_to_str(random_directory_id())}" for i, p in ports.items())
     quorum = ",".join(f"127.0.0.1:{p}" for p in ports.values())
     for n in ours:
         set_property(n.config, "controller.quorum.bootstrap.servers", quorum)
-        storage_format(n.config, CLUSTER, "--initial-controllers", voters)
-    ctl = KafkaController(tmp_path / "kafka", node_id=3, port=kport, cluster_id=CLUSTER,
+        storage_format(n.config, cluster_id, "--initial-controllers", voters)
+    ctl = KafkaController(tmp_path / "kafka", node_id=3, port=kport, cluster_id=cluster_id,
                           format_mode="initial-controllers", initial_controllers=voters,
                           bootstrap_servers=quorum, overrides={
                               "controller.quorum.election.timeout.ms": "750",
                               "controller.quorum.fetch.timeout.ms": "1500",
-                              "metadata.max.idle.interval.ms": "50"})
+                              "metadata.max.idle.interval.ms": "50", **(kafka_overrides or {})})
+    return ours, ctl, quorum
+
+
+def start_mixed(ours, ctl):
+    """Format Kafka's controller, start all three; the leader they agree on."""
+    ctl.format()
+    for n in ours:
+        n.start()
+    ctl.start()
+    return agreed_leader([*ours, ctl], timeout=120)[0]
+
+
+def test_leadership_moves_between_a_java_and_a_python_controller_serving_brokers(tmp_path):
+    ours, ctl, quorum = mixed_quorum(tmp_path, CLUSTER)
     nodes = [*ours, ctl]
     brokers = []
     try:
-        ctl.format()
-        for n in ours:
-            n.start()
-        ctl.start()
-        leader, _ = agreed_leader(nodes, timeout=120)
+        leader = start_mixed(ours, ctl)
         brokers = start_brokers(tmp_path, 3, CLUSTER, quorum)
         bs = bootstrap_servers(brokers)
         follower = next(n for n in ours if n is not leader) if leader is not ctl else ours[0]

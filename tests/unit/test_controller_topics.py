@@ -127,31 +127,43 @@ def test_allocate_producer_ids_hands_out_consecutive_blocks():
     assert stale.error_code == ErrorCode.STALE_BROKER_EPOCH
 
 
-def test_envelope_unwraps_create_topics_and_wraps_the_answer():
+def enveloped(c, api_key, version, correlation_id, body):
+    """``body`` forwarded in an Envelope to ``c``'s controller: (the EnvelopeResponse, the
+    call, so that another body can go the same way)."""
     from types import SimpleNamespace
     from kraft_server.api.controller_writes import handle_envelope_request
-    from wire.headers import decode_response, encode_request
+    from wire.headers import encode_request
     from wire.messages import EnvelopeRequest
 
-    c, _ = three()
-    inner = encode_request(19, 7, 4242, CreateTopicsRequest(topics=[topic("env", 2, 3)]), "adminclient-1")[4:]
+    inner = encode_request(api_key, version, correlation_id, body, "adminclient-1")[4:]
     answers = []
     call = SimpleNamespace(body=EnvelopeRequest(request_data=inner, request_principal=b"\x00\x00",
                                                 client_host_address=b"\x7f\x00\x00\x01"),
-                           done=False, respond=answers.append)
+                           done=False, respond=answers.append, inner=inner, answers=answers)
     handle_envelope_request(call, SimpleNamespace(controller=c.controller))
     for _ in range(100):
         if answers:
             break
         c.run_for(5)
-    env = answers[0]
+    return answers[0], call
+
+
+def test_envelope_unwraps_create_topics_and_wraps_the_answer():
+    from types import SimpleNamespace
+    from kraft_server.api.controller_writes import handle_envelope_request
+    from wire.headers import decode_response
+    from wire.messages import EnvelopeRequest
+
+    c, _ = three()
+    env, call = enveloped(c, 19, 7, 4242, CreateTopicsRequest(topics=[topic("env", 2, 3)]))
+    inner, answers = call.inner, call.answers
     assert env.error_code == 0
     data = bytes(env.response_data)
     corr, body = decode_response(data, 19, 7)
     assert corr.correlation_id == 4242 and body.topics[0].error_code == 0 and body.topics[0].num_partitions == 2
     # an API we do not serve inside an envelope
     answers.clear()
-    call.body = EnvelopeRequest(request_data=b"\x00\x2e" + inner[2:])  # key 46, ListPartitionReassignments
+    call.body = EnvelopeRequest(request_data=b"\x00\x03" + inner[2:])  # key 3, Metadata: never forwarded
     handle_envelope_request(call, SimpleNamespace(controller=c.controller))
     assert answers[0].error_code == ErrorCode.UNSUPPORTED_VERSION
 

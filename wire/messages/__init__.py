@@ -10,6 +10,8 @@ from .add_raft_voter_request import AddRaftVoterRequest
 from .add_raft_voter_response import AddRaftVoterResponse
 from .allocate_producer_ids_request import AllocateProducerIdsRequest
 from .allocate_producer_ids_response import AllocateProducerIdsResponse
+from .alter_partition_reassignments_request import AlterPartitionReassignmentsRequest
+from .alter_partition_reassignments_response import AlterPartitionReassignmentsResponse
 from .alter_partition_request import AlterPartitionRequest
 from .alter_partition_response import AlterPartitionResponse
 from .api_versions_request import ApiVersionsRequest
@@ -74,6 +76,8 @@ from .list_groups_request import ListGroupsRequest
 from .list_groups_response import ListGroupsResponse
 from .list_offsets_request import ListOffsetsRequest
 from .list_offsets_response import ListOffsetsResponse
+from .list_partition_reassignments_request import ListPartitionReassignmentsRequest
+from .list_partition_reassignments_response import ListPartitionReassignmentsResponse
 from .metadata_request import MetadataRequest
 from .metadata_response import MetadataResponse
 from .no_op_record import NoOpRecord
@@ -141,6 +145,8 @@ REQUESTS = {
     37: CreatePartitionsRequest,
     42: DeleteGroupsRequest,
     43: ElectLeadersRequest,
+    45: AlterPartitionReassignmentsRequest,
+    46: ListPartitionReassignmentsRequest,
     47: OffsetDeleteRequest,
     52: VoteRequest,
     53: BeginQuorumEpochRequest,
@@ -183,6 +189,8 @@ RESPONSES = {
     37: CreatePartitionsResponse,
     42: DeleteGroupsResponse,
     43: ElectLeadersResponse,
+    45: AlterPartitionReassignmentsResponse,
+    46: ListPartitionReassignmentsResponse,
     47: OffsetDeleteResponse,
     52: VoteResponse,
     53: BeginQuorumEpochResponse,
@@ -239,6 +247,8 @@ BY_NAME = {
     'AddRaftVoterResponse': AddRaftVoterResponse,
     'AllocateProducerIdsRequest': AllocateProducerIdsRequest,
     'AllocateProducerIdsResponse': AllocateProducerIdsResponse,
+    'AlterPartitionReassignmentsRequest': AlterPartitionReassignmentsRequest,
+    'AlterPartitionReassignmentsResponse': AlterPartitionReassignmentsResponse,
     'AlterPartitionRequest': AlterPartitionRequest,
     'AlterPartitionResponse': AlterPartitionResponse,
     'ApiVersionsRequest': ApiVersionsRequest,
@@ -303,6 +313,8 @@ BY_NAME = {
     'ListGroupsResponse': ListGroupsResponse,
     'ListOffsetsRequest': ListOffsetsRequest,
     'ListOffsetsResponse': ListOffsetsResponse,
+    'ListPartitionReassignmentsRequest': ListPartitionReassignmentsRequest,
+    'ListPartitionReassignmentsResponse': ListPartitionReassignmentsResponse,
     'MetadataRequest': MetadataRequest,
     'MetadataResponse': MetadataResponse,
     'NoOpRecord': NoOpRecord,
