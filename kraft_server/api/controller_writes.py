@@ -30,6 +30,7 @@ from wire.messages import (
     DeleteTopicsRequest, ElectLeadersRequest, EnvelopeResponse, ResponseHeader, UnregisterBrokerRequest,
 )
 
+from . import config_requests
 from kraft_server.controller.admin_requests import (
     allocate_error_response, allocate_producer_ids_op, alter_partition_error_response, alter_partition_op,
     assign_dirs_error_response, assign_dirs_op,
@@ -51,6 +52,7 @@ ASSIGN_REPLICAS_TO_DIRS = AssignReplicasToDirsRequest.API_KEY
 ENVELOPED: dict[int, tuple[int, int]] = {CREATE_TOPICS: (2, 7), DELETE_TOPICS: (1, 6),
                                          CREATE_PARTITIONS: (0, 3), UNREGISTER_BROKER: (0, 0),
                                          ELECT_LEADERS: (0, 2)}
+ENVELOPED.update({config_requests.LEGACY: (0, 2), config_requests.INCREMENTAL: (0, 1)})
 
 
 def _responder(call):
@@ -77,6 +79,8 @@ def _build(api_key: int, version: int, body):
         return "AllocateProducerIds", allocate_producer_ids_op(body)
     if api_key == ASSIGN_REPLICAS_TO_DIRS:
         return "AssignReplicasToDirs", assign_dirs_op(body)
+    if api_key in (config_requests.LEGACY, config_requests.INCREMENTAL):
+        return config_requests.alter_configs_op(api_key, version, body)
     raise LookupError(api_key)
 
 
@@ -95,6 +99,8 @@ def _no_controller(api_key: int, version: int, body):
         return elect_leaders_error_response(body, version, ErrorCode.NOT_CONTROLLER)
     if api_key == ASSIGN_REPLICAS_TO_DIRS:
         return assign_dirs_error_response(ErrorCode.NOT_CONTROLLER)
+    if api_key in (config_requests.LEGACY, config_requests.INCREMENTAL):
+        return config_requests.error_response(api_key, body, ErrorCode.NOT_CONTROLLER)
     return allocate_error_response(ErrorCode.NOT_CONTROLLER)
 
 

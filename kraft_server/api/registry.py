@@ -33,6 +33,7 @@ from wire.messages import (  # the active controller's APIs (kraft_server/contro
     CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, ElectLeadersRequest, EnvelopeRequest,
     UnregisterBrokerRequest,
 )
+from wire.messages import AlterConfigsRequest, DescribeConfigsRequest, IncrementalAlterConfigsRequest  # configs
 from wire.messages import (
     AddRaftVoterRequest, ApiVersionsRequest, BeginQuorumEpochRequest, ControllerRegistrationRequest,
     DeleteGroupsRequest, DescribeClusterRequest, DescribeGroupsRequest, DescribeQuorumRequest,
@@ -75,6 +76,9 @@ ELECT_LEADERS = ElectLeadersRequest.API_KEY
 ALLOCATE_PRODUCER_IDS = AllocateProducerIdsRequest.API_KEY
 ASSIGN_REPLICAS_TO_DIRS = AssignReplicasToDirsRequest.API_KEY
 ENVELOPE = EnvelopeRequest.API_KEY
+DESCRIBE_CONFIGS = DescribeConfigsRequest.API_KEY  # kraft_server/api/config_requests.py
+ALTER_CONFIGS = AlterConfigsRequest.API_KEY
+INCREMENTAL_ALTER_CONFIGS = IncrementalAlterConfigsRequest.API_KEY
 
 CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     FETCH: (4, 18),
@@ -99,6 +103,9 @@ CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     ALLOCATE_PRODUCER_IDS: (0, 0),
     ASSIGN_REPLICAS_TO_DIRS: (0, 0),
     ENVELOPE: (0, 0),
+    DESCRIBE_CONFIGS: (1, 4),
+    ALTER_CONFIGS: (0, 2),
+    INCREMENTAL_ALTER_CONFIGS: (0, 1),
 }
 RECONFIGURATION_APIS: dict[int, tuple[int, int]] = {
     ADD_RAFT_VOTER: (0, 1),
