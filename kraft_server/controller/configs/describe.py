@@ -64,6 +64,10 @@ class NodeConfig:
 
     def __init__(self, image, node_id: int, static: dict) -> None:
         self.node_id = node_id
+        static = dict(static)
+        for a, b in (("node.id", "broker.id"), ("broker.id", "node.id")):  # KafkaConfig.populateSynonyms
+            if a in static and b not in static:
+                static[b] = static[a]
         self.layers = ((image.configs.resource(BROKER, str(node_id)), DYNAMIC_BROKER_CONFIG),
                        (image.configs.resource(BROKER, ""), DYNAMIC_DEFAULT_BROKER_CONFIG),
                        (static, STATIC_BROKER_CONFIG))

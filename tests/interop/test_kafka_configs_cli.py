@@ -1,0 +1,178 @@
+"""``kafka-configs`` of Apache Kafka 4.3.1 against a quorum of ours with a real 4.3.1
+broker on it, compared with the same commands against Kafka's own controller
+(issue 26, configs): a topic config set through the broker (an Envelope carrying
+IncrementalAlterConfigs) is a ConfigRecord the broker replays (its own DescribeConfigs
+shows it); the cluster-wide broker default likewise; the reassignment throttles
+``kafka-reassign-partitions --throttle`` sets are accepted; an invalid value gets
+Kafka's error text; ``--bootstrap-controller`` describes the cluster default and the
+controller's own broker config (DescribeConfigs answered by our controller) as Kafka's
+controller prints them, and a DescribeConfigs v4 of the topic sent to each controller
+(the admin client will not send it to controllers) gets the same answer. One cluster of each kind per module: ours for every test, Kafka's for
+the comparison (slow)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.support.jdk import need_jdk
+from tests.support.kafka_brokers import start_brokers
+from tests.support.kraft_nodes import OurNode, _roundtrip, wait_for
+from tools.kafka_dist.controller import KafkaController, run_tool
+
+pytestmark = pytest.mark.java
+CLUSTER = "Q29uZmlnc09uT3VyUXVvcnVt"
+TOPIC = "configured"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _need_jdk():
+    need_jdk()
+
+
+def configs(*args: str, check: bool = True):
+    return run_tool("kafka-configs", *args, timeout=120, check=check)
+
+
+def prepare(broker: str) -> None:
+    run_tool("kafka-topics", "--bootstrap-server", broker, "--create", "--topic", TOPIC,
+             "--partitions", "2", "--replication-factor", "1", timeout=120)
+
+
+def entries(text: str) -> dict[str, str]:
+    """``name -> the rest of its line`` from kafka-configs --describe output."""
+    return dict(re.findall(r"^  (\S+?)=(.*)$", text, re.M))
+
+
+@pytest.fixture(scope="module")
+def ours(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ours")
+    (tmp / "node").mkdir()
+    node = OurNode(tmp / "node", node_id=1)
+    node.format_with_ours(CLUSTER)
+    node.start()
+    brokers = []
+    try:
+        node.wait_leader()
+        brokers = start_brokers(tmp, 1, CLUSTER, node.bootstrap)
+        prepare(brokers[0].bootstrap)
+        yield node.bootstrap, brokers[0].bootstrap
+    finally:
+        for b in brokers:
+            b.close()
+        node.stop()
+
+
+@pytest.fixture(scope="module")
+def theirs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("theirs")
+    ctl = KafkaController(tmp / "kafka", node_id=1, cluster_id=CLUSTER)
+    brokers = []
+    try:
+        ctl.start_ready(timeout=120)
+        brokers = start_brokers(tmp, 1, CLUSTER, ctl.bootstrap)
+        prepare(brokers[0].bootstrap)
+        yield ctl.bootstrap, brokers[0].bootstrap
+    finally:
+        for b in brokers:
+            b.close()
+        ctl.close()
+
+
+def describe_raw(controller: str, resource_type: int, name: str) -> list[tuple]:
+    from wire.messages import DescribeConfigsRequest
+    from wire.messages.describe_configs_request import DescribeConfigsResource
+    body = _roundtrip(int(controller.rpartition(":")[2]), DescribeConfigsRequest(
+        include_synonyms=True, include_documentation=False, resources=[DescribeConfigsResource(
+            resource_type=resource_type, resource_name=name, configuration_keys=None)]), 4)
+    (result,) = body.results
+    assert result.error_code == 0, result
+    return sorted((c.name, c.value, c.read_only, c.config_source, c.is_sensitive, c.config_type,
+                   tuple((s.name, s.value, s.source) for s in c.synonyms)) for c in result.configs)
+
+
+def alter_and_describe_topic(controller: str, broker: str) -> str:
+    out = configs("--bootstrap-server", broker, "--alter", "--entity-type", "topics", "--entity-name", TOPIC,
+                  "--add-config", "retention.ms=123456,leader.replication.throttled.replicas=[0:100,1:100]")
+    assert f"Completed updating config for topic {TOPIC}." in out.stdout
+    want = "retention.ms=123456 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=123456}"
+
+    def broker_sees_it():  # the broker replayed the ConfigRecord into its own log config
+        text = configs("--bootstrap-server", broker, "--describe", "--entity-type", "topics",
+                       "--entity-name", TOPIC).stdout
+        return want in text and text
+    return wait_for(broker_sees_it, 60, "the broker's view of the topic config")
+
+
+def test_topic_config_through_the_broker_is_replayed_by_it(ours):
+    controller, broker = ours
+    by_broker = alter_and_describe_topic(controller, broker)
+    assert "leader.replication.throttled.replicas=0:100,1:100" in by_broker
+    ours = {c[0]: c for c in describe_raw(controller, 2, TOPIC)}
+    assert ours["retention.ms"][1:4] == ("123456", False, 1)
+    out = configs("--bootstrap-server", broker, "--alter", "--entity-type", "topics", "--entity-name", TOPIC,
+                  "--delete-config", "retention.ms")
+    assert out.returncode == 0
+    wait_for(lambda: "retention.ms=" not in configs("--bootstrap-server", broker, "--describe", "--entity-type",
+                                                     "topics", "--entity-name", TOPIC).stdout, 60, "deleted")
+
+
+def test_invalid_value_gets_kafkas_error_text(ours):
+    controller, broker = ours
+    bad = configs("--bootstrap-server", broker, "--alter", "--entity-type", "topics", "--entity-name", TOPIC,
+                  "--add-config", "retention.ms=abc", check=False)
+    assert bad.returncode != 0
+    assert "InvalidConfigurationException: Invalid value abc for configuration retention.ms: " \
+           "Not a number of type LONG" in bad.stdout + bad.stderr
+    unknown = configs("--bootstrap-controller", controller, "--alter", "--entity-type", "topics",
+                      "--entity-name", TOPIC, "--add-config", "retention.msec=1", check=False)
+    assert "Unknown topic config name: retention.msec" in unknown.stdout + unknown.stderr
+
+
+def test_cluster_default_and_broker_throttle_rate(ours):
+    controller, broker = ours
+    out = configs("--bootstrap-server", broker, "--alter", "--entity-type", "brokers", "--entity-default",
+                  "--add-config", "log.cleaner.threads=2")
+    assert "Completed updating default config for brokers in the cluster." in out.stdout
+    wait_for(lambda: "log.cleaner.threads=2 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:"
+             "log.cleaner.threads=2}" in configs("--bootstrap-server", broker, "--describe", "--entity-type",
+                                                  "brokers", "--entity-default").stdout, 60, "the default")
+    by_controller = configs("--bootstrap-controller", controller, "--describe", "--entity-type", "brokers",
+                            "--entity-default").stdout
+    assert "log.cleaner.threads=2 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.cleaner.threads=2}" \
+        in by_controller
+    # what kafka-reassign-partitions --throttle sets on each broker
+    out = configs("--bootstrap-server", broker, "--alter", "--entity-type", "brokers", "--entity-name", "100",
+                  "--add-config", "leader.replication.throttled.rate=1000000,"
+                                  "follower.replication.throttled.rate=1000000")
+    assert "Completed updating config for broker 100." in out.stdout
+    wait_for(lambda: "leader.replication.throttled.rate=1000000" in configs(
+        "--bootstrap-server", broker, "--describe", "--entity-type", "brokers", "--entity-name", "100").stdout,
+        60, "the broker's throttle")
+
+
+@pytest.mark.slow  # starts Kafka's controller and a second broker (~75 s)
+def test_describe_through_the_controller_matches_kafkas_controller(ours, theirs):
+    for cluster in (ours, theirs):
+        alter_and_describe_topic(*cluster)
+    assert describe_raw(ours[0], 2, TOPIC) == describe_raw(theirs[0], 2, TOPIC)
+    printed = []
+    for controller, broker in (ours, theirs):
+        configs("--bootstrap-server", broker, "--alter", "--entity-type", "brokers", "--entity-default",
+                "--add-config", "log.cleaner.delete.retention.ms=100000")
+        printed.append(entries(wait_for(lambda: "log.cleaner.delete.retention.ms=100000" in (text := configs(
+            "--bootstrap-controller", controller, "--describe", "--entity-type", "brokers",
+            "--entity-default").stdout) and text, 60, "the default through the controller")))
+    assert {k: printed[0][k] for k in printed[1]} == printed[1]  # ours may hold more (earlier tests)
+    own = [entries(configs("--bootstrap-controller", controller, "--describe", "--entity-type", "brokers",
+                           "--entity-name", "1", "--all").stdout) for controller, _ in (ours, theirs)]
+    assert own[0].keys() == own[1].keys(), sorted(set(own[0]) ^ set(own[1]))
+    # equal but where the two property files differ (ports, paths, thread counts) and for
+    # the default only ours holds (an earlier test); the dynamic default set above on both shows
+    static = {k for side in own for k, line in side.items() if "STATIC_BROKER_CONFIG:" in line}
+    static.add("log.cleaner.threads")
+    assert "DYNAMIC_DEFAULT_BROKER_CONFIG:log.cleaner.delete.retention.ms=100000" in own[1]["log.cleaner.delete.retention.ms"]
+    assert {k: v for k, v in own[0].items() if k not in static} == \
+        {k: v for k, v in own[1].items() if k not in static}
+    assert own[0]["broker.id"] == "1 sensitive=false synonyms={STATIC_BROKER_CONFIG:broker.id=1, " \
+        "DEFAULT_CONFIG:broker.id=-1}"
