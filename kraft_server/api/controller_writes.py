@@ -1,7 +1,8 @@
 """CreateTopics (19, v2-7), DeleteTopics (20, v1-6), CreatePartitions (37, v0-3),
 ElectLeaders (43, v0-2),
 AlterPartition (56, v2-3), UnregisterBroker (64, v0), AllocateProducerIds (67, v0),
-AssignReplicasToDirs (73, v0) and Envelope (58, v0) on the
+AssignReplicasToDirs (73, v0) and Envelope (58, v0; also carrying AlterConfigs and
+IncrementalAlterConfigs, ``config_requests.py``) on the
 controller listener: metadata writes of the active controller
 (``kraft_server/controller/admin_requests.py``), answered after commit, NOT_CONTROLLER
 elsewhere.

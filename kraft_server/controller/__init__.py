@@ -28,6 +28,8 @@ write, one at a time on the committed image, answered after commit),
 replica placement), ``topic_creation.py``, ``topic_deletion.py``,
 ``alter_partition.py`` and ``admin_requests.py`` (CreateTopics, DeleteTopics,
 AlterPartition, AllocateProducerIds). Decisions are pure functions over the image.
+``configs/`` is ConfigurationControl (its own sub-room: configs in the image, Kafka's
+config definitions, IncrementalAlterConfigs/AlterConfigs records, DescribeConfigs).
 """
 from kraft_server.controller.controller import Controller, ControllerSettings
 

@@ -12,6 +12,7 @@ the comparison (slow)."""
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 
 import pytest
 
@@ -44,39 +45,42 @@ def entries(text: str) -> dict[str, str]:
     return dict(re.findall(r"^  (\S+?)=(.*)$", text, re.M))
 
 
+@contextmanager
+def one_broker(tmp, controller, start, stop):
+    """``start()`` the controller, then one broker on it with the topic made; yields
+    (controller bootstrap, broker bootstrap); stops both."""
+    brokers = []
+    try:
+        start()
+        brokers = start_brokers(tmp, 1, CLUSTER, controller.bootstrap)
+        prepare(brokers[0].bootstrap)
+        yield controller.bootstrap, brokers[0].bootstrap
+    finally:
+        for b in brokers:
+            b.close()
+        stop()
+
+
 @pytest.fixture(scope="module")
 def ours(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("ours")
     (tmp / "node").mkdir()
     node = OurNode(tmp / "node", node_id=1)
     node.format_with_ours(CLUSTER)
-    node.start()
-    brokers = []
-    try:
+
+    def start():
+        node.start()
         node.wait_leader()
-        brokers = start_brokers(tmp, 1, CLUSTER, node.bootstrap)
-        prepare(brokers[0].bootstrap)
-        yield node.bootstrap, brokers[0].bootstrap
-    finally:
-        for b in brokers:
-            b.close()
-        node.stop()
+    with one_broker(tmp, node, start, node.stop) as addresses:
+        yield addresses
 
 
 @pytest.fixture(scope="module")
 def theirs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("theirs")
     ctl = KafkaController(tmp / "kafka", node_id=1, cluster_id=CLUSTER)
-    brokers = []
-    try:
-        ctl.start_ready(timeout=120)
-        brokers = start_brokers(tmp, 1, CLUSTER, ctl.bootstrap)
-        prepare(brokers[0].bootstrap)
-        yield ctl.bootstrap, brokers[0].bootstrap
-    finally:
-        for b in brokers:
-            b.close()
-        ctl.close()
+    with one_broker(tmp, ctl, lambda: ctl.start_ready(timeout=120), ctl.close) as addresses:
+        yield addresses
 
 
 def describe_raw(controller: str, resource_type: int, name: str) -> list[tuple]:

@@ -169,3 +169,46 @@ def test_parse_follows_configdef():
         parse(TOPIC_DEFS["preallocate"], "yes")
     with pytest.raises(ConfigError, match="Not a number of type INT"):
         parse(TOPIC_DEFS["segment.bytes"], "99999999999")
+
+
+def test_create_topics_checks_configs_against_kafkas_definitions():
+    c, _ = three()
+    r = run(c, create_topics_op(CreateTopicsRequest(topics=[
+        topic("bad", 1, 1, [("retention.ms", "soon")]), topic("odd", 1, 1, [("retention.msec", "1")]),
+        topic("good", 1, 1, [("retention.ms", "1000")])]), 7))
+    got = {t.name: (t.error_code, t.error_message) for t in r.topics}
+    assert got["bad"] == (ErrorCode.INVALID_CONFIG,
+                          "Invalid value soon for configuration retention.ms: Not a number of type LONG")
+    assert got["odd"] == (ErrorCode.INVALID_CONFIG, "Unknown topic config name: retention.msec")
+    assert got["good"][0] == 0 and set(c.controller.image.topics.by_name) >= {"good"}
+    assert "bad" not in c.controller.image.topics.by_name
+
+
+def test_broker_logger_levels_change_locally_and_write_nothing():
+    import logging
+    c = with_topic()
+    before = len(c.data_batches())
+    me = str(c.controller.settings.node_id)
+    name = "kraft_server.controller.write_queue"
+    out = alter(c, incremental((8, me, [(name, SET, "DEBUG")]), (8, "42", [(name, SET, "DEBUG")])))
+    assert out[(8, me)] == (0, None)
+    assert out[(8, "42")] == (ErrorCode.INVALID_REQUEST, f"Unexpected node id. Expected {me}, but received 42")
+    assert logging.getLogger(name).level == logging.DEBUG
+    (described,) = describe(c.controller.image, int(me), {}, [(8, me, [name])], False)
+    assert [(e.name, e.value, e.source) for e in described.entries] == [(name, "DEBUG", 6)]
+    alter(c, incremental((8, me, [(name, DELETE, None)])))
+    assert logging.getLogger(name).level == logging.NOTSET
+    assert len(c.data_batches()) == before
+
+
+def test_envelope_carries_incremental_alter_configs():
+    from wire.headers import decode_response, encode_request
+    from tests.unit.test_controller_topics import enveloped
+
+    c = with_topic()
+    inner = encode_request(44, 1, 77, incremental((2, "t", [("retention.ms", SET, "1000")])), "admin")[4:]
+    env, _, _ = enveloped(c, inner)
+    assert env.error_code == 0
+    corr, body = decode_response(bytes(env.response_data), 44, 1)
+    assert corr.correlation_id == 77 and body.responses[0].error_code == 0
+    assert c.controller.image.configs[(2, "t", "retention.ms")] == "1000"

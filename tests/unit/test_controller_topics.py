@@ -127,14 +127,12 @@ def test_allocate_producer_ids_hands_out_consecutive_blocks():
     assert stale.error_code == ErrorCode.STALE_BROKER_EPOCH
 
 
-def test_envelope_unwraps_create_topics_and_wraps_the_answer():
+def enveloped(c, inner: bytes):
+    """An Envelope carrying ``inner`` (header and body) to the controller: its answer,
+    the call and the answers list."""
     from types import SimpleNamespace
     from kraft_server.api.controller_writes import handle_envelope_request
-    from wire.headers import decode_response, encode_request
     from wire.messages import EnvelopeRequest
-
-    c, _ = three()
-    inner = encode_request(19, 7, 4242, CreateTopicsRequest(topics=[topic("env", 2, 3)]), "adminclient-1")[4:]
     answers = []
     call = SimpleNamespace(body=EnvelopeRequest(request_data=inner, request_principal=b"\x00\x00",
                                                 client_host_address=b"\x7f\x00\x00\x01"),
@@ -144,7 +142,18 @@ def test_envelope_unwraps_create_topics_and_wraps_the_answer():
         if answers:
             break
         c.run_for(5)
-    env = answers[0]
+    return answers[0], call, answers
+
+
+def test_envelope_unwraps_create_topics_and_wraps_the_answer():
+    from types import SimpleNamespace
+    from kraft_server.api.controller_writes import handle_envelope_request
+    from wire.headers import decode_response, encode_request
+    from wire.messages import EnvelopeRequest
+
+    c, _ = three()
+    inner = encode_request(19, 7, 4242, CreateTopicsRequest(topics=[topic("env", 2, 3)]), "adminclient-1")[4:]
+    env, call, answers = enveloped(c, inner)
     assert env.error_code == 0
     data = bytes(env.response_data)
     corr, body = decode_response(data, 19, 7)
@@ -162,7 +171,7 @@ def test_delete_topics_by_name_and_id_in_one_batch():
     from wire.messages.delete_topics_request import DeleteTopicState
 
     c, _ = three()
-    made = run(c, create_topics_op(CreateTopicsRequest(topics=[topic("a", 2, 1, configs=[("x.y", "1")]),
+    made = run(c, create_topics_op(CreateTopicsRequest(topics=[topic("a", 2, 1, configs=[("retention.ms", "1")]),
                                                                topic("b", 1, 1), topic("c", 1, 1)]), 7))
     ids = {t.name: t.topic_id for t in made.topics}
     r = run(c, delete_topics_op(DeleteTopicsRequest(topics=[

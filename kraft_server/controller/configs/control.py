@@ -105,6 +105,19 @@ def _check(image, resource_type: int, name: str, current: dict, altered: list, d
     check_exists(image, resource_type, name)
 
 
+def new_topic_error(name: str, configs: dict) -> tuple[int, str] | None:
+    """What CreateTopics answers for a new topic's configs (Kafka checks them as an
+    incremental SET of a newly created resource): ``(code, message)`` or None."""
+    try:
+        if any(v is not None and len(v) > MAX_VALUE_CHARS for v in configs.values()):
+            raise ResourceError(ErrorCode.INVALID_CONFIG, "The configuration value cannot be added because it "
+                                "exceeds the maximum value size of 32767 bytes.")
+        validate(TOPIC, name, {k: v for k, v in configs.items() if v is not None}, {})
+    except ResourceError as exc:
+        return exc.code, exc.message
+    return None
+
+
 def clear_elr_records(image, records: list) -> list[ClearElrRecord]:
     """``createClearElrRecordsAsNeeded``."""
     if not elr_enabled(image):

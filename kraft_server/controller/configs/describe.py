@@ -156,18 +156,26 @@ def _broker_value(node: NodeConfig, name: str) -> str | None:
     return ",".join(COMMA.split(raw)) if d is not None and d.type == "LIST" and raw else raw
 
 
+def _not_this_node(node: NodeConfig, resource_type: int, name: str, expected: str) -> Result | None:
+    """``resourceNameToBrokerId`` and the check that it names this node, else None."""
+    try:
+        node_id = int(name)
+    except ValueError:
+        return Result(resource_type, name, ErrorCode.INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}")
+    if node_id != node.node_id:
+        return Result(resource_type, name, ErrorCode.INVALID_REQUEST,
+                      f"Unexpected broker id, expected {expected} but received {name}")
+    return None
+
+
 def describe_broker(image, node: NodeConfig, name: str, keys, include_synonyms: bool) -> Result:
     if not name:
         defaults = image.configs.resource(BROKER, "")
         return Result(BROKER, name, entries=_filter(
             [_broker_entry(node, k, v, False, include_synonyms) for k, v in defaults.items()], keys))
-    try:
-        node_id = int(name)
-    except ValueError:
-        return Result(BROKER, name, ErrorCode.INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}")
-    if node_id != node.node_id:
-        return Result(BROKER, name, ErrorCode.INVALID_REQUEST,
-                      f"Unexpected broker id, expected {node.node_id} or empty string, but received {name}")
+    refused = _not_this_node(node, BROKER, name, f"{node.node_id} or empty string,")
+    if refused is not None:
+        return refused
     names = {n for n, d in BROKER_DEFS.items() if not d.internal}
     for values, _ in node.layers:
         names |= set(values)
@@ -178,13 +186,9 @@ def describe_broker(image, node: NodeConfig, name: str, keys, include_synonyms: 
 def describe_logger(node: NodeConfig, name: str, keys) -> Result:
     if not name:
         return Result(BROKER_LOGGER, name, ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
-    try:
-        node_id = int(name)
-    except ValueError:
-        return Result(BROKER_LOGGER, name, ErrorCode.INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}")
-    if node_id != node.node_id:
-        return Result(BROKER_LOGGER, name, ErrorCode.INVALID_REQUEST,
-                      f"Unexpected broker id, expected {node.node_id} but received {name}")
+    refused = _not_this_node(node, BROKER_LOGGER, name, str(node.node_id))
+    if refused is not None:
+        return refused
     return Result(BROKER_LOGGER, name, entries=_filter(
         [Entry(n, level, DYNAMIC_BROKER_LOGGER_CONFIG) for n, level in logger_levels().items()], keys))
 

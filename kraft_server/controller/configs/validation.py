@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from wire.errors import ErrorCode
 
-from ..topic_creation import name_error
 from .definitions import (
     BROKER, CLIENT_METRICS, GROUP, RESOURCE_NAMES, TOPIC, TOPIC_DEFS, ConfigError, parse,
 )
@@ -34,6 +33,7 @@ class ResourceError(Exception):
 
 
 def _topic_name(name: str) -> None:
+    from ..topic_creation import name_error  # topic_creation checks new topics' configs here
     if not name:
         raise ResourceError(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
     bad = name_error(name)
