@@ -180,3 +180,10 @@ def test_describe_through_the_controller_matches_kafkas_controller(ours, theirs)
         {k: v for k, v in own[1].items() if k not in static}
     assert own[0]["broker.id"] == "1 sensitive=false synonyms={STATIC_BROKER_CONFIG:broker.id=1, " \
         "DEFAULT_CONFIG:broker.id=-1}"
+
+
+def test_config_definitions_match_the_pinned_jars():
+    """``kafka_config_defs.json`` is what ``python -m tools.kafka_configdefs`` reads from
+    the 4.3.1 jars today."""
+    from tools.kafka_configdefs.__main__ import TARGET, dump
+    assert dump() == TARGET.read_text(encoding="utf-8")

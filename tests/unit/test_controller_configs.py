@@ -212,3 +212,43 @@ def test_envelope_carries_incremental_alter_configs():
     corr, body = decode_response(bytes(env.response_data), 44, 1)
     assert corr.correlation_id == 77 and body.responses[0].error_code == 0
     assert c.controller.image.configs[(2, "t", "retention.ms")] == "1000"
+
+
+def test_configs_image_index_follows_replay_and_topic_removal():
+    from kraft_server.controller.configs.store import ConfigsImage
+    from wire.messages import ConfigRecord
+    img = ConfigsImage()
+    img.replay(ConfigRecord(resource_type=2, resource_name="t", name="a", value="1"))
+    img.replay(ConfigRecord(resource_type=2, resource_name="t", name="b", value="2"))
+    img.replay(ConfigRecord(resource_type=4, resource_name="", name="a", value="3"))
+    img.replay(ConfigRecord(resource_type=2, resource_name="t", name="a", value=None))
+    assert img.resource(2, "t") == {"b": "2"} and dict(img) == {(2, "t", "b"): "2", (4, "", "a"): "3"}
+    img.drop_topic("t")
+    assert img.resource(2, "t") == {} and dict(img) == {(4, "", "a"): "3"}
+
+
+def test_group_and_client_metrics_configs():
+    c = with_topic()
+    out = alter(c, incremental(
+        (32, "g", [("consumer.session.timeout.ms", SET, "50000")]),
+        (32, "h", [("consumer.session.timeout.ms", SET, "5000")]),
+        (32, "i", [("no.such", SET, "1")]),
+        (16, "sub", [("interval.ms", SET, "1000"), ("metrics", SET, "org.apache.kafka.producer."),
+                     ("match", SET, "client_id=app.*")]),
+        (16, "bad", [("interval.ms", SET, "10")]),
+        (16, "odd", [("match", SET, "whoever=x")])))
+    assert out[(32, "g")] == (0, None) and out[(16, "sub")] == (0, None)
+    assert out[(32, "h")] == (ErrorCode.INVALID_CONFIG,
+                              "consumer.session.timeout.ms must be greater than or equal to "
+                              "group.consumer.min.session.timeout.ms")
+    assert out[(32, "i")] == (ErrorCode.INVALID_CONFIG, "Unknown group config name: no.such")
+    assert out[(16, "bad")] == (ErrorCode.INVALID_REQUEST,
+                                "Invalid value 10 for interval.ms, interval must be between 100 and 3600000 (1 hour)")
+    assert out[(16, "odd")] == (ErrorCode.INVALID_REQUEST, "Illegal client matching pattern: whoever=x")
+    node_id = c.controller.settings.node_id
+    group, sub = describe(c.controller.image, node_id, {}, [(32, "g", None), (16, "sub", None)], True)
+    by = {e.name: e for e in group.entries}
+    assert (by["consumer.session.timeout.ms"].value, by["consumer.session.timeout.ms"].source) == ("50000", 8)
+    assert (by["consumer.heartbeat.interval.ms"].value, by["consumer.heartbeat.interval.ms"].source) == ("5000", 5)
+    assert [(e.name, e.value, e.source) for e in sub.entries] == [
+        ("interval.ms", "1000", 7), ("match", "client_id=app.*", 7), ("metrics", "org.apache.kafka.producer.", 7)]

@@ -77,7 +77,19 @@ public class DumpConfigDefs {
             List<String> names = org.apache.kafka.server.config.DynamicBrokerConfig.brokerConfigSynonyms(k.name, true);
             brokers.add(key(k, ",\"dynamic\":" + dynamic.contains(k.name) + ",\"synonyms\":" + list(names)));
         }
-        out.append(brokers).append("\n]\n}\n");
+        out.append(brokers).append("\n],\n\"group\":[\n");
+        StringJoiner groups = new StringJoiner(",\n");
+        for (ConfigDef.ConfigKey k : new TreeMap<>(org.apache.kafka.coordinator.group.GroupConfig.CONFIG_DEF.configKeys()).values()) {
+            List<String> names = new ArrayList<>();
+            org.apache.kafka.coordinator.group.GroupConfig.brokerSynonym(k.name).ifPresent(names::add);
+            groups.add(key(k, ",\"server_synonyms\":" + list(names)));
+        }
+        out.append(groups).append("\n],\n\"client_metrics\":[\n");
+        StringJoiner metrics = new StringJoiner(",\n");
+        for (ConfigDef.ConfigKey k : new TreeMap<>(org.apache.kafka.server.metrics.ClientMetricsConfigs.configDef().configKeys()).values()) {
+            metrics.add(key(k, ",\"server_synonyms\":[]"));
+        }
+        out.append(metrics).append("\n]\n}\n");
         System.out.print(out);
     }
 }

@@ -22,7 +22,7 @@ def dump() -> str:
                              check=True, capture_output=True, text=True).stdout
     data = json.loads(raw)
     parts = []
-    for kind in ("broker", "topic"):  # one definition a line: reviewable diffs
+    for kind in ("broker", "topic", "group", "client_metrics"):  # one definition a line: reviewable diffs
         rows = ",\n".join(json.dumps(d, sort_keys=True) for d in data[kind])
         parts.append(f'"{kind}": [\n{rows}\n]')
     return "{\n" + ",\n".join(parts) + "\n}\n"

@@ -58,10 +58,11 @@ def _load() -> tuple[dict[str, ConfigDefinition], dict[str, ConfigDefinition]]:
         return {r["name"]: ConfigDefinition(r["name"], r["type"], r["has_default"], r["default"], r["internal"],
                                             r["validator"], tuple(r[synonyms_key]), r.get("dynamic", False))
                 for r in rows}
-    return table(data["topic"], "server_synonyms"), table(data["broker"], "synonyms")
+    return (table(data["topic"], "server_synonyms"), table(data["broker"], "synonyms"),
+            table(data["group"], "server_synonyms"), table(data["client_metrics"], "server_synonyms"))
 
 
-TOPIC_DEFS, BROKER_DEFS = _load()
+TOPIC_DEFS, BROKER_DEFS, GROUP_DEFS, CLIENT_METRICS_DEFS = _load()
 
 
 def definitions(resource_type: int) -> dict[str, ConfigDefinition]:

@@ -12,7 +12,8 @@ run on the controller's own ``KafkaConfig`` and metadata image), pure over the i
   BROKER ``<our node id>``: every broker config of this node's ``KafkaConfig`` plus
   the other properties of its file; read-only unless dynamic. Another id: INVALID_REQUEST.
 * BROKER_LOGGER ``<our node id>``: this process's log levels (``loggers.py``).
-* CLIENT_METRICS and GROUP: the resource's stored configs.
+* GROUP: every group config (its own, else the controller's broker-level value, else
+  the default); CLIENT_METRICS: the subscription's stored configs.
 
 Sensitive values (PASSWORD, and a name KafkaConfig does not define) are answered as
 null. Documentation is not answered (null): Kafka's text is not copied here.
@@ -25,7 +26,7 @@ from wire.errors import ErrorCode
 
 from ..topic_creation import name_error
 from .definitions import (
-    BROKER, BROKER_DEFS, BROKER_LOGGER, CLIENT_METRICS, COMMA, CONFIG_TYPES, GROUP, TOPIC, TOPIC_DEFS,
+    BROKER, BROKER_DEFS, BROKER_LOGGER, CLIENT_METRICS, COMMA, CONFIG_TYPES, GROUP, GROUP_DEFS, TOPIC, TOPIC_DEFS,
     ConfigError, parse, to_string,
 )
 from .loggers import logger_levels
@@ -193,6 +194,29 @@ def describe_logger(node: NodeConfig, name: str, keys) -> Result:
         [Entry(n, level, DYNAMIC_BROKER_LOGGER_CONFIG) for n, level in logger_levels().items()], keys))
 
 
+def describe_group(image, node: NodeConfig, name: str, keys, include_synonyms: bool) -> Result:
+    """``createGroupConfigEntry``: the group's own value (GROUP_CONFIG), else this
+    controller's value of the broker config it falls back to, else the default."""
+    if not name:
+        return Result(GROUP, name, ErrorCode.INVALID_REQUEST, "Group name must not be empty")
+    own = image.configs.resource(GROUP, name)
+    entries = []
+    for d in GROUP_DEFS.values():
+        raw = own.get(d.name)
+        if raw is None and d.synonyms:
+            raw = _broker_value(node, d.synonyms[0])
+        if raw is None:
+            raw = d.default
+        try:
+            text = to_string(d, parse(d, raw)) if raw is not None else None
+        except ConfigError:
+            text = raw
+        source = GROUP_CONFIG if d.name in own else DEFAULT_CONFIG
+        entries.append(Entry(d.name, text, source, False, False,
+                             [(d.name, text, source)] if include_synonyms else [], CONFIG_TYPES.get(d.type, 0)))
+    return Result(GROUP, name, entries=_filter(entries, keys))
+
+
 def describe_stored(image, resource_type: int, name: str, keys, source: int, empty_message: str) -> Result:
     if not name:
         return Result(resource_type, name, ErrorCode.INVALID_REQUEST, empty_message)
@@ -216,7 +240,7 @@ def describe(image, node_id: int, static: dict, resources, include_synonyms: boo
             out.append(describe_stored(image, resource_type, name, keys, CLIENT_METRICS_CONFIG,
                                        "Client metrics subscription name must not be empty"))
         elif resource_type == GROUP:
-            out.append(describe_stored(image, resource_type, name, keys, GROUP_CONFIG, "Group name must not be empty"))
+            out.append(describe_group(image, node, name, keys, include_synonyms))
         else:
             out.append(Result(resource_type, name, ErrorCode.INVALID_REQUEST,
                               f"Unsupported resource type: {resource_type}"))

@@ -10,7 +10,11 @@
   ``remote.log.storage.system.enable`` defaults to false);
 * BROKER: only the name (a number ≥ 0, or empty for the cluster default); the values are
   checked by the broker that forwards them, not by the controller;
-* GROUP: the name must not be empty; CLIENT_METRICS: not checked further here;
+* GROUP (``GroupConfig.validate``): the name must not be empty, names and values as
+  defined, each within this controller's group coordinator bounds, session timeouts
+  above heartbeat intervals; CLIENT_METRICS (``ClientMetricsConfigs.validate``): a
+  subscription name, known names, ``interval.ms`` in 100..3600000, ``match`` patterns
+  of the form ``name=regex`` (the regex itself is not compiled here);
 * any other type: INVALID_REQUEST "Unknown resource type X".
 
 ``check_exists``: a topic must exist (UNKNOWN_TOPIC_OR_PARTITION), a broker id must be a
@@ -21,7 +25,8 @@ from __future__ import annotations
 from wire.errors import ErrorCode
 
 from .definitions import (
-    BROKER, CLIENT_METRICS, GROUP, RESOURCE_NAMES, TOPIC, TOPIC_DEFS, ConfigError, parse,
+    BROKER, BROKER_DEFS, CLIENT_METRICS, CLIENT_METRICS_DEFS, COMMA, GROUP, GROUP_DEFS, RESOURCE_NAMES, TOPIC, TOPIC_DEFS,
+    ConfigError, parse,
 )
 
 
@@ -69,10 +74,15 @@ def validate(resource_type: int, name: str, new: dict, existing: dict) -> None:
         _broker_name(name)
     elif resource_type == CLIENT_METRICS:
         _no_nulls(new, "client metrics")
+        validate_client_metrics(name, new)
     elif resource_type == GROUP:
         if not name:
             raise ResourceError(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
         _no_nulls(new, "group")
+        try:
+            validate_group_configs(new)
+        except ConfigError as exc:
+            raise ResourceError(ErrorCode.INVALID_CONFIG, str(exc)) from None
     else:
         raise ResourceError(ErrorCode.INVALID_REQUEST,
                             f"Unknown resource type {RESOURCE_NAMES.get(resource_type, 'UNKNOWN')}")
@@ -94,6 +104,72 @@ def validate_topic_configs(configs: dict) -> dict:
         raise ConfigError("Tiered Storage functionality is disabled in the broker. "
                           "Topic cannot be configured with remote log storage.")
     return parsed
+
+
+# GroupConfig.validateValues: a group config and the broker bounds it must keep to
+# (this controller's values: Kafka's defaults, as our controllers do not set them)
+GROUP_BOUNDS = {
+    "consumer.heartbeat.interval.ms": ("group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms"),
+    "consumer.session.timeout.ms": ("group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms"),
+    "consumer.assignment.interval.ms": ("group.consumer.min.assignment.interval.ms", "group.consumer.max.assignment.interval.ms"),
+    "share.heartbeat.interval.ms": ("group.share.min.heartbeat.interval.ms", "group.share.max.heartbeat.interval.ms"),
+    "share.session.timeout.ms": ("group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"),
+    "share.record.lock.duration.ms": ("group.share.min.record.lock.duration.ms", "group.share.max.record.lock.duration.ms"),
+    "share.delivery.count.limit": ("group.share.min.delivery.count.limit", "group.share.max.delivery.count.limit"),
+    "share.partition.max.record.locks": ("group.share.min.partition.max.record.locks", "group.share.max.partition.max.record.locks"),
+    "share.assignment.interval.ms": ("group.share.min.assignment.interval.ms", "group.share.max.assignment.interval.ms"),
+    "streams.heartbeat.interval.ms": ("group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms"),
+    "streams.session.timeout.ms": ("group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms"),
+    "streams.num.standby.replicas": (None, "group.streams.max.standby.replicas"),
+    "streams.assignment.interval.ms": ("group.streams.min.assignment.interval.ms", "group.streams.max.assignment.interval.ms"),
+}
+
+
+def _broker_default(name: str) -> int:
+    return int(BROKER_DEFS[name].default)
+
+
+def validate_group_configs(configs: dict) -> dict:
+    """``GroupConfig.validate``: names, values, the broker's bounds, session > heartbeat."""
+    for key in configs:
+        if key not in GROUP_DEFS:
+            raise ConfigError(f"Unknown group config name: {key}")
+    values = {k: parse(d, configs[k]) if k in configs else parse(d, d.default)
+              for k, d in GROUP_DEFS.items() if k in configs or d.default is not None}
+    for key, (low, high) in GROUP_BOUNDS.items():
+        if low is not None and values[key] < _broker_default(low):
+            raise ConfigError(f"{key} must be greater than or equal to {low}")
+        if values[key] > _broker_default(high):
+            raise ConfigError(f"{key} must be less than or equal to {high}")
+    for kind in ("consumer", "share", "streams"):
+        if values[f"{kind}.session.timeout.ms"] <= values[f"{kind}.heartbeat.interval.ms"]:
+            raise ConfigError(f"{kind}.session.timeout.ms must be greater than {kind}.heartbeat.interval.ms")
+    return values
+
+
+MATCH_KEYS = frozenset({"client_instance_id", "client_id", "client_software_name", "client_software_version",
+                        "client_source_address", "client_source_port"})
+
+
+def validate_client_metrics(name: str, configs: dict) -> None:
+    """``ClientMetricsConfigs.validate``."""
+    if not name:
+        raise ResourceError(ErrorCode.INVALID_REQUEST, "Subscription name can't be empty")
+    for key in configs:
+        if key not in CLIENT_METRICS_DEFS:
+            raise ResourceError(ErrorCode.INVALID_REQUEST, f"Unknown client metrics configuration: {key}")
+    if "interval.ms" in configs:
+        try:
+            interval = parse(CLIENT_METRICS_DEFS["interval.ms"], configs["interval.ms"])
+        except ConfigError as exc:
+            raise ResourceError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        if not 100 <= interval <= 3_600_000:
+            raise ResourceError(ErrorCode.INVALID_REQUEST, f"Invalid value {interval} for interval.ms, interval "
+                                "must be between 100 and 3600000 (1 hour)")
+    for pattern in COMMA.split(configs.get("match", "").strip()):
+        key, _, regex = pattern.partition("=")
+        if pattern and (key.strip() not in MATCH_KEYS or not regex.strip()):
+            raise ResourceError(ErrorCode.INVALID_REQUEST, f"Illegal client matching pattern: {pattern}")
 
 
 def check_exists(image, resource_type: int, name: str) -> None:
