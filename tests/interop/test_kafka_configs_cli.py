@@ -11,8 +11,11 @@ controller prints them, and a DescribeConfigs v4 of the topic sent to each contr
 the comparison (slow)."""
 from __future__ import annotations
 
+import json
 import re
+import sys
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +27,9 @@ from tools.kafka_dist.controller import KafkaController, run_tool
 pytestmark = pytest.mark.java
 CLUSTER = "Q29uZmlnc09uT3VyUXVvcnVt"
 TOPIC = "configured"
+# Kafka's controller's DescribeConfigs v4 answer for the topic after
+# ``alter_and_describe_topic`` (``python -m tests.interop.test_kafka_configs_cli capture``)
+CAPTURED = Path(__file__).resolve().parents[1] / "data" / "configs" / "kafka-4.3.1-describe-topic.json"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -75,11 +81,16 @@ def ours(tmp_path_factory):
         yield addresses
 
 
-@pytest.fixture(scope="module")
-def theirs(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("theirs")
+@contextmanager
+def kafka_cluster(tmp: Path):
     ctl = KafkaController(tmp / "kafka", node_id=1, cluster_id=CLUSTER)
     with one_broker(tmp, ctl, lambda: ctl.start_ready(timeout=120), ctl.close) as addresses:
+        yield addresses
+
+
+@pytest.fixture(scope="module")
+def theirs(tmp_path_factory):
+    with kafka_cluster(tmp_path_factory.mktemp("theirs")) as addresses:
         yield addresses
 
 
@@ -112,8 +123,11 @@ def test_topic_config_through_the_broker_is_replayed_by_it(ours):
     controller, broker = ours
     by_broker = alter_and_describe_topic(controller, broker)
     assert "leader.replication.throttled.replicas=0:100,1:100" in by_broker
-    ours = {c[0]: c for c in describe_raw(controller, 2, TOPIC)}
-    assert ours["retention.ms"][1:4] == ("123456", False, 1)
+    ours = describe_raw(controller, 2, TOPIC)
+    assert {c[0]: c for c in ours}["retention.ms"][1:4] == ("123456", False, 1)
+    # as Kafka's controller answered it (captured; the slow test compares live)
+    assert ours == [tuple(tuple(map(tuple, x)) if isinstance(x, list) else x for x in row)
+                    for row in json.loads(CAPTURED.read_text())]
     out = configs("--bootstrap-server", broker, "--alter", "--entity-type", "topics", "--entity-name", TOPIC,
                   "--delete-config", "retention.ms")
     assert out.returncode == 0
@@ -187,3 +201,17 @@ def test_config_definitions_match_the_pinned_jars():
     the 4.3.1 jars today."""
     from tools.kafka_configdefs.__main__ import TARGET, dump
     assert dump() == TARGET.read_text(encoding="utf-8")
+
+
+def capture() -> None:
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp, kafka_cluster(Path(tmp)) as (controller, broker):
+        alter_and_describe_topic(controller, broker)
+        rows = describe_raw(controller, 2, TOPIC)
+    CAPTURED.parent.mkdir(parents=True, exist_ok=True)
+    CAPTURED.write_text("[\n" + ",\n".join(json.dumps(r) for r in rows) + "\n]\n")
+    print(f"wrote {CAPTURED}")
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["capture"]:
+    capture()
