@@ -133,6 +133,20 @@ def test_topic_config_through_the_broker_is_replayed_by_it(ours):
     assert out.returncode == 0
     wait_for(lambda: "retention.ms=" not in configs("--bootstrap-server", broker, "--describe", "--entity-type",
                                                      "topics", "--entity-name", TOPIC).stdout, 60, "deleted")
+    # a legacy AlterConfigs v2 sent to the broker (forwarded in an Envelope) replaces the
+    # topic's whole set (the admin tools only send IncrementalAlterConfigs)
+    from wire.messages import AlterConfigsRequest
+    from wire.messages.alter_configs_request import AlterableConfig, AlterConfigsResource
+    def legacy(**values):
+        answer = _roundtrip(int(broker.rpartition(":")[2]), AlterConfigsRequest(validate_only=False, resources=[
+            AlterConfigsResource(resource_type=2, resource_name=TOPIC, configs=[
+                AlterableConfig(name=k.replace("_", "."), value=v) for k, v in values.items()])]), 2)
+        assert [(r.resource_name, r.error_code) for r in answer.responses] == [(TOPIC, 0)]
+        wait_for(lambda: {k: v.split(" ")[0] for k, v in entries(configs(
+            "--bootstrap-server", broker, "--describe", "--entity-type", "topics", "--entity-name",
+            TOPIC).stdout).items()} == {k.replace("_", "."): v for k, v in values.items()}, 60, f"only {values}")
+    legacy(segment_ms="3600000")
+    legacy()  # none left: the next test starts from a topic without configs
 
 
 def test_invalid_value_gets_kafkas_error_text(ours):
@@ -159,6 +173,12 @@ def test_cluster_default_and_broker_throttle_rate(ours):
                             "--entity-default").stdout
     assert "log.cleaner.threads=2 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.cleaner.threads=2}" \
         in by_controller
+    own = configs("--bootstrap-controller", controller, "--describe", "--entity-type", "brokers",
+                  "--entity-name", "1", "--all").stdout
+    assert own.startswith("All configs for broker 1 are:") and "  node.id=1 sensitive=false " \
+        "synonyms={STATIC_BROKER_CONFIG:node.id=1}" in own
+    assert "log.cleaner.threads=2 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.cleaner.threads=2, " \
+        "DEFAULT_CONFIG:log.cleaner.threads=1}" in own
     # what kafka-reassign-partitions --throttle sets on each broker
     out = configs("--bootstrap-server", broker, "--alter", "--entity-type", "brokers", "--entity-name", "100",
                   "--add-config", "leader.replication.throttled.rate=1000000,"
