@@ -218,13 +218,17 @@ def test_configs_image_index_follows_replay_and_topic_removal():
     from kraft_server.controller.configs.store import ConfigsImage
     from wire.messages import ConfigRecord
     img = ConfigsImage()
-    img.replay(ConfigRecord(resource_type=2, resource_name="t", name="a", value="1"))
-    img.replay(ConfigRecord(resource_type=2, resource_name="t", name="b", value="2"))
+    img.replay(ConfigRecord(resource_type=2, resource_name="t", name="segment.ms", value="1"))
+    img.replay(ConfigRecord(resource_type=2, resource_name="t", name="flush.ms", value="2"))
     img.replay(ConfigRecord(resource_type=4, resource_name="", name="a", value="3"))
-    img.replay(ConfigRecord(resource_type=2, resource_name="t", name="a", value=None))
-    assert img.resource(2, "t") == {"b": "2"} and dict(img) == {(2, "t", "b"): "2", (4, "", "a"): "3"}
+    img.replay(ConfigRecord(resource_type=2, resource_name="t", name="segment.ms", value=None))
+    assert img.resource(2, "t") == {"flush.ms": "2"} and dict(img) == {(2, "t", "flush.ms"): "2", (4, "", "a"): "3"}
     img.drop_topic("t")
     assert img.resource(2, "t") == {} and dict(img) == {(4, "", "a"): "3"}
+    # names the type does not define are skipped (DefaultSupportedConfigChecker)
+    img.replay(ConfigRecord(resource_type=2, resource_name="t", name="message.format.version", value="3.0"))
+    img.replay(ConfigRecord(resource_type=2, resource_name="t", name="retention.ms", value="5"))
+    assert img.resource(2, "t") == {"retention.ms": "5"}
 
 
 def test_group_and_client_metrics_configs():

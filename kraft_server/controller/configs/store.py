@@ -1,11 +1,21 @@
 """The configs in the metadata image, per resource (Kafka's ``ConfigurationsImage``),
-replayed from ConfigRecord: a null value deletes the key, and a topic's configs go
-with its RemoveTopicRecord. Keyed ``(resource type, resource name, config name)``, the
+replayed from ConfigRecord: a null value deletes the key, a name the resource type does
+not define is skipped (as Kafka 4.3.1 does), and a topic's configs go with its
+RemoveTopicRecord. Keyed ``(resource type, resource name, config name)``, the
 shape the rest of the controller reads (``image.configs.get((2, topic, name))``), with
 an index by resource so one resource's configs cost a lookup, not a scan."""
 from __future__ import annotations
 
+import logging
+
 from .. import records as rec
+from .definitions import CLIENT_METRICS, CLIENT_METRICS_DEFS, GROUP, GROUP_DEFS, TOPIC, TOPIC_DEFS
+
+log = logging.getLogger(__name__)
+
+# DefaultSupportedConfigChecker: a record of a name these types do not define (say one
+# an older Kafka wrote) is skipped at replay; every broker config name is kept.
+SUPPORTED = {TOPIC: TOPIC_DEFS, CLIENT_METRICS: CLIENT_METRICS_DEFS, GROUP: GROUP_DEFS}
 
 
 class ConfigsImage(dict):
@@ -14,6 +24,11 @@ class ConfigsImage(dict):
         self.by_resource: dict[tuple[int, str], dict[str, str]] = {}
 
     def replay(self, r) -> None:
+        known = SUPPORTED.get(r.resource_type)
+        if known is not None and r.name not in known:
+            log.info("Skipping unsupported config %s for resource %s %s during replay", r.name,
+                     r.resource_type, r.resource_name)
+            return
         key = (r.resource_type, r.resource_name, r.name)
         resource = (r.resource_type, r.resource_name)
         if r.value is None:
