@@ -256,3 +256,11 @@ def test_group_and_client_metrics_configs():
     assert (by["consumer.heartbeat.interval.ms"].value, by["consumer.heartbeat.interval.ms"].source) == ("5000", 5)
     assert [(e.name, e.value, e.source) for e in sub.entries] == [
         ("interval.ms", "1000", 7), ("match", "client_id=app.*", 7), ("metrics", "org.apache.kafka.producer.", 7)]
+
+
+def test_describe_refuses_a_request_naming_an_unknown_resource_type():
+    c = with_topic()
+    results = describe(c.controller.image, 1, {}, [(2, "t", None), (99, "x", None)], False)
+    assert [(r.resource_type, r.error, r.message) for r in results] == [
+        (2, ErrorCode.INVALID_REQUEST, "Unexpected resource type UNKNOWN for resource x"),
+        (99, ErrorCode.INVALID_REQUEST, "Unexpected resource type UNKNOWN for resource x")]

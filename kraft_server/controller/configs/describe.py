@@ -227,6 +227,11 @@ def describe_stored(image, resource_type: int, name: str, keys, source: int, emp
 def describe(image, node_id: int, static: dict, resources, include_synonyms: bool) -> list[Result]:
     """``resources``: ``[(type, name, keys or None)]`` in request order."""
     node = NodeConfig(image, node_id, static)
+    odd = next(((t, n) for t, n, _ in resources if t not in (TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP)),
+               None)
+    if odd is not None:  # ConfigHelper refuses the whole request (its authorization step throws)
+        message = f"Unexpected resource type UNKNOWN for resource {odd[1]}"
+        return [Result(t, n, ErrorCode.INVALID_REQUEST, message) for t, n, _ in resources]
     out = []
     for resource_type, name, keys in resources:
         keys = set(keys) if keys else None
@@ -239,9 +244,6 @@ def describe(image, node_id: int, static: dict, resources, include_synonyms: boo
         elif resource_type == CLIENT_METRICS:
             out.append(describe_stored(image, resource_type, name, keys, CLIENT_METRICS_CONFIG,
                                        "Client metrics subscription name must not be empty"))
-        elif resource_type == GROUP:
-            out.append(describe_group(image, node, name, keys, include_synonyms))
         else:
-            out.append(Result(resource_type, name, ErrorCode.INVALID_REQUEST,
-                              f"Unsupported resource type: {resource_type}"))
+            out.append(describe_group(image, node, name, keys, include_synonyms))
     return out
