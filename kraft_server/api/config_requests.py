@@ -93,14 +93,14 @@ def _split(api_key: int, body, node_id: int | None):
             answered.append((t, n, ErrorCode.INVALID_REQUEST, "Duplicate resource."))
             continue
         seen.add((t, n))
-        if t not in ALTERABLE:
-            answered.append((t, n, ErrorCode.INVALID_REQUEST, f"Unexpected resource type {RESOURCE_NAMES[t]}."))
-            continue
         if api_key == INCREMENTAL:
             changes[(t, n)] = {c.name: (c.config_operation, c.value) for c in r.configs}
         else:
             changes[(t, n)] = {c.name: c.value for c in r.configs}
-    return answered, [(t, n, payload) for (t, n), payload in changes.items()]
+    # then authorizeAlterResource: a type the controller does not alter
+    answered += [(t, n, ErrorCode.INVALID_REQUEST, f"Unexpected resource type {RESOURCE_NAMES[t]}.")
+                 for t, n in changes if t not in ALTERABLE]
+    return answered, [(t, n, payload) for (t, n), payload in changes.items() if t in ALTERABLE]
 
 
 def alter_configs_op(api_key: int, version: int, body, node_id: int | None = None):

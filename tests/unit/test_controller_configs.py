@@ -264,3 +264,16 @@ def test_describe_refuses_a_request_naming_an_unknown_resource_type():
     assert [(r.resource_type, r.error, r.message) for r in results] == [
         (2, ErrorCode.INVALID_REQUEST, "Unexpected resource type UNKNOWN for resource x"),
         (99, ErrorCode.INVALID_REQUEST, "Unexpected resource type UNKNOWN for resource x")]
+
+
+def test_legacy_alter_refuses_broker_logger_and_duplicates_once():
+    c = with_topic()
+    legacy = AlterConfigsRequest(resources=[
+        LegacyResource(resource_type=8, resource_name="1", configs=[]),
+        LegacyResource(resource_type=8, resource_name="2", configs=[]),
+        LegacyResource(resource_type=8, resource_name="2", configs=[]),
+        LegacyResource(resource_type=8, resource_name="2", configs=[])])
+    name, op = alter_configs_op(33, 2, legacy, node_id=1)
+    answers = [(r.resource_name, r.error_code, r.error_message) for r in run(c, op).responses]
+    assert answers == [("2", ErrorCode.INVALID_REQUEST, "Duplicate resource."),
+                       ("1", ErrorCode.INVALID_REQUEST, "Unexpected resource type BROKER_LOGGER.")]
