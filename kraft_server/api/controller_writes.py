@@ -1,7 +1,8 @@
 """CreateTopics (19, v2-7), DeleteTopics (20, v1-6), CreatePartitions (37, v0-3),
 ElectLeaders (43, v0-2), AlterPartitionReassignments (45, v0-1), ListPartitionReassignments (46, v0),
 AlterPartition (56, v2-3), UnregisterBroker (64, v0), AllocateProducerIds (67, v0),
-AssignReplicasToDirs (73, v0) and Envelope (58, v0) on the
+AssignReplicasToDirs (73, v0) and Envelope (58, v0; also carrying AlterConfigs and
+IncrementalAlterConfigs, ``config_requests.py``) on the
 controller listener: metadata writes of the active controller
 (``kraft_server/controller/admin_requests.py``), answered after commit, NOT_CONTROLLER
 elsewhere.
@@ -34,6 +35,7 @@ from wire.messages import AlterPartitionReassignmentsRequest, ListPartitionReass
 from kraft_server.controller.reassignment import (
     alter_error_response, alter_reassignments_op, list_error_response, list_reassignments_op,
 )
+from . import config_requests
 from kraft_server.controller.admin_requests import (
     allocate_error_response, allocate_producer_ids_op, alter_partition_error_response, alter_partition_op,
     assign_dirs_error_response, assign_dirs_op,
@@ -59,6 +61,7 @@ ENVELOPED: dict[int, tuple[int, int]] = {CREATE_TOPICS: (2, 7), DELETE_TOPICS: (
 ALTER_PARTITION_REASSIGNMENTS = AlterPartitionReassignmentsRequest.API_KEY
 LIST_PARTITION_REASSIGNMENTS = ListPartitionReassignmentsRequest.API_KEY
 ENVELOPED.update({ALTER_PARTITION_REASSIGNMENTS: (0, 1), LIST_PARTITION_REASSIGNMENTS: (0, 0)})
+ENVELOPED.update({config_requests.LEGACY: (0, 2), config_requests.INCREMENTAL: (0, 1)})
 
 
 def _responder(call):
@@ -89,6 +92,8 @@ def _build(api_key: int, version: int, body):
         return "AlterPartitionReassignments", alter_reassignments_op(body, version)
     if api_key == LIST_PARTITION_REASSIGNMENTS:
         return "ListPartitionReassignments", list_reassignments_op(body)
+    if api_key in (config_requests.LEGACY, config_requests.INCREMENTAL):
+        return config_requests.alter_configs_op(api_key, version, body)
     raise LookupError(api_key)
 
 
@@ -111,6 +116,8 @@ def _no_controller(api_key: int, version: int, body):
         return alter_error_response(body, ErrorCode.NOT_CONTROLLER)
     if api_key == LIST_PARTITION_REASSIGNMENTS:
         return list_error_response(body, ErrorCode.NOT_CONTROLLER)
+    if api_key in (config_requests.LEGACY, config_requests.INCREMENTAL):
+        return config_requests.error_response(api_key, body, ErrorCode.NOT_CONTROLLER)
     return allocate_error_response(ErrorCode.NOT_CONTROLLER)
 
 

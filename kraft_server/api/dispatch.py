@@ -12,6 +12,7 @@ from .api_versions import handle_api_versions_request
 from .broker_lifecycle import handle_broker_heartbeat_request, handle_broker_registration_request
 from .controller_registration import handle_controller_registration_request
 from .controller_writes import handle_controller_write, handle_envelope_request
+from .config_requests import handle_alter_configs_request, handle_describe_configs_request
 from .describe_cluster import handle_describe_cluster_request
 from .describe_quorum import handle_describe_quorum_request
 from .groups import handle as handle_group_request
@@ -75,6 +76,10 @@ class Dispatcher:
             handle_controller_write(call, self.view)
         elif key == registry.ENVELOPE:
             handle_envelope_request(call, self.view)
+        elif key == registry.DESCRIBE_CONFIGS:
+            handle_describe_configs_request(call, self.view)
+        elif key in (registry.ALTER_CONFIGS, registry.INCREMENTAL_ALTER_CONFIGS):
+            handle_alter_configs_request(call, self.view)
         elif key == registry.METADATA:
             handle_metadata_request(call, self.view, self.advertised, self.topics)
         elif key == registry.FETCH and self._consumer_fetch(call):

@@ -34,6 +34,7 @@ from wire.messages import (  # the active controller's APIs (kraft_server/contro
     UnregisterBrokerRequest,
 )
 from wire.messages import AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest
+from wire.messages import AlterConfigsRequest, DescribeConfigsRequest, IncrementalAlterConfigsRequest  # configs
 from wire.messages import (
     AddRaftVoterRequest, ApiVersionsRequest, BeginQuorumEpochRequest, ControllerRegistrationRequest,
     DeleteGroupsRequest, DescribeClusterRequest, DescribeGroupsRequest, DescribeQuorumRequest,
@@ -78,6 +79,9 @@ ASSIGN_REPLICAS_TO_DIRS = AssignReplicasToDirsRequest.API_KEY
 ENVELOPE = EnvelopeRequest.API_KEY
 ALTER_PARTITION_REASSIGNMENTS = AlterPartitionReassignmentsRequest.API_KEY  # controller/reassignment.py
 LIST_PARTITION_REASSIGNMENTS = ListPartitionReassignmentsRequest.API_KEY
+DESCRIBE_CONFIGS = DescribeConfigsRequest.API_KEY  # kraft_server/api/config_requests.py
+ALTER_CONFIGS = AlterConfigsRequest.API_KEY
+INCREMENTAL_ALTER_CONFIGS = IncrementalAlterConfigsRequest.API_KEY
 
 CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     FETCH: (4, 18),
@@ -104,6 +108,9 @@ CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     ENVELOPE: (0, 0),
     ALTER_PARTITION_REASSIGNMENTS: (0, 1),
     LIST_PARTITION_REASSIGNMENTS: (0, 0),
+    DESCRIBE_CONFIGS: (1, 4),
+    ALTER_CONFIGS: (0, 2),
+    INCREMENTAL_ALTER_CONFIGS: (0, 1),
 }
 RECONFIGURATION_APIS: dict[int, tuple[int, int]] = {
     ADD_RAFT_VOTER: (0, 1),

@@ -31,6 +31,8 @@ AlterPartition, AllocateProducerIds). Decisions are pure functions over the imag
 Reassignments: ``reassignment.py`` (Alter/ListPartitionReassignments) and
 ``reassignment_replicas.py`` (the replica arithmetic); the record is
 ``partition_change.assignment_change``, which AlterPartition also uses while one runs.
+``configs/`` is ConfigurationControl (its own sub-room: configs in the image, Kafka's
+config definitions, IncrementalAlterConfigs/AlterConfigs records, DescribeConfigs).
 """
 from kraft_server.controller.controller import Controller, ControllerSettings
 

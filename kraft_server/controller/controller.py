@@ -64,6 +64,7 @@ class ControllerSettings:
     broker_heartbeat_interval_ms: int = 2000  # broker.heartbeat.interval.ms (half: a heartbeat's deadline)
     leader_balance_interval_ms: int | None = 300_000  # leader.imbalance.check.interval.seconds; None: off
     unclean_election_interval_ms: int = 300_000  # unclean.leader.election.interval.ms
+    static_configs: dict = field(default_factory=dict)  # the properties file (DescribeConfigs)
 
     @classmethod
     def from_config(cls, config, bootstrap_levels: dict) -> "ControllerSettings":
@@ -85,6 +86,7 @@ class ControllerSettings:
             leader_balance_interval_ms=(int(config["leader.imbalance.check.interval.seconds"]) * 1000
                                         if config["auto.leader.rebalance.enable"] else None),
             unclean_election_interval_ms=int(config["unclean.leader.election.interval.ms"]),
+            static_configs=dict(config.raw),
         )
 
     def registration(self) -> RegisterControllerRecord | None:

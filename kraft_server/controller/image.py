@@ -21,6 +21,7 @@ from wire.messages import ProducerIdsRecord, RegisterControllerRecord
 from wire.records import decode_metadata_record, encode_metadata_record
 
 from . import records as rec
+from .configs.store import ConfigsImage
 from .image_brokers import BrokersImage
 from .image_topics import TopicsImage
 
@@ -37,7 +38,7 @@ class MetadataImage:
         self.serial = next(MetadataImage._serials)  # unique per image, unlike id()
         self.features: dict[str, int] = {}
         self.controllers: dict[int, RegisterControllerRecord] = {}
-        self.configs: dict[tuple[int, str, str], str] = {}
+        self.configs = ConfigsImage()  # (resource type, resource name, name) -> value
         self.brokers = BrokersImage()
         self.topics = TopicsImage()
         self.next_producer_id = -1  # ProducerIdsImage: -1 until a block was handed out
@@ -96,11 +97,7 @@ class MetadataImage:
             self.controllers[r.controller_id] = r
             self.registrations_replayed += 1
         elif api_key == rec.CONFIG_RECORD:
-            key = (r.resource_type, r.resource_name, r.name)
-            if r.value is None:
-                self.configs.pop(key, None)
-            else:
-                self.configs[key] = r.value
+            self.configs.replay(r)
         elif api_key == rec.REGISTER_BROKER_RECORD:
             self.brokers.register(r, offset)
         elif api_key == rec.BROKER_REGISTRATION_CHANGE_RECORD:
@@ -120,8 +117,7 @@ class MetadataImage:
         elif api_key == rec.REMOVE_TOPIC_RECORD:
             removed = self.topics.remove_topic(r.topic_id)
             if removed is not None:  # the topic's configs go with it (ConfigurationsDelta)
-                for key in [k for k in self.configs if k[0] == rec.TOPIC_RESOURCE and k[1] == removed.name]:
-                    del self.configs[key]
+                self.configs.drop_topic(removed.name)
         elif api_key == rec.CLEAR_ELR_RECORD:
             self.topics.clear_elr(r.topic_name)
         elif api_key == rec.PRODUCER_IDS_RECORD:
@@ -144,7 +140,7 @@ class MetadataImage:
         out += [encode_metadata_record(r, v) for r, v in self.brokers.snapshot_records(mv)]
         out += [rec.register_controller(self.controllers[i]) for i in sorted(self.controllers)]
         out += [r if v is None else encode_metadata_record(r, v) for r, v in self.topics.snapshot_records(mv)]
-        out += [rec.config(t, r, n, v) for (t, r, n), v in sorted(self.configs.items())]
+        out += self.configs.snapshot_records()
         if self.next_producer_id >= 0:
             out.append(encode_metadata_record(ProducerIdsRecord(
                 broker_id=-1, broker_epoch=-1, next_producer_id=self.next_producer_id), 0))

@@ -30,6 +30,7 @@ from wire.uuids import uuid_to_str
 from .image_topics import partition_record_version
 from .partition_change import elr_enabled
 from .placement import Candidate, PlacementError, place
+from .configs.control import new_topic_error
 
 MAX_PARTITIONS_PER_REQUEST = 10_000
 MAX_NAME_LENGTH = 249
@@ -203,6 +204,10 @@ def create_topics(image, request, *, default_partitions: int = 1, default_replic
                 break
             partitions.append((replicas, isr))
         if res.error:
+            continue
+        bad_configs = new_topic_error(t.name, {c.name: c.value for c in t.configs})
+        if bad_configs is not None:  # Kafka's config definitions (configs/validation.py)
+            fail(*bad_configs)
             continue
         total_partitions += len(partitions)
         topic_id = new_topic_id(rng, image)

@@ -11,7 +11,9 @@ and an idempotent producer auto-creates a topic (Envelope, -1/-1) and asks for a
 producer id block; the broker leading most partitions is killed with SIGKILL; once
 it is fenced and its leaderships moved it is restarted, and the test waits until it
 is unfenced and back in every ISR; ``extended``: CreatePartitions (placed and manual)
-and a preferred leader election of every partition; optionally another broker then
+a preferred leader election of every partition and ``kafka-configs`` changes
+(IncrementalAlterConfigs: a topic's retention and ``min.insync.replicas``, with its
+ClearElrRecord; a cluster-wide broker default); optionally another broker then
 shuts down (SIGTERM: controlled shutdown). The controller is stopped and its metadata log
 segments are dumped with the pinned distribution's ``kafka-dump-log
 --cluster-metadata-decoder``.
@@ -154,6 +156,18 @@ def _partitions(admin) -> dict[tuple[str, int], dict]:
     return out
 
 
+def _alter_configs(bs: str) -> None:
+    """IncrementalAlterConfigs through a broker (Envelope): a topic's configs, one a
+    min.insync.replicas change, then a cluster-wide broker default."""
+    run_tool("kafka-configs", "--bootstrap-server", bs, "--alter", "--entity-type", "topics",
+             "--entity-name", "placed1", "--add-config", "retention.ms=3600000,min.insync.replicas=1",
+             timeout=120)
+    run_tool("kafka-configs", "--bootstrap-server", bs, "--alter", "--entity-type", "topics",
+             "--entity-name", "placed1", "--delete-config", "retention.ms", timeout=120)
+    run_tool("kafka-configs", "--bootstrap-server", bs, "--alter", "--entity-type", "brokers",
+             "--entity-default", "--add-config", "log.retention.ms=7200000", timeout=120)
+
+
 def run(side, workdir: Path, cluster_id: str, controlled_shutdown: bool = False,
         extended: bool = False) -> Outcome:
     from kafka import KafkaConsumer, KafkaProducer
@@ -220,6 +234,7 @@ def run(side, workdir: Path, cluster_id: str, controlled_shutdown: bool = False,
             admin.elect_leaders(0, None, raise_errors=False)
             wait_for(lambda: all(p["leader"] == p["replicas"][0] for p in _partitions(admin).values()),
                      60, "every partition led by its preferred replica")
+            _alter_configs(bs)
         if controlled_shutdown:
             leaving = LEAVING
             by_id[leaving].stop(graceful=True, timeout=60)  # SIGTERM: controlled shutdown

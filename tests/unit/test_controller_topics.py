@@ -174,7 +174,7 @@ def test_delete_topics_by_name_and_id_in_one_batch():
     from wire.messages.delete_topics_request import DeleteTopicState
 
     c, _ = three()
-    made = run(c, create_topics_op(CreateTopicsRequest(topics=[topic("a", 2, 1, configs=[("x.y", "1")]),
+    made = run(c, create_topics_op(CreateTopicsRequest(topics=[topic("a", 2, 1, configs=[("retention.ms", "1")]),
                                                                topic("b", 1, 1), topic("c", 1, 1)]), 7))
     ids = {t.name: t.topic_id for t in made.topics}
     r = run(c, delete_topics_op(DeleteTopicsRequest(topics=[

@@ -10,6 +10,8 @@ from .add_raft_voter_request import AddRaftVoterRequest
 from .add_raft_voter_response import AddRaftVoterResponse
 from .allocate_producer_ids_request import AllocateProducerIdsRequest
 from .allocate_producer_ids_response import AllocateProducerIdsResponse
+from .alter_configs_request import AlterConfigsRequest
+from .alter_configs_response import AlterConfigsResponse
 from .alter_partition_reassignments_request import AlterPartitionReassignmentsRequest
 from .alter_partition_reassignments_response import AlterPartitionReassignmentsResponse
 from .alter_partition_request import AlterPartitionRequest
@@ -43,6 +45,8 @@ from .delete_topics_request import DeleteTopicsRequest
 from .delete_topics_response import DeleteTopicsResponse
 from .describe_cluster_request import DescribeClusterRequest
 from .describe_cluster_response import DescribeClusterResponse
+from .describe_configs_request import DescribeConfigsRequest
+from .describe_configs_response import DescribeConfigsResponse
 from .describe_groups_request import DescribeGroupsRequest
 from .describe_groups_response import DescribeGroupsResponse
 from .describe_quorum_request import DescribeQuorumRequest
@@ -66,6 +70,8 @@ from .find_coordinator_request import FindCoordinatorRequest
 from .find_coordinator_response import FindCoordinatorResponse
 from .heartbeat_request import HeartbeatRequest
 from .heartbeat_response import HeartbeatResponse
+from .incremental_alter_configs_request import IncrementalAlterConfigsRequest
+from .incremental_alter_configs_response import IncrementalAlterConfigsResponse
 from .join_group_request import JoinGroupRequest
 from .join_group_response import JoinGroupResponse
 from .kraft_version_record import KRaftVersionRecord
@@ -142,9 +148,12 @@ REQUESTS = {
     19: CreateTopicsRequest,
     20: DeleteTopicsRequest,
     23: OffsetForLeaderEpochRequest,
+    32: DescribeConfigsRequest,
+    33: AlterConfigsRequest,
     37: CreatePartitionsRequest,
     42: DeleteGroupsRequest,
     43: ElectLeadersRequest,
+    44: IncrementalAlterConfigsRequest,
     45: AlterPartitionReassignmentsRequest,
     46: ListPartitionReassignmentsRequest,
     47: OffsetDeleteRequest,
@@ -186,9 +195,12 @@ RESPONSES = {
     19: CreateTopicsResponse,
     20: DeleteTopicsResponse,
     23: OffsetForLeaderEpochResponse,
+    32: DescribeConfigsResponse,
+    33: AlterConfigsResponse,
     37: CreatePartitionsResponse,
     42: DeleteGroupsResponse,
     43: ElectLeadersResponse,
+    44: IncrementalAlterConfigsResponse,
     45: AlterPartitionReassignmentsResponse,
     46: ListPartitionReassignmentsResponse,
     47: OffsetDeleteResponse,
@@ -247,6 +259,8 @@ BY_NAME = {
     'AddRaftVoterResponse': AddRaftVoterResponse,
     'AllocateProducerIdsRequest': AllocateProducerIdsRequest,
     'AllocateProducerIdsResponse': AllocateProducerIdsResponse,
+    'AlterConfigsRequest': AlterConfigsRequest,
+    'AlterConfigsResponse': AlterConfigsResponse,
     'AlterPartitionReassignmentsRequest': AlterPartitionReassignmentsRequest,
     'AlterPartitionReassignmentsResponse': AlterPartitionReassignmentsResponse,
     'AlterPartitionRequest': AlterPartitionRequest,
@@ -280,6 +294,8 @@ BY_NAME = {
     'DeleteTopicsResponse': DeleteTopicsResponse,
     'DescribeClusterRequest': DescribeClusterRequest,
     'DescribeClusterResponse': DescribeClusterResponse,
+    'DescribeConfigsRequest': DescribeConfigsRequest,
+    'DescribeConfigsResponse': DescribeConfigsResponse,
     'DescribeGroupsRequest': DescribeGroupsRequest,
     'DescribeGroupsResponse': DescribeGroupsResponse,
     'DescribeQuorumRequest': DescribeQuorumRequest,
@@ -303,6 +319,8 @@ BY_NAME = {
     'FindCoordinatorResponse': FindCoordinatorResponse,
     'HeartbeatRequest': HeartbeatRequest,
     'HeartbeatResponse': HeartbeatResponse,
+    'IncrementalAlterConfigsRequest': IncrementalAlterConfigsRequest,
+    'IncrementalAlterConfigsResponse': IncrementalAlterConfigsResponse,
     'JoinGroupRequest': JoinGroupRequest,
     'JoinGroupResponse': JoinGroupResponse,
     'KRaftVersionRecord': KRaftVersionRecord,
