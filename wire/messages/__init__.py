@@ -10,6 +10,8 @@ from .add_raft_voter_request import AddRaftVoterRequest
 from .add_raft_voter_response import AddRaftVoterResponse
 from .allocate_producer_ids_request import AllocateProducerIdsRequest
 from .allocate_producer_ids_response import AllocateProducerIdsResponse
+from .alter_client_quotas_request import AlterClientQuotasRequest
+from .alter_client_quotas_response import AlterClientQuotasResponse
 from .alter_partition_request import AlterPartitionRequest
 from .alter_partition_response import AlterPartitionResponse
 from .api_versions_request import ApiVersionsRequest
@@ -142,6 +144,7 @@ REQUESTS = {
     42: DeleteGroupsRequest,
     43: ElectLeadersRequest,
     47: OffsetDeleteRequest,
+    49: AlterClientQuotasRequest,
     52: VoteRequest,
     53: BeginQuorumEpochRequest,
     54: EndQuorumEpochRequest,
@@ -184,6 +187,7 @@ RESPONSES = {
     42: DeleteGroupsResponse,
     43: ElectLeadersResponse,
     47: OffsetDeleteResponse,
+    49: AlterClientQuotasResponse,
     52: VoteResponse,
     53: BeginQuorumEpochResponse,
     54: EndQuorumEpochResponse,
@@ -239,6 +243,8 @@ BY_NAME = {
     'AddRaftVoterResponse': AddRaftVoterResponse,
     'AllocateProducerIdsRequest': AllocateProducerIdsRequest,
     'AllocateProducerIdsResponse': AllocateProducerIdsResponse,
+    'AlterClientQuotasRequest': AlterClientQuotasRequest,
+    'AlterClientQuotasResponse': AlterClientQuotasResponse,
     'AlterPartitionRequest': AlterPartitionRequest,
     'AlterPartitionResponse': AlterPartitionResponse,
     'ApiVersionsRequest': ApiVersionsRequest,
