@@ -46,10 +46,6 @@ class InnerCall:
         self._done = False
 
     @property
-    def correlation_id(self) -> int:
-        return self.header.correlation_id
-
-    @property
     def done(self) -> bool:
         return self._done or self.outer.done
 
@@ -58,7 +54,7 @@ class InnerCall:
             return
         self._done = True
         version = self.api_version if api_version is None else api_version
-        self.outer.respond(envelope_answer(self.api_key, version, self.correlation_id, body))
+        self.outer.respond(envelope_answer(self.api_key, version, self.header.correlation_id, body))
 
     def close_connection(self, reason: str) -> None:
         self._done = True

@@ -205,3 +205,35 @@ def test_kraft_version_rides_along_with_a_no_op_record():
     assert decide(img, ("group.version", 0, 2)) == [(FeatureLevelRecord(name="group.version", feature_level=0), 0)]
     with pytest.raises(Refused, match="The controller does not support the given upgrade type."):
         decide(img, ("group.version", 1, 7))
+
+
+# -- enveloped requests that are not controller writes ---------------------------------------
+
+def test_envelope_hands_describe_quorum_and_update_features_to_the_dispatcher():
+    from types import SimpleNamespace
+
+    from kraft_server.api.controller_writes import handle_envelope_request
+    from wire.headers import decode_response, encode_request
+    from wire.messages import DescribeQuorumRequest, DescribeQuorumResponse, EnvelopeRequest, UpdateFeaturesRequest
+    from wire.messages import UpdateFeaturesResponse
+    from wire.messages.describe_quorum_request import PartitionData, TopicData
+
+    inner_calls, answers = [], []
+    outer = SimpleNamespace(done=False, respond=answers.append, listener="CONTROLLER")
+    dq = DescribeQuorumRequest(topics=[TopicData(topic_name="__cluster_metadata",
+                                                 partitions=[PartitionData(partition_index=0)])])
+    outer.body = EnvelopeRequest(request_data=encode_request(55, 2, 77, dq, "adminclient-1")[4:])
+    handle_envelope_request(outer, SimpleNamespace(controller=None), inner_calls.append)
+    [inner] = inner_calls
+    assert (inner.api_key, inner.api_version, inner.listener) == (55, 2, "CONTROLLER")
+    inner.respond(DescribeQuorumResponse(error_code=0, topics=[]))
+    inner.respond(DescribeQuorumResponse(error_code=0, topics=[]))  # a second answer is dropped
+    assert len(answers) == 1 and answers[0].error_code == 0
+    header, body = decode_response(bytes(answers[0].response_data), 55, 2)
+    assert header.correlation_id == 77 and body.error_code == 0
+    # the inner NOT_CONTROLLER is the envelope's own error: the broker finds the new controller
+    answers.clear()
+    outer.body = EnvelopeRequest(request_data=encode_request(57, 2, 78, UpdateFeaturesRequest(), "a")[4:])
+    handle_envelope_request(outer, SimpleNamespace(controller=None), inner_calls.append)
+    inner_calls[-1].respond(UpdateFeaturesResponse(error_code=ErrorCode.NOT_CONTROLLER))
+    assert (answers[0].error_code, answers[0].response_data) == (ErrorCode.NOT_CONTROLLER, None)
