@@ -71,7 +71,9 @@ def test_v3_leaves_out_features_with_minimum_zero():
     ours = api_versions_response(3, listener_apis(True), FEATURES)
     assert [f.name for f in ours.supported_features] == ["metadata.version"]
     ours = api_versions_response(4, listener_apis(True), FEATURES)
-    assert [f.name for f in ours.supported_features] == ["kraft.version", "metadata.version"]
+    assert [f.name for f in ours.supported_features] == [
+        "group.version", "kraft.version", "metadata.version", "share.version", "streams.version",
+        "transaction.version", "eligible.leader.replicas.version"]  # Kafka's order
 
 
 def test_bad_software_name_is_invalid_request():

@@ -14,7 +14,9 @@ import re
 
 import pytest
 
-from tests.support.admin_session import feature_session, quorum_replication, quorum_status, quota_session
+from tests.support.admin_session import (
+    feature_session, features_described, quorum_replication, quorum_status, quota_session,
+)
 from tests.support.jdk import need_jdk
 from tests.support.kafka_brokers import start_brokers
 from tests.support.kraft_nodes import OurNode, _roundtrip, wait_for
@@ -49,10 +51,12 @@ EXPECTED_MISSING_ON_THIS_BRANCH = {
 LEFT_OUT = set(SECURITY_OWNED) | set(EXPECTED_MISSING_ON_THIS_BRANCH)
 
 
-def api_ranges(port: int) -> dict[int, tuple[int, int]]:
+def api_ranges(port: int) -> tuple[dict[int, tuple[int, int]], list]:
+    """The listener's API ranges, and its supported features in the order given."""
     r = _roundtrip(port, ApiVersionsRequest(client_software_name="measure", client_software_version="1"), 4)
     assert r.error_code == 0
-    return {k.api_key: (k.min_version, k.max_version) for k in r.api_keys}
+    return ({k.api_key: (k.min_version, k.max_version) for k in r.api_keys},
+            [(f.name, f.min_version, f.max_version) for f in r.supported_features])
 
 
 def broker_api_versions(bootstrap: str) -> str:
@@ -97,6 +101,7 @@ def run_side(kind: str, work, session: bool) -> dict:
             seen["features"] = feature_session(bootstrap)
             seen["status"] = quorum_status(bootstrap)
             seen["replication"] = quorum_replication(bootstrap)
+            seen["features via the controller"] = features_described(controller.bootstrap, "--bootstrap-controller")
         return seen
     finally:
         for b in brokers:
@@ -115,7 +120,8 @@ def sides(tmp_path_factory):
 
 
 def test_our_controller_listener_covers_kafkas(sides):
-    kafka, ours = sides["kafka"]["controller"], sides["ours"]["controller"]
+    (kafka, kafka_features), (ours, our_features) = sides["kafka"]["controller"], sides["ours"]["controller"]
+    assert our_features == kafka_features  # what kafka-features --bootstrap-controller describes
     for key, (lo, hi) in sorted(kafka.items()):
         if key in LEFT_OUT:
             continue
@@ -139,5 +145,5 @@ def test_a_broker_advertises_what_it_does_on_kafkas_controllers(sides):
 def test_admin_tools_same_as_kafka(tmp_path):
     need_jdk()
     kafka, ours = (run_side(kind, tmp_path / kind, session=True) for kind in ("kafka", "ours"))
-    for part in ("quotas", "features", "status", "replication"):
+    for part in ("quotas", "features", "status", "replication", "features via the controller"):
         assert ours[part] == kafka[part], part

@@ -77,8 +77,8 @@ def quota_session(bootstrap: str, short: bool = False) -> dict[str, str]:
     return said
 
 
-def features_described(bootstrap: str) -> str:
-    out = _said(run_tool("kafka-features", "--bootstrap-server", bootstrap, "describe", check=False, timeout=90))
+def features_described(bootstrap: str, flag: str = "--bootstrap-server") -> str:
+    out = _said(run_tool("kafka-features", flag, bootstrap, "describe", check=False, timeout=90))
     return re.sub(r"Epoch: \d+", "Epoch: N", out)
 
 
