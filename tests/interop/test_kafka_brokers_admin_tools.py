@@ -3,7 +3,7 @@
 DescribeClientQuotas from the ClientQuotaRecords it replayed), feature flags
 (``kafka-features``: UpdateFeatures for every feature, kraft.version included when
 ``--release-version`` names it) and ``kafka-metadata-quorum --bootstrap-server`` (the
-broker forwards DescribeQuorum in an Envelope). What the tools print here is what
+broker forwards DescribeQuorum and RemoveRaftVoter in an Envelope). What the tools print here is what
 they print on a quorum of Kafka's controllers (``test_admin_tools_same_as_kafka``, slow,
 compared them; the expected strings below are those outputs).
 
@@ -139,3 +139,15 @@ def test_metadata_version_upgrade_from_3_9_with_a_broker_running(tmp_path):
         for b in brokers:
             b.close()
         node.stop()
+
+
+def test_remove_raft_voter_through_a_broker_reaches_the_raft_core(cluster):
+    """RemoveRaftVoter forwarded in an Envelope gets the core's answer (VOTER_NOT_FOUND for
+    a voter that is not there) instead of the broker dropping the connection."""
+    _, bootstrap = cluster
+    proc = run_tool("kafka-metadata-quorum", "--bootstrap-server", bootstrap, "remove-controller",
+                    "--controller-id", "5", "--controller-directory-id", "AQEBAQEBAQEBAQEBAQEBAQ",
+                    check=False, timeout=90)
+    assert proc.returncode != 0
+    assert "org.apache.kafka.common.errors.VoterNotFoundException: Cannot remove voter" in proc.stderr, \
+        proc.stderr[-2000:]
