@@ -237,3 +237,21 @@ def test_envelope_hands_describe_quorum_and_update_features_to_the_dispatcher():
     handle_envelope_request(outer, SimpleNamespace(controller=None), inner_calls.append)
     inner_calls[-1].respond(UpdateFeaturesResponse(error_code=ErrorCode.NOT_CONTROLLER))
     assert (answers[0].error_code, answers[0].response_data) == (ErrorCode.NOT_CONTROLLER, None)
+
+
+def test_an_answer_that_fails_to_build_is_unknown_server_error_and_the_controller_goes_on():
+    from kraft_server.controller.write_queue import Write
+    from tests.unit.test_controller_topics import run, three
+
+    c, _ = three()
+
+    def broken(records):
+        def op(image, next_offset, now_ms):
+            return Write(records, lambda: 1 / 0)
+        return op, lambda code: ("failed", code)
+    no_op = [(FeatureLevelRecord(name="group.version", feature_level=1), 0)]
+    assert run(c, broken([])) == ("failed", ErrorCode.UNKNOWN_SERVER_ERROR)
+    assert run(c, broken(no_op)) == ("failed", ErrorCode.UNKNOWN_SERVER_ERROR)
+    request = AlterClientQuotasRequest(entries=[entry([("user", "u")], ("producer_byte_rate", 7.0))])
+    assert run(c, alter_client_quotas_op(request)).entries[0].error_code == 0
+    assert c.controller.image.quotas.entities == {(("user", "u"),): {"producer_byte_rate": 7.0}}
