@@ -1,6 +1,7 @@
 """Kafka 4.3.1's own tools through a Kafka broker on our quorum (issue 26): client quotas
 (``kafka-configs``: the broker forwards AlterClientQuotas in an Envelope, answers
-DescribeClientQuotas from the ClientQuotaRecords it replayed), feature flags
+DescribeClientQuotas from the ClientQuotaRecords it replayed and throttles by them),
+feature flags
 (``kafka-features``: UpdateFeatures for every feature, kraft.version included when
 ``--release-version`` names it) and ``kafka-metadata-quorum --bootstrap-server`` (the
 broker forwards DescribeQuorum and RemoveRaftVoter in an Envelope). What the tools print here is what
@@ -11,6 +12,8 @@ One cluster for the module: one controller of ours, one broker. A second test fo
 a cluster at ``--release-version 3.9`` and upgrades its metadata.version with brokers
 running."""
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -151,3 +154,21 @@ def test_remove_raft_voter_through_a_broker_reaches_the_raft_core(cluster):
     assert proc.returncode != 0
     assert "org.apache.kafka.common.errors.VoterNotFoundException: Cannot remove voter" in proc.stderr, \
         proc.stderr[-2000:]
+
+
+def test_the_broker_throttles_a_client_by_the_quota_it_replayed(cluster):
+    """A producer_byte_rate set through our controller is enforced by the broker: the
+    producer sees throttle time (its produce-throttle-time-max metric) once it exceeds it."""
+    _, bootstrap = cluster
+    run_tool("kafka-topics", "--bootstrap-server", bootstrap, "--create", "--topic", "throttled",
+             "--partitions", "1", "--replication-factor", "1", timeout=90)
+    run_tool("kafka-configs", "--bootstrap-server", bootstrap, "--alter", "--entity-type", "clients",
+             "--entity-name", "slow-producer", "--add-config", "producer_byte_rate=8000", timeout=90)
+    perf = run_tool("kafka-producer-perf-test", "--topic", "throttled", "--num-records", "100",
+                    "--record-size", "1000", "--throughput", "-1", "--print-metrics", "--command-property",
+                    f"bootstrap.servers={bootstrap}", "client.id=slow-producer", "acks=1",
+                    "linger.ms=0", timeout=120)
+    assert "100 records sent" in perf.stdout, perf.stdout[-2000:]
+    [max_throttle] = [float(v) for v in re.findall(
+        r"producer-metrics:produce-throttle-time-max:\{client-id=slow-producer\}\s*:\s*([\d.]+)", perf.stdout)]
+    assert max_throttle > 0, perf.stdout[-3000:]
