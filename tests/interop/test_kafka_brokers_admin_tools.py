@@ -23,7 +23,7 @@ from tests.support.admin_session import (
 )
 from tests.support.jdk import need_jdk
 from tests.support.kafka_brokers import start_brokers
-from tests.support.kraft_nodes import OurNode, wait_for
+from tests.support.kraft_nodes import OurNode, make_quorum, wait_for
 from tools.kafka_dist.controller import run_tool
 
 pytestmark = pytest.mark.java
@@ -172,3 +172,27 @@ def test_the_broker_throttles_a_client_by_the_quota_it_replayed(cluster):
     [max_throttle] = [float(v) for v in re.findall(
         r"producer-metrics:produce-throttle-time-max:\{client-id=slow-producer\}\s*:\s*([\d.]+)", perf.stdout)]
     assert max_throttle > 0, perf.stdout[-3000:]
+
+
+def test_release_upgrade_moves_kraft_version_with_the_other_features(tmp_path):
+    """``upgrade --release-version`` names kraft.version with the rest: on a static quorum
+    (kraft.version 0) the controller has the Raft core append KRaftVersion 1 and the
+    voters, then answers once its own records commit."""
+    need_jdk()
+    [node] = make_quorum(tmp_path, "static", CLUSTER, n=1)
+    node.start()
+    try:
+        node.wait_leader()
+        boot = node.bootstrap
+        wait_for(lambda: "FinalizedVersionLevel: 4.3-IV0" in features_described(boot, "--bootstrap-controller"),
+                 60, "the controller at metadata.version 4.3-IV0")
+        assert "Feature: kraft.version                             SupportedMinVersion: 0                " \
+               "SupportedMaxVersion: 1                FinalizedVersionLevel: 0" in \
+               features_described(boot, "--bootstrap-controller")
+        up = run_tool("kafka-features", "--bootstrap-controller", boot, "upgrade", "--release-version", "4.3",
+                      timeout=90, check=False)
+        assert "kraft.version was upgraded to 1." in up.stdout and up.returncode == 0, up.stdout + up.stderr
+        assert "FinalizedVersionLevel: 1" in [l for l in features_described(boot, "--bootstrap-controller")
+                                               .splitlines() if "kraft.version" in l][0]
+    finally:
+        node.stop()
