@@ -21,18 +21,18 @@ from wire.errors import ErrorCode
 from wire.messages import ApiVersionsResponse
 from wire.messages.api_versions_response import ApiVersion, FinalizedFeatureKey, SupportedFeatureKey
 
+from kraft_server.controller.controller import REGISTRATION_FEATURES
+
 from .views import Features
 
 # ApiVersionsRequest.isValid: letters, digits, '-' and '.', starting and ending with
 # a letter or digit.
 SOFTWARE_PATTERN = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
-# What a Kafka 4.3.1 controller advertises for the two features a KRaft quorum
-# node depends on (read from a real controller's ApiVersions v4 answer).
-SUPPORTED_FEATURES: dict[str, tuple[int, int]] = {
-    "kraft.version": (0, 1),
-    "metadata.version": (7, 30),
-}
+# What a Kafka 4.3.1 controller advertises: every feature it can finalize, in its order
+# (read from a real controller's ApiVersions v4 answer); the same ranges our controllers
+# register with.
+SUPPORTED_FEATURES: dict[str, tuple[int, int]] = {name: (lo, hi) for name, lo, hi in REGISTRATION_FEATURES}
 
 
 def valid_request(body, version: int) -> bool:

@@ -1,8 +1,8 @@
 """CreateTopics (19, v2-7), DeleteTopics (20, v1-6), CreatePartitions (37, v0-3),
 ElectLeaders (43, v0-2), AlterPartitionReassignments (45, v0-1), ListPartitionReassignments (46, v0),
 AlterPartition (56, v2-3), UnregisterBroker (64, v0), AllocateProducerIds (67, v0),
-AssignReplicasToDirs (73, v0) and Envelope (58, v0; also carrying AlterConfigs and
-IncrementalAlterConfigs, ``config_requests.py``) on the
+AssignReplicasToDirs (73, v0), AlterClientQuotas (49, v0-1) and Envelope (58, v0; also carrying
+AlterConfigs and IncrementalAlterConfigs, ``config_requests.py``) on the
 controller listener: metadata writes of the active controller
 (``kraft_server/controller/admin_requests.py``), answered after commit, NOT_CONTROLLER
 elsewhere.
@@ -13,7 +13,8 @@ decoded and run as if it came directly, and its answer (a response header with t
 inner correlation id, then the body) goes back in ResponseData. The principal is
 not checked: no authorizer runs here. An inner API we do not serve gets the
 envelope error UNSUPPORTED_VERSION (the broker hands that one to its client as is);
-undecodable inner data gets INVALID_REQUEST. NOT_CONTROLLER (this node is not, or no
+undecodable inner data gets INVALID_REQUEST. DescribeQuorum, UpdateFeatures and
+Add/RemoveRaftVoter go back through the dispatcher (``envelope_inner.py``). NOT_CONTROLLER (this node is not, or no
 longer, the active controller) is the envelope's error with no inner response, as
 Kafka's ``RequestChannel`` builds it: the broker's forwarding channel then looks for
 the new active controller instead of handing the error to its client.
@@ -24,12 +25,13 @@ import logging
 
 from wire.errors import ErrorCode
 from wire.exceptions import DecodeError
-from wire.headers import decode_request_header, peek_key_version, response_header_version
+from wire.headers import decode_request_header, peek_key_version
 from wire.messages import (
-    REQUESTS, AllocateProducerIdsRequest, AlterPartitionRequest, AssignReplicasToDirsRequest, CreatePartitionsRequest,
+    REQUESTS, AllocateProducerIdsRequest, AlterClientQuotasRequest, AlterPartitionRequest, AssignReplicasToDirsRequest, CreatePartitionsRequest,
     CreateTopicsRequest,
-    DeleteTopicsRequest, ElectLeadersRequest, EnvelopeResponse, ResponseHeader, UnregisterBrokerRequest,
+    DeleteTopicsRequest, ElectLeadersRequest, EnvelopeResponse, UnregisterBrokerRequest,
 )
+from wire.messages import AddRaftVoterRequest, DescribeQuorumRequest, RemoveRaftVoterRequest, UpdateFeaturesRequest
 
 from wire.messages import AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest
 from kraft_server.controller.reassignment import (
@@ -42,6 +44,9 @@ from kraft_server.controller.admin_requests import (
     create_partitions_error_response, create_partitions_op, create_topics_error_response, create_topics_op,
     delete_topics_error_response, delete_topics_op, elect_leaders_error_response, elect_leaders_op, unregister_broker_op, unregister_error_response,
 )
+from kraft_server.controller.client_quotas import alter_client_quotas_error_response, alter_client_quotas_op
+
+from .envelope_inner import DISPATCHED, InnerCall, envelope_answer
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +58,7 @@ UNREGISTER_BROKER = UnregisterBrokerRequest.API_KEY
 ELECT_LEADERS = ElectLeadersRequest.API_KEY
 ALLOCATE_PRODUCER_IDS = AllocateProducerIdsRequest.API_KEY
 ASSIGN_REPLICAS_TO_DIRS = AssignReplicasToDirsRequest.API_KEY
+ALTER_CLIENT_QUOTAS = AlterClientQuotasRequest.API_KEY
 # Inner requests an Envelope may carry that we answer, with their versions.
 ENVELOPED: dict[int, tuple[int, int]] = {CREATE_TOPICS: (2, 7), DELETE_TOPICS: (1, 6),
                                          CREATE_PARTITIONS: (0, 3), UNREGISTER_BROKER: (0, 0),
@@ -62,6 +68,12 @@ ALTER_PARTITION_REASSIGNMENTS = AlterPartitionReassignmentsRequest.API_KEY
 LIST_PARTITION_REASSIGNMENTS = ListPartitionReassignmentsRequest.API_KEY
 ENVELOPED.update({ALTER_PARTITION_REASSIGNMENTS: (0, 1), LIST_PARTITION_REASSIGNMENTS: (0, 0)})
 ENVELOPED.update({config_requests.LEGACY: (0, 2), config_requests.INCREMENTAL: (0, 1)})
+ENVELOPED[ALTER_CLIENT_QUOTAS] = (0, 1)
+# answered by the dispatcher, as when sent directly (envelope_inner.py)
+ENVELOPED[DescribeQuorumRequest.API_KEY] = (0, 3)
+ENVELOPED[UpdateFeaturesRequest.API_KEY] = (0, 2)
+ENVELOPED[AddRaftVoterRequest.API_KEY] = (0, 1)
+ENVELOPED[RemoveRaftVoterRequest.API_KEY] = (0, 0)
 
 
 def _responder(call):
@@ -94,6 +106,8 @@ def _build(api_key: int, version: int, body):
         return "ListPartitionReassignments", list_reassignments_op(body)
     if api_key in (config_requests.LEGACY, config_requests.INCREMENTAL):
         return config_requests.alter_configs_op(api_key, version, body)
+    if api_key == ALTER_CLIENT_QUOTAS:
+        return "AlterClientQuotas", alter_client_quotas_op(body)
     raise LookupError(api_key)
 
 
@@ -118,6 +132,8 @@ def _no_controller(api_key: int, version: int, body):
         return list_error_response(body, ErrorCode.NOT_CONTROLLER)
     if api_key in (config_requests.LEGACY, config_requests.INCREMENTAL):
         return config_requests.error_response(api_key, body, ErrorCode.NOT_CONTROLLER)
+    if api_key == ALTER_CLIENT_QUOTAS:
+        return alter_client_quotas_error_response(body, ErrorCode.NOT_CONTROLLER)
     return allocate_error_response(ErrorCode.NOT_CONTROLLER)
 
 
@@ -143,7 +159,7 @@ def handle_controller_write(call, view) -> None:
     submit(view, call.api_key, call.api_version, call.body, _responder(call))
 
 
-def handle_envelope_request(call, view) -> None:
+def handle_envelope_request(call, view, dispatch=None) -> None:
     respond = _responder(call)
     data = bytes(call.body.request_data)
     try:
@@ -162,16 +178,16 @@ def handle_envelope_request(call, view) -> None:
         respond(EnvelopeResponse(response_data=None, error_code=ErrorCode.INVALID_REQUEST))
         return
 
+    if api_key in DISPATCHED and dispatch is not None:
+        dispatch(InnerCall(call, header, api_key, version, inner))
+        return
+
     def respond_inner(body) -> None:
         if isinstance(body, _NotController):
             # Kafka's RequestChannel: an inner NOT_CONTROLLER is the envelope's error, so
             # the broker's forwarding channel looks for the new active controller.
             respond(EnvelopeResponse(response_data=None, error_code=ErrorCode.NOT_CONTROLLER))
             return
-        w = bytearray()
-        ResponseHeader(correlation_id=header.correlation_id).write(
-            w, response_header_version(api_key, version))
-        body.write(w, version)
-        respond(EnvelopeResponse(response_data=bytes(w), error_code=0))
+        respond(envelope_answer(api_key, version, header.correlation_id, body))
 
     submit(view, api_key, version, inner, respond_inner, enveloped=True)

@@ -19,6 +19,7 @@ from .groups import handle as handle_group_request
 from .metadata import handle_metadata_request
 from .find_coordinator import handle_find_coordinator_request
 from .raft_rpcs import to_core
+from .update_features import forwarded_to_controller
 from .topic.consumer_fetch import replica_id
 from .topic.describe_topic_partitions import handle_describe_topic_partitions_request
 from .topic.list_offsets import handle_list_offsets_request
@@ -70,12 +71,13 @@ class Dispatcher:
             handle_broker_registration_request(call, self.view)
         elif key in (registry.CREATE_TOPICS, registry.DELETE_TOPICS, registry.ALTER_PARTITION,
                      registry.CREATE_PARTITIONS, registry.UNREGISTER_BROKER, registry.ELECT_LEADERS,
-                     registry.ALLOCATE_PRODUCER_IDS, registry.ASSIGN_REPLICAS_TO_DIRS):
+                     registry.ALLOCATE_PRODUCER_IDS, registry.ASSIGN_REPLICAS_TO_DIRS,
+                     registry.ALTER_CLIENT_QUOTAS):
             handle_controller_write(call, self.view)
         elif key in (registry.ALTER_PARTITION_REASSIGNMENTS, registry.LIST_PARTITION_REASSIGNMENTS):
             handle_controller_write(call, self.view)
         elif key == registry.ENVELOPE:
-            handle_envelope_request(call, self.view)
+            handle_envelope_request(call, self.view, self)
         elif key == registry.DESCRIBE_CONFIGS:
             handle_describe_configs_request(call, self.view)
         elif key in (registry.ALTER_CONFIGS, registry.INCREMENTAL_ALTER_CONFIGS):
@@ -96,6 +98,8 @@ class Dispatcher:
             handle_find_coordinator_request(call)
         elif key == registry.PRODUCE:
             handle_produce_request(call, self.topics)
+        elif key == registry.UPDATE_FEATURES and forwarded_to_controller(call, self.view):
+            pass  # every feature but kraft.version alone: the active controller's (update_features.py)
         elif key in registry.CORE_APIS:
             if key != registry.FETCH and log.isEnabledFor(logging.DEBUG):
                 log.debug("received %s on %s", type(call.body).__name__, call.listener)

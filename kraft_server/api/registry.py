@@ -13,8 +13,9 @@ Differences from Kafka 4.3.1's ranges, on purpose:
   so Kafka clients negotiate 2).
 - AddRaftVoter/RemoveRaftVoter appear only when the core implements them
   (``reconfiguration=True``; ``RaftNode.SUPPORTS_RECONFIGURATION``).
-- UpdateFeatures (57) on the controller listener is answered by the core and only
-  moves kraft.version (0 -> 1, ``raft/rpc/update_features.py``).
+- UpdateFeatures (57) on the controller listener: kraft.version alone is answered
+  by the core (0 -> 1, ``raft/rpc/update_features.py``), any other feature by the
+  active controller (``controller/feature_control.py``).
 
 The client listener (any listener not in ``controller.listener.names``) serves
 ApiVersions, DescribeCluster and DescribeQuorum (enough for ``kafka-metadata-quorum
@@ -35,6 +36,7 @@ from wire.messages import (  # the active controller's APIs (kraft_server/contro
 )
 from wire.messages import AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest
 from wire.messages import AlterConfigsRequest, DescribeConfigsRequest, IncrementalAlterConfigsRequest  # configs
+from wire.messages import AlterClientQuotasRequest
 from wire.messages import (
     AddRaftVoterRequest, ApiVersionsRequest, BeginQuorumEpochRequest, ControllerRegistrationRequest,
     DeleteGroupsRequest, DescribeClusterRequest, DescribeGroupsRequest, DescribeQuorumRequest,
@@ -82,6 +84,7 @@ LIST_PARTITION_REASSIGNMENTS = ListPartitionReassignmentsRequest.API_KEY
 DESCRIBE_CONFIGS = DescribeConfigsRequest.API_KEY  # kraft_server/api/config_requests.py
 ALTER_CONFIGS = AlterConfigsRequest.API_KEY
 INCREMENTAL_ALTER_CONFIGS = IncrementalAlterConfigsRequest.API_KEY
+ALTER_CLIENT_QUOTAS = AlterClientQuotasRequest.API_KEY
 
 CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     FETCH: (4, 18),
@@ -94,7 +97,7 @@ CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     DESCRIBE_CLUSTER: (0, 2),
     CONTROLLER_REGISTRATION: (0, 0),  # answered by kraft_server/controller (registration.py)
     UPDATE_RAFT_VOTER: (0, 0),
-    UPDATE_FEATURES: (0, 2),  # kraft.version 0 -> 1 only (raft/rpc/update_features.py)
+    UPDATE_FEATURES: (0, 2),  # kraft.version alone: raft/rpc/update_features.py; else controller/feature_control.py
     BROKER_REGISTRATION: (0, 4),  # kraft_server/controller/broker_requests.py
     BROKER_HEARTBEAT: (0, 2),
     CREATE_TOPICS: (2, 7),  # kraft_server/api/controller_writes.py
@@ -111,6 +114,7 @@ CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     DESCRIBE_CONFIGS: (1, 4),
     ALTER_CONFIGS: (0, 2),
     INCREMENTAL_ALTER_CONFIGS: (0, 1),
+    ALTER_CLIENT_QUOTAS: (0, 1),  # kraft_server/controller/client_quotas.py
 }
 RECONFIGURATION_APIS: dict[int, tuple[int, int]] = {
     ADD_RAFT_VOTER: (0, 1),

@@ -27,7 +27,9 @@ write, one at a time on the committed image, answered after commit),
 (leader/ISR/ELR moves when a broker leaves or returns), ``placement.py`` (striped
 replica placement), ``topic_creation.py``, ``topic_deletion.py``,
 ``alter_partition.py`` and ``admin_requests.py`` (CreateTopics, DeleteTopics,
-AlterPartition, AllocateProducerIds). Decisions are pure functions over the image.
+AlterPartition, AllocateProducerIds), ``client_quotas.py`` (the quota image and
+AlterClientQuotas), ``feature_control.py`` (UpdateFeatures). Decisions are pure
+functions over the image.
 Reassignments: ``reassignment.py`` (Alter/ListPartitionReassignments) and
 ``reassignment_replicas.py`` (the replica arithmetic); the record is
 ``partition_change.assignment_change``, which AlterPartition also uses while one runs.

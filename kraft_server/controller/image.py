@@ -9,7 +9,8 @@ reports it as ``FinalizedFeaturesEpoch`` (``KRaftMetadataCache.features``).
 ``snapshot_records`` writes the state back as records in the order of
 ``MetadataImage.write``: features (metadata.version first, ``FeaturesImage``),
 then the cluster (brokers, then controller registrations, ``ClusterImage``), topics
-(``TopicsImage``), configs (``ConfigurationsImage``) and producer ids
+(``TopicsImage``), configs (``ConfigurationsImage``), client quotas
+(``ClientQuotasImage``, ``client_quotas.py``) and producer ids
 (``ProducerIdsImage``: NextProducerId with BrokerId/BrokerEpoch -1). NoOp and
 transaction markers are not state.
 """
@@ -22,6 +23,7 @@ from wire.records import decode_metadata_record, encode_metadata_record
 
 from . import records as rec
 from .configs.store import ConfigsImage
+from .client_quotas import ClientQuotasImage
 from .image_brokers import BrokersImage
 from .image_topics import TopicsImage
 
@@ -41,6 +43,7 @@ class MetadataImage:
         self.configs = ConfigsImage()  # (resource type, resource name, name) -> value
         self.brokers = BrokersImage()
         self.topics = TopicsImage()
+        self.quotas = ClientQuotasImage()  # client_quotas.py
         self.next_producer_id = -1  # ProducerIdsImage: -1 until a block was handed out
         self.offset = -1  # last replayed record
         self.epoch = -1  # epoch of the batch holding it
@@ -126,6 +129,8 @@ class MetadataImage:
                             self.next_producer_id)
             else:
                 self.next_producer_id = r.next_producer_id
+        elif api_key == rec.CLIENT_QUOTA_RECORD:
+            self.quotas.replay(r)
         # NoOp and the transaction markers are not state
 
     def finalized_features(self) -> dict[str, int]:
@@ -141,6 +146,7 @@ class MetadataImage:
         out += [rec.register_controller(self.controllers[i]) for i in sorted(self.controllers)]
         out += [r if v is None else encode_metadata_record(r, v) for r, v in self.topics.snapshot_records(mv)]
         out += self.configs.snapshot_records()
+        out += [encode_metadata_record(r, v) for r, v in self.quotas.snapshot_records()]
         if self.next_producer_id >= 0:
             out.append(encode_metadata_record(ProducerIdsRecord(
                 broker_id=-1, broker_epoch=-1, next_producer_id=self.next_producer_id), 0))
@@ -154,4 +160,5 @@ class MetadataImage:
                 tuple((b.broker_id, b.record.encode(4)) for b in self.brokers),
                 tuple((t.name, t.topic_id, tuple((pid, t.partitions[pid].encode(2)) for pid in sorted(t.partitions)))
                       for t in self.topics),
-                self.next_producer_id)
+                self.next_producer_id,
+                self.quotas.content())

@@ -14,6 +14,7 @@ from wire.messages import (
     BeginTransactionRecord,
     BrokerRegistrationChangeRecord,
     ClearElrRecord,
+    ClientQuotaRecord,
     ConfigRecord,
     EndTransactionRecord,
     FeatureLevelRecord,
@@ -49,6 +50,7 @@ REMOVE_TOPIC_RECORD = RemoveTopicRecord.API_KEY  # 9
 PRODUCER_IDS_RECORD = ProducerIdsRecord.API_KEY  # 15
 BROKER_REGISTRATION_CHANGE_RECORD = BrokerRegistrationChangeRecord.API_KEY  # 17
 CLEAR_ELR_RECORD = ClearElrRecord.API_KEY  # 28
+CLIENT_QUOTA_RECORD = ClientQuotaRecord.API_KEY  # 14
 
 # The record types the image replays (anything else is counted as unknown).
 MODELLED_RECORDS = frozenset({
@@ -57,6 +59,7 @@ MODELLED_RECORDS = frozenset({
     REGISTER_BROKER_RECORD, UNREGISTER_BROKER_RECORD, TOPIC_RECORD, PARTITION_RECORD,
     PARTITION_CHANGE_RECORD, FENCE_BROKER_RECORD, UNFENCE_BROKER_RECORD, REMOVE_TOPIC_RECORD,
     PRODUCER_IDS_RECORD, BROKER_REGISTRATION_CHANGE_RECORD, CLEAR_ELR_RECORD,
+    CLIENT_QUOTA_RECORD,
 })
 
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC

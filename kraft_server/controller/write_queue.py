@@ -111,7 +111,7 @@ class WriteQueue:
                 self._answer(op, op.fail(ErrorCode.UNKNOWN_SERVER_ERROR))
                 continue
             if not write.records:
-                self._answer(op, write.reply())
+                self._answer(op, self._reply(op, write))
                 continue
             values = [encode_metadata_record(r, v) for r, v in write.records]
             try:
@@ -138,9 +138,18 @@ class WriteQueue:
             return True
         if image.offset >= f.last:
             self.inflight = None
-            self._answer(f.op, f.write.reply())
+            self._answer(f.op, self._reply(f.op, f.write))
             return True
         return False
+
+    @staticmethod
+    def _reply(op: _Op, write: Write):
+        """The answer; a bug building it is UNKNOWN_SERVER_ERROR, never a dead node."""
+        try:
+            return write.reply()
+        except Exception:
+            log.exception("controller operation %s failed to answer", op.name)
+            return op.fail(ErrorCode.UNKNOWN_SERVER_ERROR)
 
     def _answer(self, op: _Op, body) -> None:
         self.stats["answered"] += 1

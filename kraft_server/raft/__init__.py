@@ -56,6 +56,7 @@ from kraft_server.raft.log_view import Append, InstallSnapshot, SnapshotAbort, S
 from kraft_server.raft.node import Backpressure, NotLeader, RaftNode
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
+from kraft_server.raft.rpc import update_features as feature_updates  # the controller's kraft.version path
 
 __all__ = [
     "Append",
@@ -81,4 +82,5 @@ __all__ = [
     "VoterKey",
     "VoterNode",
     "VoterSet",
+    "feature_updates",
 ]

@@ -71,7 +71,9 @@ def test_v3_leaves_out_features_with_minimum_zero():
     ours = api_versions_response(3, listener_apis(True), FEATURES)
     assert [f.name for f in ours.supported_features] == ["metadata.version"]
     ours = api_versions_response(4, listener_apis(True), FEATURES)
-    assert [f.name for f in ours.supported_features] == ["kraft.version", "metadata.version"]
+    assert [f.name for f in ours.supported_features] == [
+        "group.version", "kraft.version", "metadata.version", "share.version", "streams.version",
+        "transaction.version", "eligible.leader.replicas.version"]  # Kafka's order
 
 
 def test_bad_software_name_is_invalid_request():
@@ -83,6 +85,6 @@ def test_bad_software_name_is_invalid_request():
 
 
 def test_controller_listener_lists_exactly_what_we_implement():
-    assert sorted(listener_apis(True)) == [1, 18, 19, 20, 32, 33, 37, 43, 44, 45, 46, 52, 53, 54, 55, 56, 57, 58, 59, 60, 62, 63, 64, 67, 70, 73, 82]
-    assert sorted(listener_apis(True, reconfiguration=True)) == [1, 18, 19, 20, 32, 33, 37, 43, 44, 45, 46, 52, 53, 54, 55, 56, 57, 58, 59, 60, 62, 63, 64, 67, 70, 73, 80, 81, 82]
+    assert sorted(listener_apis(True)) == [1, 18, 19, 20, 32, 33, 37, 43, 44, 45, 46, 49, 52, 53, 54, 55, 56, 57, 58, 59, 60, 62, 63, 64, 67, 70, 73, 82]
+    assert sorted(listener_apis(True, reconfiguration=True)) == [1, 18, 19, 20, 32, 33, 37, 43, 44, 45, 46, 49, 52, 53, 54, 55, 56, 57, 58, 59, 60, 62, 63, 64, 67, 70, 73, 80, 81, 82]
     assert sorted(listener_apis(False)) == [0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 23, 42, 47, 55, 60, 75]

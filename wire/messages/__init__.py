@@ -10,6 +10,8 @@ from .add_raft_voter_request import AddRaftVoterRequest
 from .add_raft_voter_response import AddRaftVoterResponse
 from .allocate_producer_ids_request import AllocateProducerIdsRequest
 from .allocate_producer_ids_response import AllocateProducerIdsResponse
+from .alter_client_quotas_request import AlterClientQuotasRequest
+from .alter_client_quotas_response import AlterClientQuotasResponse
 from .alter_configs_request import AlterConfigsRequest
 from .alter_configs_response import AlterConfigsResponse
 from .alter_partition_reassignments_request import AlterPartitionReassignmentsRequest
@@ -157,6 +159,7 @@ REQUESTS = {
     45: AlterPartitionReassignmentsRequest,
     46: ListPartitionReassignmentsRequest,
     47: OffsetDeleteRequest,
+    49: AlterClientQuotasRequest,
     52: VoteRequest,
     53: BeginQuorumEpochRequest,
     54: EndQuorumEpochRequest,
@@ -204,6 +207,7 @@ RESPONSES = {
     45: AlterPartitionReassignmentsResponse,
     46: ListPartitionReassignmentsResponse,
     47: OffsetDeleteResponse,
+    49: AlterClientQuotasResponse,
     52: VoteResponse,
     53: BeginQuorumEpochResponse,
     54: EndQuorumEpochResponse,
@@ -259,6 +263,8 @@ BY_NAME = {
     'AddRaftVoterResponse': AddRaftVoterResponse,
     'AllocateProducerIdsRequest': AllocateProducerIdsRequest,
     'AllocateProducerIdsResponse': AllocateProducerIdsResponse,
+    'AlterClientQuotasRequest': AlterClientQuotasRequest,
+    'AlterClientQuotasResponse': AlterClientQuotasResponse,
     'AlterConfigsRequest': AlterConfigsRequest,
     'AlterConfigsResponse': AlterConfigsResponse,
     'AlterPartitionReassignmentsRequest': AlterPartitionReassignmentsRequest,

@@ -16,8 +16,10 @@ Kafka's path: ``QuorumController.updateFeatures`` -> ``FeatureControlManager.upd
   top-level error "The update failed for all features since the following feature
   had an error: ...", and v2 carries no per-feature results.
 
-Features other than kraft.version belong to a metadata controller this node does
-not run: asking for the level already finalized succeeds, anything else is refused.
+A request naming other features goes to the active controller
+(``controller/feature_control.py``), which calls ``start_kraft_upgrade`` when
+kraft.version is among them. Without a controller (the core alone), asking for the
+level already finalized succeeds, anything else is refused.
 """
 from __future__ import annotations
 
@@ -31,7 +33,10 @@ from kraft_server.raft.roles.base import Role
 API_KEY = UpdateFeaturesRequest.API_KEY
 KRAFT_VERSION = "kraft.version"
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
-_FAILED = "The update failed for all features since the following feature had an error: "
+FAILED = "The update failed for all features since the following feature had an error: "
+
+
+NOT_ACTIVE = "This controller is not the active controller"
 
 
 class UpdateRefused(Exception):
@@ -45,7 +50,7 @@ def _invalid(feature: str, level: int, why: str) -> UpdateRefused:
                          f"Invalid update version {level} for feature {feature}. {why}")
 
 
-def _response_for(names: list[str], version: int):
+def response_for(names: list[str], version: int):
     def respond(error: int, message: str | None):
         body = ufr.UpdateFeaturesResponse(error_code=error, error_message=message)
         if error == ErrorCode.NONE and version <= 1:
@@ -55,7 +60,7 @@ def _response_for(names: list[str], version: int):
     return respond
 
 
-def _updates(req, version: int):
+def requested_updates(req, version: int):
     for u in req.feature_updates:
         if version == 0:
             kind = SAFE_DOWNGRADE if u.allow_downgrade else UPGRADE
@@ -109,10 +114,10 @@ def upgrade_voters_error(node, leader, level: int) -> str | None:
 
 def handle_update_features_request(node, inbound, now_ms: int):
     req, version = inbound.body, inbound.api_version
-    updates = list(_updates(req, version))
-    respond = _response_for([f for f, _, _ in updates], version)
+    updates = list(requested_updates(req, version))
+    respond = response_for([f for f, _, _ in updates], version)
     if node.role is not Role.LEADER or node.quorum.state.resign_requested:
-        return respond(ErrorCode.NOT_CONTROLLER, "This controller is not the active controller")
+        return respond(ErrorCode.NOT_CONTROLLER, NOT_ACTIVE)
     leader = node.quorum.state
     membership.expire(node, leader, now_ms)
     finalized = {KRAFT_VERSION: node.kraft_version()}
@@ -126,7 +131,7 @@ def handle_update_features_request(node, inbound, now_ms: int):
                     raise UpdateRefused(ErrorCode.INVALID_UPDATE_VERSION, reason)
                 upgrade_to = level
     except UpdateRefused as refused:
-        return respond(refused.error, _FAILED + str(refused))
+        return respond(refused.error, FAILED + str(refused))
     if upgrade_to is None or req.validate_only:
         return respond(ErrorCode.NONE, None)
     last = membership.append_voters(node, leader.upgrade_voters, now_ms, kraft_version=upgrade_to)
@@ -134,3 +139,23 @@ def handle_update_features_request(node, inbound, now_ms: int):
     leader.upgrade = membership.PendingUpgrade(inbound, last, now_ms + max(req.timeout_ms, 0), respond)
     node.stats["kraft_version_upgrades"] += 1
     return None  # answered once the control batch commits
+
+
+def start_kraft_upgrade(node, level: int, validate_only: bool, now_ms: int) -> str | None:
+    """kraft.version upgrade asked by the active controller along with other features
+    (Kafka's ``upgradeKRaftVersion`` from ``FeatureControlManager``): the refusal, or
+    None once the control batch is appended (or would be: ``validate_only``). The
+    controller's answer waits for a record it writes after this batch."""
+    if node.role is not Role.LEADER:
+        return NOT_ACTIVE
+    leader = node.quorum.state
+    membership.expire(node, leader, now_ms)
+    if level <= node.kraft_version():
+        return None
+    reason = upgrade_voters_error(node, leader, level)
+    if reason or validate_only:
+        return reason
+    membership.append_voters(node, leader.upgrade_voters, now_ms, kraft_version=level)
+    node.quorum.data_version = 1
+    node.stats["kraft_version_upgrades"] += 1
+    return None

@@ -1,0 +1,64 @@
+"""Enveloped requests that are not controller writes: DescribeQuorum (55),
+AddRaftVoter (80), RemoveRaftVoter (81) and UpdateFeatures (57), which a Kafka 4.3.1
+broker forwards for ``kafka-metadata-quorum --bootstrap-server`` and
+``kafka-features --bootstrap-server``.
+
+As Kafka's ``ControllerApis.handleEnvelopeRequest``, the inner request goes through
+the same dispatcher as a direct one: ``InnerCall`` stands in for the connection's
+call, so the Raft core (voter changes) or the local handler (DescribeQuorum) answers
+it as usual, and its answer is wrapped in the EnvelopeResponse (response header with
+the inner correlation id, then the body). An inner answer whose top-level error is
+NOT_CONTROLLER becomes the envelope's error instead, as Kafka's ``RequestChannel``
+does, so the broker looks for the new active controller.
+"""
+from __future__ import annotations
+
+from wire.errors import ErrorCode
+from wire.headers import response_header_version
+from wire.messages import (
+    AddRaftVoterRequest, DescribeQuorumRequest, EnvelopeResponse, RemoveRaftVoterRequest, ResponseHeader,
+    UpdateFeaturesRequest,
+)
+
+DISPATCHED = frozenset({DescribeQuorumRequest.API_KEY, AddRaftVoterRequest.API_KEY,
+                        RemoveRaftVoterRequest.API_KEY, UpdateFeaturesRequest.API_KEY})
+
+
+def envelope_answer(api_key: int, version: int, correlation_id: int, body) -> EnvelopeResponse:
+    if getattr(body, "error_code", 0) == ErrorCode.NOT_CONTROLLER:
+        return EnvelopeResponse(response_data=None, error_code=ErrorCode.NOT_CONTROLLER)
+    w = bytearray()
+    ResponseHeader(correlation_id=correlation_id).write(w, response_header_version(api_key, version))
+    body.write(w, version)
+    return EnvelopeResponse(response_data=bytes(w), error_code=0)
+
+
+class InnerCall:
+    """The enveloped request, shaped as the connection's ``InboundCall``."""
+
+    def __init__(self, outer, header, api_key: int, api_version: int, body):
+        self.outer = outer
+        self.header = header
+        self.api_key = api_key
+        self.api_version = api_version
+        self.body = body
+        self.listener = outer.listener
+        self._done = False
+
+    @property
+    def done(self) -> bool:
+        return self._done or self.outer.done
+
+    def respond(self, body, api_version: int | None = None, shared: bool = False) -> None:
+        if self.done:
+            return
+        self._done = True
+        version = self.api_version if api_version is None else api_version
+        self.outer.respond(envelope_answer(self.api_key, version, self.header.correlation_id, body))
+
+    def close_connection(self, reason: str) -> None:
+        self._done = True
+        self.outer.close_connection(reason)
+
+    def __repr__(self) -> str:
+        return f"InnerCall(key={self.api_key} v{self.api_version} in {self.outer!r})"
