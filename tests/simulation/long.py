@@ -56,6 +56,13 @@ def _run_chunk(task):
     return name, len(seeds), events_run, failures, counts
 
 
+def _ignore_sigint() -> None:
+    """Workers leave SIGINT and SIGTERM to the main process, which reports what finished."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m tests.simulation.long")
     p.add_argument("--seeds", type=int, default=1000, help="seeds per configuration")
@@ -78,10 +85,15 @@ def main(argv=None) -> int:
                            for start in range(0, args.seeds, CHUNK)])
     # Round-robin over the configurations, so a sweep cut short has run each of them.
     tasks = [t for group in zip(*per_config) for t in group]
+    # SIGINT or SIGTERM (a shell starts background jobs with SIGINT ignored) ends the
+    # sweep early; the figures printed are those of the chunks that finished.
+    import signal
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     started = time.monotonic()
     totals = {c[0]: [0, 0, [], {}] for c in configs}
     done = 0
-    pool = ProcessPoolExecutor(max_workers=args.jobs)
+    pool = ProcessPoolExecutor(max_workers=args.jobs, initializer=_ignore_sigint)
     try:
         for name, seeds, events, failures, counts in pool.map(_run_chunk, tasks):
             t = totals[name]
@@ -98,9 +110,12 @@ def main(argv=None) -> int:
                 seeds_done = ", ".join(f"{n} {v[0]}" for n, v in totals.items())
                 print(f"  {done}/{len(tasks)} chunks ({seeds_done} seeds), {failed} failures, "
                       f"{time.monotonic() - started:.0f} s", flush=True)
-    except KeyboardInterrupt:  # SIGINT: report what finished
+    except KeyboardInterrupt:
         print("simulate-long: interrupted; the figures below are the chunks that finished", flush=True)
+        procs = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=False, cancel_futures=True)
+        for proc in procs:
+            proc.kill()  # the chunks under way are not counted
     else:
         pool.shutdown()
     print(f"\n{'configuration':<14} {'seeds':>6} {'events':>12} {'failures':>8}")
