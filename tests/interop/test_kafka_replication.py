@@ -35,14 +35,14 @@ def ours(tmp_path_factory):
 def test_a_leader_shut_down_then_hard_bounced_loses_no_acknowledged_message(ours):
     found = run(ours, "short", ["clean_shutdown", "hard_bounce"], throughput=200)
     check(found)
-    assert len(found["acked"]) >= 400
+    assert len(found["victims"]) == 2 and len(found["acked"]) >= 400
 
 
 @pytest.mark.slow
 def test_every_failure_of_kafkas_replication_test_on_our_quorum(ours):
     found = run(ours, "all", FAILURES, throughput=500, bounces=3, settle=1000)
     check(found)
-    assert len(found["acked"]) >= 5000
+    assert len(found["victims"]) == 2 + 2 * 3 and len(found["acked"]) >= 5000
 
 
 @pytest.mark.slow
@@ -54,4 +54,4 @@ def test_the_same_run_on_a_quorum_of_kafkas_controller(tmp_path):
     finally:
         cluster.close()
     check(found)
-    assert len(found["acked"]) >= 5000
+    assert len(found["victims"]) == 2 + 2 * 3 and len(found["acked"]) >= 5000

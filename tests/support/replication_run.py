@@ -15,6 +15,7 @@ is unfenced and every ISR full again. What the controller did is read from its m
 log (the same replay for both kinds of quorum)."""
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -25,6 +26,7 @@ from tests.support.kraft_nodes import OurNode, wait_for
 from tests.support.verifiable import VerifiableConsumer, VerifiableProducer
 from tools.kafka_dist.controller import KafkaController, run_tool
 
+log = logging.getLogger(__name__)
 BROKERS = [100, 101, 102]
 FAILURES = ("clean_shutdown", "hard_shutdown", "clean_bounce", "hard_bounce")
 
@@ -102,32 +104,36 @@ def _moved_off(cluster: Cluster, topic: str, victim: int) -> None:
     wait_for(moved, 60, f"broker {victim} fenced, out of every ISR, leading nothing", interval=0.5)
 
 
-def _restart(cluster: Cluster, broker) -> None:
-    broker.start()  # same log dir: a new incarnation registers
-    wait_for(lambda: any(b.broker_id == broker.node_id and not b.fenced for b in cluster.image().brokers),
-             120, f"broker {broker.node_id} unfenced after its restart", interval=0.5)
+def _restart(cluster: Cluster, broker, epoch: int) -> None:
+    """Started again on its log dir: registered anew (a later broker epoch) and unfenced."""
+    broker.start()
+    wait_for(lambda: any(b.broker_id == broker.node_id and b.epoch > epoch and not b.fenced
+                         for b in cluster.image().brokers),
+             120, f"broker {broker.node_id} registered again and unfenced", interval=0.5)
 
 
-def fail(cluster: Cluster, topic: str, kind: str, producer: VerifiableProducer, bounces: int) -> None:
-    """One of Kafka's four failures of the leader of partition 0, then the broker back."""
+def fail(cluster: Cluster, topic: str, kind: str, producer: VerifiableProducer, bounces: int) -> list[int]:
+    """One of Kafka's four failures of the leader of partition 0, then the broker back;
+    the brokers failed, in order."""
     def produced_more(n):
         before = producer.num_acked()
         wait_for(lambda: producer.num_acked() >= before + n, 90,
                  f"{n} more acknowledged messages after {kind}", interval=0.5)
 
-    if kind in ("clean_shutdown", "hard_shutdown"):
+    victims = []
+    for _ in range(1 if kind.endswith("shutdown") else bounces):
         victim = cluster.broker(cluster.leader(topic))
-        victim.stop(graceful=kind == "clean_shutdown", timeout=60)
-        _moved_off(cluster, topic, victim.node_id)
-        produced_more(100)  # two replicas of three: min.insync.replicas holds, acks=all goes on
-        _restart(cluster, victim)
-    else:
-        for _ in range(bounces):
-            victim = cluster.broker(cluster.leader(topic))
-            victim.stop(graceful=kind == "clean_bounce", timeout=60)
-            _restart(cluster, victim)
+        epoch = cluster.image().brokers.get(victim.node_id).epoch
+        victims.append(victim.node_id)
+        victim.stop(graceful=kind.startswith("clean"), timeout=60)
+        if kind.endswith("shutdown"):
+            _moved_off(cluster, topic, victim.node_id)
+            produced_more(100)  # two replicas of three: min.insync.replicas holds, acks=all goes on
+        _restart(cluster, victim, epoch)
+    if kind.endswith("bounce"):
         produced_more(100)
     cluster.wait_healthy(topic, 120)
+    return victims
 
 
 def run(cluster: Cluster, topic: str, failures, *, throughput: int, bounces: int = 1,
@@ -145,8 +151,12 @@ def run(cluster: Cluster, topic: str, failures, *, throughput: int, bounces: int
             return producer.num_acked() >= settle and consumer.consumed
         wait_for(started, 90, "the producer's and the consumer's first messages", interval=0.5)
         t0 = time.monotonic()
+        victims, took = [], {}
         for kind in failures:
-            fail(cluster, topic, kind, producer, bounces)
+            start = time.monotonic()
+            victims += fail(cluster, topic, kind, producer, bounces)
+            took[kind] = round(time.monotonic() - start, 1)
+        log.info("%s quorum: failures took %s s", cluster.kind, took)
         failed_for = time.monotonic() - t0
         assert producer.stop(), producer.stderr_tail()
         acked = dict(producer.acked)
@@ -159,14 +169,17 @@ def run(cluster: Cluster, topic: str, failures, *, throughput: int, bounces: int
         tool_data = next(e for e in producer.events if e.get("name") == "tool_data")
         return {"acked": acked, "consumed": dict(consumer.consumed), "ranges": consumer.ranges,
                 "summed": consumer.summed, "sent": tool_data["sent"], "errors": producer.errors,
-                "failed_for": failed_for}
+                "failed_for": failed_for, "victims": victims,
+                "took": took}
     finally:
         producer.close()
         consumer.close()
 
 
 def check(found: dict) -> None:
-    """Kafka's validation: nothing acknowledged lost, nothing invented."""
+    """Kafka's validation: nothing acknowledged lost, nothing invented; and (idempotent,
+    retrying for ``delivery.timeout.ms``) no send given up."""
+    assert not found["errors"], f"sends given up: {found['errors'][:3]}"
     acked, consumed = found["acked"], found["consumed"]
     covered: dict[int, set[int]] = {}
     for p, lo, hi, _ in found["ranges"]:
