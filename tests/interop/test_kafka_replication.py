@@ -8,9 +8,9 @@ it was acknowledged at, and no consumed value was never sent. Our controller mov
 leaders off the failed broker, fences only it, and brings the ISR back to full after it
 returns.
 
-The default test runs two failures on a small load; the slow ones run all four (chasing the
-leader three times in each bounce) with more messages, on our quorum and, for comparison,
-on a quorum of Kafka's own controller."""
+The default test runs two failures on a small load on one controller of ours; the slow ones
+run all four (chasing the leader three times in each bounce) with more messages, on three
+controllers of ours and, for comparison, on a quorum of Kafka's own controller."""
 from __future__ import annotations
 
 import pytest
@@ -38,20 +38,23 @@ def test_a_leader_shut_down_then_hard_bounced_loses_no_acknowledged_message(ours
     assert len(found["victims"]) == 2 and len(found["acked"]) >= 400
 
 
-@pytest.mark.slow
-def test_every_failure_of_kafkas_replication_test_on_our_quorum(ours):
-    found = run(ours, "all", FAILURES, throughput=500, bounces=3, settle=1000)
-    check(found)
-    assert len(found["victims"]) == 2 + 2 * 3 and len(found["acked"]) >= 5000
-
-
-@pytest.mark.slow
-def test_the_same_run_on_a_quorum_of_kafkas_controller(tmp_path):
+def all_four(kind, tmp, cluster_id, controllers=1):
+    """Kafka's four failures, three bounces each, on a fresh cluster: the findings, checked."""
     need_jdk()
-    cluster = Cluster("kafka", tmp_path, "UmVwbGljYXRpb25LYWZrYTE", SESSION_MS)
+    cluster = Cluster(kind, tmp, cluster_id, SESSION_MS, controllers=controllers)
     try:
         found = run(cluster, "all", FAILURES, throughput=500, bounces=3, settle=1000)
     finally:
         cluster.close()
     check(found)
     assert len(found["victims"]) == 2 + 2 * 3 and len(found["acked"]) >= 5000
+
+
+@pytest.mark.slow
+def test_every_failure_of_kafkas_replication_test_on_three_controllers_of_ours(tmp_path):
+    all_four("ours", tmp_path, "UmVwbGljYXRpb25PdXJzMw", controllers=3)
+
+
+@pytest.mark.slow
+def test_the_same_run_on_a_quorum_of_kafkas_controller(tmp_path):
+    all_four("kafka", tmp_path, "UmVwbGljYXRpb25LYWZrYTE")

@@ -22,7 +22,7 @@ from types import SimpleNamespace
 
 from tests.interop.test_kafka_broker_failure import image_of
 from tests.support.kafka_brokers import bootstrap_servers, start_brokers
-from tests.support.kraft_nodes import OurNode, wait_for
+from tests.support.kraft_nodes import OurNode, agreed_leader, make_quorum, wait_for
 from tests.support.verifiable import VerifiableConsumer, VerifiableProducer
 from tools.kafka_dist.controller import KafkaController, run_tool
 
@@ -32,9 +32,10 @@ FAILURES = ("clean_shutdown", "hard_shutdown", "clean_bounce", "hard_bounce")
 
 
 class Cluster:
-    """A started one-voter quorum (``kind`` "ours" or "kafka") and three brokers."""
+    """A started quorum (``kind`` "ours", of ``controllers`` voters, or "kafka", of one) and
+    three brokers."""
 
-    def __init__(self, kind: str, tmp: Path, cluster_id: str, session_ms: int) -> None:
+    def __init__(self, kind: str, tmp: Path, cluster_id: str, session_ms: int, controllers: int = 1) -> None:
         self.kind, self.tmp = kind, Path(tmp)
         self.brokers: list = []
         extra = {"broker.session.timeout.ms": str(session_ms)}
@@ -43,12 +44,7 @@ class Cluster:
             ctl.start_ready()
             self.bootstrap, self.meta, self._stop = ctl.bootstrap, SimpleNamespace(data=ctl.data_dir), ctl.close
         else:
-            (self.tmp / "controller").mkdir()
-            node = OurNode(self.tmp / "controller", node_id=1, extra=tuple(f"{k}={v}" for k, v in extra.items()))
-            node.format_with_ours(cluster_id)
-            node.start()
-            self.bootstrap, self.meta, self._stop = node.bootstrap, node, node.stop
-            node.wait_leader()
+            self._ours(cluster_id, tuple(f"{k}={v}" for k, v in extra.items()), controllers)
         try:
             self.brokers = start_brokers(self.tmp, 3, cluster_id, self.bootstrap,
                                          overrides={"initial.broker.registration.timeout.ms": "180000"})
@@ -57,6 +53,19 @@ class Cluster:
             self.close()
             raise
         self.servers = bootstrap_servers(self.brokers)
+
+    def _ours(self, cluster_id: str, extra: tuple, controllers: int) -> None:
+        (self.tmp / "controller").mkdir()
+        if controllers == 1:
+            nodes = [OurNode(self.tmp / "controller", node_id=1, extra=extra)]
+            nodes[0].format_with_ours(cluster_id)
+        else:
+            nodes = make_quorum(self.tmp / "controller", "dynamic", cluster_id, n=controllers, extra=extra)
+        self._stop = lambda: [n.stop() for n in nodes]
+        for n in nodes:
+            n.start()
+        self.bootstrap = ",".join(n.bootstrap for n in nodes)
+        self.meta, _ = agreed_leader(nodes)  # its log: what the active controller wrote
 
     def close(self) -> None:
         for b in self.brokers:
