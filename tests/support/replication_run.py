@@ -101,14 +101,16 @@ def create_topic(cluster: Cluster, topic: str) -> None:
     cluster.wait_healthy(topic, 60)
 
 
-def _moved_off(cluster: Cluster, topic: str, victim: int) -> None:
-    """The victim fenced (or shut down) and leading nothing; nobody else fenced."""
+def _moved_off(cluster: Cluster, topic: str, victim: int, clean: bool) -> None:
+    """The victim fenced, in controlled shutdown if it shut down cleanly (not if killed), out
+    of every ISR and leading nothing; nobody else fenced."""
     def moved():
         img = cluster.image()
         others = [b for b in img.brokers if b.broker_id != victim]
         assert not any(b.fenced for b in others), f"a live broker fenced: {others}"
         parts = img.topics.by_name[topic].partitions.values()
-        return img.brokers.get(victim).fenced and all(
+        gone = img.brokers.get(victim)
+        return gone.fenced and gone.in_controlled_shutdown == clean and all(
             p.leader not in (victim, -1) and victim not in p.isr for p in parts)
     wait_for(moved, 60, f"broker {victim} fenced, out of every ISR, leading nothing", interval=0.5)
 
@@ -136,7 +138,7 @@ def fail(cluster: Cluster, topic: str, kind: str, producer: VerifiableProducer, 
         victims.append(victim.node_id)
         victim.stop(graceful=kind.startswith("clean"), timeout=60)
         if kind.endswith("shutdown"):
-            _moved_off(cluster, topic, victim.node_id)
+            _moved_off(cluster, topic, victim.node_id, kind.startswith("clean"))
             produced_more(100)  # two replicas of three: min.insync.replicas holds, acks=all goes on
         _restart(cluster, victim, epoch)
     if kind.endswith("bounce"):
