@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from wire.errors import ErrorCode
 
-from kraft_server.controller.broker_requests import heartbeat_error_response, registration_error_response
+from kraft_server.controller.cluster.broker_requests import heartbeat_error_response, registration_error_response
 
 
 def _responder(call):

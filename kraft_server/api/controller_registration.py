@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from wire.errors import ErrorCode
 
-from kraft_server.controller.registration import error_response
+from kraft_server.controller.cluster.registration import error_response
 
 
 def handle_controller_registration_request(call, view) -> None:

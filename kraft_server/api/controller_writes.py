@@ -34,7 +34,7 @@ from wire.messages import (
 from wire.messages import AddRaftVoterRequest, DescribeQuorumRequest, RemoveRaftVoterRequest, UpdateFeaturesRequest
 
 from wire.messages import AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest
-from kraft_server.controller.reassignment import (
+from kraft_server.controller.replication.reassignment import (
     alter_error_response, alter_reassignments_op, list_error_response, list_reassignments_op,
 )
 from . import config_requests

@@ -38,7 +38,7 @@ from wire.errors import ErrorCode
 from wire.messages import DescribeClusterResponse
 from wire.messages.describe_cluster_response import DescribeClusterBroker
 
-from kraft_server.controller.registration import CONTROLLER_REGISTRATION_MIN_MV
+from kraft_server.controller.cluster.registration import CONTROLLER_REGISTRATION_MIN_MV
 
 BROKER_ENDPOINT = 1
 CONTROLLER_ENDPOINT = 2

@@ -10,31 +10,35 @@ runs another turn when it proposed something::
 
     proposed, deadline = controller.poll(now_ms)   # after core.advance(...)
 
-Map: ``records.py`` (framing and the few metadata records we write),
-``image.py`` (the replayed state: features, controller registrations, configs),
-``loader.py`` (committed batches and snapshots → image), ``active.py`` (leader
-duties: bootstrap records, self-registration, NoOp timer), ``snapshots.py``
-(when and how to write a snapshot), ``retention.py`` (Kafka's snapshot/segment
-cleaning), ``registration.py`` (the ControllerRegistration RPC: answered as the
-active controller, sent to it by the others), ``controller.py`` (the object the
-shells drive).
+Map. The image, apart from the decisions (it imports nothing from the decision
+rooms below): ``records.py`` (framing of the records we write), ``image.py`` (the
+replayed state) with ``image_brokers.py`` and ``image_topics.py``, ``loader.py``
+(committed batches and snapshots -> image), ``snapshot_generator.py`` (when and how
+to write a snapshot), ``retention.py`` (Kafka's snapshot/segment cleaning).
 
-Brokers and topics (Apache Kafka brokers attached to the quorum): ``image_brokers.py``
-and ``image_topics.py`` (their part of the image), ``write_queue.py`` (requests that
-write, one at a time on the committed image, answered after commit),
-``broker_requests.py`` / ``broker_lifecycle.py`` / ``broker_sessions.py``
-(registration, heartbeats, fencing on session expiry), ``partition_change.py``
-(leader/ISR/ELR moves when a broker leaves or returns), ``placement.py`` (striped
-replica placement), ``topic_creation.py``, ``topic_deletion.py``,
-``alter_partition.py`` and ``admin_requests.py`` (CreateTopics, DeleteTopics,
-AlterPartition, AllocateProducerIds), ``client_quotas.py`` (the quota image and
-AlterClientQuotas), ``feature_control.py`` (UpdateFeatures). Decisions are pure
-functions over the image.
-Reassignments: ``reassignment.py`` (Alter/ListPartitionReassignments) and
-``reassignment_replicas.py`` (the replica arithmetic); the record is
-``partition_change.assignment_change``, which AlterPartition also uses while one runs.
-``configs/`` is ConfigurationControl (its own sub-room: configs in the image, Kafka's
-config definitions, IncrementalAlterConfigs/AlterConfigs records, DescribeConfigs).
+The machinery: ``controller.py`` (the object the shells drive), ``active.py`` (leader
+duties: bootstrap records, self-registration, NoOp timer), ``write_queue.py``
+(requests that write, one at a time on the committed image, answered after commit),
+``admin_requests.py`` (the write-queue operations of the admin APIs).
+
+The decisions, one room per control concern as Kafka splits its controller
+(each owns its records and decisions; pure functions over the image):
+
+- ``cluster/`` (ClusterControl): ``registration.py`` (ControllerRegistration,
+  answered as the active controller, sent to it by the others),
+  ``broker_requests.py`` / ``broker_lifecycle.py`` / ``broker_sessions.py``
+  (broker registration, heartbeats, fencing on session expiry, controlled shutdown);
+- ``replication/`` (ReplicationControl): ``topic_creation.py``, ``topic_deletion.py``,
+  ``partition_creation.py``, ``placement.py`` (striped replica placement),
+  ``partition_change.py`` (leader/ISR/ELR moves, Kafka's PartitionChangeBuilder),
+  ``elections.py``, ``alter_partition.py``, ``assign_dirs.py``, ``reassignment.py``
+  and ``reassignment_replicas.py`` (Alter/ListPartitionReassignments and the replica
+  arithmetic; the record is ``partition_change.assignment_change``, which
+  AlterPartition also uses while one runs);
+- ``configs/`` (ConfigurationControl: configs in the image, Kafka's config
+  definitions, IncrementalAlterConfigs/AlterConfigs records, DescribeConfigs);
+- ``client_quotas.py`` (ClientQuotaControl: the quota image and AlterClientQuotas) and
+  ``feature_control.py`` (FeatureControl: UpdateFeatures).
 """
 from kraft_server.controller.controller import Controller, ControllerSettings
 

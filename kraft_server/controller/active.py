@@ -29,7 +29,7 @@ import logging
 from kraft_server.raft import Backpressure, NotLeader, Role
 
 from . import records as rec
-from .registration import CONTROLLER_REGISTRATION_MIN_MV
+from .cluster.registration import CONTROLLER_REGISTRATION_MIN_MV
 
 log = logging.getLogger(__name__)
 

@@ -22,13 +22,13 @@ from wire.messages.create_topics_response import CreatableTopicConfigs, Creatabl
 from wire.messages.elect_leaders_response import PartitionResult, ReplicaElectionResult
 from wire.messages.delete_topics_response import DeletableTopicResult
 
-from . import broker_lifecycle
-from .alter_partition import alter_partition
-from .assign_dirs import assign_dirs, error_response as assign_dirs_error_response
-from .elections import PREFERRED, elect_leaders
-from .partition_creation import create_partitions
-from .topic_creation import DYNAMIC_TOPIC_CONFIG, create_topics
-from .topic_deletion import ZERO, delete_topics
+from .cluster import broker_lifecycle
+from .replication.alter_partition import alter_partition
+from .replication.assign_dirs import assign_dirs, error_response as assign_dirs_error_response
+from .replication.elections import PREFERRED, elect_leaders
+from .replication.partition_creation import create_partitions
+from .replication.topic_creation import DYNAMIC_TOPIC_CONFIG, create_topics
+from .replication.topic_deletion import ZERO, delete_topics
 from .write_queue import Write
 
 log = logging.getLogger(__name__)

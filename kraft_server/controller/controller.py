@@ -17,12 +17,12 @@ from wire.messages import RegisterControllerRecord
 from wire.messages.register_controller_record import ControllerEndpoint, ControllerFeature
 
 from .active import ActiveDuties
-from .broker_requests import BrokerRequests
+from .cluster.broker_requests import BrokerRequests
 from .loader import MetadataLoader
-from .registration import RegistrationSender, RegistrationWrites
+from .cluster.registration import RegistrationSender, RegistrationWrites
 from .retention import CLEAN_INTERVAL_MS, maybe_clean
 from .snapshot_generator import SnapshotGenerator
-from .elections import imbalanced, leaderless_unclean
+from .replication.elections import imbalanced, leaderless_unclean
 from .write_queue import Write, WriteQueue
 
 log = logging.getLogger(__name__)

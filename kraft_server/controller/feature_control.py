@@ -38,7 +38,7 @@ from wire.messages import ConfigRecord, FeatureLevelRecord, NoOpRecord
 from kraft_server.raft import feature_updates as raft_features
 
 from . import records as rec
-from .registration import CONTROLLER_REGISTRATION_MIN_MV
+from .cluster.registration import CONTROLLER_REGISTRATION_MIN_MV
 from .write_queue import Write
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ import uuid
 
 from kraft_server.api.registry import CONTROLLER_APIS
 from kraft_server.controller.admin_requests import assign_dirs_op, create_topics_op
-from kraft_server.controller.assign_dirs import assign_dirs
+from kraft_server.controller.replication.assign_dirs import assign_dirs
 from wire.errors import ErrorCode
 from wire.messages import AssignReplicasToDirsRequest, CreateTopicsRequest
 from wire.messages.assign_replicas_to_dirs_request import DirectoryData, PartitionData, TopicData

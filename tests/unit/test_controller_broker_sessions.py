@@ -1,6 +1,6 @@
 """The session-expiry task's schedule (``broker_sessions.BrokerSessions``): Kafka's
 period of timeout / 8, and also the moment the oldest session expires."""
-from kraft_server.controller.broker_sessions import BrokerSessions
+from kraft_server.controller.cluster.broker_sessions import BrokerSessions
 
 
 def test_the_next_run_is_due_when_the_oldest_session_expires():

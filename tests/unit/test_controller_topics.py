@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from kraft_server.controller.placement import Candidate, PlacementError, place
+from kraft_server.controller.replication.placement import Candidate, PlacementError, place
 from kraft_server.controller.admin_requests import allocate_producer_ids_op, create_topics_op
 from wire.errors import ErrorCode
 from wire.messages import AllocateProducerIdsRequest, CreateTopicsRequest, CreateTopicsResponse
@@ -303,7 +303,7 @@ def test_unregister_broker_takes_it_out_of_isrs_then_removes_it():
 
 def test_elect_leaders_preferred_and_unclean():
     from kraft_server.controller.admin_requests import elect_leaders_op
-    from kraft_server.controller.elections import imbalanced
+    from kraft_server.controller.replication.elections import imbalanced
     from wire.messages import ElectLeadersRequest
     from wire.messages.elect_leaders_request import TopicPartitions
     from tests.unit.test_controller_brokers import heartbeat
@@ -336,7 +336,7 @@ def test_elect_leaders_preferred_and_unclean():
 
 
 def test_unclean_election_picks_the_first_active_replica_as_recovering():
-    from kraft_server.controller.elections import UNCLEAN, elect
+    from kraft_server.controller.replication.elections import UNCLEAN, elect
     from wire.messages import PartitionRecord
 
     c, _ = three()

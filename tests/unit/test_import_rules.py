@@ -3,7 +3,9 @@
 - ``kraft_server/raft`` (the core) imports from ``kraft_server`` only itself and
   ``common``: no ``log``, ``net``, ``api``, ``controller``, ``shell`` or ``metrics``
   (and ``wire``, of course);
-- ``kraft_server/controller`` imports nothing from ``log`` or ``net``;
+- ``kraft_server/controller`` imports nothing from ``log`` or ``net``, and its image
+  (``image*.py``, ``loader.py``, ``records.py``, ``snapshot_generator.py``,
+  ``retention.py``) nothing from the decision rooms ``cluster/`` and ``replication/``;
 - ``kraft_server/log`` (storage) imports nothing from ``raft``;
 - ``wire`` (the codecs) imports nothing from ``kraft_server``;
 - the other rooms (``controller``, ``shell``, ``api``, ``net``, ``metrics``) use the core
@@ -78,6 +80,20 @@ def test_the_core_imports_only_itself_common_and_wire():
     def outside(name: str) -> bool:
         return _under(name, "kraft_server") and not _under(name, "kraft_server.raft", "kraft_server.common")
     assert violations("kraft_server/raft", outside) == []
+
+
+IMAGE_MODULES = ("image.py", "image_brokers.py", "image_topics.py", "loader.py", "records.py",
+                 "snapshot_generator.py", "retention.py")
+
+
+def test_the_controllers_image_imports_none_of_its_decision_rooms():
+    rooms = ("kraft_server.controller.cluster", "kraft_server.controller.replication")
+    out = []
+    for name in IMAGE_MODULES:
+        path = ROOT / "kraft_server" / "controller" / name
+        out += [f"{name}:{line} imports {mod}" for line, mod in imported_modules(path.read_text(), module_name(path))
+                if _under(mod, *rooms)]
+    assert out == []
 
 
 def test_the_controller_imports_nothing_from_storage_or_sockets():

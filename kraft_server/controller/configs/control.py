@@ -24,7 +24,7 @@ from __future__ import annotations
 from wire.errors import ErrorCode
 from wire.messages import ClearElrRecord, ConfigRecord
 
-from ..partition_change import elr_enabled
+from ..replication.partition_change import elr_enabled
 from .definitions import BROKER, TOPIC, default_string, is_list
 from .validation import ResourceError, check_exists, validate
 

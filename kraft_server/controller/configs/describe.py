@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from wire.errors import ErrorCode
 
-from ..topic_creation import name_error
+from ..replication.topic_creation import name_error
 from .definitions import (
     BROKER, BROKER_DEFS, BROKER_LOGGER, CLIENT_METRICS, COMMA, CONFIG_TYPES, GROUP, GROUP_DEFS, TOPIC, TOPIC_DEFS,
     ConfigError, parse, to_string,

@@ -38,7 +38,7 @@ class ResourceError(Exception):
 
 
 def _topic_name(name: str) -> None:
-    from ..topic_creation import name_error  # topic_creation checks new topics' configs here
+    from ..replication.topic_creation import name_error  # topic_creation checks new topics' configs here
     if not name:
         raise ResourceError(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
     bad = name_error(name)

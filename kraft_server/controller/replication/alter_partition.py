@@ -31,7 +31,7 @@ import uuid
 from wire.errors import ErrorCode
 from wire.messages import PartitionChangeRecord
 
-from .image_topics import merge, partition_record_version
+from ..image_topics import merge, partition_record_version
 from .partition_change import NO_CHANGE, assignment_change, effective_min_isr, elr_enabled, unclean_enabled
 from .reassignment_replicas import in_progress
 from .topic_creation import _directory as broker_directory

@@ -27,10 +27,10 @@ from wire.messages import ClearElrRecord, ConfigRecord, PartitionRecord, TopicRe
 
 from wire.uuids import uuid_to_str
 
-from .image_topics import partition_record_version
+from ..image_topics import partition_record_version
 from .partition_change import elr_enabled
 from .placement import Candidate, PlacementError, place
-from .configs.control import new_topic_error
+from ..configs.control import new_topic_error
 
 MAX_PARTITIONS_PER_REQUEST = 10_000
 MAX_NAME_LENGTH = 249

@@ -47,7 +47,7 @@ from wire.messages import ControllerRegistrationRequest, ControllerRegistrationR
 from wire.messages.controller_registration_request import Feature, Listener
 from wire.messages.register_controller_record import ControllerEndpoint, ControllerFeature
 
-from . import records as rec
+from .. import records as rec
 
 log = logging.getLogger(__name__)
 

@@ -29,11 +29,11 @@ from wire.messages.list_partition_reassignments_response import (
     OngoingPartitionReassignment, OngoingTopicReassignment,
 )
 
-from .image_topics import partition_record_version
+from ..image_topics import partition_record_version
 from .partition_change import assignment_change, unclean_enabled
 from .reassignment_replicas import in_progress, revert, start
 from .topic_creation import _directory
-from .write_queue import Write
+from ..write_queue import Write
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from wire.messages import BrokerHeartbeatResponse, BrokerRegistrationResponse
 
 from . import broker_lifecycle as lifecycle
 from .broker_sessions import BrokerSessions
-from .write_queue import Write
+from ..write_queue import Write
 
 log = logging.getLogger(__name__)
 

@@ -27,9 +27,9 @@ from wire.errors import ErrorCode
 from wire.messages import BrokerRegistrationChangeRecord, RegisterBrokerRecord, UnregisterBrokerRecord
 from wire.messages.register_broker_record import BrokerEndpoint, BrokerFeature
 
-from .image_brokers import FENCE, IN_CONTROLLED_SHUTDOWN, UNFENCE, register_broker_record_version
-from .image_topics import partition_record_version
-from .partition_change import broker_removed, broker_returned, broker_unclean_shutdown, elr_enabled
+from ..image_brokers import FENCE, IN_CONTROLLED_SHUTDOWN, UNFENCE, register_broker_record_version
+from ..image_topics import partition_record_version
+from ..replication.partition_change import broker_removed, broker_returned, broker_unclean_shutdown, elr_enabled
 
 METADATA_VERSION = "metadata.version"
 CORDONED_DIRS_MIN_MV = 30  # 4.3-IV0

@@ -18,7 +18,7 @@ from __future__ import annotations
 from wire.errors import ErrorCode
 from wire.messages import PartitionChangeRecord
 
-from .image_topics import partition_record_version
+from ..image_topics import partition_record_version
 from .partition_change import unclean_enabled, unclean_leader
 
 PREFERRED, UNCLEAN = 0, 1
