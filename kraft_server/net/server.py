@@ -56,9 +56,12 @@ class Listeners:
         self._servers[spec.name] = server
         self.bound[spec.name] = (sockname[0], sockname[1])
         log.info("listening on %s://%s:%d", spec.name, sockname[0], sockname[1])
-        if self._sweeper is None and self.limits.sweep_interval_s() is not None:
-            self._sweeper = loop.create_task(self._close_idle())
         return self.bound[spec.name]
+
+    def start_idle_sweep(self) -> None:
+        """Once every listener is bound: close idle connections from now on."""
+        if self._sweeper is None and self.limits.sweep_interval_s() is not None:
+            self._sweeper = asyncio.get_running_loop().create_task(self._close_idle())
 
     async def _close_idle(self) -> None:
         """Close connections idle past ``connections.max.idle.ms`` (net/limits.py)."""

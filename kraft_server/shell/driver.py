@@ -116,6 +116,7 @@ class Driver:
         self._stopped = asyncio.Event()
         for spec in self.listener_specs:
             self.bound[spec.name] = await self.listeners.start(spec)
+        self.listeners.start_idle_sweep()
         loop = asyncio.get_running_loop()
         for name, host, port, factory in self.extra_servers:
             server = await loop.create_server(factory, host or None, port)
