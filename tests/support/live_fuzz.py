@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from wire.exceptions import DecodeError
 from wire.headers import decode_response, encode_request
-from wire.messages import REQUESTS, ApiVersionsRequest, ProduceRequest
+from wire.messages import REQUESTS, ApiVersionsRequest, DescribeClusterRequest, ProduceRequest
 
 from tests.support.mutations import mutate
 from tests.support.strategies import default_message, filled_message, models
@@ -37,6 +37,8 @@ KINDS = {"valid": 10, "body": 40, "header": 10, "truncated": 8, "short claim": 6
          "negative claim": 4, "wrong version": 6, "unknown key": 5, "garbage": 5}
 # answers to these kinds are decoded with the request's own key and version
 DECODABLE = ("valid", "body")
+PIPELINED = 0.2  # the share of inputs written behind a valid request
+QUICK = (ApiVersionsRequest.API_KEY, DescribeClusterRequest.API_KEY)  # answered without the core
 
 
 @dataclass
@@ -55,6 +57,7 @@ class Input:
     api_version: int
     data: bytes  # what is written, size prefix included
     half_close: bool = False  # shut our side after writing (the server sees EOF)
+    lead: tuple | None = None  # (key, version): a valid request written first, in the same write
 
 
 @dataclass
@@ -154,7 +157,17 @@ class Generator:
             data = _prefixed(struct.pack(">hh", key, version) + frame[4:])
         else:  # garbage
             data = _prefixed(rnd.randbytes(rnd.choice((0, 1, 3, 8, 64, 1024))))
-        return Input(lst, kind, key, version, data, half_close)
+        inp = Input(lst, kind, key, version, data, half_close)
+        if rnd.random() < PIPELINED:
+            # a valid request first (answered at once): Kafka answers it before it reads
+            # the next one, so its answer must arrive whatever follows
+            lead_key = rnd.choice(QUICK)
+            lo, hi = lst.apis[lead_key]
+            lead_version = rnd.randint(lo, hi)
+            frame, _ = rnd.choice(self.seeds.get(lead_key, lead_version))
+            inp.lead = (lead_key, lead_version)
+            inp.data = _prefixed(frame) + inp.data
+        return inp
 
 
 def error_codes(obj, out: Counter, depth: int = 0) -> None:
@@ -223,12 +236,17 @@ class LiveFuzzer:
             if inp.half_close:
                 writer.write_eof()
             await writer.drain()
+            if inp.lead is not None:
+                outcome = "lead unanswered"
+                lead = await asyncio.wait_for(_read_frame(reader), ANSWER_SECONDS)
+                self._check_answer(inp, lead, where, *inp.lead)
+                outcome = "silent"
             answer = await asyncio.wait_for(_read_frame(reader), ANSWER_SECONDS)
             outcome = "answered"
             if inp.kind in DECODABLE:
                 self._check_answer(inp, answer, where)
         except (asyncio.IncompleteReadError, ConnectionError):
-            outcome = "closed"
+            outcome = "closed" if outcome != "lead unanswered" else outcome
         except asyncio.TimeoutError:
             pass
         finally:
@@ -236,17 +254,23 @@ class LiveFuzzer:
         st.outcomes[outcome] += 1
         if outcome == "closed":
             st.closed_by_kind[inp.kind] += 1
+        if outcome == "lead unanswered":
+            st.failures.append(f"no answer to a valid request key {inp.lead[0]} v{inp.lead[1]} followed by "
+                               f"{inp.kind} input key {inp.api_key} v{inp.api_version} from {where}: "
+                               f"{inp.data.hex()[:400]}")
         # Kafka closes the connection of a Produce with acks=0 that fails (there is no
         # answer to carry the error), and this node refuses every Produce
         if inp.kind == "valid" and outcome == "closed" and inp.api_key != ProduceRequest.API_KEY:
             st.failures.append(f"valid request key {inp.api_key} v{inp.api_version} closed by {where}: "
                                f"{inp.data.hex()[:400]}")
 
-    def _check_answer(self, inp: Input, answer: bytes, where: str) -> None:
+    def _check_answer(self, inp: Input, answer: bytes, where: str, key=None, version=None) -> None:
+        key = inp.api_key if key is None else key
+        version = inp.api_version if version is None else version
         try:
-            header, body = decode_response(answer, inp.api_key, inp.api_version)
+            header, body = decode_response(answer, key, version)
         except DecodeError as exc:
-            self.stats.failures.append(f"undecodable answer to key {inp.api_key} v{inp.api_version} "
+            self.stats.failures.append(f"undecodable answer to key {key} v{version} "
                                        f"({inp.kind}) from {where}: {exc}; request {inp.data.hex()[:400]}")
             return
         if header.correlation_id != CORRELATION_ID:
