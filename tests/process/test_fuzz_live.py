@@ -2,7 +2,8 @@
 truncated and lying requests of every API key and version that each listener of a
 running 3-node quorum of our processes advertises (``tests/support/live_fuzz.py``),
 while valid clients keep asking DescribeQuorum, ApiVersions, Metadata and a consumer
-Fetch of ``__cluster_metadata`` on every node.
+Fetch of ``__cluster_metadata`` on every node, and an Apache Kafka 4.3.1 broker
+registered on the quorum keeps its session (it stays unfenced).
 
 Checks: no node exits or logs a traceback or a fatal error; every node's RSS stays
 within RSS_GROWTH_MIB of its start (printed); every valid request gets a correct
@@ -10,7 +11,7 @@ answer; the high watermark keeps advancing (the longest stall is printed and bou
 every batch committed before the run is still on every node, byte for byte.
 
 The seed is fresh and printed; ``FUZZ_LIVE_SEED=N`` replays a run. The default-suite
-test sends FUZZ_LIVE_INPUTS (10,000) inputs in at most 45 s; ``make fuzz-live`` runs the
+test sends FUZZ_LIVE_INPUTS (6,000) inputs in at most 45 s; ``make fuzz-live`` runs the
 slow test: FUZZ_LIVE_INPUTS (default 100,000) within FUZZ_LIVE_SECONDS (default 600).
 """
 from __future__ import annotations
@@ -25,6 +26,8 @@ from collections import Counter
 
 import pytest
 
+from tests.support.jdk import need_jdk
+from tests.support.kafka_brokers import start_brokers
 from tests.support.kraft_nodes import (
     _roundtrip, agreed_leader, committed_batches, make_quorum, read_batches, wait_for,
 )
@@ -47,15 +50,33 @@ def _rss_mib(pid: int) -> float:
     raise AssertionError("no VmRSS")
 
 
+def _broker_unfenced(broker) -> bool:
+    """The broker, asked itself (DescribeCluster v2, fenced ones included), lists
+    itself unfenced."""
+    from wire.messages import DescribeClusterRequest
+    r = _roundtrip(broker.port, DescribeClusterRequest(endpoint_type=1, include_fenced_brokers=True), 2)
+    assert r.error_code == 0, r
+    return {b.broker_id: b.is_fenced for b in r.brokers}.get(broker.node_id) is False
+
+
 @pytest.fixture(scope="module")
-def quorum(tmp_path_factory):
-    nodes = make_quorum(tmp_path_factory.mktemp("fuzzlive"), "dynamic", random_cluster_id())
+def cluster(tmp_path_factory):
+    """Three of our nodes and one Apache Kafka 4.3.1 broker registered on them."""
+    need_jdk()
+    work = tmp_path_factory.mktemp("fuzzlive")
+    cluster_id = random_cluster_id()
+    nodes = make_quorum(work, "dynamic", cluster_id)
+    brokers = []
     try:
         for n in nodes:
             n.start()
         agreed_leader(nodes, timeout=60)
-        yield nodes
+        brokers = start_brokers(work, 1, cluster_id, ",".join(n.bootstrap for n in nodes))
+        wait_for(lambda: _broker_unfenced(brokers[0]), 90, f"the broker unfenced\n{brokers[0].log_tail(20)}")
+        yield nodes, brokers[0]
     finally:
+        for b in brokers:
+            b.close()
         for n in nodes:
             n.kill()
 
@@ -88,9 +109,9 @@ class ValidClients(threading.Thread):
     """Asks every node, in turn, the four valid requests; records failures, answer
     times and the highest high watermark seen over time."""
 
-    def __init__(self, nodes, tables: dict):
+    def __init__(self, nodes, tables: dict, broker):
         super().__init__(daemon=True)
-        self.nodes, self.tables = nodes, tables
+        self.nodes, self.tables, self.broker = nodes, tables, broker
         self.done = threading.Event()
         self.failures: list[str] = []
         self.requests = Counter()
@@ -102,7 +123,17 @@ class ValidClients(threading.Thread):
         while not self.done.is_set():
             for node in self.nodes:
                 self.ask(node)
+            self.ask_broker()
             self.done.wait(0.05)  # pacing, not synchronisation
+
+    def ask_broker(self) -> None:
+        """The Kafka broker keeps its session: it stays registered and unfenced."""
+        try:
+            assert self.broker.proc.poll() is None, "the Kafka broker exited"
+            assert _broker_unfenced(self.broker), "the Kafka broker is fenced"
+        except Exception as exc:  # noqa: BLE001
+            self.failures.append(f"broker {self.broker.node_id}: {exc!r}")
+        self.requests["broker DescribeCluster"] += 1
 
     def ask(self, node) -> None:
         if node.proc.poll() is not None:
@@ -149,7 +180,8 @@ def _report(text: str) -> None:
     sys.stderr.write(text + "\n")
 
 
-def _fuzz(nodes, inputs: int, seconds: float) -> None:
+def _fuzz(cluster, inputs: int, seconds: float) -> None:
+    nodes, broker = cluster
     seed = int(os.environ.get("FUZZ_LIVE_SEED") or random.SystemRandom().randrange(1 << 32))
     _report(f"\nfuzz-live: FUZZ_LIVE_SEED={seed}, budget {inputs} inputs or {seconds:.0f} s")
     tables = {}
@@ -161,7 +193,7 @@ def _fuzz(nodes, inputs: int, seconds: float) -> None:
     leader, q = agreed_leader(nodes, timeout=30)
     reference = committed_batches(read_batches(leader.data), q.high_watermark)
     rss_before = {n.node_id: _rss_mib(n.proc.pid) for n in nodes}
-    clients = ValidClients(nodes, tables)
+    clients = ValidClients(nodes, tables, broker)
     clients.saw(q.high_watermark)
     clients.start()
     try:
@@ -205,8 +237,8 @@ def _fuzz(nodes, inputs: int, seconds: float) -> None:
     wait_for(all_hold, 30, f"the {len(reference)} batches committed before the run on every node")
 
 
-def test_live_fuzz_short(quorum):
-    _fuzz(quorum, int(os.environ.get("FUZZ_LIVE_INPUTS", 10_000)), float(os.environ.get("FUZZ_LIVE_SECONDS", 45)))
+def test_live_fuzz_short(cluster):
+    _fuzz(cluster, int(os.environ.get("FUZZ_LIVE_INPUTS", 6000)), float(os.environ.get("FUZZ_LIVE_SECONDS", 45)))
 
 
 LONG_SECONDS = float(os.environ.get("FUZZ_LIVE_SECONDS", 600))
@@ -214,5 +246,5 @@ LONG_SECONDS = float(os.environ.get("FUZZ_LIVE_SECONDS", 600))
 
 @pytest.mark.slow
 @pytest.mark.timeout(LONG_SECONDS + 300)
-def test_live_fuzz_long(quorum):
-    _fuzz(quorum, int(os.environ.get("FUZZ_LIVE_INPUTS", 100_000)), LONG_SECONDS)
+def test_live_fuzz_long(cluster):
+    _fuzz(cluster, int(os.environ.get("FUZZ_LIVE_INPUTS", 100_000)), LONG_SECONDS)

@@ -1,8 +1,8 @@
 """The live fuzzer's inputs and sender (issue 27, ``make fuzz-live``).
 
 Every API key and version a listener advertises (asked with ApiVersions) is encoded
-with our generated codecs (the all-defaults and the every-field-set messages of
-``tests/support/strategies.py``) and then damaged: body or header mutations
+with our generated codecs (``tests/support/codec_samples.py``: the all-defaults and the
+every-field-set messages and a few hypothesis draws) and then damaged: body or header mutations
 (``tests/support/mutations.py``), truncations, a size prefix that claims more than is
 sent (2 GB included) or is negative, versions outside the advertised range, keys the
 listener does not serve, and random bytes. Each input goes on its own connection; the
@@ -26,7 +26,8 @@ from wire.headers import decode_response, encode_request
 from wire.messages import REQUESTS, ApiVersionsRequest, DescribeClusterRequest, ProduceRequest
 
 from tests.support.mutations import mutate
-from tests.support.strategies import default_message, filled_message, models
+from tests.support.codec_samples import samples
+from tests.support.strategies import models
 
 CORRELATION_ID = 4242
 ANSWER_SECONDS = 1.0  # how long one input waits for an answer before giving up
@@ -91,14 +92,14 @@ class Seeds:
         self._cache: dict = {}
 
     def get(self, key: int, version: int) -> list[tuple[bytes, int]]:
-        """``[(frame, header length)]``: the default and the filled message."""
+        """``[(frame, header length)]``: ``tests/support/codec_samples.py``'s messages."""
         out = self._cache.get((key, version))
         if out is None:
             cls = REQUESTS[key]
             # a version advertised below our codec's range (Produce from v0) is written
             # in the header over the oldest body we can encode
             v = min(max(version, cls.MIN_VERSION), cls.MAX_VERSION)
-            bodies = [default_message(cls), filled_message(models()[cls.__name__], cls, v)]
+            bodies = samples(cls, models()[cls.__name__], v)  # default, filled, hypothesis draws
             head = len(encode_request(key, v, CORRELATION_ID, cls(), "fuzz")) - 4 - len(cls().encode(v))
             out = []
             for body in bodies:
