@@ -36,6 +36,7 @@ from tools.kafka_dist.controller import random_cluster_id
 from tools.kafka_dist.probe import describe_quorum
 from wire.errors import ErrorCode, error_name
 from wire.messages import REQUESTS
+from wire.records import crc_matches, iter_headers
 
 TOPIC = "__cluster_metadata"
 RSS_GROWTH_MIB = 150
@@ -102,6 +103,10 @@ def _consumer_fetch(port: int):
     (t,) = r.responses
     (p,) = t.partitions
     assert r.error_code == 0 and p.error_code == 0 and p.high_watermark > 0 and len(p.records) > 0, p
+    records = bytes(p.records)
+    headers = list(iter_headers(records))
+    assert headers and headers[0][1].base_offset == p.log_start_offset, headers[:1]
+    assert all(crc_matches(records, pos, h) for pos, h in headers), "a batch with a bad CRC"
     return p.high_watermark
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from wire.exceptions import DecodeError
 from wire.headers import decode_response, encode_request
-from wire.messages import REQUESTS, ApiVersionsRequest, DescribeClusterRequest, ProduceRequest
+from wire.messages import REQUESTS, ApiVersionsRequest, DescribeClusterRequest, EnvelopeRequest, ProduceRequest
 
 from tests.support.mutations import mutate
 from tests.support.codec_samples import samples
@@ -100,6 +100,8 @@ class Seeds:
             # in the header over the oldest body we can encode
             v = min(max(version, cls.MIN_VERSION), cls.MAX_VERSION)
             bodies = samples(cls, models()[cls.__name__], v)  # default, filled, hypothesis draws
+            if key == EnvelopeRequest.API_KEY:
+                bodies += self.envelopes()
             head = len(encode_request(key, v, CORRELATION_ID, cls(), "fuzz")) - 4 - len(cls().encode(v))
             out = []
             for body in bodies:
@@ -107,6 +109,20 @@ class Seeds:
                 struct.pack_into(">h", frame, 2, version)
                 out.append((bytes(frame), head))
             self._cache[(key, version)] = out
+        return out
+
+
+    def envelopes(self) -> list:
+        """Envelopes around what a broker forwards (the samples of every inner API at
+        its newest forwardable version), so that mutations reach the inner request."""
+        from kraft_server.api.controller_writes import ENVELOPED
+        out = []
+        for inner, (_, hi) in sorted(ENVELOPED.items()):
+            cls = REQUESTS[inner]
+            for body in samples(cls, models()[cls.__name__], hi)[:2]:
+                data = encode_request(inner, hi, 7, body, "forwarded")[4:]
+                out.append(EnvelopeRequest(request_data=data, request_principal=b"",
+                                           client_host_address=bytes([127, 0, 0, 1])))
         return out
 
 
