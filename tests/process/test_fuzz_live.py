@@ -38,6 +38,8 @@ from wire.errors import ErrorCode, error_name
 from wire.messages import REQUESTS
 from wire.records import crc_matches, iter_headers
 
+pytestmark = pytest.mark.java  # the Kafka broker on the quorum
+
 TOPIC = "__cluster_metadata"
 RSS_GROWTH_MIB = 150
 MAX_STALL_SECONDS = 15.0  # longest time the high watermark may stand still

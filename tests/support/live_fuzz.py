@@ -166,8 +166,8 @@ class Generator:
         elif kind == "negative claim":
             data = struct.pack(">i", rnd.choice((-1, -2, -(1 << 31)))) + frame
         elif kind == "wrong version":
-            bad = rnd.choice((hi + 1, hi + 2, lo - 1, -1, 0x7FFF, -0x8000))
-            data = _prefixed(struct.pack(">hh", key, bad) + frame[4:])
+            version = rnd.choice((hi + 1, hi + 2, lo - 1, -1, 0x7FFF, -0x8000))
+            data = _prefixed(struct.pack(">hh", key, version) + frame[4:])
         elif kind == "unknown key":
             unknown = [k for k in REQUESTS if k not in lst.apis] + [-1, 999, 0x7FFF]
             key = rnd.choice(unknown)
@@ -208,6 +208,39 @@ async def _read_frame(reader: asyncio.StreamReader) -> bytes:
     return await reader.readexactly(size)
 
 
+async def exchange(port: int, inp: Input, wait: float = ANSWER_SECONDS) -> tuple[str, bytes | None, bytes | None]:
+    """Write one input on a new connection: ``(outcome, answer to the lead request,
+    answer)``; the outcome is "answered", "closed" (by the server, before an answer),
+    "silent" (no answer within ``wait`` seconds) or "lead unanswered"."""
+    reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 10)
+    outcome, lead, answer = "silent", None, None
+    try:
+        writer.write(inp.data)
+        if inp.half_close:
+            writer.write_eof()
+        await writer.drain()
+        if inp.lead is not None:
+            outcome = "lead unanswered"
+            lead = await asyncio.wait_for(_read_frame(reader), wait)
+            outcome = "silent"
+        answer = await asyncio.wait_for(_read_frame(reader), wait)
+        outcome = "answered"
+    except (asyncio.IncompleteReadError, OSError):  # OSError: closed while we wrote
+        outcome = "closed" if outcome != "lead unanswered" else outcome
+    except asyncio.TimeoutError:
+        pass
+    finally:
+        writer.transport.abort()
+    return outcome, lead, answer
+
+
+def outcomes(port: int, inputs: list, wait: float = ANSWER_SECONDS) -> list[str]:
+    """Each input's outcome at ``port``, one after another."""
+    async def run():
+        return [(await exchange(port, inp, wait))[0] for inp in inputs]
+    return asyncio.run(run())
+
+
 class LiveFuzzer:
     def __init__(self, seed: int, listeners: list[Listener]):
         self.gen = Generator(random.Random(seed), listeners)
@@ -242,32 +275,14 @@ class LiveFuzzer:
         st.kinds[inp.kind] += 1
         where = f"node {inp.listener.node_id} {inp.listener.name} port {inp.listener.port}"
         try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection("127.0.0.1", inp.listener.port), 10)
+            outcome, lead, answer = await exchange(inp.listener.port, inp)
         except (OSError, asyncio.TimeoutError) as exc:
             st.failures.append(f"cannot connect to {where}: {exc!r}")
             return
-        outcome = "silent"
-        try:
-            writer.write(inp.data)
-            if inp.half_close:
-                writer.write_eof()
-            await writer.drain()
-            if inp.lead is not None:
-                outcome = "lead unanswered"
-                lead = await asyncio.wait_for(_read_frame(reader), ANSWER_SECONDS)
-                self._check_answer(inp, lead, where, *inp.lead)
-                outcome = "silent"
-            answer = await asyncio.wait_for(_read_frame(reader), ANSWER_SECONDS)
-            outcome = "answered"
-            if inp.kind in DECODABLE:
-                self._check_answer(inp, answer, where)
-        except (asyncio.IncompleteReadError, ConnectionError):
-            outcome = "closed" if outcome != "lead unanswered" else outcome
-        except asyncio.TimeoutError:
-            pass
-        finally:
-            writer.transport.abort()
+        if lead is not None:
+            self._check_answer(inp, lead, where, *inp.lead)
+        if answer is not None and inp.kind in DECODABLE:
+            self._check_answer(inp, answer, where)
         st.outcomes[outcome] += 1
         if outcome == "closed":
             st.closed_by_kind[inp.kind] += 1
