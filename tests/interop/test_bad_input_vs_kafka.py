@@ -7,6 +7,8 @@
   earlier answers.)
 - The live fuzzer's inputs (``tests/support/live_fuzz.py``) over the APIs both
   controller listeners serve: each is answered, closed or left unanswered alike.
+- A FetchSnapshot without a partition: ours answers INVALID_REQUEST; Kafka's
+  controller stops (its bug, found by the comparison).
 """
 from __future__ import annotations
 
@@ -116,9 +118,10 @@ def kafka_closes_on_duplicates(inp) -> bool:
     keys = [(r.resource_type, r.resource_name) for r in body.resources]
     return len(keys) != len(set(keys))
 SLOW_TO_ANSWER = {1, 56}  # Fetch long-polls; AlterPartition waits for a commit (silences cost a second)
-# FetchSnapshot naming a topic with no partitions stops Kafka 4.3.1's controller
-# (IndexOutOfBoundsException in KafkaRaftClient.handleFetchSnapshotRequest, a fatal
-# fault in the raft IO thread); our node answers it. Not sent to Kafka here.
+# FetchSnapshot naming no topic, or a topic with no partition, stops Kafka 4.3.1's
+# controller (IndexOutOfBoundsException in KafkaRaftClient.handleFetchSnapshotRequest, a
+# fatal fault in the raft IO thread; pinned below); our node answers INVALID_REQUEST.
+# Not sent to Kafka here.
 KILLS_KAFKA = {59}
 
 
@@ -152,3 +155,39 @@ def test_fuzz_inputs_meet_the_same_fate(ports):
                             f"{inp.data.hex()[:4000]}")
     sys.stderr.write(f"\nseed {seed}: same fate {dict(same)}; different {dict(differ)}\n")
     assert not examples, "\n".join(examples[:15])
+
+
+def _empty_fetch_snapshots():
+    from wire.messages import FetchSnapshotRequest
+    from wire.messages.fetch_snapshot_request import TopicSnapshot
+    return [FetchSnapshotRequest(topics=[]),
+            FetchSnapshotRequest(topics=[TopicSnapshot(name="__cluster_metadata", partitions=[])])]
+
+
+def test_fetch_snapshot_without_a_partition_is_an_invalid_request(ports):
+    """Kafka 4.3.1 means to answer INVALID_REQUEST unless the request names exactly one
+    topic with one partition, but its check (KafkaRaftClient.handleFetchSnapshotRequest)
+    joins the two conditions with "and": no topic, or a topic with no partition, reaches
+    ``get(0)`` and the raft IO thread's fatal fault handler stops the process (the live
+    fuzzer's differential run found it). Ours answers INVALID_REQUEST and keeps going."""
+    from tests.support.kraft_nodes import _roundtrip
+    for body in _empty_fetch_snapshots():
+        assert _roundtrip(ports["ours"], body, 1).error_code == 42  # INVALID_REQUEST
+    assert advertised(ports["ours"])  # still serving
+
+
+@pytest.mark.slow
+def test_kafka_controller_stops_on_a_fetch_snapshot_without_a_partition(tmp_path):
+    """The Kafka side of the test above, pinned: if a later Kafka fixes its check, this
+    fails and the note in KILLS_KAFKA can go."""
+    need_jdk()
+    from tests.support.kraft_nodes import wait_for
+    kafka = KafkaController(tmp_path, node_id=1)
+    try:
+        kafka.start_ready()
+        with socket.create_connection(("127.0.0.1", kafka.port), timeout=10) as s:
+            s.sendall(encode_request(59, 1, 1, _empty_fetch_snapshots()[0], "fuzz"))
+            wait_for(lambda: kafka.proc.poll() is not None, 60, "the Kafka controller to stop")
+        assert "Unexpected error in raft IO thread" in kafka.log_text()
+    finally:
+        kafka.close()
