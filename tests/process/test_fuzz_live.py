@@ -10,7 +10,9 @@ within RSS_GROWTH_MIB of its start (printed); every valid request gets a correct
 answer; the high watermark keeps advancing (the longest stall is printed and bounded);
 every batch committed before the run is still on every node, byte for byte.
 
-The seed is fresh and printed; ``FUZZ_LIVE_SEED=N`` replays a run. The default-suite
+The seed is fresh and printed; ``FUZZ_LIVE_SEED=N`` replays a run's inputs (the same
+sequence; eight connections at a time, so their interleaving may differ), and a failure
+shows the offending input in hex. The default-suite
 test sends FUZZ_LIVE_INPUTS (6,000) inputs in at most 45 s; ``make fuzz-live`` runs the
 slow test: FUZZ_LIVE_INPUTS (default 100,000) within FUZZ_LIVE_SECONDS (default 600).
 """
