@@ -58,6 +58,14 @@ test-slow: $(BYTECODE) kafka-dist
 fuzz: $(BYTECODE)
 	FUZZ_INPUTS=$${FUZZ_INPUTS:-2000000} $(PY) -m pytest tests/unit/test_fuzz.py -p no:cacheprovider
 
+# The live fuzzer (tests/process/test_fuzz_live.py): bad requests of every advertised API key
+# and version at a running 3-node quorum, with valid clients alongside. FUZZ_LIVE_INPUTS,
+# FUZZ_LIVE_SECONDS set the budget; FUZZ_LIVE_SEED=N replays a run (the seed is printed).
+.PHONY: fuzz-live
+fuzz-live: $(BYTECODE)
+	FUZZ_LIVE_INPUTS=$${FUZZ_LIVE_INPUTS:-100000} FUZZ_LIVE_SECONDS=$${FUZZ_LIVE_SECONDS:-600} \
+		$(PY) -m pytest tests/process/test_fuzz_live.py -m slow -s -p no:cacheprovider
+
 SEEDS ?= 200
 EVENTS ?= 5000
 simulate: $(BYTECODE)

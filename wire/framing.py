@@ -18,11 +18,12 @@ _SIZE = struct.Struct(">i")
 class FrameTooLarge(Exception):
     """The announced frame size is negative or above the limit; close the connection."""
 
-    def __init__(self, size: int, limit: int):
+    def __init__(self, size: int, limit: int, frames: list | None = None):
         super().__init__(f"Invalid receive (size = {size} larger than {limit})"
                          if size >= 0 else f"Invalid receive (size = {size})")
         self.size = size
         self.limit = limit
+        self.frames = frames or []  # the whole frames read before the bad prefix
 
 
 class FrameReader:
@@ -52,7 +53,7 @@ class FrameReader:
                     return frames
                 size = _SIZE.unpack_from(buf, 0)[0]
                 if size < 0 or size > self.max_bytes:
-                    raise FrameTooLarge(size, self.max_bytes)
+                    raise FrameTooLarge(size, self.max_bytes, frames)
                 self._need = size
             end = 4 + self._need
             if len(buf) < end:

@@ -161,7 +161,13 @@ def unregister_broker_op(request):
 
 
 def elect_leaders_error_response(request, version: int, code: int) -> ElectLeadersResponse:
-    return ElectLeadersResponse(throttle_time_ms=0, error_code=code, replica_election_results=[])
+    """Kafka's ``ElectLeadersRequest.getErrorResponse``: the error on every requested
+    partition, and at the top level only from v1 (v0 has no top-level ErrorCode)."""
+    results = [ReplicaElectionResult(topic=t.topic, partition_result=[
+        PartitionResult(partition_id=pid, error_code=code, error_message=error_message(code))
+        for pid in t.partitions]) for t in request.topic_partitions or ()]
+    return ElectLeadersResponse(throttle_time_ms=0, error_code=code if version >= 1 else 0,
+                                replica_election_results=results)
 
 
 def elect_leaders_op(request, version: int):

@@ -10,6 +10,10 @@ Reading is paused while the pipeline has too many requests in flight or a backlo
 complete frames, and while the transport's write buffer is above its high-water mark
 (``pause_writing``): a client that pipelines without reading its answers cannot make
 us buffer without bound.
+
+A request that breaks the protocol closes the connection once the requests read
+before it are answered: Kafka reads one request at a time (the channel is muted until
+its answer is sent), so it answers those and then finds the bad one.
 """
 from __future__ import annotations
 
@@ -24,7 +28,8 @@ log = logging.getLogger(__name__)
 
 class ServerConnection(asyncio.Protocol):
     __slots__ = ("pipeline", "transport", "peer", "_dispatch", "_pumping",
-                 "_reading_paused", "_write_paused", "_registry", "_limits", "_admitted", "last_active")
+                 "_reading_paused", "_write_paused", "_registry", "_limits", "_admitted", "last_active",
+                 "_closing")
 
     def __init__(self, listener: str, apis: dict[int, tuple[int, int]], dispatch, *,
                  max_bytes: int, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
@@ -41,6 +46,7 @@ class ServerConnection(asyncio.Protocol):
         self._limits = limits  # net/limits.py ConnectionLimits, or None
         self._admitted = False
         self.last_active = time.monotonic()  # a complete request read or an answer written
+        self._closing = None  # the protocol violation to close for once earlier requests are answered
 
     # -- asyncio.Protocol ------------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -68,11 +74,12 @@ class ServerConnection(asyncio.Protocol):
         self.transport = None
 
     def data_received(self, data) -> None:
+        if self._closing is not None:
+            return  # nothing after the bad request is read
         try:
             self.pipeline.receive_data(data)
         except ProtocolViolation as exc:
-            self.abort(exc)
-            return
+            self._closing = exc
         self._pump()
 
     def eof_received(self):
@@ -97,8 +104,8 @@ class ServerConnection(asyncio.Protocol):
                 try:
                     call = self.pipeline.next_call()
                 except ProtocolViolation as exc:
-                    self.abort(exc)
-                    return
+                    self._closing = exc
+                    break
                 if call is None:
                     break
                 self.last_active = time.monotonic()
@@ -136,11 +143,13 @@ class ServerConnection(asyncio.Protocol):
             self.transport.writelines(buffers)  # gathered: no join of record views
         if self.pipeline.failed:
             self.abort(self.pipeline.failed)
+        elif self._closing is not None and self.pipeline.idle:
+            self.abort(self._closing)
 
     def _update_reading(self) -> None:
         if self.transport is None or self.transport.is_closing():
             return
-        want_pause = self._write_paused or self.pipeline.wants_pause
+        want_pause = self._write_paused or self.pipeline.wants_pause or self._closing is not None
         if want_pause and not self._reading_paused:
             self._reading_paused = True
             self.transport.pause_reading()

@@ -155,11 +155,18 @@ class Pipeline:
 
     # -- input ---------------------------------------------------------------------
     def receive_data(self, data) -> None:
-        """Buffer bytes; raises ``ProtocolViolation`` on an oversized frame."""
+        """Buffer bytes; raises ``ProtocolViolation`` on an oversized frame (the whole
+        frames before it stay in the backlog: they are still answered)."""
         try:
             self._backlog.extend(self._reader.feed(data))
         except FrameTooLarge as exc:
+            self._backlog.extend(exc.frames)
             raise ProtocolViolation(str(exc)) from exc
+
+    @property
+    def idle(self) -> bool:
+        """Nothing buffered and every request answered."""
+        return not self._backlog and not self._calls
 
     @property
     def in_flight(self) -> int:
@@ -175,7 +182,11 @@ class Pipeline:
         flight). Requests answered here (ApiVersions at an unknown version) are not
         returned. Raises ``ProtocolViolation`` for frames that close the connection."""
         while self._backlog and len(self._calls) < self.max_in_flight:
-            call = self._parse(self._backlog.popleft())
+            try:
+                call = self._parse(self._backlog.popleft())
+            except ProtocolViolation:
+                self._backlog.clear()  # Kafka never reads past the bad request
+                raise
             if call is not None:
                 return call
         return None

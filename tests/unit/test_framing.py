@@ -44,3 +44,10 @@ def test_limit_is_inclusive():
     assert reader.feed(frame(b"x" * 10)) == [b"x" * 10]
     with pytest.raises(FrameTooLarge):
         reader.feed(frame(b"x" * 11))
+
+
+def test_frames_before_an_oversized_prefix_travel_with_the_error():
+    reader = FrameReader(100)
+    with pytest.raises(FrameTooLarge) as err:
+        reader.feed(frame(b"one") + frame(b"two") + struct.pack(">i", 101))
+    assert err.value.frames == [b"one", b"two"]

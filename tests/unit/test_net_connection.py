@@ -83,11 +83,34 @@ def test_write_backpressure_pauses_reading():
     assert [c.correlation_id for c in calls] == [1] and not t.paused
 
 
-def test_a_violation_closes_the_transport_and_late_answers_are_dropped():
+def test_a_violation_closes_the_transport_once_earlier_requests_are_answered():
+    """Kafka reads the next request only after answering the last one, so a request
+    in flight when a bad one arrives is answered first; nothing after the bad one is read
+    (live fuzzer finding: the answer was dropped)."""
     conn, t, calls = make()
     conn.data_received(encode_request(52, 2, 1, VoteRequest(), "c"))
     conn.data_received(struct.pack(">i", 0x7FFFFFF0))
-    assert t.closed
+    assert not t.closed and t.paused
+    conn.data_received(encode_request(52, 2, 2, VoteRequest(), "c"))  # never read
+    calls[0].respond(VoteResponse())
+    assert corr_ids(bytes(t.written)) == [1] and t.closed and len(calls) == 1
+
+
+def test_frames_before_a_bad_one_in_the_same_read_are_answered():
+    for bad in (struct.pack(">i", 0x7FFFFFFF), struct.pack(">i", -1), struct.pack(">ihh", 4, 999, 0),
+                struct.pack(">ihh", 4, 52, 99)):
+        conn, t, calls = make(max_in_flight=4)
+        conn.data_received(encode_request(52, 2, 1, VoteRequest(), "c") + encode_request(52, 2, 2, VoteRequest(), "c")
+                           + bad + encode_request(52, 2, 3, VoteRequest(), "c"))
+        assert [c.correlation_id for c in calls] == [1, 2] and not t.closed
+        calls[1].respond(VoteResponse())
+        calls[0].respond(VoteResponse())
+        assert corr_ids(bytes(t.written)) == [1, 2] and t.closed
+
+
+def test_late_answers_after_a_close_are_dropped():
+    conn, t, calls = make()
+    conn.data_received(encode_request(52, 2, 1, VoteRequest(), "c"))
     conn.connection_lost(None)
     calls[0].respond(VoteResponse())  # the core answers after the close: no error
     assert t.written == b""
