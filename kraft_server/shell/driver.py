@@ -116,12 +116,12 @@ class Driver:
         self._stopped = asyncio.Event()
         for spec in self.listener_specs:
             self.bound[spec.name] = await self.listeners.start(spec)
-        self.listeners.start_idle_sweep()
         loop = asyncio.get_running_loop()
         for name, host, port, factory in self.extra_servers:
             server = await loop.create_server(factory, host or None, port)
             self._extra.append(server)
             self.bound[name] = server.sockets[0].getsockname()[:2]
+        self.listeners.start_idle_sweep()  # everything is bound: nothing left pending on a failure
         return self.bound
 
     async def run(self) -> None:
