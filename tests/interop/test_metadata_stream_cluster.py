@@ -7,7 +7,6 @@ the second run resumed where the first stopped (more rows, the first run's kept)
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import uuid
@@ -20,7 +19,7 @@ pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow (the `spark` extra) 
 
 from tests.support.kraft_nodes import OurNode, describe_quorum, wait_for  # noqa: E402
 from tools.kafka_dist.controller import free_port  # noqa: E402
-from tools.metadata_stream.jars import JarsError, ensure_jars  # noqa: E402
+from tests.support.spark_env import require_java_and_connector_jars  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,12 +37,7 @@ def _start(args, log: Path, env) -> subprocess.Popen:
 
 @pytest.fixture
 def standalone_cluster(tmp_path):
-    if shutil.which("java") is None:
-        pytest.skip("no java on PATH: Spark needs a JDK 17")
-    try:
-        ensure_jars()
-    except JarsError as exc:
-        pytest.skip(f"the Kafka connector jars cannot be resolved: {exc}")
+    require_java_and_connector_jars()
     import pyspark
     env = dict(os.environ, SPARK_HOME=str(Path(pyspark.__file__).parent), PYSPARK_PYTHON=sys.executable,
                SPARK_LOCAL_IP="127.0.0.1", SPARK_WORKER_DIR=str(tmp_path / "work"))

@@ -1,0 +1,17 @@
+"""What a Spark test needs before it starts a session: a JDK and the Kafka connector
+jars (both installed by `make test`; a skip here names which one is missing)."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+
+def require_java_and_connector_jars() -> None:
+    from tools.metadata_stream.jars import JarsError, ensure_jars
+    if shutil.which("java") is None:
+        pytest.skip("no java on PATH: Spark needs a JDK 17")
+    try:
+        ensure_jars()
+    except JarsError as exc:
+        pytest.skip(f"the Kafka connector jars cannot be resolved: {exc}")
