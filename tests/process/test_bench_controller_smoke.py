@@ -31,7 +31,10 @@ def test_controller_bench_quick_reports_every_row_for_both_sides():
         assert tuple(rows) == ROWS
         leaderless = rows.pop("partitions left leaderless (count)")
         assert 0 <= leaderless <= 60
-        assert all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in rows.values()), rows
+        # every row measured; a time printed in whole hundredths of a second may round to 0
+        # (ours: "create topics direct (s)" 0.01 on a quiet machine), an RSS may not
+        assert all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in rows.values()), rows
+        assert all(v > 0 for k, v in rows.items() if "RSS" in k or "(ms)" in k), rows
         # the re-lead waits for the session timeout (9 s) to expire; a heartbeat needs an election
         assert 4000 < rows["broker kill -9 -> re-led (ms)"] < 60000
         assert 0 < rows["controller kill -9 -> heartbeat (ms)"] < 60000
