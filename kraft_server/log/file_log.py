@@ -41,6 +41,7 @@ from . import boot_mark
 from .epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache
 from .files import fsync_dir
 from .partition_metadata import write_partition_metadata, PARTITION_METADATA
+from .recovery import LogCorruption, file_problem
 from .segments import Segment, parse_segment_name
 from .snapshots import (
     BOOTSTRAP_SNAPSHOT_ID,
@@ -114,6 +115,7 @@ class FileReplicatedLog:
         for old in [s for s in self._snapshots if s.offset < self._start]:
             delete_snapshot(self.directory, old)
             self._snapshots.remove(old)
+        self._check_newest_snapshot()
         # Kafka: a snapshot past the log end means the log restarts at that snapshot.
         latest = self.latest_snapshot()
         if latest is not None and latest.offset > self.end_offset():
@@ -126,6 +128,30 @@ class FileReplicatedLog:
         self.flush()
         if any(not segment.is_empty for segment in self.segments):
             boot_mark.mark(self.directory)  # its index files were written or checked under this boot
+
+    def _check_newest_snapshot(self) -> None:
+        """The newest snapshot (the one the node loads and serves) must be whole. A
+        corrupt one is set aside (``<name>.corrupt``) when the node loses nothing by it:
+        an older snapshot at or after the log start remains and the log reaches past
+        the corrupt one's end. Otherwise start-up stops (``LogCorruption``)."""
+        while self._snapshots:
+            newest = self._snapshots[-1]
+            path = snapshot_path(self.directory, newest)
+            problem = file_problem(path)
+            if problem is None:
+                return
+            older = [s for s in self._snapshots[:-1] if s.offset >= self._start]
+            if not older or self.end_offset() < newest.offset:
+                raise LogCorruption(
+                    f"Snapshot {path.name} is corrupt ({problem}) and the log does not cover it: refusing to "
+                    "start (restore the file, or remove this voter, empty its metadata.log.dir and add it again)",
+                    path)
+            log.warning("snapshot %s is corrupt (%s): set aside as %s.corrupt; the log and snapshot %s cover it",
+                        path.name, problem, path.name, older[-1])
+            os.replace(path, path.with_name(path.name + ".corrupt"))
+            fsync_dir(self.directory)
+            self._snapshots.pop()
+            self.recovery_problems.append(f"{path.name}: {problem}")
 
     def _epoch_checkpoint(self) -> bytes | None:
         try:

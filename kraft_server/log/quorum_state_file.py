@@ -12,6 +12,12 @@ compact, plus ``data_version`` (= ``KRaftVersion.quorumStateVersion()``):
     {"clusterId":"","leaderId":1,"leaderEpoch":1,"votedId":-1,"appliedOffset":0,"currentVoters":[{"voterId":1}],"data_version":0}
 
 Version 0 lists the static voters; pass their ids as ``static_voter_ids``.
+
+A second line, ``crc32c=<8 hex digits>``, is the CRC-32C of the first: a flipped bit
+(a vote or an epoch changed on disk) is found at start-up and the node refuses to
+start. Kafka reads only the file's first line (``FileQuorumStateStore`` calls
+``readLine`` once), so a Kafka controller still reads our file; a file without the
+line (written by Kafka) is read unchecked.
 Writes go to ``quorum-state.tmp``, are fsynced and renamed over the file, and the
 directory is fsynced: :meth:`write` is durable on return.
 """
@@ -22,6 +28,8 @@ from pathlib import Path
 from typing import Iterable
 
 from kraft_server.common.values import ElectionState
+
+from wire.records.crc import crc32c
 
 from .files import atomic_write
 from wire.uuids import ZERO_UUID, uuid_from_str, uuid_to_str
@@ -58,6 +66,22 @@ def render_quorum_state(state: ElectionState, static_voter_ids: Iterable[int] = 
     return json.dumps(obj, separators=(",", ":")).encode("utf-8")
 
 
+def with_check_line(first_line: bytes) -> bytes:
+    """The file's content: the JSON line and the line holding its CRC-32C."""
+    return first_line + b"\ncrc32c=%08x\n" % crc32c(first_line)
+
+
+def checked_first_line(data: bytes, where: str = QUORUM_STATE) -> bytes:
+    """The JSON line, once the check line (if present) agrees with it."""
+    first, _, rest = data.partition(b"\n")
+    if rest == b"":
+        return first
+    if rest != b"crc32c=%08x\n" % crc32c(first):
+        raise QuorumStateError(f"{where} is corrupt: its CRC-32C line does not match its content "
+                               "(a vote or epoch changed on disk; refusing to start on it)")
+    return first
+
+
 def parse_quorum_state(text: bytes | str, where: str = QUORUM_STATE) -> ElectionState:
     try:
         obj = json.loads(text)
@@ -92,11 +116,11 @@ class FileQuorumStateStore:
             data = self.path.read_bytes()
         except FileNotFoundError:
             return None
-        return parse_quorum_state(data, str(self.path))
+        return parse_quorum_state(checked_first_line(data, str(self.path)), str(self.path))
 
     def write(self, state: ElectionState) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.path, render_quorum_state(state, self.static_voter_ids))
+        atomic_write(self.path, with_check_line(render_quorum_state(state, self.static_voter_ids)))
 
     def clear(self) -> None:
         self.path.unlink(missing_ok=True)

@@ -18,6 +18,26 @@ from wire.records.header import HEADER_SIZE, BatchHeader, crc_matches, read_head
 log = logging.getLogger(__name__)
 
 
+class LogCorruption(RuntimeError):
+    """Data the node wrote and fsync'd changed on disk, and it cannot start without it:
+    a one-line message and the file at fault (``path``)."""
+
+    def __init__(self, message: str, path) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def file_problem(path) -> str | None:
+    """Why a snapshot file is not whole (a batch that does not parse, is cut short or
+    fails its CRC-32C), or None."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        _, valid, problem = scan_segment(fd, os.fstat(fd).st_size, None)
+    finally:
+        os.close(fd)
+    return problem if problem or valid else "no batch"
+
+
 def scan_segment(fd: int, size: int, expected_offset: int | None) -> tuple[list[tuple[int, BatchHeader]], int, str | None]:
     """Return ``(headers, valid_bytes, problem)``: the valid batches with their
     positions, where the valid prefix ends, and why it stopped early (or None)."""

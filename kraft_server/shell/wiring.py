@@ -226,7 +226,8 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     """Everything but the event loop."""
     from kraft_server.controller import Controller, ControllerSettings
     from kraft_server.log.file_log import FileReplicatedLog
-    from kraft_server.log.quorum_state_file import FileQuorumStateStore
+    from kraft_server.log.quorum_state_file import FileQuorumStateStore, QuorumStateError
+    from kraft_server.log.recovery import LogCorruption
     from kraft_server.shell.driver import Driver, wall_clock_ms
     from kraft_server.net.server import ListenerSpec
     from kraft_server.raft import RaftNode
@@ -236,12 +237,20 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
         raise StorageError("process.roles must include controller: this node is a KRaft controller", "process.roles")
     clock = clock or wall_clock_ms
     meta = check_storage(config, config_path)
-    raft_log = FileReplicatedLog.open(config.metadata_log_dir,
-                                      segment_bytes=config.metadata_log_segment_bytes)
+    try:
+        raft_log = FileReplicatedLog.open(config.metadata_log_dir,
+                                          segment_bytes=config.metadata_log_segment_bytes)
+    except LogCorruption as exc:
+        raise StorageError(str(exc), exc.path) from None
     store = FileQuorumStateStore(raft_log.directory,
                                  static_voter_ids=[v.node_id for v in config.quorum_voters])
     qconfig = quorum_config(config, meta)
-    core = RaftNode(qconfig, raft_log, store.read(), rng or random.Random(), clock())
+    try:
+        election = store.read()
+    except QuorumStateError as exc:
+        raft_log.close()
+        raise StorageError(str(exc), store.path) from None
+    core = RaftNode(qconfig, raft_log, election, rng or random.Random(), clock())
     levels = bootstrap_feature_levels(config.metadata_log_dir)
     controller = Controller(core, raft_log, ControllerSettings.from_config(config, levels), clock())
     view = CoreView(core, config.node_id, meta.cluster_id, levels, clock, controller)

@@ -115,10 +115,27 @@ def test_quorum_state_store_is_atomic(tmp_path):
     store = FileQuorumStateStore(tmp_path)
     store.write(ElectionState(epoch=5, leader_id=2, voted_directory_id=uuid.UUID(int=0)))
     assert not (tmp_path / "quorum-state.tmp").exists()
-    assert json.loads((tmp_path / "quorum-state").read_text())["leaderEpoch"] == 5
+    first, check = (tmp_path / "quorum-state").read_text().splitlines()
+    assert json.loads(first)["leaderEpoch"] == 5 and check.startswith("crc32c=")
     (tmp_path / "quorum-state").write_text("{not json")
     with pytest.raises(QuorumStateError):
         store.read()
+
+
+def test_a_flipped_bit_in_quorum_state_is_found(tmp_path):
+    """The check line catches a flip that still parses (votedId 1 -> 0 is one bit)."""
+    store = FileQuorumStateStore(tmp_path)
+    store.write(ElectionState(epoch=5, leader_id=-1, voted_id=1, voted_directory_id=uuid.UUID(int=0)))
+    data = (tmp_path / "quorum-state").read_bytes()
+    assert store.read().voted_id == 1
+    flipped = data.replace(b'"votedId":1', b'"votedId":0')
+    assert flipped != data and parse_quorum_state(flipped.split(b"\n")[0]).voted_id == 0
+    (tmp_path / "quorum-state").write_bytes(flipped)
+    with pytest.raises(QuorumStateError, match="corrupt"):
+        store.read()
+    # a file Kafka wrote (one line, no check) is read unchecked
+    (tmp_path / "quorum-state").write_bytes(data.split(b"\n")[0])
+    assert store.read().voted_id == 1
 
 
 # -- leader-epoch-checkpoint ----------------------------------------------------------------

@@ -185,9 +185,9 @@ def test_kill_9_keeps_flushed_batches(tmp_path):
 
 # -- snapshots and retention ------------------------------------------------------------
 
-def freeze(log, snapshot_id, payload=b"snap"):
+def freeze(log, snapshot_id, payload=None):
     w = log.create_snapshot(snapshot_id)
-    w.append(payload)
+    w.append(batch(0, 1) if payload is None else payload)  # a whole batch: start-up checks it
     w.freeze()
 
 
@@ -232,6 +232,43 @@ def test_retention_deletes_old_segments_and_snapshots(tmp_path):
     assert "00000000000000000000.log" not in files
     with open_log(tmp_path, segment_bytes=size) as log:
         assert log.start_offset() == 6 and log.end_offset() == 10
+
+
+def flip_bit(path: Path, position: int) -> None:
+    os.chmod(path, 0o600)  # frozen snapshots are read-only
+    data = bytearray(path.read_bytes())
+    data[position] ^= 0x10
+    path.write_bytes(bytes(data))
+
+
+def test_a_corrupt_newest_snapshot_the_log_covers_is_set_aside(tmp_path):
+    """An older snapshot at the log start and the log past the corrupt one: nothing
+    is lost by dropping it, so start-up sets it aside and goes on."""
+    with open_log(tmp_path) as log:
+        fill(log, [1, 1, 2])
+        freeze(log, OffsetAndEpoch(2, 1))
+        freeze(log, OffsetAndEpoch(4, 1))
+    newest = tmp_path / PART / "00000000000000000004-0000000001.checkpoint"
+    flip_bit(newest, newest.stat().st_size - 3)
+    with open_log(tmp_path) as log:
+        assert log.latest_snapshot() == OffsetAndEpoch(2, 1) and log.end_offset() == 6
+        assert log.recovery_problems == [f"{newest.name}: CRC mismatch in batch at offset 0 (position 0)"]
+    assert (tmp_path / PART / (newest.name + ".corrupt")).exists() and not newest.exists()
+
+
+def test_a_corrupt_snapshot_the_log_does_not_cover_stops_start_up(tmp_path):
+    from kraft_server.log.recovery import LogCorruption
+    size = len(batch(0, 1))
+    with open_log(tmp_path, segment_bytes=size) as log:
+        fill(log, [1, 1, 2, 2])
+        freeze(log, OffsetAndEpoch(6, 2))
+        log.delete_before_snapshot(OffsetAndEpoch(6, 2))
+        assert log.start_offset() == 6
+    path = tmp_path / PART / "00000000000000000006-0000000002.checkpoint"
+    flip_bit(path, 30)
+    with pytest.raises(LogCorruption, match="is corrupt .* refusing to start") as caught:
+        open_log(tmp_path, segment_bytes=size)
+    assert caught.value.path == path and path.exists()
 
 
 def test_snapshot_beyond_the_log_restarts_the_log_there(tmp_path):
