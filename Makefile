@@ -71,7 +71,7 @@ EVENTS ?= 5000
 simulate: $(BYTECODE)
 	$(PY) -m tests.simulation --seeds $(SEEDS) --events $(EVENTS) $(if $(NODES),--nodes $(NODES)) $(if $(PROFILE),--profile $(PROFILE))
 
-# The long sweep: 1,000 fresh seeds x 10,000 events for each of default, chaos and
+# The long sweep: 1,000 fresh seeds x 10,000 events for each of default, chaos, disk and
 # membership on 3 and 5 nodes, on every core (FIRST_SEED=N replays a sweep).
 LONG_SEEDS ?= 1000
 LONG_EVENTS ?= 10000

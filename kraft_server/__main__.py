@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     from kraft_server.config import ConfigError
     from kraft_server.log.disk import LogDirFailure
+    from kraft_server.log.recovery import LogCorruption
     from kraft_server.shell.wiring import StorageError, run
     from wire import native
 
@@ -46,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         return fail(what, exc.where or config_path)
     except StorageError as exc:
         return fail(str(exc), exc.path or config_path)
+    except LogCorruption as exc:  # fsync'd bytes that changed, found at start-up
+        return fail(str(exc), exc.path)
     except LogDirFailure as exc:  # at start-up, or in the Ready loop (logged there too)
         return fail(f"Metadata log directory failure: {exc}", exc.path)
     except OSError as exc:

@@ -14,15 +14,19 @@ again (issue 12 item 7). Four files beside the segment's ``.log``, little-endian
   partition leader epoch (int32), kinds (uint32: 1 control batch, 2 first batch of a
   new epoch run). The first batch of a segment always starts a run.
 
-Entries are appended after each flush (the segment data is durable first); truncating
-the segment truncates the files. They are advisory and never fsync'd on their own:
+Entries are appended after each flush (the segment data is durable first), then a
+seal (``index_seal.py``: running CRC-32Cs of the flushed bytes and of these files);
+truncating the segment truncates the files. They are advisory and never fsync'd on their own:
 at start-up they are trusted only if the headers are ours, the entries start at
 position 0, the two columns hold no zero-filled word (what a power loss can leave
 of an appended file: a real position after the first and a next offset are never
 0; searched after a reboot only, see ``boot_mark.py``), the marks that the last check entry counts are all there and well formed, and
 the last entry still describes a whole batch of the segment (same next offset,
-epoch and CRC, the CRC checked over the bytes). Otherwise the segment is scanned
-from its start and the files rewritten. The files may hold different counts of
+epoch and CRC, the CRC checked over the bytes), and the last intact seal vouches for
+the files and the segment's bytes up to it (only the batches it covers are used).
+Otherwise the segment is scanned from its start and the files rewritten; but when
+the seal vouches for the files and not for the bytes, ``damaged_end`` says so and
+the segment refuses to start (``segments.py``). The files may hold different counts of
 entries (each is appended on its own): the smallest count is used and the rest cut
 off. ``.batchindex`` (the 40-byte format of
 earlier versions) is deleted when a segment is opened, never read. A Kafka
@@ -41,7 +45,9 @@ from pathlib import Path
 from wire.exceptions import DecodeError
 from wire.records.header import HEADER_SIZE, crc_matches, read_header
 
-from . import disk
+from wire.records.crc import crc32c
+
+from . import disk, index_seal
 from .column import Column
 
 SUFFIX = ".batchpos"
@@ -50,7 +56,7 @@ CHECK_SUFFIX = ".batchcheck"
 MARKS_SUFFIX = ".batchmarks"
 OLD_SUFFIX = ".batchindex"  # the 40-byte format: deleted on open, rebuilt by a scan
 
-SUFFIXES = (SUFFIX, NEXT_SUFFIX, CHECK_SUFFIX, MARKS_SUFFIX)
+SUFFIXES = (SUFFIX, NEXT_SUFFIX, CHECK_SUFFIX, MARKS_SUFFIX, index_seal.SEAL_SUFFIX)
 
 HEADER = struct.Struct("<8sII")  # magic, version, column
 MAGIC, VERSION = b"KRBATCHX", 1
@@ -69,8 +75,9 @@ class Loaded:
     """What a valid index says about the segment's first ``count`` batches."""
 
     def __init__(self, count: int, positions: Column, next_offsets: Column, marks: list,
-                 max_timestamp: int):
+                 max_timestamp: int, seal: index_seal.Seal):
         self.count = count
+        self.seal = seal
         self.positions = positions
         self.next_offsets = next_offsets
         self.marks = marks  # [(batch index, epoch, kinds)]
@@ -90,9 +97,10 @@ def _zero_word(data, start: int, end: int) -> bool:
     return False
 
 
-def _column(path: Path, header: bytes, count: int, check_from: int | None) -> Column | None:
+def _column(path: Path, header: bytes, count: int, check_from: int | None, crc: int) -> Column | None:
     """The first ``count`` words after ``header`` in ``path``, mapped (``column.py``),
-    if none at or past word ``check_from`` is a zero word (None: not searched)."""
+    if their CRC-32C is ``crc`` and none at or past word ``check_from`` is a zero
+    word (None: not searched)."""
     length = HEADER.size + count * WORD.size
     try:
         with open(path, "rb", buffering=0) as f:
@@ -106,6 +114,10 @@ def _column(path: Path, header: bytes, count: int, check_from: int | None) -> Co
         mapped.close()
         return None
     with memoryview(mapped) as whole:
+        if crc32c(whole[HEADER.size:]) != crc:
+            whole.release()
+            mapped.close()
+            return None
         return Column(mapped, whole[HEADER.size:].cast("q"))
 
 
@@ -125,11 +137,12 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
-def _read_marks(path: Path, needed: int, count: int) -> list | None:
-    """The first ``needed`` marks if they are there and well formed (ascending batch
-    indexes below ``count``, the first one starting an epoch run at batch 0)."""
+def _read_marks(path: Path, needed: int, count: int, crc: int) -> list | None:
+    """The first ``needed`` marks if they are there, their CRC-32C is ``crc``, and they
+    are well formed (ascending batch indexes below ``count``, the first one starting
+    an epoch run at batch 0)."""
     data = _read(path)
-    if data is None or len(data) < needed * MARK.size:
+    if data is None or len(data) < needed * MARK.size or crc32c(data[:needed * MARK.size]) != crc:
         return None
     marks = list(MARK.iter_unpack(data[:needed * MARK.size]))
     previous = -1
@@ -151,27 +164,38 @@ def load(index: "Writer", fd: int, size: int, checked: bool = False) -> tuple[Lo
         check_size = os.stat(index.check_path).st_size
     except OSError:
         return None, 0
+    index.damaged_end = 0
     count = min(_words(index.path), _words(index.next_path), check_size // CHECK.size)
-    if count <= 0:
+    seal = index_seal.last_within(index.seal_path, count) if count > 0 else None
+    if seal is None:
         return None, 0
-    positions = _column(index.path, POSITIONS_HEADER, count, None if checked else 1)  # the first is 0
+    count = seal.batches
+    positions = _column(index.path, POSITIONS_HEADER, count, None if checked else 1,  # the first is 0
+                        seal.positions_crc)
     if positions is None:
         return None, 0
-    next_offsets = _column(index.next_path, NEXT_HEADER, count, None if checked else 0)
+    next_offsets = _column(index.next_path, NEXT_HEADER, count, None if checked else 0, seal.next_crc)
     if next_offsets is None:
         positions.release()
         return None, 0
-    loaded, end = _check(index, fd, size, count, positions, next_offsets)
+    loaded, end = _check(index, fd, size, seal, positions, next_offsets)
     if loaded is None:
         positions.release()
         next_offsets.release()
     return loaded, end
 
 
-def _check(index: "Writer", fd: int, size: int, count: int, positions: Column,
+def _check(index: "Writer", fd: int, size: int, seal: index_seal.Seal, positions: Column,
            next_offsets: Column) -> tuple[Loaded | None, int]:
-    """The marks and the last entry against the segment's last indexed batch."""
+    """The marks and the last entry against the segment's last indexed batch. The CRC
+    of the sealed bytes is for the caller to check (``index_seal.SealCheck``), except
+    when the index does not match them: then it says whether the bytes changed
+    (``index.damaged_end``) or only the index files did."""
+    count = seal.batches
     if positions[0] != 0:
+        return None, 0
+    marks = _read_marks(index.marks_path, seal.marks, count, seal.marks_crc)
+    if marks is None:
         return None, 0
     try:
         with open(index.check_path, "rb", buffering=0) as f:
@@ -179,23 +203,22 @@ def _check(index: "Writer", fd: int, size: int, count: int, positions: Column,
                                                                    (count - 1) * CHECK.size))
     except (OSError, struct.error):
         return None, 0
-    marks = _read_marks(index.marks_path, mark_count, count)
-    if marks is None:
-        return None, 0
     last_epoch = next(e for _, e, kinds in reversed(marks) if kinds & EPOCH_START)
     pos = positions[-1]
-    if pos < 0 or pos + HEADER_SIZE > size:
-        return None, 0
-    try:
-        header = read_header(os.pread(fd, HEADER_SIZE, pos))
-    except DecodeError:
-        return None, 0
-    end = pos + header.size
-    if (end > size or header.next_offset != next_offsets[-1] or header.crc != crc
-            or header.partition_leader_epoch != last_epoch
+    header = None
+    if mark_count == seal.marks and 0 <= pos and pos + HEADER_SIZE <= size:
+        try:
+            header = read_header(os.pread(fd, HEADER_SIZE, pos))
+        except DecodeError:
+            pass
+    if (header is None or pos + header.size != seal.data_end or header.next_offset != next_offsets[-1]
+            or header.crc != crc or header.partition_leader_epoch != last_epoch
             or not crc_matches(os.pread(fd, header.size, pos), 0, header)):
+        # the seal vouches for the index files: did the bytes it sealed change?
+        if size < seal.data_end or index_seal.data_crc(fd, 0, seal.data_end) != seal.data_crc:
+            index.damaged_end = seal.data_end
         return None, 0
-    return Loaded(count, positions, next_offsets, marks, max_timestamp), end
+    return Loaded(count, positions, next_offsets, marks, max_timestamp, seal), seal.data_end
 
 
 class Writer:
@@ -206,6 +229,8 @@ class Writer:
         self.next_path = directory / (stem + NEXT_SUFFIX)
         self.check_path = directory / (stem + CHECK_SUFFIX)
         self.marks_path = directory / (stem + MARKS_SUFFIX)
+        self.seal_path = directory / (stem + index_seal.SEAL_SUFFIX)
+        self.damaged_end = 0  # set by ``load``: sealed bytes that changed end here
         self.old_path = directory / (stem + OLD_SUFFIX)
         self._fds: dict[Path, int] = {}  # kept open while the segment takes appends
         self._reset()
@@ -215,6 +240,7 @@ class Writer:
         self.marks: list[tuple[int, int, int]] = []  # of the batches in the files or pending
         self.durable_marks = 0  # marks in the marks file
         self.last_epoch = None
+        self.seal = index_seal.EMPTY  # the last seal in the seal file
         self._clear_pending()
 
     def adopt(self, loaded: Loaded) -> None:
@@ -224,6 +250,7 @@ class Writer:
         self.durable_marks = len(self.marks)
         self.last_epoch = loaded.epoch_starts[-1][1]
         self._cut_files(loaded.count, len(self.marks))
+        self.seal = loaded.seal
 
     def add(self, header, max_timestamp: int) -> None:
         """A batch appended after the others (its position and next offset are in the
@@ -243,25 +270,32 @@ class Writer:
             self.last_epoch = epoch
         self.marks.append((i, epoch, kinds))
 
-    def flushed(self, positions: array, next_offsets: array) -> None:
-        """The segment was fsync'd: the entries of its batches past ``entries`` (in its
-        ``positions`` and ``next_offsets``) may go to the files, marks first and the
-        positions last."""
-        if not self.pending_count:
-            return
-        fresh = self.entries == 0
-        new_marks = self.marks[self.durable_marks:]
-        if new_marks or fresh:
-            self._append(self.marks_path, b"".join(MARK.pack(*m) for m in new_marks), fresh)
-        self._append(self.check_path, self.pending_check, fresh)
-        start, end = self.entries, self.entries + self.pending_count
-        for path, column, header in ((self.next_path, next_offsets, NEXT_HEADER),
-                                     (self.path, positions, POSITIONS_HEADER)):
-            words = column[start:end].tobytes()
-            self._append(path, header + words if fresh else words, fresh)
-        self.entries = end
-        self.durable_marks = len(self.marks)
-        self._clear_pending()
+    def flushed(self, positions: array, next_offsets: array, fd: int, data_end: int) -> None:
+        """The segment (``fd``, ``data_end`` bytes) was fsync'd: the entries of its
+        batches past ``entries`` (in its ``positions`` and ``next_offsets``) may go to
+        the files, marks first, the positions next and the seal last (also after a
+        truncation left entries past the last seal kept)."""
+        if self.pending_count:
+            fresh = self.entries == 0
+            new_marks = self.marks[self.durable_marks:]
+            if new_marks or fresh:
+                self._append(self.marks_path, b"".join(MARK.pack(*m) for m in new_marks), fresh)
+            self._append(self.check_path, self.pending_check, fresh)
+            start, end = self.entries, self.entries + self.pending_count
+            for path, column, header in ((self.next_path, next_offsets, NEXT_HEADER),
+                                         (self.path, positions, POSITIONS_HEADER)):
+                words = column[start:end].tobytes()
+                self._append(path, header + words if fresh else words, fresh)
+            self.entries = end
+            self.durable_marks = len(self.marks)
+            self._clear_pending()
+        sealed, end, marks = self.seal, self.entries, self.marks
+        if sealed.batches < end:
+            self.seal = index_seal.extend(
+                sealed, fd, end, data_end, positions[sealed.batches:end].tobytes(),
+                next_offsets[sealed.batches:end].tobytes(), len(marks),
+                b"".join(MARK.pack(*m) for m in marks[sealed.marks:]))
+            self._append(self.seal_path, self.seal.pack(), sealed.batches == 0)
 
     def _append(self, path: Path, data, fresh: bool) -> None:
         """Append ``data`` to ``path`` (emptied first if ``fresh``) on a kept-open fd."""
@@ -315,6 +349,7 @@ class Writer:
             del self.pending_check[self.pending_count * CHECK.size:]
 
     def _cut_files(self, batches: int, marks: int) -> None:
+        self.seal = index_seal.cut(self.seal_path, batches)
         column = HEADER.size + batches * WORD.size if batches else 0
         for path, size in ((self.path, column), (self.next_path, column),
                            (self.check_path, batches * CHECK.size),
@@ -327,6 +362,7 @@ class Writer:
 
     def delete(self) -> None:
         self.close()
-        for path in (self.path, self.next_path, self.check_path, self.marks_path, self.old_path):
+        for path in (self.path, self.next_path, self.check_path, self.marks_path, self.seal_path,
+                     self.old_path):
             path.unlink(missing_ok=True)
         self._reset()

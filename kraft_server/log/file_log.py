@@ -41,7 +41,8 @@ from . import boot_mark
 from .epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache
 from .files import fsync_dir
 from .partition_metadata import write_partition_metadata, PARTITION_METADATA
-from .recovery import LogCorruption, file_problem
+from .index_seal import SealCheck
+from .recovery import LogCorruption, file_problem, first_problem, sealed_bytes_changed
 from .segments import Segment, parse_segment_name
 from .snapshots import (
     BOOTSTRAP_SNAPSHOT_ID,
@@ -74,6 +75,7 @@ class FileReplicatedLog:
         self._dir_dirty = False
         self._epochs_dirty = False
         self.recovery_problems: list[str] = []
+        self._seal_check: SealCheck | None = None
         self._snapshots = scan_snapshots(self.directory)
         self._recover()
 
@@ -128,6 +130,18 @@ class FileReplicatedLog:
         self.flush()
         if any(not segment.is_empty for segment in self.segments):
             boot_mark.mark(self.directory)  # its index files were written or checked under this boot
+        self._seal_check = SealCheck([(s.path, s.sealed.data_end, s.sealed.data_crc)
+                                      for s in self.segments if s.sealed is not None])
+
+    def wait_verified(self) -> None:
+        """Wait for the start-up check of the sealed bytes (``index_seal.SealCheck``);
+        raise ``LogCorruption`` if any changed. The node calls it before its Raft loop
+        takes a step; nothing it did before depends on those bytes."""
+        failed = self._seal_check.wait() if self._seal_check is not None else []
+        if failed:
+            path, end = failed[0]
+            base = parse_segment_name(os.path.basename(path))
+            raise sealed_bytes_changed(path, end, first_problem(path, base, end))
 
     def _check_newest_snapshot(self) -> None:
         """The newest snapshot (the one the node loads and serves) must be whole. A
@@ -351,6 +365,8 @@ class FileReplicatedLog:
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def close(self) -> None:
+        if self._seal_check is not None:
+            self._seal_check.wait()  # it reads the segments' files
         for segment in self.segments:
             segment.close()
 

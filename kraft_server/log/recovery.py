@@ -27,6 +27,27 @@ class LogCorruption(RuntimeError):
         self.path = path
 
 
+def sealed_bytes_changed(path, end: int, problem: str | None) -> LogCorruption:
+    """The start-up error for a segment whose fsync'd bytes before ``end`` changed
+    (``problem``: the first bad batch a scan found there, if any)."""
+    where = problem or "a field that batch CRCs do not cover (base offset, length or leader epoch) changed"
+    return LogCorruption(
+        f"Segment {os.path.basename(path)} changed below position {end}, which was fsync'd and may hold "
+        f"committed records ({where}): refusing to start (restore the file, or remove this voter, "
+        "empty its metadata.log.dir and add it again)", path)
+
+
+def first_problem(path, base_offset: int, end: int) -> str | None:
+    """What a scan of the segment's first ``end`` bytes finds wrong, or None."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        _, valid, problem = scan_segment(fd, min(end, os.fstat(fd).st_size), base_offset)
+    finally:
+        os.close(fd)
+    return problem if problem is not None else (
+        None if valid >= end else f"the segment ends at position {valid}")
+
+
 def file_problem(path) -> str | None:
     """Why a snapshot file is not whole (a batch that does not parse, is cut short or
     fails its CRC-32C), or None."""

@@ -2,7 +2,7 @@
 with its ``.index`` and ``.timeindex`` companions, and our batch index
 (``batch_index.py``: ``.batchpos``, ``.batchnext``, ``.batchcheck``, ``.batchmarks``:
 where each flushed batch starts, read back at start-up instead of scanning the
-segment again).
+segment again; ``.batchseal``: CRCs that vouch for them and for the flushed bytes).
 
 A segment keeps, in memory, where each batch starts (``positions``) and the offset
 after it (``next_offsets``), so reads and truncation need no on-disk offset index.
@@ -24,6 +24,7 @@ from wire.exceptions import DecodeError
 from wire.records.header import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, crc_matches, read_header
 
 from . import batch_index, disk
+from .recovery import sealed_bytes_changed
 from .column import Column
 
 LOG_SUFFIX = ".log"
@@ -57,6 +58,7 @@ class Segment:
         self.controls = array("q")  # indexes of the control batches (voter history)
         self.last_timestamp = -1
         self.dirty = False
+        self.sealed = None  # the seal its batch index was loaded with (``recover``)
         for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
             companion = directory / segment_name(base_offset, suffix)
             if create or not companion.exists():
@@ -121,7 +123,8 @@ class Segment:
         written or checked under this boot); the scan starts after them.
         A ``.batchindex`` of an earlier version is deleted, never read.
         Calls ``on_epoch(epoch, base_offset)`` for each batch whose partition leader
-        epoch differs from the previous batch's. Returns why it stopped early, or None."""
+        epoch differs from the previous batch's. Returns why it stopped early, or None;
+        raises ``LogCorruption``, changing nothing, when bytes its index sealed changed."""
         size, fd = self.size, self.fd
         pos, chunk_start, chunk = 0, 0, b""
         next_offset = expected_offset
@@ -130,6 +133,7 @@ class Segment:
         self.index.old_path.unlink(missing_ok=True)
         loaded, pos = batch_index.load(self.index, fd, size, checked)
         self.from_index = loaded.count if loaded is not None else 0  # batches not scanned
+        self.sealed = loaded.seal if loaded is not None else None  # its bytes: ``SealCheck``
         if loaded is None:
             self.index.delete()
         else:
@@ -192,6 +196,10 @@ class Segment:
             pending_check += pack_check(last_timestamp, crc, len(marks))
             scanned += 1
             pos += total
+        damaged = self.index.damaged_end
+        if damaged:  # the seal vouched for the index files, not for the bytes
+            raise sealed_bytes_changed(self.path, damaged, problem if problem is not None and pos < damaged
+                                       else None)
         index.pending_count += scanned
         self.last_timestamp = last_timestamp
         self._cut(pos)
@@ -253,7 +261,7 @@ class Segment:
         if self.dirty:
             disk.fsync(self.fd, self.path)
             self.dirty = False
-            self.index.flushed(self.positions, self.next_offsets)
+            self.index.flushed(self.positions, self.next_offsets, self.fd, self.size)
 
     def close(self) -> None:
         self.index.close()

@@ -27,6 +27,7 @@ import signal
 import time
 
 from kraft_server.log.disk import LogDirFailure
+from kraft_server.log.recovery import LogCorruption
 from kraft_server.shell.loop import Shell
 
 from kraft_server.net.peers import Peers
@@ -126,7 +127,12 @@ class Driver:
 
     async def run(self) -> None:
         try:
+            verified = getattr(self.log, "wait_verified", None)
+            if verified is not None:
+                verified()  # the start-up check of fsync'd bytes, before the first step
             await self._loop()
+        except LogCorruption:
+            raise  # a one-line start-up error (``__main__``)
         except LogDirFailure as exc:
             # Kafka halts on a metadata log directory failure: nothing written after it
             # is acknowledged, and the log on disk stays whole for the restart.

@@ -138,12 +138,17 @@ def _append_garbage(node) -> int:
 
 
 def _cut_last_batch(node) -> int:
+    """A power loss during the last write: that batch was never fsync'd, so no seal of
+    the batch index (written after each fsync) vouches for it either."""
+    from kraft_server.log import index_seal
     from wire.records import iter_headers
     path = segment_files(node.data)[-1]
     buf = path.read_bytes()
-    last_pos, last = list(iter_headers(buf))[-1]
+    batches = list(iter_headers(buf))
+    last_pos, last = batches[-1]
     with open(path, "r+b") as f:
         f.truncate(last_pos + last.size // 2)
+    index_seal.cut(path.with_suffix(index_seal.SEAL_SUFFIX), len(batches) - 1)
     return last.base_offset
 
 

@@ -22,6 +22,9 @@ PROFILES = {
     "healthy": HEALTHY,
     "chaos": Faults(loss=0.2, delay_ms=(1, 300), crash_every_ms=1500, partition_every_ms=2000,
                     jump_every_ms=5000, snapshot_every_ms=1000, shutdown_every_ms=3000),
+    # the default faults and a failing disk (fsync EIO, or a full disk on append) under
+    # about one Ready in 500: the node stops as a real one does, and restarts later
+    "disk": Faults(disk_fail=0.002),
 }
 
 

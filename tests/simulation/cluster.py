@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 
 from wire.messages import REQUESTS, RESPONSES
 
-from kraft_server.log.memory import MemoryLog, MemoryQuorumStateStore
+from kraft_server.log.disk import LogDirFailure
+from kraft_server.log.memory import MemoryQuorumStateStore
 from kraft_server.raft.quorum_config import QuorumConfig, StaticVoter
 from kraft_server.raft.boundary import Endpoint, InboundRequest, InboundResponse, SendFailure
 from kraft_server.raft.node import Backpressure, NotLeader, RaftNode
@@ -40,6 +41,7 @@ from kraft_server.controller import Controller, ControllerSettings
 from kraft_server.controller import records as metadata_records
 from kraft_server.log.bootstrap import DEFAULT_FEATURES
 
+from tests.simulation.disk import SimDisk
 from tests.simulation.invariants import Checker
 
 CLUSTER_ID = "sim-cluster-AAAAAAAAAA"
@@ -76,6 +78,10 @@ class Faults:
     # when its process dies; otherwise the crash is silent (a host that lost power:
     # timeouts only). A graceful stop always closes them; partitions are always silent.
     crash_reset: float = 0.5
+    # Probability that a Ready meets a failing disk (issue 27: its fsync fails with EIO,
+    # or its appends find the disk full), drawn from the disk generator; the node stops
+    # as a real one does (LogDirFailure) and restarts later. Off unless a profile sets it.
+    disk_fail: float = 0.0
 
 
 HEALTHY = Faults(loss=0.0, duplicate=0.0, slow_fsync=0.0, crash_every_ms=0, partition_every_ms=0, jump_every_ms=0, snapshot_every_ms=0,
@@ -86,7 +92,7 @@ HEALTHY = Faults(loss=0.0, duplicate=0.0, slow_fsync=0.0, crash_every_ms=0, part
 class SimNode:
     node_id: int
     config: QuorumConfig
-    log: MemoryLog
+    log: SimDisk
     store: MemoryQuorumStateStore
     max_versions: dict
     raft: RaftNode | None = None
@@ -114,6 +120,8 @@ class Simulation:
         # Connection resets draw from their own generator, so they leave the draws of
         # every other fault where they were.
         self.net_rng = random.Random(seed * 7919 + 17)
+        self.disk_rng = random.Random(seed * 6151 + 29)  # disk faults: their own draws too
+        self.disk_faults = {"fsync": 0, "append": 0}
         self.faults = faults if faults is not None else Faults()
         self.kraft_version = kraft_version if kraft_version is not None else seed % 2
         self.now = 0
@@ -147,7 +155,7 @@ class Simulation:
         config = QuorumConfig(**kwargs)
         choices_by_api = VERSION_CHOICES_KRAFT_V1 if self.kraft_version else VERSION_CHOICES
         max_versions = {api: self.rng.choice(choices) for api, choices in choices_by_api.items()}
-        node = SimNode(node_id, config, MemoryLog(checkpoint), MemoryQuorumStateStore(), max_versions)
+        node = SimNode(node_id, config, SimDisk(checkpoint), MemoryQuorumStateStore(), max_versions)
         # Small snapshot and retention thresholds (Kafka's defaults are 20 MiB / 100 MiB).
         node.snapshot_settings = dict(snapshot_max_bytes=self.rng.randint(3000, 12000),
                                       snapshot_interval_ms=self.rng.choice((0, 4000)),
@@ -222,6 +230,7 @@ class Simulation:
         for node in self.nodes.values():
             if node.raft is not None and node.raft.role is Role.RESIGNED and node.raft.quorum.state.shutting_down:
                 node.raft = None  # the stop this shutdown was heading for
+                node.log.failing = None
                 node.log.flush()
             if node.raft is None:
                 self._start(node)
@@ -231,10 +240,18 @@ class Simulation:
         """Ready loop for one node: flush, send, advance, until it has nothing more.
         A slow fsync parks the Ready (nothing is sent) until an ``io`` event; a crash
         before it loses the unflushed appends and the unsent messages together."""
-        if node.io_pending is not None:
+        if node.io_pending is not None or node.raft is None:  # parked, or stopped by its disk
             return
         for _ in range(8):
-            ready = node.shell.take()
+            if self.faults.disk_fail and self.disk_rng.random() < self.faults.disk_fail:
+                node.log.failing = self.disk_rng.choice(("fsync", "append"))
+            try:
+                ready = node.shell.take()
+            except LogDirFailure:
+                self._disk_failed(node, "append")
+                return
+            if node.log.failing == "append":
+                node.log.failing = "fsync"  # nothing was appended: the flush fails instead
             if ready.flush and self.rng.random() < self.faults.slow_fsync:
                 node.io_pending = ready
                 lo, hi = self.faults.fsync_ms
@@ -242,7 +259,8 @@ class Simulation:
                 return
             if not self._complete(node, ready):
                 break
-        self._schedule_wake(node, ready)
+        if node.raft is not None:
+            self._schedule_wake(node, ready)
 
     def _on_io(self, node_id, incarnation) -> None:
         node = self.nodes[node_id]
@@ -254,14 +272,32 @@ class Simulation:
 
     def _complete(self, node: SimNode, ready) -> bool:
         """Flush, send, advance one Ready; True if the node may have more to do."""
-        again = node.shell.finish(ready, self.now, lambda r: self._send_request(node, r),
-                                  lambda r: self._send_response(node, r))
+        if not ready.flush:
+            node.log.failing = None  # an armed disk fault meets only this Ready's I/O
+        try:
+            again = node.shell.finish(ready, self.now, lambda r: self._send_request(node, r),
+                                      lambda r: self._send_response(node, r))
+        except LogDirFailure:
+            self._disk_failed(node, "fsync")
+            return False
         proposed = self._poll_controller(node)
         if not node.raft.log.has_writes():
             # The log is what the core sees (not so while a parked Ready's fsync let
             # the core decide more writes: the next Ready performs them, then we check).
             self.checker.check(node.node_id, node.raft, node.log)
         return again or proposed or bool(ready.requests) or bool(ready.responses)
+
+    def _disk_failed(self, node: SimNode, kind: str) -> None:
+        """Fail-stop, as the real node stops on ``LogDirFailure``: nothing of this Ready
+        was sent, what was not fsync'd is lost (after a failed fsync the kernel may
+        drop the dirty pages), its connections close; it restarts once the disk is back."""
+        node.raft = None
+        node.io_pending = None
+        node.log.failing = None
+        node.log.crash()
+        self._reset_connections(node)
+        self.disk_faults[kind] += 1
+        self._push(self.now + self.disk_rng.randint(50, 3000), "restart", node.node_id)
 
     def _poll_controller(self, node: SimNode) -> bool:
         proposed, node.controller_deadline = node.controller.poll(self.now)
@@ -411,6 +447,7 @@ class Simulation:
         if node.raft is None or node.incarnation != incarnation:
             return
         node.raft = None
+        node.log.failing = None
         node.log.flush()  # a clean stop flushes
         self._reset_connections(node)  # and closes its sockets
         self._push(self.now + self.rng.randint(10, 2000), "restart", node.node_id)
@@ -470,7 +507,7 @@ class Simulation:
         roles = {i: (n.raft.role.value, n.raft.epoch) if n.raft else ("down", None) for i, n in self.nodes.items()}
         return {"seed": self.seed, "events": self.events_run, "sim_ms": self.now,
                 "committed_end": self.checker.committed_end, "proposed": self.proposed,
-                "leaders": len(self.checker.leaders), "roles": roles}
+                "leaders": len(self.checker.leaders), "roles": roles, "disk_faults": dict(self.disk_faults)}
 
 
 def _error_of(body) -> str:

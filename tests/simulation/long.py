@@ -27,6 +27,8 @@ CONFIGURATIONS = (
     ("chaos-5", "chaos", 5, False),
     ("membership-3", "default", 3, True),
     ("membership-5", "default", 5, True),
+    ("disk-3", "disk", 3, False),
+    ("disk-5", "disk", 5, False),
 )
 BLOCK = 10_000_000  # seed distance between configurations
 CHUNK = 25  # seeds per task

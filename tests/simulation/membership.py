@@ -51,7 +51,8 @@ from wire.messages import ApiVersionsRequest, ApiVersionsResponse, add_raft_vote
 from wire.messages import api_versions_response as avr
 from wire.messages import remove_raft_voter_request as rreq
 
-from kraft_server.log.memory import MemoryLog, MemoryQuorumStateStore
+from kraft_server.log.memory import MemoryQuorumStateStore
+from tests.simulation.disk import SimDisk
 from kraft_server.raft.boundary import InboundRequest
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import has_overlapping_majority, majority
@@ -339,7 +340,7 @@ class MembershipSimulation(Simulation):
         node.raft = None
         node.config = replace(node.config, directory_id=uuid.UUID(int=self.rng.getrandbits(128)),
                               auto_join=True)
-        node.log = MemoryLog(bootstrap)
+        node.log = SimDisk(bootstrap)
         node.store = MemoryQuorumStateStore()
         self.checker.restarted(node.node_id)
         self.checker.epochs.pop(node.node_id, None)  # its stored epoch is gone with the disk

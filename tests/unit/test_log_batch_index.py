@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from kraft_server.log import batch_index, boot_mark
+from kraft_server.log import batch_index, boot_mark, index_seal
 from kraft_server.log.file_log import FileReplicatedLog
 from wire.records import build_batch
 
@@ -106,18 +106,20 @@ def test_truncation_truncates_the_index(tmp_path):
     assert got == reference(tmp_path)
 
 
-DAMAGES = {  # damage -> batches still taken from the index (0: a full scan)
-    "stale": 0, "garbage": 0, "short": 29, "empty": 0, "shifted": 0, "zero-page": 0, "bad-magic": 0,
-    "check-short": 29, "check-missing": 0, "check-zero-tail": 0, "marks-missing": 0,
+DAMAGES = {  # damage -> batches still taken from the index (0: a full scan; 20: up to the first seal)
+    "stale": 0, "garbage": 0, "short": 20, "empty": 0, "shifted": 0, "zero-page": 0, "bad-magic": 0,
+    "check-short": 20, "check-missing": 0, "check-zero-tail": 0, "marks-missing": 0,
     "marks-zeroed": 0, "marks-short": 0, "last-epoch": 0, "last-crc": 0,
-    "next-short": 29, "next-zero-page": 0, "next-missing": 0, "swapped-columns": 0,
+    "next-short": 20, "seal-flip": 20, "middle-position": 0, "middle-next": 0, "middle-mark-epoch": 0, "next-zero-page": 0, "next-missing": 0, "swapped-columns": 0,
 }
 
 
 @pytest.mark.parametrize("damage", sorted(DAMAGES))
 def test_a_bad_index_falls_back_to_a_full_scan(tmp_path, damage):
-    with FileReplicatedLog.open(tmp_path) as log:
-        fill(log, [1] * 10 + [2] * 20)
+    with FileReplicatedLog.open(tmp_path) as log:  # two flushes: two seals (20 and 30 batches)
+        fill(log, [1] * 10 + [2] * 10)
+        log.flush()
+        fill(log, [2] * 10)
         log.flush()
     index = index_file(tmp_path)
     check = index_file(tmp_path, batch_index.CHECK_SUFFIX)
@@ -172,6 +174,20 @@ def test_a_bad_index_falls_back_to_a_full_scan(tmp_path, damage):
     elif damage == "last-epoch":
         wrong = bytearray(good_marks)
         struct.pack_into("<i", wrong, batch_index.MARK.size + 8, 7)  # epoch 2's run says 7
+        marks.write_bytes(bytes(wrong))
+    elif damage == "seal-flip":  # the last seal is ignored: the one before it (20 batches) is used
+        seal = index_file(tmp_path, index_seal.SEAL_SUFFIX)
+        wrong = bytearray(seal.read_bytes())
+        wrong[-10] ^= 0x04
+        seal.write_bytes(bytes(wrong))
+    elif damage in ("middle-position", "middle-next"):  # still ascending: only the seal's CRC sees it
+        path, good_column = (index, good) if damage == "middle-position" else (nexts, good_next)
+        wrong = bytearray(good_column)
+        wrong[head + 12 * size] ^= 0x01
+        path.write_bytes(bytes(wrong))
+    elif damage == "middle-mark-epoch":  # the epoch-2 run says 3: well formed, wrong
+        wrong = bytearray(good_marks)
+        wrong[batch_index.MARK.size + 8] ^= 0x01
         marks.write_bytes(bytes(wrong))
     elif damage == "last-crc":
         wrong = bytearray(good_check)

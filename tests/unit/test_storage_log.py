@@ -82,9 +82,11 @@ def _segment(tmp_path, base=0) -> Path:
 
 @pytest.mark.parametrize("cut", [1, 10, 60, 61, 100])
 def test_torn_tail_is_truncated(tmp_path, cut):
+    """A torn tail is what was not fsync'd yet (here: the last batch, never flushed)."""
     with open_log(tmp_path) as log:
-        fill(log, [1, 1, 2])
+        fill(log, [1, 1])
         log.flush()
+        fill(log, [2])
     seg = _segment(tmp_path)
     size = seg.stat().st_size
     os.truncate(seg, size - cut)
@@ -100,8 +102,9 @@ def test_torn_tail_is_truncated(tmp_path, cut):
 @pytest.mark.parametrize("where", ["crc", "records", "magic", "length"])
 def test_corrupt_last_batch_is_dropped(tmp_path, where):
     with open_log(tmp_path) as log:
-        fill(log, [1, 1, 1])
+        fill(log, [1, 1])
         log.flush()
+        fill(log, [1])  # not flushed: no seal vouches for it
     seg = _segment(tmp_path)
     data = bytearray(seg.read_bytes())
     last = 2 * len(batch(0, 1))
@@ -113,11 +116,41 @@ def test_corrupt_last_batch_is_dropped(tmp_path, where):
         assert any(p for p in log.recovery_problems)
 
 
-def test_corruption_in_an_old_segment_drops_later_segments(tmp_path):
+@pytest.mark.parametrize("where", ["crc", "records", "magic", "length", "base-offset", "epoch", "cut"])
+def test_damage_to_fsyncd_batches_stops_start_up(tmp_path, where):
+    """Bytes a seal vouches for (flushed, so perhaps committed and acknowledged) that
+    changed are never truncated away: start-up stops and changes nothing. The seal
+    also covers what a batch's CRC does not (base offset, length, leader epoch)."""
+    from kraft_server.log.recovery import LogCorruption
+    with open_log(tmp_path) as log:
+        fill(log, [1, 1, 1, 2])
+        log.flush()
+        fill(log, [2])  # an unflushed tail after them
+    seg = _segment(tmp_path)
+    data = bytearray(seg.read_bytes())
+    second = len(batch(0, 1))
+    if where == "cut":
+        del data[3 * second + 10:]
+    else:
+        data[second + {"crc": 17, "records": second - 3, "magic": 16, "length": 8, "base-offset": 7,
+                       "epoch": 14}[where]] ^= 0x01
+    seg.write_bytes(bytes(data))
+    with pytest.raises(LogCorruption, match="refusing to start") as caught:
+        with open_log(tmp_path) as log:  # the last batch intact: found by the seal check
+            log.wait_verified()
+    assert caught.value.path == seg and seg.read_bytes() == bytes(data)
+    if where in ("crc", "records"):
+        assert f"CRC mismatch in batch at offset 2 (position {second})" in str(caught.value)
+
+
+def test_corruption_in_an_old_unsealed_segment_drops_later_segments(tmp_path):
+    """Segments without seals (written by Kafka or an earlier version) are cut as Kafka does."""
     size = len(batch(0, 1))
     with open_log(tmp_path, segment_bytes=size) as log:
         fill(log, [1, 1, 1, 1])
         log.flush()
+    for seal in (tmp_path / PART).glob("*.batchseal"):
+        seal.unlink()
     seg = _segment(tmp_path, 2)
     data = bytearray(seg.read_bytes())
     data[-1] ^= 1
