@@ -54,8 +54,12 @@ from dataclasses import dataclass, field
 ACCEPTED, REFUSED, UNKNOWN = "accepted", "refused", "unknown"
 ARM, DEATH = "arm", "death"
 ARM_RETRY_MS = 1000  # an arming probe that did not see the listener accept
-DEATH_PROBES = 3  # a killed process's listener may outlive its heartbeat socket by a moment
-DEATH_RETRY_MS = 100
+# A killed JVM's listening socket may still accept for a moment after its heartbeat
+# connection's EOF arrived (measured: up to ~100 ms on a loaded 2-core machine), so a
+# death probe that saw it accept is retried after 10, 20, 40 ... ms, 8 probes in ~1.3 s;
+# then the session decides.
+DEATH_PROBES = 8
+DEATH_RETRY_MS = 10
 
 
 @dataclass(frozen=True, eq=False)
@@ -152,8 +156,8 @@ class DeathEvidence:
             del self.tracks[(probe.broker_id, probe.epoch)]
             self.dead.append((probe.broker_id, probe.epoch))
             return
+        track.next_death_ms = now_ms + (DEATH_RETRY_MS << track.death_probes)
         track.death_probes += 1
-        track.next_death_ms = now_ms + DEATH_RETRY_MS
         if track.death_probes >= DEATH_PROBES:
             track.suspect = False  # its session decides
 
