@@ -229,6 +229,9 @@ class Controller:
         expiry = self.brokers.deadline()
         if expiry is not None:
             deadline = min(deadline, expiry)
+        retry = self.brokers.evidence.next_deadline() if self.prober is not None else None
+        if retry is not None and self.brokers.active_epoch >= 0:
+            deadline = min(deadline, retry)
         if self.next_task_ms:
             deadline = min(deadline, *self.next_task_ms.values())
         queued = self.writes.next_deadline()

@@ -58,6 +58,18 @@ def test_connections_closed_by_the_broker_and_a_refused_listener_are_death():
     assert ev.due_probes(img, 9) == [] and ev.next_deadline() is None
 
 
+def test_a_fenced_broker_heartbeating_is_not_probed_and_sets_no_deadline():
+    """A broker in RECOVERY heartbeats while fenced: no arming probe, no timer (a busy
+    loop otherwise); its unfencing commits, and the next poll arms it."""
+    ev = DeathEvidence()
+    ev.heartbeat("c1", 1, 10)
+    assert ev.due_probes(image(fenced=True), 0) == [] and ev.next_deadline() is None
+    (probe,) = ev.due_probes(image(), 5)
+    assert probe.purpose == ARM
+    ev.probe_done(probe, [REFUSED], 6)  # Kafka opens its listener after it is unfenced
+    assert ev.due_probes(image(), 6) == [] and ev.next_deadline() == 1006
+
+
 @pytest.mark.parametrize("case", ["listener accepts", "probe times out", "we closed it",
                                   "another connection open", "never seen accepting",
                                   "heartbeat since", "fenced", "in controlled shutdown",
@@ -101,15 +113,18 @@ def test_a_listener_that_still_accepts_is_probed_a_few_times_then_left_to_the_se
     img = armed(ev)
     ev.closed("c1", by_peer=True, now_ms=100)
     now, probes = 100, 0
-    for _ in range(10):
+    for _ in range(20):
         for probe in ev.due_probes(img, now):
             probes += 1
             ev.probe_done(probe, [ACCEPTED], now)
+        assert ev.due_probes(img, now) == []  # the retry waits
         deadline = ev.next_deadline()
         if deadline is None:
             break
+        assert deadline > now
         now = deadline
     assert probes == DEATH_PROBES and ev.pop_dead() is None
+    assert now - 100 < 2000  # all within ~1.3 s of the close
 
 
 def test_a_refusal_on_a_retry_is_death():
@@ -120,6 +135,7 @@ def test_a_refusal_on_a_retry_is_death():
     (first,) = ev.due_probes(img, 0)
     ev.probe_done(first, [ACCEPTED], 1)
     assert ev.due_probes(img, 1) == []  # not before the retry is due
+    assert ev.next_deadline() == 11
     (second,) = ev.due_probes(img, ev.next_deadline())
     ev.probe_done(second, [REFUSED], 120)
     assert ev.pop_dead() == (1, 10)

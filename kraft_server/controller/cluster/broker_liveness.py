@@ -103,8 +103,10 @@ class DeathEvidence:
         self.tracks: dict[tuple[int, int], _Track] = {}
         self.conn_keys: dict[object, tuple[int, int]] = {}  # connection -> (id, epoch)
         self.dead: list[tuple[int, int]] = []
+        self.deadline_ms: int | None = None
 
     def reset(self) -> None:
+        self.deadline_ms = None
         self.tracks.clear()
         self.conn_keys.clear()
         self.dead.clear()
@@ -163,8 +165,10 @@ class DeathEvidence:
 
     # -- outputs -----------------------------------------------------------------------
     def due_probes(self, image, now_ms: int) -> list[Probe]:
-        """Probes to start now; each is in flight until ``probe_done``."""
-        out = []
+        """Probes to start now; each is in flight until ``probe_done``. Also notes when
+        the next one falls due (``next_deadline``), for active brokers only: a change
+        of a broker's state comes with a commit, which runs this again."""
+        out, self.deadline_ms = [], None
         for key, track in list(self.tracks.items()):
             b = image.brokers.get(key[0])
             if b is None or b.epoch != key[1]:
@@ -172,12 +176,14 @@ class DeathEvidence:
                 continue
             if track.in_flight is not None or not b.active:
                 continue
-            if track.suspect and track.armed and track.death_probes < DEATH_PROBES \
-                    and now_ms >= track.next_death_ms:
-                purpose = DEATH
-            elif not track.armed and track.conns and now_ms >= track.next_arm_ms:
-                purpose = ARM
+            if track.suspect and track.armed and track.death_probes < DEATH_PROBES:
+                purpose, due = DEATH, track.next_death_ms
+            elif not track.suspect and not track.armed and track.conns:
+                purpose, due = ARM, track.next_arm_ms
             else:
+                continue
+            if now_ms < due:
+                self.deadline_ms = due if self.deadline_ms is None else min(self.deadline_ms, due)
                 continue
             endpoints = tuple((e.host, e.port) for e in b.record.end_points)
             track.in_flight = Probe(key[0], key[1], endpoints, purpose, track.seq)
@@ -188,11 +194,8 @@ class DeathEvidence:
         return self.dead.pop(0) if self.dead else None
 
     def next_deadline(self) -> int | None:
-        """When a retry is due (None: nothing waits on time)."""
-        due = [t.next_death_ms if t.suspect else t.next_arm_ms for t in self.tracks.values()
-               if t.in_flight is None and ((t.suspect and t.armed and t.death_probes < DEATH_PROBES)
-                                           or (not t.suspect and not t.armed and t.conns))]
-        return min(due) if due else None
+        """When ``due_probes`` has a retry to start (None: nothing waits on time)."""
+        return self.deadline_ms
 
     def _drop(self, key) -> None:
         track = self.tracks.pop(key, None)

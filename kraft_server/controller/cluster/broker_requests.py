@@ -138,11 +138,7 @@ class BrokerRequests:
                                only_active=True)
 
     def deadline(self) -> int | None:
-        if self.active_epoch < 0:
-            return None
-        retry = self.evidence.next_deadline()
-        due = self.sessions.next_check_ms
-        return due if retry is None else min(due, retry)
+        return self.sessions.next_check_ms if self.active_epoch >= 0 else None
 
 
 def fence_operation(broker_id: int, broker_epoch: int, why: str, only_active: bool = False):
