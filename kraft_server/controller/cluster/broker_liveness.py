@@ -53,7 +53,10 @@ from dataclasses import dataclass, field
 
 ACCEPTED, REFUSED, UNKNOWN = "accepted", "refused", "unknown"
 ARM, DEATH = "arm", "death"
-ARM_RETRY_MS = 1000  # an arming probe that did not see the listener accept
+# An arming probe that did not see the listener accept is repeated: Kafka's broker
+# opens its listeners just after it is unfenced (``BrokerServer.startup`` calls
+# ``SocketServer.enableRequestProcessing`` after ``setReadyToUnfence`` completed).
+ARM_RETRY_MS = 200
 # A killed JVM's listening socket may still accept for a moment after its heartbeat
 # connection's EOF arrived (measured: up to ~100 ms on a loaded 2-core machine), so a
 # death probe that saw it accept is retried after 10, 20, 40 ... ms, 8 probes in ~1.3 s;
