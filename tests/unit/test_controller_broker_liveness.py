@@ -141,6 +141,24 @@ def test_a_refusal_on_a_retry_is_death():
     assert ev.pop_dead() == (1, 10)
 
 
+def test_only_the_endpoints_seen_accepting_are_probed_for_death():
+    """A broker advertising a listener this controller cannot reach (a timeout) is
+    still fenced on evidence: its reachable listener, seen accepting, now refuses."""
+    ev = DeathEvidence()
+    b = image().brokers[1]
+    b.record.end_points.append(SimpleNamespace(host="10.9.9.9", port=9093))
+    img = SimpleNamespace(brokers={1: b})
+    ev.heartbeat("c1", 1, 10)
+    (arm,) = ev.due_probes(img, 0)
+    assert arm.endpoints == (("h", 9092), ("10.9.9.9", 9093))
+    ev.probe_done(arm, [ACCEPTED, UNKNOWN], 1)
+    ev.closed("c1", by_peer=True, now_ms=2)
+    (death,) = ev.due_probes(img, 2)
+    assert death.endpoints == (("h", 9092),)
+    ev.probe_done(death, [REFUSED], 3)
+    assert ev.pop_dead() == (1, 10)
+
+
 def test_the_same_connection_heartbeating_for_a_new_epoch_moves_to_it():
     ev = DeathEvidence()
     armed(ev)

@@ -11,14 +11,15 @@ registration it is current in, i.e. this incarnation) on evidence when all of:
    .active``) with epoch ``e`` on the committed image when the fence runs;
 2. this controller, since it became active, saw ``id``'s listener accept a TCP
    connection (an "arming" probe of the advertised endpoints of epoch ``e``'s
-   registration, made once heartbeats of ``(id, e)`` arrive);
+   registration, made once heartbeats of ``(id, e)`` arrive and repeated until one
+   accepts);
 3. every connection on which this controller received a heartbeat of ``(id, e)``
    was closed by the peer (EOF or reset; a close of ours, e.g. the idle sweep or a
    protocol violation, never counts) and no heartbeat of ``(id, e)`` arrived since
    the last close;
-4. a probe started after that close found *every* advertised endpoint refusing
-   the connection (ECONNREFUSED). A timeout, an unreachable host or a name that
-   does not resolve is no evidence: the session timeout decides, as today.
+4. a probe started after that close found *every* endpoint seen accepting in rule 2
+   refusing the connection (ECONNREFUSED). A timeout, an unreachable host or a name
+   that does not resolve is no evidence: the session timeout decides, as today.
 
 Why a live broker never satisfies it. A Kafka broker binds its listeners once
 (``Acceptor.start``, opened when request processing is enabled, which precedes
@@ -55,7 +56,8 @@ ACCEPTED, REFUSED, UNKNOWN = "accepted", "refused", "unknown"
 ARM, DEATH = "arm", "death"
 # An arming probe that did not see the listener accept is repeated: Kafka's broker
 # opens its listeners just after it is unfenced (``BrokerServer.startup`` calls
-# ``SocketServer.enableRequestProcessing`` after ``setReadyToUnfence`` completed).
+# ``SocketServer.enableRequestProcessing`` after ``setReadyToUnfence`` completed; seen
+# in the tests: a just-unfenced broker's first arming probe refused, the next accepted).
 ARM_RETRY_MS = 200
 # A killed JVM's listening socket may still accept for a moment after its heartbeat
 # connection's EOF arrived (measured: up to ~100 ms on a loaded 2-core machine), so a
@@ -91,13 +93,17 @@ def verdict(outcomes) -> str:
 class _Track:
     """What this controller knows about one (broker id, epoch)."""
     conns: set = field(default_factory=set)  # open connections that carried its heartbeats
-    armed: bool = False  # its listener was seen accepting
+    seen_accepting: set = field(default_factory=set)  # its endpoints that accepted a probe
     next_arm_ms: int = 0
     suspect: bool = False  # rule 3 holds
     death_probes: int = 0
     next_death_ms: int = 0
     seq: int = 0  # bumped by every heartbeat and close: a probe from before is stale
     in_flight: Probe | None = None
+
+    @property
+    def armed(self) -> bool:
+        return bool(self.seen_accepting)
 
 
 class DeathEvidence:
@@ -148,9 +154,9 @@ class DeathEvidence:
         if track is None or track.in_flight is not probe:
             return
         track.in_flight = None
+        outcomes = list(outcomes)
         answer = verdict(outcomes)
-        if answer == ACCEPTED:
-            track.armed = True
+        track.seen_accepting.update(e for e, o in zip(probe.endpoints, outcomes) if o == ACCEPTED)
         if probe.purpose == ARM:
             if answer != ACCEPTED:
                 track.next_arm_ms = now_ms + ARM_RETRY_MS
@@ -189,6 +195,8 @@ class DeathEvidence:
                 self.deadline_ms = due if self.deadline_ms is None else min(self.deadline_ms, due)
                 continue
             endpoints = tuple((e.host, e.port) for e in b.record.end_points)
+            if purpose == DEATH:  # the endpoints seen accepting: another may be unreachable from here
+                endpoints = tuple(e for e in endpoints if e in track.seen_accepting)
             track.in_flight = Probe(key[0], key[1], endpoints, purpose, track.seq)
             out.append(track.in_flight)
         return out
