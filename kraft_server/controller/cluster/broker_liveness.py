@@ -21,9 +21,10 @@ registration it is current in, i.e. this incarnation) on evidence when all of:
    refusing the connection (ECONNREFUSED). A timeout, an unreachable host or a name
    that does not resolve is no evidence: the session timeout decides, as today.
 
-Why a live broker never satisfies it. A Kafka broker binds its listeners once
-(``Acceptor.start``, opened when request processing is enabled, which precedes
-the heartbeats that follow it) and keeps the listening socket until its shutdown.
+Why a live broker never satisfies it. A Kafka broker opens each listening socket
+once (``Acceptor.start``, when ``BrokerServer.startup`` enables request processing
+just after the broker is unfenced; for port 0 already when the Acceptor is built)
+and keeps it until its shutdown.
 The kernel completes a TCP handshake on a listening socket whether or not the
 process runs: a SIGSTOPped or GC-paused JVM still *accepts* (the connection waits
 in the backlog), and a full backlog drops the SYN (a timeout), it does not refuse.
