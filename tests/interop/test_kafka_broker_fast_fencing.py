@@ -224,3 +224,4 @@ def test_kill_9_of_the_busiest_leader_re_leads_every_partition_within_1_s(cluste
         120, "the restarted broker unfenced and back in every ISR")
     assert "DUPLICATE_BROKER_REGISTRATION" not in victim.log_text()
     assert len(cluster.fencings(victim_id)) == 1
+
