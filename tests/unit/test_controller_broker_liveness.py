@@ -245,3 +245,54 @@ def test_a_new_active_controller_starts_without_evidence():
     c.controller.heartbeat_connection_closed("conn1", by_peer=True)  # seen before: not its evidence
     c.run_for(50)
     assert c.probes == [] and not c.controller.image.brokers.get(1).fenced
+
+
+# -- the rule under random interleavings --------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_interleavings_never_fence_a_live_broker_and_do_fence_a_killed_one(seed):
+    """A seeded model of one broker: heartbeats on new connections, cuts by a proxy,
+    closes of ours, pauses (SIGSTOP: the listener still accepts), lost probes, and
+    maybe a kill (every connection closes, the listener refuses a few probes later).
+    While the broker lives nothing is dead; once killed (armed before), it is."""
+    import random
+    rng = random.Random(seed)
+    ev, img, now = DeathEvidence(), image(), 0
+    conns, n, killed_at_probe, probes_after_kill, expect_dead = set(), 0, None, 0, False
+    kill_step = rng.choice([None, rng.randrange(50, 250)])
+    for step in range(300):
+        now += rng.choice([1, 5, 10, 50])
+        alive = kill_step is None or step < kill_step
+        if step == kill_step:
+            # the rule can hold: connections open to close, and the listener seen accepting
+            expect_dead = bool(conns) and ev.tracks[(1, 10)].armed
+            for c in conns:
+                ev.closed(c, by_peer=True, now_ms=now)
+            conns.clear()
+            killed_at_probe = rng.randrange(0, 3)  # the listener outlives the EOF by 0-2 probes
+        elif alive:
+            action = rng.random()
+            if action < 0.3 and not (conns and rng.random() < 0.5):
+                n += 1
+                conns.add(n)
+                ev.heartbeat(n, 1, 10)
+            elif action < 0.4 and conns:
+                ev.heartbeat(rng.choice(sorted(conns)), 1, 10)
+            elif action < 0.5 and conns:
+                c = rng.choice(sorted(conns))
+                conns.discard(c)
+                ev.closed(c, by_peer=rng.random() < 0.7, now_ms=now)  # a cut, or a close of ours
+        for probe in ev.due_probes(img, now):
+            if alive:
+                outcome = UNKNOWN if rng.random() < 0.1 else ACCEPTED  # paused or not, it accepts
+            else:
+                probes_after_kill += 1
+                outcome = ACCEPTED if probes_after_kill <= killed_at_probe else REFUSED
+            ev.probe_done(probe, [outcome], now + rng.choice([0, 1, 3]))
+        dead = ev.pop_dead()
+        if alive:
+            assert dead is None, f"a live broker declared dead at step {step}"
+        elif dead is not None:
+            assert dead == (1, 10)
+            return
+    assert not expect_dead, "killed after it was armed, but never declared dead"
