@@ -26,15 +26,24 @@ formatted with ``--initial-controllers``) and three brokers.
    after the controller answered) and every partition has a leader in every broker's
    Metadata; the broker
    leading most of them gets SIGKILL (clock starts just before the signal) right after
-   it logged a heartbeat answer (polled every 10 ms; see row 4), so its session is
+   it logged a heartbeat answer (polled every 10 ms; see row 5), so its session is
    equally fresh on both sides. Every
    50 ms a Metadata v12 request (our codecs) goes to each surviving broker; the clock
-   stops when neither names the killed broker leader of any partition. Dominated by
-   the session timeout (9 s) after which the controller fences it. A partition whose
+   stops when neither names the killed broker leader of any partition. On Kafka's
+   controllers dominated by the session timeout (9 s) after which the controller
+   fences it; ours fences at once on evidence of the crash (the broker's heartbeat
+   connection closed, its listener refusing a probe: issue 29,
+   ``kraft_server/controller/cluster/broker_liveness.py``). A partition whose
    ISR had shrunk to the killed broker (followers lagging on a loaded machine) is left
    leaderless, as Kafka's rules say; ``partitions left leaderless (count)`` counts them.
-4. ``controller kill -9 -> heartbeat (ms)``: once the killed broker is restarted and
-   unfenced (DescribeCluster v2 of a broker) and every broker had a heartbeat answered
+4. ``broker SIGSTOP -> re-led (ms)``: once the killed broker is restarted and
+   unfenced and every broker had a heartbeat answered, the broker now leading the
+   most ``failover`` partitions gets SIGSTOP right after it logged a heartbeat answer,
+   measured as row 3, then SIGCONT. A paused process is no evidence of a crash (its
+   connections stay open, its listening socket still accepts), so both sides wait
+   for the session timeout.
+5. ``controller kill -9 -> heartbeat (ms)``: once the paused broker is resumed and
+   unfenced again (DescribeCluster v2 of a broker) and every broker had a heartbeat answered
    in state RUNNING, the active controller gets SIGKILL (wall clock read just before).
    Each broker logs a successful heartbeat answer in state RUNNING at DEBUG
    (``org.apache.kafka.server.BrokerLifecycleManager``: "The broker is RUNNING. Processing
@@ -47,21 +56,21 @@ formatted with ``--initial-controllers``) and three brokers.
 second each, hosting nothing, so 100,000 partitions need no broker JVM), both sides
 with ``metadata.log.max.snapshot.interval.ms=5000``.
 
-5. ``create topics direct (s)``: CreateTopics v7 sent straight to the controller,
+6. ``create topics direct (s)``: CreateTopics v7 sent straight to the controller,
    ``--big-topics`` x ``--big-partitions`` (1,000 x 100 = 100,000 partitions, RF 3),
    50 topics a request (Kafka's limit is 10,000 records per operation).
-6. ``controller RSS, created direct (MiB)``: VmRSS of the controller then.
-7. ``snapshot load (ms)``: once a snapshot file (``__cluster_metadata-0/*.checkpoint``)
+7. ``controller RSS, created direct (MiB)``: VmRSS of the controller then.
+8. ``snapshot load (ms)``: once a snapshot file (``__cluster_metadata-0/*.checkpoint``)
    covers the high watermark read after the last CreateTopics, the controller is
    stopped (SIGTERM) and started again; the clock runs from just before the process
    is spawned until a validate-only CreateTopics for an existing topic is answered
    TOPIC_ALREADY_EXISTS (a controller answers it only once it is active, i.e. the
    snapshot is loaded and the log after it replayed; before, NOT_CONTROLLER or a
    refused connection), polled every 20 ms.
-8. ``controller RSS, snapshot loaded (MiB)``: VmRSS right after that answer. (Our
-   image keeps a partition as its record's bytes until something reads it, so rows 6
-   and 8 are its low end.)
-9. ``controller RSS, every partition read (MiB)``: VmRSS after an ElectLeaders v2
+9. ``controller RSS, snapshot loaded (MiB)``: VmRSS right after that answer. (Our
+   image keeps a partition as its record's bytes until something reads it, so rows 7
+   and 9 are its low end.)
+10. ``controller RSS, every partition read (MiB)``: VmRSS after an ElectLeaders v2
    (PREFERRED, every partition) sent to the controller is answered: both read every
    partition to decide (nothing needs electing, nothing is written).
 
@@ -73,6 +82,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -195,6 +205,36 @@ def _unfenced_ids(port: int) -> list[int] | None:
         conn.close()
 
 
+def _all_running(brokers, port: int) -> None:
+    """Every broker unfenced (DescribeCluster of the broker at ``port``), listening, and
+    with a heartbeat answered in state RUNNING from now on."""
+    marks = {b.node_id: b.log_path.stat().st_size for b in brokers}
+    ids = sorted(b.node_id for b in brokers)
+    wait_for(lambda: _unfenced_ids(port) == ids, 180, "every broker unfenced")
+    wait_for(lambda: _listening(brokers), 60, "every broker listening")
+    wait_for(lambda: all(heartbeat_answers(b, 0, marks[b.node_id]) for b in brokers), 60,
+             "heartbeats answered in state RUNNING on every broker")
+
+
+def _pause_row(brokers) -> int:
+    """Row 4: SIGSTOP of the broker leading the most partitions until the others'
+    Metadata no longer names it leader; SIGCONT after."""
+    counts = Counter(_leaders(brokers[0].port).values())
+    paused = next(b for b in brokers if b.node_id == counts.most_common(1)[0][0])
+    others = [b.port for b in brokers if b is not paused]
+    mark = paused.log_path.stat().st_size
+    wait_for(lambda: heartbeat_answers(paused, 0, mark), 30, "a heartbeat answer on the paused broker",
+             interval=0.01)
+    t0 = time.monotonic()
+    os.killpg(paused.proc.pid, signal.SIGSTOP)
+    try:
+        wait_for(lambda: _moved_off(others, paused.node_id), 300,
+                 "no failover partition led by the paused broker", interval=0.05)
+        return round((time.monotonic() - t0) * 1000)
+    finally:
+        os.killpg(paused.proc.pid, signal.SIGCONT)
+
+
 def failover_part(kind: str, workdir: Path, args) -> dict:
     cluster = random_cluster_id()
     side = Side(kind, workdir / "controllers", cluster, 3, {}, production_jvm=not args.fast_kafka_jvm)
@@ -231,13 +271,10 @@ def failover_part(kind: str, workdir: Path, args) -> dict:
                          "no failover partition led by the killed broker", interval=0.05)
         rows["broker kill -9 -> re-led (ms)"] = round((time.monotonic() - t0) * 1000)
         rows["partitions left leaderless (count)"] = max(sum(1 for l in v.values() if l < 0) for v in views)
-        marks = {b.node_id: b.log_path.stat().st_size for b in brokers}
         victim.start()
-        ids = sorted(b.node_id for b in brokers)
-        wait_for(lambda: _unfenced_ids(survivors[0]) == ids, 180, "the victim unfenced again")
-        wait_for(lambda: _listening(brokers), 60, "every broker listening")
-        wait_for(lambda: all(heartbeat_answers(b, 0, marks[b.node_id]) for b in brokers), 60,
-                 "heartbeats answered in state RUNNING on every broker")
+        _all_running(brokers, survivors[0])
+        rows["broker SIGSTOP -> re-led (ms)"] = _pause_row(brokers)
+        _all_running(brokers, survivors[0])
         marks = {b.node_id: b.log_path.stat().st_size for b in brokers}
         leader = side.leader()
         killed_at = time.time()

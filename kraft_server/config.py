@@ -274,6 +274,9 @@ DEFINITIONS: tuple[_Def, ...] = (
     # exporting the raft-metrics group; unset (the default) serves none.
     _Def("kraft.metrics.prometheus.listener", _t_string, None,
          lambda name, value: parse_host_port(value, name) if value else None),
+    # Ours: fence a broker at once on evidence of a crash, not only when its session
+    # expires (kraft_server/controller/cluster/broker_liveness.py).
+    _Def("kraft.broker.fast.fencing.enable", _t_bool, True),
 )
 _BY_NAME = {d.name: d for d in DEFINITIONS}
 

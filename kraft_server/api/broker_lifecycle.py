@@ -31,4 +31,8 @@ def handle_broker_heartbeat_request(call, view) -> None:
     if controller is None:
         call.respond(heartbeat_error_response(ErrorCode.NOT_CONTROLLER))
         return
-    controller.submit_broker_heartbeat(call.body, call.api_version, _responder(call))
+    connection = call.pipeline  # its close is evidence for fast fencing (controller/cluster/broker_liveness.py)
+    controller.submit_broker_heartbeat(call.body, call.api_version, _responder(call), connection)
+    watch = getattr(connection, "watch_close", None)
+    if watch is not None:
+        watch("broker-heartbeats", lambda by_peer: controller.heartbeat_connection_closed(connection, by_peer))

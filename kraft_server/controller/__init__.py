@@ -27,7 +27,8 @@ The decisions, one room per control concern as Kafka splits its controller
 - ``cluster/`` (ClusterControl): ``registration.py`` (ControllerRegistration,
   answered as the active controller, sent to it by the others),
   ``broker_requests.py`` / ``broker_lifecycle.py`` / ``broker_sessions.py``
-  (broker registration, heartbeats, fencing on session expiry, controlled shutdown);
+  (broker registration, heartbeats, fencing on session expiry, controlled shutdown),
+  ``broker_liveness.py`` (fencing at once on evidence of a broker's crash);
 - ``replication/`` (ReplicationControl): ``topic_creation.py``, ``topic_deletion.py``,
   ``partition_creation.py``, ``placement.py`` (striped replica placement),
   ``partition_change.py`` (leader/ISR/ELR moves, Kafka's PartitionChangeBuilder),

@@ -65,6 +65,7 @@ class ControllerSettings:
     leader_balance_interval_ms: int | None = 300_000  # leader.imbalance.check.interval.seconds; None: off
     unclean_election_interval_ms: int = 300_000  # unclean.leader.election.interval.ms
     static_configs: dict = field(default_factory=dict)  # the properties file (DescribeConfigs)
+    broker_fast_fencing: bool = True  # kraft.broker.fast.fencing.enable (cluster/broker_liveness.py)
 
     @classmethod
     def from_config(cls, config, bootstrap_levels: dict) -> "ControllerSettings":
@@ -87,6 +88,7 @@ class ControllerSettings:
                                         if config["auto.leader.rebalance.enable"] else None),
             unclean_election_interval_ms=int(config["unclean.leader.election.interval.ms"]),
             static_configs=dict(config.raw),
+            broker_fast_fencing=bool(config["kraft.broker.fast.fencing.enable"]),
         )
 
     def registration(self) -> RegisterControllerRecord | None:
@@ -120,13 +122,17 @@ class Controller:
         # a time on the committed image, answered after commit (write_queue.py).
         self.writes = WriteQueue()
         self.brokers = BrokerRequests(core.config.cluster_id, settings.broker_session_timeout_ms,
-                                      core.kraft_version)
+                                      core.kraft_version, settings.broker_fast_fencing)
         self._now_ms = now_ms
         # The periodic election tasks while active: name -> next run (Kafka's
         # electPreferred and electUnclean).
         self.next_task_ms: dict[str, int] = {}
         self.outbound = None  # the shell's send(OutboundRequest); None: never send
         self.wake = None  # the shell's "run a cycle soon", for arrivals outside the loop
+        # the shell's probe(Probe, done(outcomes)) of a broker's listener
+        # (cluster/broker_liveness.py); None: no probes, brokers fenced on expiry only
+        self.prober = None
+        self._probe_results: list = []
         self._responses: list = []
 
     # -- called by the shell from outside ``poll`` ---------------------------------------
@@ -140,14 +146,23 @@ class Controller:
         run, fail = self.brokers.registration(body, version, lambda: self._now_ms)
         self._submit("BrokerRegistration", run, fail, respond)
 
-    def submit_broker_heartbeat(self, body, version: int, respond) -> None:
+    def submit_broker_heartbeat(self, body, version: int, respond, connection=None) -> None:
         """As Kafka's ``ControllerApis``: a heartbeat that has not started within half the
         heartbeat interval is answered REQUEST_TIMED_OUT (the broker retries); its
-        session was touched on arrival and its metadata offset is still noted."""
-        run, fail = self.brokers.heartbeat(body, version, self._now_ms)
+        session was touched on arrival and its metadata offset is still noted.
+        ``connection``: an opaque token of the connection it came on, reported again to
+        ``heartbeat_connection_closed`` when that closes."""
+        run, fail = self.brokers.heartbeat(body, version, self._now_ms, connection)
         self._submit("BrokerHeartbeat", run, fail, respond,
                      timeout_ms=self.settings.broker_heartbeat_interval_ms // 2,
                      expired=lambda: self.brokers.heartbeat_expired(self.image, body))
+
+    def heartbeat_connection_closed(self, connection, by_peer: bool) -> None:
+        """A connection that carried broker heartbeats closed (EOF or reset when
+        ``by_peer``; else we closed it)."""
+        self.brokers.evidence.closed(connection, by_peer, self._now_ms)
+        if self.wake is not None:
+            self.wake()
 
     def submit_write(self, name: str, run, fail, respond) -> None:
         """A write-queue operation (``write_queue.py``) built by an API handler."""
@@ -204,12 +219,19 @@ class Controller:
         fence = self.brokers.expiry(self.image, active and self.image.has_metadata, self.core.epoch, now_ms)
         if fence is not None:
             self.writes.submit("FenceStaleBroker", fence, lambda code: None, lambda body: None)
+        self._poll_probes(now_ms)
+        dead = self.brokers.dead_broker()
+        if dead is not None:
+            self.writes.submit("FenceDeadBroker", dead, lambda code: None, lambda body: None)
         self._periodic_elections(active, now_ms)
         proposed = self.writes.poll(self.core, self.image, active, now_ms) or proposed
         deadline = self.next_clean_ms
         expiry = self.brokers.deadline()
         if expiry is not None:
             deadline = min(deadline, expiry)
+        retry = self.brokers.evidence.next_deadline() if self.prober is not None else None
+        if retry is not None and self.brokers.active_epoch >= 0:
+            deadline = min(deadline, retry)
         if self.next_task_ms:
             deadline = min(deadline, *self.next_task_ms.values())
         queued = self.writes.next_deadline()
@@ -251,6 +273,21 @@ class Controller:
                     log.info("[Controller %d] %s: %d partition(s)", self.settings.node_id, name, len(records))
                 return Write(records, lambda: None)
             self.writes.submit(name, run, lambda code: None, lambda body: None)
+
+    def _poll_probes(self, now_ms: int) -> None:
+        """Outcomes of the listener probes in, the probes now due out to the shell."""
+        results, self._probe_results = self._probe_results, []
+        for probe, outcomes in results:
+            self.brokers.evidence.probe_done(probe, outcomes, now_ms)
+        if self.prober is None or self.brokers.active_epoch < 0:
+            return
+        for probe in self.brokers.evidence.due_probes(self.image, now_ms):
+            self.prober(probe, lambda outcomes, probe=probe: self._probe_done(probe, outcomes))
+
+    def _probe_done(self, probe, outcomes) -> None:
+        self._probe_results.append((probe, outcomes))
+        if self.wake is not None:
+            self.wake()
 
     def _poll_sender(self, now_ms: int) -> int | None:
         responses, self._responses = self._responses, []

@@ -63,7 +63,9 @@ class ServerConnection(asyncio.Protocol):
             self._registry.add(self)
 
     def connection_lost(self, exc) -> None:
+        by_peer = not self.pipeline.closed  # ``abort`` (ours) closes the pipeline first
         dropped = self.pipeline.close()
+        self.pipeline.lost(by_peer)
         if dropped:
             log.debug("%s closed with %d unanswered requests", self.peer, len(dropped))
         if self._registry is not None:

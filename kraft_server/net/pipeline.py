@@ -152,6 +152,7 @@ class Pipeline:
         self.closed = False
         self.failed: str | None = None  # set when the connection must be closed
         self.peer = None  # the client's (host, port), set by the adapter (DescribeGroups' client host)
+        self.close_watchers: dict | None = None  # name -> fn(by_peer), see watch_close
 
     # -- input ---------------------------------------------------------------------
     def receive_data(self, data) -> None:
@@ -281,6 +282,22 @@ class Pipeline:
         answers) are views of the log, not copies."""
         out, self._out = self._out, []
         return out
+
+    def watch_close(self, name: str, fn) -> None:
+        """Call ``fn(by_peer)`` once the connection is gone (one watcher per name):
+        ``by_peer`` is true for an EOF or a reset, false when we closed it."""
+        if self.close_watchers is None:
+            self.close_watchers = {}
+        self.close_watchers[name] = fn
+
+    def lost(self, by_peer: bool) -> None:
+        """The adapter's report that the connection is gone: the watchers are told."""
+        watchers, self.close_watchers = self.close_watchers, None
+        for fn in (watchers or {}).values():
+            try:
+                fn(by_peer)
+            except Exception:  # a watcher's bug must not break the connection's teardown
+                log.exception("close watcher failed")
 
     def close(self) -> list[InboundCall]:
         """Forget the connection; returns the calls that will never be answered."""

@@ -330,6 +330,11 @@ def _wire_controller_channel(config: KafkaConfig, controller, driver) -> None:
     controller.outbound = channel.send
     controller.wake = driver.wake
     driver.extra_channels.append(channel)  # closed with the core's when the loop ends
+    if config["kraft.broker.fast.fencing.enable"]:
+        from kraft_server.net.listener_probe import ListenerProber
+        prober = ListenerProber()  # the listener probes of fast fencing
+        controller.prober = prober.probe
+        driver.extra_channels.append(prober)
 
 
 def _with_prometheus(config: KafkaConfig, core, raft_log, clock, after_cycle, address: str):

@@ -2,7 +2,9 @@
 broker registers (RegisterBrokerRecord v4, fenced), catches up by fetching
 ``__cluster_metadata`` as a Raft observer, is unfenced (BrokerRegistrationChangeRecord
 v0 Fenced=-1, then the v3 CordonedLogDirs=[] record), and serves; killed with SIGKILL,
-it is fenced once its session (``broker.session.timeout.ms``) expires."""
+it is fenced once its session (``broker.session.timeout.ms``) expires (fast fencing
+off here, ``kraft.broker.fast.fencing.enable=false``: this is the session path; the
+fast one is ``test_kafka_broker_fast_fencing.py``)."""
 from __future__ import annotations
 
 import time
@@ -44,7 +46,8 @@ def record_kinds(node) -> list[tuple[int, int]]:
 
 def test_a_kafka_broker_registers_unfences_and_is_fenced_when_killed(tmp_path):
     (tmp_path / "ours").mkdir()
-    node = OurNode(tmp_path / "ours", node_id=1, extra=(f"broker.session.timeout.ms={SESSION_MS}",))
+    node = OurNode(tmp_path / "ours", node_id=1, extra=(f"broker.session.timeout.ms={SESSION_MS}",
+                                                         "kraft.broker.fast.fencing.enable=false"))
     node.format_with_ours(CLUSTER)
     node.start()
     brokers = []

@@ -1,6 +1,7 @@
 """bench/controller.py --quick --json runs both sides (ours and Kafka 4.3.1's
 controllers, Kafka brokers) and reports every row with a plausible number; never
-asserts on speed. Slow: it starts six controller processes, three broker JVMs
+asserts on speed (but ours re-leads after a broker's kill -9 before a session could
+expire: fencing on evidence took effect). Slow: it starts six controller processes, three broker JVMs
 twice and two single controllers (minutes on a shared 2-core machine)."""
 import json
 import math
@@ -15,7 +16,8 @@ from tests.support.jdk import need_jdk
 pytestmark = [pytest.mark.java, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = ("create topics (s)", "controller RSS, create topics (MiB)", "broker kill -9 -> re-led (ms)",
-        "partitions left leaderless (count)", "controller kill -9 -> heartbeat (ms)", "create topics direct (s)", "controller RSS, created direct (MiB)",
+        "partitions left leaderless (count)", "broker SIGSTOP -> re-led (ms)",
+        "controller kill -9 -> heartbeat (ms)", "create topics direct (s)", "controller RSS, created direct (MiB)",
         "snapshot load (ms)", "controller RSS, snapshot loaded (MiB)", "controller RSS, every partition read (MiB)")
 
 
@@ -35,6 +37,12 @@ def test_controller_bench_quick_reports_every_row_for_both_sides():
         # (ours: "create topics direct (s)" 0.01 on a quiet machine), an RSS may not
         assert all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in rows.values()), rows
         assert all(v > 0 for k, v in rows.items() if "RSS" in k or "(ms)" in k), rows
-        # the re-lead waits for the session timeout (9 s) to expire; a heartbeat needs an election
-        assert 4000 < rows["broker kill -9 -> re-led (ms)"] < 60000
+        # Kafka's re-lead after kill -9 waits for the session timeout (9 s) to expire, ours
+        # not (issue 29: fenced on evidence of the crash); after SIGSTOP both wait for it;
+        # a heartbeat needs an election
+        if side == "kafka":
+            assert 4000 < rows["broker kill -9 -> re-led (ms)"] < 60000
+        else:
+            assert rows["broker kill -9 -> re-led (ms)"] < 4000
+        assert 4000 < rows["broker SIGSTOP -> re-led (ms)"] < 60000
         assert 0 < rows["controller kill -9 -> heartbeat (ms)"] < 60000

@@ -1,6 +1,7 @@
 """BrokerRegistration (62) and BrokerHeartbeat (63) on the active controller: the
 write-queue operations built from a request (decisions in ``broker_lifecycle.py``),
-and the session-expiry fencing task (``broker_sessions.py``).
+the session-expiry fencing task (``broker_sessions.py``) and fencing on evidence of
+a crash (``broker_liveness.py``); both fence through ``fence_operation``.
 
 A heartbeat touches its (id, epoch) session before it is queued, as Kafka's
 ``ControllerApis`` does; the answer reports the state after the batch commits.
@@ -12,6 +13,7 @@ import logging
 from wire.messages import BrokerHeartbeatResponse, BrokerRegistrationResponse
 
 from . import broker_lifecycle as lifecycle
+from .broker_liveness import DeathEvidence
 from .broker_sessions import BrokerSessions
 from ..write_queue import Write
 
@@ -30,9 +32,11 @@ def heartbeat_error_response(code: int) -> BrokerHeartbeatResponse:
 
 
 class BrokerRequests:
-    def __init__(self, cluster_id: str, session_timeout_ms: int, kraft_version) -> None:
+    def __init__(self, cluster_id: str, session_timeout_ms: int, kraft_version,
+                 fast_fencing: bool = True) -> None:
         self.cluster_id = cluster_id
         self.sessions = BrokerSessions(session_timeout_ms)
+        self.evidence = DeathEvidence(fast_fencing)  # kraft.broker.fast.fencing.enable
         self.kraft_version = kraft_version  # () -> int, from the Raft core
         self.shutdown_offsets: dict[tuple[int, int], int] = {}
         self.active_epoch = -1
@@ -61,8 +65,10 @@ class BrokerRequests:
                          written)
         return run, registration_error_response
 
-    def heartbeat(self, body, version: int, now_ms: int):
+    def heartbeat(self, body, version: int, now_ms: int, connection=None):
         self.sessions.touch(body.broker_id, body.broker_epoch, now_ms)
+        if self.active_epoch >= 0:
+            self.evidence.heartbeat(connection, body.broker_id, body.broker_epoch)
 
         def run(image, next_offset, now):
             key = (body.broker_id, body.broker_epoch)
@@ -102,12 +108,15 @@ class BrokerRequests:
     def expiry(self, image, active: bool, epoch: int, now_ms: int):
         """A fence operation for one expired broker, or None; also (re)arms the task."""
         if not active:
+            if self.active_epoch >= 0:
+                self.evidence.reset()
             self.active_epoch = -1
             return None
         if self.active_epoch != epoch:
             self.active_epoch = epoch
             self.sessions.activate(image, now_ms)
             self.shutdown_offsets.clear()
+            self.evidence.reset()  # a new active controller probes only from what it sees
             return None
         if now_ms < self.sessions.next_check_ms:
             return None
@@ -115,19 +124,33 @@ class BrokerRequests:
         self.sessions.next_check_ms = now_ms + EXPIRED_RECHECK_MS if key else self.sessions.next_check(now_ms)
         if key is None:
             return None
-        broker_id, broker_epoch = key
+        return fence_operation(*key, "its session expired")
 
-        def run(img, next_offset, now):
-            b = img.brokers.get(broker_id)
-            if b is None or b.epoch != broker_epoch:
-                return Write([], lambda: None)
-            # An already fenced broker is fenced again (Kafka 4.3.1's
-            # maybeFenceOneStaleBroker does not look): e.g. a restarted broker that
-            # registered but did not heartbeat within the session timeout.
-            log.info("[Controller] fencing broker %d: its session expired", broker_id)
-            return Write(lifecycle.fence_records(img, broker_id), lambda: None)
-        return run
+    def dead_broker(self):
+        """A fence operation for a broker the evidence says crashed, or None. Its
+        session goes too, as an expired one does: the next incarnation may register
+        at once (DUPLICATE_BROKER_REGISTRATION needs a live session)."""
+        key = self.evidence.pop_dead() if self.active_epoch >= 0 else None
+        if key is None:
+            return None
+        self.sessions.contact.pop(key, None)
+        return fence_operation(*key, "its connections closed and its listener refused a connection",
+                               only_active=True)
 
     def deadline(self) -> int | None:
         return self.sessions.next_check_ms if self.active_epoch >= 0 else None
 
+
+def fence_operation(broker_id: int, broker_epoch: int, why: str, only_active: bool = False):
+    """The write that fences (id, epoch) if that epoch is still current (session expiry
+    and evidence of a crash alike: the same records, ``lifecycle.fence_records``)."""
+    def run(img, next_offset, now):
+        b = img.brokers.get(broker_id)
+        if b is None or b.epoch != broker_epoch or (only_active and not b.active):
+            return Write([], lambda: None)
+        # An already fenced broker is fenced again on expiry (Kafka 4.3.1's
+        # maybeFenceOneStaleBroker does not look): e.g. a restarted broker that
+        # registered but did not heartbeat within the session timeout.
+        log.info("[Controller] fencing broker %d: %s", broker_id, why)
+        return Write(lifecycle.fence_records(img, broker_id), lambda: None)
+    return run
