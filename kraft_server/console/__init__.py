@@ -35,11 +35,14 @@ class Console:
         self.static = load_static()
         self.timeline = Timeline(core, raft_log, clock())
         self.state = StateBuilder(view, core, raft_log, controller, self.timeline, peers)
-        self.events = EventHub(lambda seq, ms: self.state.build(self.clock(), seq, ms), self.fingerprint, clock)
+        self.events = EventHub(self.snapshot, self.fingerprint, clock)
         self.metrics = metrics  # (accept, query) -> (body, content type), when shared
 
-    def snapshot(self) -> dict:
-        return self.state.build(self.clock())
+    def snapshot(self, since_seq: int = 0, since_sample_ms: int = -1) -> dict:
+        state = self.state.build(self.clock(), since_seq, since_sample_ms)
+        hub = self.events
+        state["pages"] = {"open": len(hub.pages), "dropped": hub.dropped, "updates": hub.published}
+        return state
 
     def fingerprint(self) -> tuple:
         core, timeline = self.core, self.timeline

@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 RATE_HZ = 4
 IDLE_S = 2.0  # an update at least this often: the page's "seconds ago" stay true
 MAX_PAGES = 32
-MAX_BUFFERED = 256 * 1024
+MAX_BUFFERED = 128 * 1024
 SEND_BUFFER = 64 * 1024
 HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
         b"Connection: keep-alive\r\n\r\nretry: 1000\n\n")

@@ -19,6 +19,7 @@ from .fields import decode_control, decode_value
 log = logging.getLogger(__name__)
 
 CAPACITY = 200  # records kept
+PER_UPDATE = 40  # records sent to a page per update (at most 4 a second)
 BUDGET_BYTES = 64 * 1024  # log bytes read per Ready cycle
 JUMP_OFFSETS = 20_000  # further behind than this: jump to the head
 
@@ -102,6 +103,8 @@ class RecordTail:
             self.seq += 1
             self.entries.append(TailEntry(self.seq, offset, timestamp, control, value))
 
-    def since(self, seq: int) -> list[dict]:
-        """Decoded records after ``seq``, oldest first."""
-        return [e.plain() for e in self.entries if e.seq > seq]
+    def since(self, seq: int, limit: int = PER_UPDATE) -> list[dict]:
+        """Decoded records after ``seq``, oldest first: the newest ``limit`` of them (a
+        page shows a tail; under a high commit rate the rest are only counted)."""
+        newer = [e for e in self.entries if e.seq > seq]
+        return [e.plain() for e in newer[-limit:]]

@@ -8,6 +8,7 @@ let state = null;
 let samples = [];   // [time ms, high watermark]
 let records = [];   // decoded records, oldest first
 let lastSeq = 0;
+let omitted = 0;    // records committed between two updates beyond what one update carries
 let paused = false;
 
 const $ = (id) => document.getElementById(id);
@@ -173,6 +174,7 @@ function drawChart() {
 function addRecords(list) {
   for (const r of list) {
     if (r.seq <= lastSeq) continue;
+    if (lastSeq && r.seq > lastSeq + 1) omitted += r.seq - lastSeq - 1;
     lastSeq = r.seq;
     records.push(r);
     const select = $("record-type");
@@ -196,8 +198,9 @@ function drawRecords() {
     shown.push(tr);
   }
   fill("records", shown);
+  const skipped = omitted + state.recordsSkipped;
   $("tail-note").textContent = records.length + " records kept" +
-    (state.recordsSkipped ? ", " + state.recordsSkipped + " skipped by the node under load" : "");
+    (skipped ? ", " + skipped + " not shown (committed faster than a page can read)" : "");
 }
 
 // -- the image ----------------------------------------------------------------------------
