@@ -64,7 +64,9 @@ class StateBuilder:
 
     def _quorum(self, now_ms: int) -> dict:
         """``describe --replication``'s rows: the leader knows every replica's log end
-        offset and fetch times; elsewhere only the voters and our own log end."""
+        offset and fetch times; elsewhere only the voters and our own log end. Lag is the
+        leader's log end offset minus the replica's, unclamped, as Kafka's tool prints it
+        (``MetadataQuorumCommand.quorumInfoToRows``)."""
         quorum = self.view.quorum(now_ms)
         if not quorum.is_leader:
             return {"known": False, "voters": [], "observers": []}
@@ -75,7 +77,7 @@ class StateBuilder:
         def row(r, status):
             return {"id": r.replica_id, "directoryId": uuid_to_str(r.directory_id),
                     "logEndOffset": r.log_end_offset,
-                    "lag": max(0, leo - r.log_end_offset) if r.log_end_offset >= 0 else None,
+                    "lag": leo - r.log_end_offset,
                     "lastFetch": r.last_fetch_timestamp, "lastCaughtUp": r.last_caught_up_timestamp,
                     "status": "Leader" if r.replica_id == quorum.leader_id and status == "Follower" else status,
                     "endpoints": endpoints.get(r.replica_id, []), "console": self.peers.get(r.replica_id)}

@@ -9,7 +9,10 @@ tail's filter and pause, then kill -9 of the leader seen from a follower's page.
 """
 from __future__ import annotations
 
+import json
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -38,14 +41,16 @@ def quorum(tmp_path_factory):
     cluster_id = random_cluster_id()
     ports = {i: free_port() for i in (1, 2, 3, 4)}
     consoles = {i: f"http://127.0.0.1:{p}/" for i, p in ports.items()}
-    peers = "kraft.console.peers=" + ",".join(f"{i}@127.0.0.1:{p}" for i, p in ports.items())
+    peers = ",".join(f"{i}@127.0.0.1:{p}" for i, p in ports.items())
     nodes = make_quorum(workdir, "dynamic", cluster_id)
     (workdir / "n4").mkdir()
     nodes.append(OurNode(workdir / "n4", node_id=4, extra=FAST_QUORUM))
     try:
         for n in nodes:
             set_property(n.config, "kraft.console.listener", f"127.0.0.1:{ports[n.node_id]}")
-            set_property(n.config, "kraft.console.peers", peers.split("=", 1)[1])
+            set_property(n.config, "kraft.console.peers", peers)
+        # node 1 serves its Prometheus endpoint from the console's server
+        set_property(nodes[0].config, "kraft.metrics.prometheus.listener", f"127.0.0.1:{ports[1]}")
         observer = nodes[3]
         bootstrap = ",".join(n.bootstrap for n in nodes[:3])
         set_property(observer.config, "controller.quorum.bootstrap.servers", bootstrap)
@@ -77,6 +82,22 @@ def _leader(quorum, exclude=()) -> OurNode:
 def _row_attrs(browser, name: str) -> dict[str, str]:
     ids = attrs(browser, "#quorum-table tbody tr", "data-id")
     return dict(zip(ids, attrs(browser, "#quorum-table tbody tr", name)))
+
+
+def test_one_server_answers_the_page_the_state_and_prometheus(quorum):
+    url = quorum.consoles[1]
+    with urllib.request.urlopen(url + "metrics", timeout=5) as r:
+        assert "kafka_server_raft_metrics_current_epoch" in r.read().decode()
+    with urllib.request.urlopen(url + "api/state", timeout=5) as r:
+        state = json.loads(r.read())
+    assert state["nodeId"] == 1 and state["clusterId"] and state["buildMicros"] > 0
+    with pytest.raises(urllib.error.HTTPError) as refused:  # node 2 has no Prometheus endpoint
+        urllib.request.urlopen(quorum.consoles[2] + "metrics", timeout=5)
+    assert refused.value.code == 404
+    post = urllib.request.Request(url + "api/state", data=b"{}", method="POST")
+    with pytest.raises(urllib.error.HTTPError) as refused:  # read-only
+        urllib.request.urlopen(post, timeout=5)
+    assert refused.value.code == 405
 
 
 def test_the_leaders_page_names_the_leader_and_every_voters_lag(quorum, browser, tmp_path):
