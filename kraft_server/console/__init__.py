@@ -86,9 +86,16 @@ def attach(config, view, core, raft_log, controller, clock, after_cycle, extra_s
             servers.append(server)
     console = Console(view, core, raft_log, controller, clock, console_peers(config), metrics)
 
+    failures = [0]
+
     def both(now_ms: int) -> None:
         after_cycle(now_ms)
-        console.observe(now_ms)
+        try:
+            console.observe(now_ms)
+        except Exception:  # the console must never stop the node's loop
+            failures[0] += 1
+            if failures[0] % 1000 == 1:  # the first, then every thousandth
+                log.exception("console: observing the node failed (%d times)", failures[0])
 
     log.info("quorum console on http://%s:%d/%s", ep.host or "0.0.0.0", ep.port,
              " (with /metrics)" if metrics else "")

@@ -10,17 +10,22 @@ Routes (read-only; anything but GET and HEAD is 405):
   names the same address (one server for both).
 
 Every other answer is one response per connection (``Connection: close``). A
-request head over 8 KiB or not HTTP/1.x is refused with 431 or 400.
+request head over 8 KiB or not HTTP/1.x is refused with 431 or 400, one not complete
+within 10 s with 408.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from pathlib import Path
 
+from kraft_server.metrics.prometheus import ScrapeProtocol
+
 log = logging.getLogger(__name__)
 
 MAX_REQUEST_HEAD = 8192
+HEAD_TIMEOUT_S = 10.0  # to send a whole request head
 STATIC = Path(__file__).with_name("static")
 TYPES = {".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8",
          ".js": "text/javascript; charset=utf-8", ".svg": "image/svg+xml"}
@@ -56,18 +61,27 @@ def parse_head(buffer: bytes):
     return method, path, query, headers
 
 
-class ConsoleProtocol:
-    """One connection (an asyncio protocol by duck typing, bound by the shell's driver
-    like the Prometheus endpoint)."""
+class ConsoleProtocol(ScrapeProtocol):
+    """One connection, bound by the shell's driver like the Prometheus endpoint, whose
+    one-response-per-connection replies it shares (``ScrapeProtocol._reply``)."""
 
     def __init__(self, console):
+        super().__init__(registry=None)
         self.console = console  # console.Console: static files, snapshots, the event hub
-        self.transport = None
-        self.buffer = b""
         self.streaming = False
+        self._timer = None
 
     def connection_made(self, transport) -> None:
-        self.transport = transport
+        super().connection_made(transport)
+        try:  # a connection that never completes its request is closed
+            self._timer = asyncio.get_running_loop().call_later(HEAD_TIMEOUT_S, self._expire)
+        except RuntimeError:  # no loop: driven by hand (tests)
+            self._timer = None
+
+    def _expire(self) -> None:
+        self._timer = None
+        if self.transport is not None and not self.streaming:
+            self._reply(408, "Request Timeout", b"request timeout\n")
 
     def data_received(self, data: bytes) -> None:
         if self.transport is None or self.transport.is_closing() or self.streaming:
@@ -76,51 +90,47 @@ class ConsoleProtocol:
         head = parse_head(self.buffer)
         if head is None:
             return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if len(head) == 2:
-            self.reply(head[0], head[1], b"bad request\n")
+            self._reply(head[0], head[1], b"bad request\n")
             return
         method, path, query, headers = head
         if method not in ("GET", "HEAD"):
-            self.reply(405, "Method Not Allowed", b"read-only: GET\n", extra="Allow: GET, HEAD\r\n")
+            self._reply(405, "Method Not Allowed", b"read-only: GET\n", extra="Allow: GET, HEAD\r\n")
             return
         try:
             self.route(method, path, query, headers)
         except Exception:  # a page must never take the node down
             log.exception("console request %s failed", path)
             if self.transport is not None and not self.streaming:
-                self.reply(500, "Internal Server Error", b"console failed\n")
+                self._reply(500, "Internal Server Error", b"console failed\n")
 
     def route(self, method: str, path: str, query: str, headers: dict) -> None:
         console, head_only = self.console, method == "HEAD"
         static = console.static.get(path)
         if static is not None:
-            self.reply(200, "OK", static[0], content_type=static[1], head_only=head_only)
+            self._reply(200, "OK", static[0], content_type=static[1], head_only=head_only)
         elif path == "/api/state":
             body = json.dumps(console.snapshot(), separators=(",", ":")).encode()
-            self.reply(200, "OK", body, content_type="application/json", head_only=head_only,
+            self._reply(200, "OK", body, content_type="application/json", head_only=head_only,
                        extra="Cache-Control: no-store\r\n")
         elif path == "/events" and not head_only:
             self.streaming = console.events.join(self)
             if not self.streaming:
-                self.reply(503, "Service Unavailable", b"too many console pages open\n",
+                self._reply(503, "Service Unavailable", b"too many console pages open\n",
                            extra="Retry-After: 5\r\n")
         elif path in ("/metrics", "/metrics/") and console.metrics is not None:
             body, content_type = console.metrics(headers.get("accept", ""), query)
-            self.reply(200, "OK", body, content_type=content_type, head_only=head_only)
+            self._reply(200, "OK", body, content_type=content_type, head_only=head_only)
         else:
-            self.reply(404, "Not Found", b"not found\n")
-
-    def reply(self, status: int, reason: str, body: bytes, *, head_only: bool = False,
-              content_type: str = "text/plain; charset=utf-8", extra: str = "") -> None:
-        head = (f"HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\n"
-                f"Content-Length: {len(body)}\r\n{extra}Connection: close\r\n\r\n")
-        self.transport.write(head.encode("latin-1") + (b"" if head_only else body))
-        self.transport.close()
-
-    def eof_received(self):
-        return False
+            self._reply(404, "Not Found", b"not found\n")
 
     def connection_lost(self, exc) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self.streaming:
             self.console.events.leave(self)
-        self.transport = None
+        super().connection_lost(exc)

@@ -156,3 +156,20 @@ def test_records_decode_with_kafkas_field_names():
     bad = decode_value(b"\x01\x7f\x00junk")
     assert bad["type"] == "(undecodable)" and bad["fields"]["error"]
     assert plain(b"\x00" * 100).endswith("(100 bytes)")
+
+
+def test_a_request_not_completed_in_time_gets_408():
+    async def scenario():
+        from kraft_server.console import http
+        saved, http.HEAD_TIMEOUT_S = http.HEAD_TIMEOUT_S, 0.01
+        try:
+            page, transport = request(FakeConsole(), b"GET / HTTP/1.1\r\n")
+            deadline = asyncio.get_running_loop().time() + 5
+            while not transport.closed and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.01)  # poll interval
+            assert status(transport) == 408
+            _, done = request(FakeConsole(), b"GET / HTTP/1.1\r\n\r\n")
+            assert status(done) == 200
+        finally:
+            http.HEAD_TIMEOUT_S = saved
+    asyncio.run(scenario())
