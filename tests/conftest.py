@@ -15,8 +15,9 @@ def pytest_report_header(config):
 # for one of them fails the run, so a green CI means every real-peer test ran. Skips
 # for a peer that lacks a message (kio, kafka-python), the absent Docker engine or the
 # pure-Python codecs stay skips.
-FIXABLE_SKIPS = ("no JDK", "no java on PATH", "mvn is not on PATH", "kcat is not installed", "chromium is not installed",
+FIXABLE_SKIPS = ("no JDK", "no java on PATH", "mvn is not on PATH", "kcat is not installed",
                  "extra) is not installed", "jar not found", "jars cannot be resolved")
+FIXABLE_SKIPS += ("chromium is not installed",)  # Debian's chromium and chromium-driver
 
 
 def fixable_skips(reports) -> list[str]:

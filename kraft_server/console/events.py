@@ -59,6 +59,9 @@ class EventHub:
                 pass
         state = self.snapshot(0, -1)
         page.transport.write(HEAD + event("full", state))
+        if not self.pages:  # the first page: updates start from what it has
+            self._seq = state["recordSeq"]
+            self._sample_ms = state["samples"][-1][0] if state["samples"] else -1
         self.pages.add(page)
         if self._timer is None:
             self._schedule()

@@ -105,6 +105,9 @@ class RecordTail:
 
     def since(self, seq: int, limit: int = PER_UPDATE) -> list[dict]:
         """Decoded records after ``seq``, oldest first: the newest ``limit`` of them (a
-        page shows a tail; under a high commit rate the rest are only counted)."""
+        page shows a tail; under a high commit rate the rest are only counted); all
+        those kept for a page that has none (``seq`` 0)."""
         newer = [e for e in self.entries if e.seq > seq]
+        if seq == 0:
+            limit = len(newer)
         return [e.plain() for e in newer[-limit:]]

@@ -1,4 +1,4 @@
-"""The console's HTTP server and event streams with in-memory transports: bad requests
+"""The console (kraft_server/console) in process: its HTTP server and event streams with in-memory transports: bad requests
 get an HTTP answer and a closed connection, the page cap holds, a page that stops
 reading is dropped without the hub waiting, updates are coalesced; and the record
 decoding the tail shows."""
@@ -173,3 +173,37 @@ def test_a_request_not_completed_in_time_gets_408():
         finally:
             http.HEAD_TIMEOUT_S = saved
     asyncio.run(scenario())
+
+
+# -- the record tail over a log ---------------------------------------------------------------
+
+def _noops(log, n: int, per_batch: int = 5, timestamp: int = 1000) -> None:
+    from wire.records import data_batch
+    value = encode_metadata_record(NoOpRecord(), 0)
+    for _ in range(n // per_batch):
+        log.append(data_batch(log.end_offset(), 1, timestamp, [value] * per_batch))
+    log.flush()
+
+
+def test_the_tail_follows_the_committed_log_and_jumps_when_far_behind():
+    from kraft_server.console import tail as tail_module
+    from kraft_server.console.tail import RecordTail
+    from kraft_server.log.memory import MemoryLog
+
+    log = MemoryLog()
+    _noops(log, 20)
+    tail = RecordTail(log, capacity=8)
+    tail.follow(None)  # the high watermark unknown: nothing
+    assert tail.cursor is None
+    tail.follow(10)  # starts at the head: the last committed batch's last record
+    assert [r["offset"] for r in tail.since(0)] == [9] and tail.cursor == 10
+    tail.follow(20)
+    records = tail.since(0)
+    assert [r["offset"] for r in records] == list(range(12, 20))  # capacity 8
+    assert records[-1] == {"seq": 11, "offset": 19, "time": 1000, "type": "NoOpRecord", "version": 0,
+                           "fields": {}, "control": False}
+    assert [r["offset"] for r in tail.since(7, limit=3)] == [17, 18, 19]  # a page's update: the newest
+    _noops(log, tail_module.JUMP_OFFSETS + 100, per_batch=100)
+    tail.follow(log.end_offset())  # far behind: jump to the head, count what was skipped
+    assert tail.cursor == log.end_offset() and tail.skipped > tail_module.JUMP_OFFSETS
+    assert tail.since(0)[-1]["offset"] == log.end_offset() - 1
