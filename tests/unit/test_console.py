@@ -1,7 +1,7 @@
-"""The console (kraft_server/console) in process: its HTTP server and event streams with in-memory transports: bad requests
-get an HTTP answer and a closed connection, the page cap holds, a page that stops
-reading is dropped without the hub waiting, updates are coalesced; and the record
-decoding the tail shows."""
+"""The console (kraft_server/console) in process, with in-memory transports and logs:
+bad requests get an HTTP answer and a closed connection, the page cap holds, a page
+that stops reading is dropped without the hub waiting, updates are coalesced; the
+records decode with Kafka's field names; the tail follows the committed log."""
 from __future__ import annotations
 
 import asyncio
