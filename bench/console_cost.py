@@ -1,11 +1,13 @@
 """What an open console page costs the node, and whether stalled pages slow commits.
 
-``python bench/console_cost.py [--quick] [--seconds S] [--throughput N] [--stalled K]``
+``python bench/console_cost.py [--quick] [--seconds S] [--throughput N] [--stalled K]
+[--no-baseline]``
 
-One node of ours (a one-voter quorum, ``kraft.console.listener`` set) runs the
-commit-latency load generator of ``bench/raft.py`` (``tools/raft_load_server.py``:
-records proposed at a fixed rate, latency from propose to the high watermark passing
-them). The same process is measured in four phases of S seconds each:
+One node of ours (a one-voter quorum) runs the commit-latency load generator of
+``bench/raft.py`` (``tools/raft_load_server.py``: records proposed at a fixed rate,
+latency from propose to the high watermark passing them). First a node without a
+console is measured for S seconds (``console off``, the baseline; ``--no-baseline``
+skips it), then one with ``kraft.console.listener`` set, in four phases of S seconds:
 
 1. ``none``: no page open;
 2. ``one page``: one live event stream read as fast as it comes (what a browser tab
@@ -59,15 +61,15 @@ def rss_mib(pid: int) -> float:
 class Node:
     """The formatted node with the load generator; its stats lines collected by a thread."""
 
-    def __init__(self, workdir: Path, throughput: int):
+    def __init__(self, workdir: Path, throughput: int, console: bool = True):
         self.console_port, port = free_port(), free_port()
+        self.console = console
         config = workdir / "server.properties"
         config.write_text("\n".join([
             "process.roles=controller", "node.id=1", "controller.listener.names=CONTROLLER",
             f"listeners=CONTROLLER://127.0.0.1:{port}", f"controller.quorum.bootstrap.servers=127.0.0.1:{port}",
             f"metadata.log.dir={workdir / 'data'}", f"log.dirs={workdir / 'data'}",
-            f"kraft.console.listener=127.0.0.1:{self.console_port}",
-        ]) + "\n")
+        ] + ([f"kraft.console.listener=127.0.0.1:{self.console_port}"] if console else [])) + "\n")
         subprocess.run([sys.executable, "-m", "tools.storage", "format", "--cluster-id", random_cluster_id(),
                         "--standalone", "--config", str(config)], check=True, cwd=REPO, stdout=subprocess.DEVNULL)
         self.proc = subprocess.Popen(
@@ -95,6 +97,8 @@ class Node:
     def wait_ready(self, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            if not self.console and self.hist:  # committing: it leads
+                return
             try:
                 state = json.loads(urllib.request.urlopen(self.url("/api/state"), timeout=2).read())
                 if state["role"] == "LEADER" and self.hist:
@@ -146,20 +150,28 @@ def phase(node: Node, name: str, seconds: float, results: list) -> None:
     time.sleep(seconds)  # the measured interval itself
     cpu1, t1 = cpu_seconds(node.proc.pid), time.monotonic()
     hist = node.take_hist()
-    build_us, pages = build_micros(node)
+    build_us, pages = build_micros(node) if node.console else (None, None)
     row = {"phase": name, "records": sum(hist.values()), "p50_ms": percentile(hist, .5),
            "p99_ms": percentile(hist, .99), "max_ms": max(hist) / 10 if hist else float("nan"),
            "cpu_pct": round(100 * (cpu1 - cpu0) / (t1 - t0), 1), "rss_mib": round(rss_mib(node.proc.pid), 1),
            "build_us": build_us, "pages": pages}
     results.append(row)
     print(f"{name:<12} records {row['records']:>7}  p50 {row['p50_ms']:5.1f} ms  p99 {row['p99_ms']:6.1f} ms  "
-          f"max {row['max_ms']:6.1f} ms  cpu {row['cpu_pct']:5.1f} %  rss {row['rss_mib']:6.1f} MiB  "
-          f"snapshot {row['build_us']} us  pages {pages}", flush=True)
+          f"max {row['max_ms']:6.1f} ms  cpu {row['cpu_pct']:5.1f} %  rss {row['rss_mib']:6.1f} MiB"
+          + (f"  snapshot {build_us} us  pages {pages}" if node.console else ""), flush=True)
 
 
-def measure(seconds: float, throughput: int = 1000, stalled: int = 20) -> list[dict]:
-    """The four phases' rows (see the module docstring)."""
+def measure(seconds: float, throughput: int = 1000, stalled: int = 20, baseline: bool = False) -> list[dict]:
+    """The phases' rows (see the module docstring)."""
     results: list = []
+    if baseline:
+        with tempfile.TemporaryDirectory() as tmp:
+            node = Node(Path(tmp), throughput, console=False)
+            try:
+                node.wait_ready()
+                phase(node, "console off", seconds, results)
+            finally:
+                node.stop()
     with tempfile.TemporaryDirectory() as tmp:
         node = Node(Path(tmp), throughput)
         try:
@@ -193,8 +205,9 @@ def main(argv=None) -> int:
     p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--throughput", type=int, default=1000, help="records/s proposed (256 bytes each)")
     p.add_argument("--stalled", type=int, default=20)
+    p.add_argument("--no-baseline", action="store_true", help="skip the node without a console")
     args = p.parse_args(argv)
-    results = measure(6.0 if args.quick else args.seconds, args.throughput, args.stalled)
+    results = measure(6.0 if args.quick else args.seconds, args.throughput, args.stalled, not args.no_baseline)
     print(json.dumps(results))
     return 0
 

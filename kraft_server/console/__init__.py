@@ -73,13 +73,13 @@ def attach(config, view, core, raft_log, controller, clock, after_cycle, extra_s
     """The console's observer chained after ``after_cycle`` and its server added to
     ``extra_servers`` (or sharing the Prometheus server at the same address)."""
     from kraft_server.config import parse_host_port
-    from kraft_server.metrics.prometheus import expose
 
     ep = parse_host_port(config["kraft.console.listener"], "kraft.console.listener")
     metrics, servers = None, []
     for server in extra_servers:
         name, host, port, factory = server
         if name == "PROMETHEUS" and (host, port) == (ep.host, ep.port):
+            from kraft_server.metrics.prometheus import expose  # loaded only when configured
             registry = factory().registry  # one server answers both
             metrics = lambda accept, query: expose(registry, accept, query)  # noqa: E731
         else:

@@ -20,7 +20,7 @@ import json
 import logging
 from pathlib import Path
 
-from kraft_server.metrics.prometheus import ScrapeProtocol
+from kraft_server.net.http_reply import OneResponseProtocol
 
 log = logging.getLogger(__name__)
 
@@ -61,12 +61,12 @@ def parse_head(buffer: bytes):
     return method, path, query, headers
 
 
-class ConsoleProtocol(ScrapeProtocol):
+class ConsoleProtocol(OneResponseProtocol):
     """One connection, bound by the shell's driver like the Prometheus endpoint, whose
-    one-response-per-connection replies it shares (``ScrapeProtocol._reply``)."""
+    one-response-per-connection replies it shares (``net/http_reply.py``)."""
 
     def __init__(self, console):
-        super().__init__(registry=None)
+        super().__init__()
         self.console = console  # console.Console: static files, snapshots, the event hub
         self.streaming = False
         self._timer = None
