@@ -12,7 +12,8 @@ live, from the views the API handlers already read.
 - ``static/`` the page: HTML, CSS and one JavaScript file of ours, no build step.
 
 Everything runs on the node's event loop between Ready cycles and never waits for a
-page. When ``kraft.metrics.prometheus.listener`` names the same address, one server
+page; like the Prometheus endpoint it imports no asyncio (its timers come from
+``net/timers.py``, its replies from ``net/http_reply.py``). When ``kraft.metrics.prometheus.listener`` names the same address, one server
 answers both (``/metrics`` there).
 """
 from __future__ import annotations

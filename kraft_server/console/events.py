@@ -12,10 +12,11 @@ At most ``MAX_PAGES`` streams are open; more get 503.
 """
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import socket
+
+from kraft_server.net.timers import call_later
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,7 @@ class EventHub:
         self.pages.discard(page)
 
     def _schedule(self) -> None:
-        self._timer = asyncio.get_running_loop().call_later(1.0 / RATE_HZ, self._tick)
+        self._timer = call_later(1.0 / RATE_HZ, self._tick)
 
     def _tick(self) -> None:
         self._timer = None

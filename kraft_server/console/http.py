@@ -15,12 +15,12 @@ within 10 s with 408.
 """
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from pathlib import Path
 
 from kraft_server.net.http_reply import OneResponseProtocol
+from kraft_server.net.timers import call_later
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ class ConsoleProtocol(OneResponseProtocol):
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
         try:  # a connection that never completes its request is closed
-            self._timer = asyncio.get_running_loop().call_later(HEAD_TIMEOUT_S, self._expire)
+            self._timer = call_later(HEAD_TIMEOUT_S, self._expire)
         except RuntimeError:  # no loop: driven by hand (tests)
             self._timer = None
 
