@@ -133,6 +133,12 @@ def test_add_controller_appears_in_the_voter_history(quorum, browser):
     need_jdk()
     leader = _leader(quorum)
     observer = quorum.node(4)
+    # the observer's own page: what it knows, and a link to the leader's page
+    browser.get(quorum.consoles[4])
+    wait_page(browser, lambda b: texts(b, "#role") == ["FOLLOWER (observer)"], 10, "node 4 as an observer")
+    wait_page(browser, lambda b: attrs(b, "#leader-link a", "href") == [quorum.consoles[leader.node_id]], 5,
+              "the link to the leader's page")
+    assert texts(browser, "#latest-voters") == ["1, 2, 3"]
     browser.get(quorum.consoles[leader.node_id])
     wait_page(browser, lambda b: (_row_attrs(b, "data-status").get("4") == "Observer"), 20,
               "node 4 fetching as an observer")

@@ -64,7 +64,7 @@ function link(url, text) {
 function drawSummary() {
   $("cluster").textContent = "cluster " + state.clusterId;
   $("node-id").textContent = state.nodeId;
-  $("role").textContent = state.role;
+  $("role").textContent = state.role + (state.isVoter ? "" : " (observer)");
   $("role").className = "role " + state.role;
   $("epoch").textContent = state.epoch;
   $("leader").textContent = state.leaderId >= 0 ? state.leaderId : "unknown";
