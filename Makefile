@@ -19,6 +19,7 @@ $(STAMP): setup.cfg pyproject.toml setup.py
 	@command -v java >/dev/null || (apt-get update && apt-get install -y openjdk-17-jdk-headless)
 	@command -v mvn >/dev/null || (apt-get update && apt-get install -y maven)
 	@command -v kcat >/dev/null || (apt-get update && apt-get install -y kcat)
+	@command -v chromedriver >/dev/null || (apt-get update && apt-get install -y chromium chromium-driver)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	KRAFT_PURE_PYTHON=1 $(PY) -m pip install -q -e '.[test,spark]'

@@ -89,6 +89,9 @@ def bind_failure(exc: OSError, config_path: str) -> tuple[str, str]:
     metrics = config["kraft.metrics.prometheus.listener"]
     if metrics and parse_host_port(metrics, "kraft.metrics.prometheus.listener").port == port:
         return f"{what} (Prometheus metrics): {os.strerror(exc.errno)}", "kraft.metrics.prometheus.listener"
+    console = config["kraft.console.listener"]
+    if console and parse_host_port(console, "kraft.console.listener").port == port:
+        return f"{what} (quorum console): {os.strerror(exc.errno)}", "kraft.console.listener"
     return f"{what}: {os.strerror(exc.errno)}", "listeners"
 
 

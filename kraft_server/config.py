@@ -277,6 +277,12 @@ DEFINITIONS: tuple[_Def, ...] = (
     # Ours: fence a broker at once on evidence of a crash, not only when its session
     # expires (kraft_server/controller/cluster/broker_liveness.py).
     _Def("kraft.broker.fast.fencing.enable", _t_bool, True),
+    # Ours: HOST:PORT of the read-only quorum console (kraft_server/console); unset: none.
+    # It shares one HTTP server with the Prometheus endpoint when both name the same address.
+    _Def("kraft.console.listener", _t_string, None,
+         lambda name, value: parse_host_port(value, name) if value else None),
+    # Ours: ``id@host:port`` of other nodes' consoles, so a page can link to the leader's.
+    _Def("kraft.console.peers", _t_list, [], lambda name, value: parse_voters(value, name)),
 )
 _BY_NAME = {d.name: d for d in DEFINITIONS}
 

@@ -17,6 +17,7 @@ def pytest_report_header(config):
 # pure-Python codecs stay skips.
 FIXABLE_SKIPS = ("no JDK", "no java on PATH", "mvn is not on PATH", "kcat is not installed",
                  "extra) is not installed", "jar not found", "jars cannot be resolved")
+FIXABLE_SKIPS += ("chromium is not installed",)  # Debian's chromium and chromium-driver
 
 
 def fixable_skips(reports) -> list[str]:

@@ -31,6 +31,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import choose_encoder, generate_latest
 from prometheus_client.registry import Collector
 
+from kraft_server.net.http_reply import OneResponseProtocol
 from .raft_metrics import Metric
 
 log = logging.getLogger(__name__)
@@ -88,16 +89,12 @@ def expose(registry: CollectorRegistry, accept: str, query: str) -> tuple[bytes,
     return encoder(target), content_type
 
 
-class ScrapeProtocol:
+class ScrapeProtocol(OneResponseProtocol):
     """One HTTP/1.1 request per connection, answered from ``registry``."""
 
     def __init__(self, registry: CollectorRegistry):
+        super().__init__()
         self.registry = registry
-        self.transport = None
-        self.buffer = b""
-
-    def connection_made(self, transport) -> None:
-        self.transport = transport
 
     def data_received(self, data: bytes) -> None:
         if self.transport is None or self.transport.is_closing():
@@ -135,16 +132,3 @@ class ScrapeProtocol:
             self._reply(500, "Internal Server Error", b"collecting metrics failed\n")
             return
         self._reply(200, "OK", body, head_only=method == "HEAD", content_type=content_type)
-
-    def _reply(self, status: int, reason: str, body: bytes, *, head_only: bool = False,
-               content_type: str = "text/plain; charset=utf-8", extra: str = "") -> None:
-        head = (f"HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\n"
-                f"Content-Length: {len(body)}\r\n{extra}Connection: close\r\n\r\n")
-        self.transport.write(head.encode("latin-1") + (b"" if head_only else body))
-        self.transport.close()
-
-    def eof_received(self):
-        return False
-
-    def connection_lost(self, exc) -> None:
-        self.transport = None

@@ -93,6 +93,11 @@ class VoterHistory:
         """Offset of the newest VotersRecord; -1 when the set is the base one."""
         return self._voter_offsets[-1] if self._voter_offsets else self._base_offset
 
+    def entries(self) -> list[tuple[int, VoterSet]]:
+        """``(offset, voter set)`` of the base set and of every VotersRecord read, oldest
+        first (the console's voter-set history)."""
+        return [(self._base_offset, self._base)] + list(zip(self._voter_offsets, self._voter_sets))
+
     def committed(self, high_watermark: int | None) -> VoterSet:
         """The voter set whose record is below the high watermark."""
         if high_watermark is None:

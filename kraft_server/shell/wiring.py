@@ -276,6 +276,10 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     prometheus = config["kraft.metrics.prometheus.listener"]
     if prometheus:  # off by default; see kraft_server/metrics
         after_cycle, extra_servers = _with_prometheus(config, core, raft_log, clock, after_cycle, prometheus)
+    if config["kraft.console.listener"]:  # off by default; see kraft_server/console
+        from kraft_server.console import attach
+        after_cycle, extra_servers = attach(config, view, core, raft_log, controller, clock, after_cycle,
+                                            extra_servers)
     driver = Driver(core, raft_log, make_dispatcher=make_dispatcher, deliver=deliver, store=store,
                     listeners=specs, request_timeout_ms=config.quorum_request_timeout_ms,
                     retry_backoff_ms=config.quorum_retry_backoff_ms,

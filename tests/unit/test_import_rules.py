@@ -113,7 +113,7 @@ def _raft_submodule(name: str) -> bool:
     return parts[:2] == ["kraft_server", "raft"] and len(parts) > 2 and parts[2] in RAFT_SUBMODULES
 
 
-USERS_OF_THE_CORE = ("controller", "shell", "api", "net", "metrics")
+USERS_OF_THE_CORE = ("controller", "shell", "api", "net", "metrics", "console")
 
 
 @pytest.mark.parametrize("room", USERS_OF_THE_CORE)
