@@ -85,6 +85,10 @@ DESCRIBE_CONFIGS = DescribeConfigsRequest.API_KEY  # kraft_server/api/config_req
 ALTER_CONFIGS = AlterConfigsRequest.API_KEY
 INCREMENTAL_ALTER_CONFIGS = IncrementalAlterConfigsRequest.API_KEY
 ALTER_CLIENT_QUOTAS = AlterClientQuotasRequest.API_KEY
+# SASL (kraft_server/net/sasl_gate.py answers them; listed on every listener, as Kafka does)
+from wire.messages import SaslAuthenticateRequest, SaslHandshakeRequest  # noqa: E402
+SASL_APIS: dict[int, tuple[int, int]] = {SaslHandshakeRequest.API_KEY: (0, 1),
+                                         SaslAuthenticateRequest.API_KEY: (0, 2)}
 
 CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     FETCH: (4, 18),
@@ -164,4 +168,5 @@ def listener_apis(is_controller_listener: bool, *, reconfiguration: bool = False
         apis = dict(CONTROLLER_APIS)
         if reconfiguration:
             apis.update(RECONFIGURATION_APIS)
+    apis.update(SASL_APIS)
     return dict(sorted(apis.items()))

@@ -229,6 +229,8 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     from kraft_server.log.quorum_state_file import FileQuorumStateStore
     from kraft_server.shell.driver import Driver, wall_clock_ms
     from kraft_server.net.server import ListenerSpec
+    from kraft_server.security.listeners import controller_client_security, listener_security
+    from kraft_server.security.credentials import scram_lookup
     from kraft_server.raft import RaftNode
     from kraft_server.shell.transition_log import TransitionLog
 
@@ -254,7 +256,8 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
         apis = registry.listener_apis(ep.name in controller_names,
                                       reconfiguration=core.SUPPORTS_RECONFIGURATION)
         tables[ep.name] = apis
-        specs.append(ListenerSpec(ep.name, ep.host, ep.port, apis))
+        specs.append(ListenerSpec(ep.name, ep.host, ep.port, apis,
+                                  security=listener_security(config, ep.name, scram_lookup(controller))))
 
     topics, consumer_fetch = _metadata_topic(config, core, raft_log)
 
@@ -275,6 +278,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
                                                        config["connections.max.idle.ms"]),
                     after_cycle=after_cycle, extra_servers=extra_servers, controller=controller,
                     timers=[groups])
+    driver.peers.security = controller_client_security(config)
     groups.wake = driver.wake
     _wire_controller_channel(config, controller, driver)
     return Node(config, driver, core, raft_log, meta.cluster_id, groups)
@@ -318,6 +322,7 @@ def _wire_controller_channel(config: KafkaConfig, controller, driver) -> None:
     channel = Peers(controller.deliver_response, request_timeout_ms=config.quorum_request_timeout_ms,
                     retry_backoff_ms=config.quorum_retry_backoff_ms,
                     client_id=f"controller-{config.node_id}-registration-channel")
+    channel.security = driver.peers.security
     controller.outbound = channel.send
     controller.wake = driver.wake
     driver.extra_channels.append(channel)  # closed with the core's when the loop ends

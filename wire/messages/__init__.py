@@ -113,6 +113,10 @@ from .remove_topic_record import RemoveTopicRecord
 from .remove_user_scram_credential_record import RemoveUserScramCredentialRecord
 from .request_header import RequestHeader
 from .response_header import ResponseHeader
+from .sasl_authenticate_request import SaslAuthenticateRequest
+from .sasl_authenticate_response import SaslAuthenticateResponse
+from .sasl_handshake_request import SaslHandshakeRequest
+from .sasl_handshake_response import SaslHandshakeResponse
 from .snapshot_footer_record import SnapshotFooterRecord
 from .snapshot_header_record import SnapshotHeaderRecord
 from .sync_group_request import SyncGroupRequest
@@ -146,12 +150,14 @@ REQUESTS = {
     14: SyncGroupRequest,
     15: DescribeGroupsRequest,
     16: ListGroupsRequest,
+    17: SaslHandshakeRequest,
     18: ApiVersionsRequest,
     19: CreateTopicsRequest,
     20: DeleteTopicsRequest,
     23: OffsetForLeaderEpochRequest,
     32: DescribeConfigsRequest,
     33: AlterConfigsRequest,
+    36: SaslAuthenticateRequest,
     37: CreatePartitionsRequest,
     42: DeleteGroupsRequest,
     43: ElectLeadersRequest,
@@ -194,12 +200,14 @@ RESPONSES = {
     14: SyncGroupResponse,
     15: DescribeGroupsResponse,
     16: ListGroupsResponse,
+    17: SaslHandshakeResponse,
     18: ApiVersionsResponse,
     19: CreateTopicsResponse,
     20: DeleteTopicsResponse,
     23: OffsetForLeaderEpochResponse,
     32: DescribeConfigsResponse,
     33: AlterConfigsResponse,
+    36: SaslAuthenticateResponse,
     37: CreatePartitionsResponse,
     42: DeleteGroupsResponse,
     43: ElectLeadersResponse,
@@ -366,6 +374,10 @@ BY_NAME = {
     'RemoveUserScramCredentialRecord': RemoveUserScramCredentialRecord,
     'RequestHeader': RequestHeader,
     'ResponseHeader': ResponseHeader,
+    'SaslAuthenticateRequest': SaslAuthenticateRequest,
+    'SaslAuthenticateResponse': SaslAuthenticateResponse,
+    'SaslHandshakeRequest': SaslHandshakeRequest,
+    'SaslHandshakeResponse': SaslHandshakeResponse,
     'SnapshotFooterRecord': SnapshotFooterRecord,
     'SnapshotHeaderRecord': SnapshotHeaderRecord,
     'SyncGroupRequest': SyncGroupRequest,

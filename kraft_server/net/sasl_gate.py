@@ -1,0 +1,149 @@
+"""SASL on a connection, before any other API (Kafka's ``SaslServerAuthenticator``).
+
+Until authentication succeeds the gate admits only:
+
+- ApiVersions and SaslHandshake (state HANDSHAKE); any other request closes the
+  connection unanswered ("Unexpected Kafka request of type ... during SASL handshake.");
+- after SaslHandshake v1, only SaslAuthenticate requests carrying the mechanism's
+  tokens (KIP-152); after SaslHandshake v0, bare size-prefixed tokens both ways;
+- frames up to ``sasl.server.max.receive.size`` (524288 bytes, Kafka's default).
+
+A mechanism that is not enabled is answered UNSUPPORTED_SASL_MECHANISM with the
+enabled list; failed credentials SASL_AUTHENTICATION_FAILED with Kafka's message;
+both then close the connection. On success the connection's principal becomes
+``User:<name>`` and the gate steps aside. SaslHandshake/SaslAuthenticate on a
+connection that is not (or no longer) authenticating are answered ILLEGAL_SASL_STATE,
+as Kafka's ControllerApis does. A client that never finishes is closed by
+``connections.max.idle.ms`` (net/limits.py), as in Kafka.
+"""
+from __future__ import annotations
+
+import logging
+import struct
+
+from kraft_server.security.plain import PlainError, PlainServer
+from kraft_server.security.principal import user
+from kraft_server.security.scram import ScramError, ScramServer
+from wire.errors import ErrorCode
+from wire.headers import peek_key_version
+from wire.messages import (
+    ApiVersionsRequest, SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
+    SaslHandshakeResponse)
+
+log = logging.getLogger(__name__)
+
+API_VERSIONS = ApiVersionsRequest.API_KEY
+SASL_HANDSHAKE = SaslHandshakeRequest.API_KEY
+SASL_AUTHENTICATE = SaslAuthenticateRequest.API_KEY
+SASL_APIS = frozenset({SASL_HANDSHAKE, SASL_AUTHENTICATE})
+MAX_RECEIVE_SIZE = 524288  # sasl.server.max.receive.size
+_NAMES = {API_VERSIONS: "API_VERSIONS", SASL_HANDSHAKE: "SASL_HANDSHAKE", SASL_AUTHENTICATE: "SASL_AUTHENTICATE"}
+
+
+def _violation(message: str):
+    from .pipeline import ProtocolViolation
+    return ProtocolViolation(message)
+
+
+class SaslGate:
+    def __init__(self, settings, protocol: str, listener: str, reauth_ms: int = 0):
+        self.settings = settings  # kraft_server.security.sasl_config.ServerSasl
+        self.protocol, self.listener, self.reauth_ms = protocol, listener, reauth_ms
+        self.state = "HANDSHAKE"  # HANDSHAKE, AUTHENTICATE (v1 framing), RAW (v0 framing)
+        self.server = None
+
+    # -- frames before the pipeline parses them --------------------------------------
+    def consumed(self, pipeline, frame) -> bool:
+        """True when the frame was a bare v0 token (answered here); raises
+        ProtocolViolation for anything the current state does not admit."""
+        if len(frame) > MAX_RECEIVE_SIZE:
+            raise _violation("Failing SASL authentication due to invalid receive size")
+        if self.state == "RAW":
+            reply = self._evaluate(bytes(frame))
+            if reply is None:
+                raise _violation(f"SASL/{self.server.mechanism} authentication failed")
+            pipeline.write_raw(struct.pack(">i", len(reply)) + reply)
+            self._maybe_done(pipeline)
+            return True
+        try:
+            api_key, _ = peek_key_version(frame)
+        except Exception:
+            raise _violation("Invalid request, potential reasons: kafka client configured with the wrong "
+                             "security protocol, it does not support KIP-43 or it is not a kafka client.") from None
+        admitted = (API_VERSIONS, SASL_HANDSHAKE) if self.state == "HANDSHAKE" else (SASL_AUTHENTICATE,)
+        if api_key not in admitted:
+            during = "handshake" if self.state == "HANDSHAKE" else "authentication"
+            name = _NAMES.get(api_key, f"API key {api_key}")
+            if api_key == API_VERSIONS:
+                raise _violation(f"Unexpected ApiVersions request received during SASL authentication "
+                                 f"state {self.state}")
+            raise _violation(f"Unexpected Kafka request of type {name} during SASL {during}.")
+        return False
+
+    # -- SaslHandshake / SaslAuthenticate ---------------------------------------------
+    def handle(self, pipeline, call) -> None:
+        if call.api_key == SASL_HANDSHAKE:
+            self._handshake(pipeline, call)
+        else:
+            self._authenticate(pipeline, call)
+
+    def _handshake(self, pipeline, call) -> None:
+        mechanism = call.body.mechanism
+        enabled = list(self.settings.mechanisms)
+        if mechanism not in enabled:
+            call.respond(SaslHandshakeResponse(error_code=ErrorCode.UNSUPPORTED_SASL_MECHANISM,
+                                               mechanisms=enabled))
+            pipeline.close_after_output(f"Unsupported SASL mechanism {mechanism}")
+            return
+        if mechanism == "PLAIN":
+            self.server = PlainServer(self.settings.plain_users)
+        else:
+            self.server = ScramServer(mechanism, self.settings.credentials)
+        self.state = "AUTHENTICATE" if call.api_version >= 1 else "RAW"
+        call.respond(SaslHandshakeResponse(error_code=0, mechanisms=enabled))
+
+    def _authenticate(self, pipeline, call) -> None:
+        reply = self._evaluate(bytes(call.body.auth_bytes or b""))
+        if reply is None:
+            call.respond(SaslAuthenticateResponse(error_code=ErrorCode.SASL_AUTHENTICATION_FAILED,
+                                                  error_message=self.failure, auth_bytes=b""))
+            pipeline.close_after_output(f"SASL authentication failed: {self.failure}")
+            return
+        lifetime = self.reauth_ms if self.server.complete else 0
+        call.respond(SaslAuthenticateResponse(error_code=0, error_message=None, auth_bytes=reply,
+                                              session_lifetime_ms=lifetime))
+        self._maybe_done(pipeline)
+
+    def _evaluate(self, token: bytes) -> bytes | None:
+        """The mechanism's reply, or None with ``self.failure`` set to Kafka's message."""
+        try:
+            return self.server.evaluate(token)
+        except (PlainError, ScramError) as exc:
+            self.failure = str(exc) if exc.exposed else (
+                f"Authentication failed during authentication due to invalid credentials with SASL "
+                f"mechanism {self.server.mechanism}")
+            log.info("SASL/%s authentication failed on %s: %s", self.server.mechanism, self.listener, exc)
+            return None
+
+    def _maybe_done(self, pipeline) -> None:
+        if self.server.complete:
+            pipeline.principal = user(self.server.authorization_id)
+            pipeline.gate = None
+            log.debug("SASL/%s authenticated %s on %s", self.server.mechanism, pipeline.principal,
+                      self.listener)
+
+
+def answer_sasl_call(pipeline, call) -> None:
+    """SaslHandshake/SaslAuthenticate: to the gate while authenticating; otherwise
+    ILLEGAL_SASL_STATE, as Kafka's ControllerApis answers them."""
+    if pipeline.gate is not None:
+        pipeline.gate.handle(pipeline, call)
+    elif call.api_key == SASL_HANDSHAKE:
+        call.respond(SaslHandshakeResponse(error_code=ErrorCode.ILLEGAL_SASL_STATE, mechanisms=[]))
+    else:
+        call.respond(SaslAuthenticateResponse(
+            error_code=ErrorCode.ILLEGAL_SASL_STATE, auth_bytes=b"",
+            error_message="SaslAuthenticate request received after successful authentication"))
+
+
+__all__ = ["SASL_APIS", "SaslGate", "answer_sasl_call"]
