@@ -19,6 +19,7 @@ as Kafka's ControllerApis does. A client that never finishes is closed by
 from __future__ import annotations
 
 import logging
+import re
 import struct
 
 from kraft_server.security.plain import PlainError, PlainServer
@@ -27,7 +28,7 @@ from kraft_server.security.scram import ScramError, ScramServer
 from wire.errors import ErrorCode
 from wire.headers import peek_key_version
 from wire.messages import (
-    ApiVersionsRequest, SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
+    REQUESTS, ApiVersionsRequest, SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
     SaslHandshakeResponse)
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,14 @@ SASL_HANDSHAKE = SaslHandshakeRequest.API_KEY
 SASL_AUTHENTICATE = SaslAuthenticateRequest.API_KEY
 SASL_APIS = frozenset({SASL_HANDSHAKE, SASL_AUTHENTICATE})
 MAX_RECEIVE_SIZE = 524288  # sasl.server.max.receive.size
-_NAMES = {API_VERSIONS: "API_VERSIONS", SASL_HANDSHAKE: "SASL_HANDSHAKE", SASL_AUTHENTICATE: "SASL_AUTHENTICATE"}
+
+
+def _api_name(api_key: int) -> str:
+    """Kafka's ``ApiKeys`` constant name: DescribeQuorumRequest -> DESCRIBE_QUORUM."""
+    cls = REQUESTS.get(api_key)
+    if cls is None:
+        return f"API key {api_key}"
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__.removesuffix("Request")).upper()
 
 
 def _violation(message: str):
@@ -73,7 +81,7 @@ class SaslGate:
         admitted = (API_VERSIONS, SASL_HANDSHAKE) if self.state == "HANDSHAKE" else (SASL_AUTHENTICATE,)
         if api_key not in admitted:
             during = "handshake" if self.state == "HANDSHAKE" else "authentication"
-            name = _NAMES.get(api_key, f"API key {api_key}")
+            name = _api_name(api_key)
             if api_key == API_VERSIONS:
                 raise _violation(f"Unexpected ApiVersions request received during SASL authentication "
                                  f"state {self.state}")

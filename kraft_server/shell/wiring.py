@@ -231,6 +231,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     from kraft_server.net.server import ListenerSpec
     from kraft_server.security.listeners import controller_client_security, listener_security
     from kraft_server.security.credentials import scram_lookup
+    from kraft_server.log.bootstrap import bootstrap_extra_records
     from kraft_server.raft import RaftNode
     from kraft_server.shell.transition_log import TransitionLog
 
@@ -246,6 +247,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     core = RaftNode(qconfig, raft_log, store.read(), rng or random.Random(), clock())
     levels = bootstrap_feature_levels(config.metadata_log_dir)
     controller = Controller(core, raft_log, ControllerSettings.from_config(config, levels), clock())
+    controller.duties.bootstrap_extra = bootstrap_extra_records(config.metadata_log_dir)
     view = CoreView(core, config.node_id, meta.cluster_id, levels, clock, controller)
     groups = _group_service(config, clock)
 
