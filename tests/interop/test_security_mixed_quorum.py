@@ -84,3 +84,61 @@ def _registered(ctl, context):
         return next(((b.host, b.port) for b in answer.brokers if b.broker_id == 2), None)
     finally:
         session.close()
+
+
+SCRAM_JAAS = ('org.apache.kafka.common.security.scram.ScramLoginModule required '
+              'username="admin" password="admin-secret";')
+
+
+def test_our_observer_authenticates_to_a_kafka_leader_with_scram_sha_512(tmp_path):
+    """SASL_SSL between controllers: Kafka's leader holds the SCRAM-SHA-512 credential
+    (``kafka-storage format --add-scram``); we dial it with
+    ``sasl.mechanism.controller.protocol=SCRAM-SHA-512`` and the JAAS username/password
+    of our controller listener, verify its server signature, fetch and register."""
+    need_jdk()
+    pki = Pki(tmp_path / "pki")
+    cluster_id = random_cluster_id()
+    sasl = {"listener.security.protocol.map": "CONTROLLER:SASL_SSL",
+            "sasl.enabled.mechanisms": "SCRAM-SHA-512", "sasl.mechanism.controller.protocol": "SCRAM-SHA-512",
+            "listener.name.controller.scram-sha-512.sasl.jaas.config": SCRAM_JAAS,
+            **{k: v for k, v in _ssl_props(pki).items() if k != "ssl.client.auth"}}
+    ctl = KafkaController(tmp_path / "kafka", node_id=1, cluster_id=cluster_id, overrides=sasl)
+    (tmp_path / "ours").mkdir()
+    node = OurNode(tmp_path / "ours", node_id=2, extra=(
+        *(f"{k}={v}" for k, v in sasl.items()),
+        "listener.security.protocol.map=CONTROLLER:SASL_SSL,CLIENT:PLAINTEXT"))
+    context = client_context(pki)
+
+    def quorum(port):
+        session = SecureSession(port, context, timeout=2.0)
+        try:
+            session.sasl("SCRAM-SHA-512", "admin", "admin-secret")
+            body = DescribeQuorumRequest(topics=[TopicData(topic_name="__cluster_metadata",
+                                                           partitions=[PartitionData(partition_index=0)])])
+            return session.request(body, 2).topics[0].partitions[0]
+        finally:
+            session.close()
+
+    try:
+        ctl.format(["--add-scram", "SCRAM-SHA-512=[name=admin,password=admin-secret]"])
+        ctl.start()
+        wait_for(lambda: quorum(ctl.port).leader_id == 1, 90, "Kafka's controller to lead over SASL_SSL")
+        for path in (node.kafka_config, node.config):
+            set_property(path, "controller.quorum.bootstrap.servers", ctl.bootstrap)
+        set_property(node.kafka_config, "listener.security.protocol.map", "CONTROLLER:SASL_SSL")
+        run_tool("kafka-storage", "format", "--cluster-id", cluster_id, "--no-initial-controllers",
+                 "--config", str(node.kafka_config))
+        node.start()
+
+        def caught_up():
+            assert node.proc.poll() is None, node.log_tail()
+            leader = quorum(ctl.port)
+            ours = [o for o in leader.observers if o.replica_id == 2]
+            return ours and ours[0].log_end_offset >= leader.high_watermark > 0
+
+        wait_for(caught_up, 90, "our observer to fetch Kafka's log over SASL_SSL/SCRAM-SHA-512")
+        # The credential replicated to us too: a client authenticates on our listener with it.
+        assert wait_for(lambda: quorum(node.port).error_code == 6, 30, "SCRAM on our listener") is True
+    finally:
+        node.kill()
+        ctl.close()
