@@ -89,6 +89,7 @@ class PeerChannel(asyncio.Protocol):
         self._handshake_corr = -1
         self._next_corr = 0
         self._reader = FrameReader(DEFAULT_MAX_BYTES)
+        self._reauth_at: float | None = None  # time.monotonic() to renew the SASL session
 
     # -- called by Peers ---------------------------------------------------------------
     def submit(self, request: OutboundRequest) -> None:
@@ -100,7 +101,7 @@ class PeerChannel(asyncio.Protocol):
             self.state = "idle"
         pending = _Pending(request, None)
         pending.timer = loop.call_later(self.peers.request_timeout_s, self._timed_out, pending)
-        if self.state == "ready":
+        if self.state == "ready" and not self._maybe_reauthenticate():
             self._send(pending)
             return
         self._queue.append(pending)
@@ -129,6 +130,7 @@ class PeerChannel(asyncio.Protocol):
     def connection_made(self, transport) -> None:
         self.transport = transport
         self.state = "handshake"
+        self._reauth_at = None
         self._reader = FrameReader(DEFAULT_MAX_BYTES)
         self._send_handshake()
 
@@ -178,6 +180,7 @@ class PeerChannel(asyncio.Protocol):
             self._finish(pending, failure=SendFailure.DISCONNECTED)
             raise
         self._finish(pending, body=body)
+        self._maybe_reauthenticate()
 
     def _on_handshake(self, frame) -> None:
         version = self._handshake_version
@@ -228,8 +231,22 @@ class PeerChannel(asyncio.Protocol):
             return
         if following is not None:
             self._send_sasl(following)
-        else:
-            self._ready()
+            return
+        lifetime = self._sasl.session_lifetime_ms  # KIP-368: renew at 90% of it, when idle
+        self._reauth_at = time.monotonic() + lifetime * 0.0009 if lifetime > 0 else None
+        self._ready()
+
+    def _maybe_reauthenticate(self) -> bool:
+        """Start re-authenticating in band once the session is due and nothing is in flight."""
+        if self._reauth_at is None or self.state != "ready" or self._in_flight \
+                or time.monotonic() < self._reauth_at:
+            return False
+        self._reauth_at = None
+        log.debug("SASL re-authentication to %s:%d", self.host, self.port)
+        self._sasl = SaslClient(self.peers.security.sasl, self.api_versions)
+        self.state = "sasl"
+        self._send_sasl(self._sasl.first_request())
+        return True
 
     def _ready(self) -> None:
         self.state = "ready"

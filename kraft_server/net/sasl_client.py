@@ -2,7 +2,9 @@
 KIP-152 framing): after ApiVersions, SaslHandshake v1 with
 ``sasl.mechanism.controller.protocol``, then SaslAuthenticate requests carrying the
 mechanism's tokens until the server's last one is verified (SCRAM checks the
-server's signature). Sans-I/O: the channel sends what ``next_request`` returns.
+server's signature). Sans-I/O: the channel sends what ``on_response`` returns. A
+session with a lifetime (KIP-368) is renewed in band by a new exchange on the same
+connection (``peers.py``), as Kafka's clients re-authenticate.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ class SaslClient:
                        if self.mechanism.startswith("SCRAM-") else None)
         self._step = 0
         self.complete = False
+        self.session_lifetime_ms = 0  # KIP-368: re-authenticate before it runs out
 
     def first_request(self):
         """(api key, version, body) of the SaslHandshake."""
@@ -49,6 +52,7 @@ class SaslClient:
         if body.error_code:
             raise SaslFailed(f"{error_name(body.error_code)}: {body.error_message}")
         self._step += 1
+        self.session_lifetime_ms = getattr(body, "session_lifetime_ms", 0) or 0
         try:
             if self._scram is not None and self._step == 1:
                 return self._authenticate(self._scram.final(bytes(body.auth_bytes)))

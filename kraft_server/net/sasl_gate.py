@@ -15,12 +15,19 @@ both then close the connection. On success the connection's principal becomes
 connection that is not (or no longer) authenticating are answered ILLEGAL_SASL_STATE,
 as Kafka's ControllerApis does. A client that never finishes is closed by
 ``connections.max.idle.ms`` (net/limits.py), as in Kafka.
+
+KIP-368: with ``connections.max.reauth.ms`` above 0 the SaslAuthenticate (v1+) answer
+carries SessionLifetimeMs and the gate stays, in state COMPLETE, watching the session:
+a SaslHandshake before expiry re-authenticates in band (same mechanism, same
+principal, or SASL_AUTHENTICATION_FAILED with Kafka's message); any other request
+after expiry closes the connection (Kafka's "expired session").
 """
 from __future__ import annotations
 
 import logging
 import re
 import struct
+import time
 
 from kraft_server.security.plain import PlainError, PlainServer
 from kraft_server.security.principal import user
@@ -54,16 +61,22 @@ def _violation(message: str):
 
 
 class SaslGate:
-    def __init__(self, settings, protocol: str, listener: str, reauth_ms: int = 0):
+    def __init__(self, settings, protocol: str, listener: str):
         self.settings = settings  # kraft_server.security.sasl_config.ServerSasl
-        self.protocol, self.listener, self.reauth_ms = protocol, listener, reauth_ms
-        self.state = "HANDSHAKE"  # HANDSHAKE, AUTHENTICATE (v1 framing), RAW (v0 framing)
+        self.protocol, self.listener = protocol, listener
+        self.principal = None
+        self.state = "HANDSHAKE"  # HANDSHAKE, AUTHENTICATE (v1 framing), RAW (v0 framing), COMPLETE
         self.server = None
+        self.expires = None  # time.monotonic() when the session ends (KIP-368), in COMPLETE
+        self.previous = None  # (mechanism, principal) of the session being re-authenticated
+        self.failure = ""
 
     # -- frames before the pipeline parses them --------------------------------------
     def consumed(self, pipeline, frame) -> bool:
         """True when the frame was a bare v0 token (answered here); raises
         ProtocolViolation for anything the current state does not admit."""
+        if self.state == "COMPLETE":
+            return self._in_session(frame)
         if len(frame) > MAX_RECEIVE_SIZE:
             raise _violation("Failing SASL authentication due to invalid receive size")
         if self.state == "RAW":
@@ -71,7 +84,7 @@ class SaslGate:
             if reply is None:
                 raise _violation(f"SASL/{self.server.mechanism} authentication failed")
             pipeline.write_raw(struct.pack(">i", len(reply)) + reply)
-            self._maybe_done(pipeline)
+            self._maybe_done(pipeline, self.settings.reauth_ms.get(self.server.mechanism, 0))
             return True
         try:
             api_key, _ = peek_key_version(frame)
@@ -86,6 +99,19 @@ class SaslGate:
                 raise _violation(f"Unexpected ApiVersions request received during SASL authentication "
                                  f"state {self.state}")
             raise _violation(f"Unexpected Kafka request of type {name} during SASL {during}.")
+        return False
+
+    def _in_session(self, frame) -> bool:
+        """An authenticated session with a lifetime: re-authentication or expiry."""
+        try:
+            api_key, _ = peek_key_version(frame)
+        except Exception:
+            return False  # the pipeline closes it
+        if api_key == SASL_HANDSHAKE and time.monotonic() < self.expires:
+            self.previous, self.state = (self.server.mechanism, self.principal), "HANDSHAKE"
+            return False
+        if time.monotonic() >= self.expires:
+            raise _violation("expired session (connections.max.reauth.ms)")
         return False
 
     # -- SaslHandshake / SaslAuthenticate ---------------------------------------------
@@ -112,15 +138,31 @@ class SaslGate:
 
     def _authenticate(self, pipeline, call) -> None:
         reply = self._evaluate(bytes(call.body.auth_bytes or b""))
+        if reply is not None and self.server.complete and self.previous is not None:
+            reply = self._same_session(reply)
         if reply is None:
             call.respond(SaslAuthenticateResponse(error_code=ErrorCode.SASL_AUTHENTICATION_FAILED,
                                                   error_message=self.failure, auth_bytes=b""))
             pipeline.close_after_output(f"SASL authentication failed: {self.failure}")
             return
-        lifetime = self.reauth_ms if self.server.complete else 0
+        lifetime = self.settings.reauth_ms.get(self.server.mechanism, 0) if self.server.complete else 0
         call.respond(SaslAuthenticateResponse(error_code=0, error_message=None, auth_bytes=reply,
                                               session_lifetime_ms=lifetime))
-        self._maybe_done(pipeline)
+        self._maybe_done(pipeline, lifetime)
+
+    def _same_session(self, reply: bytes) -> bytes | None:
+        """Re-authentication keeps the mechanism and the principal (Kafka's ReauthInfo)."""
+        mechanism, principal = self.previous
+        if self.server.mechanism != mechanism:
+            self.failure = (f"SASL mechanism '{self.server.mechanism}' requested by client is not "
+                            f"supported for re-authentication of mechanism '{mechanism}'")
+            return None
+        name = user(self.server.authorization_id)
+        if name != principal:
+            self.failure = (f"Cannot change principals during re-authentication from "
+                            f"{principal.replace(':', '.', 1)}: {name.replace(':', '.', 1)}")
+            return None
+        return reply
 
     def _evaluate(self, token: bytes) -> bytes | None:
         """The mechanism's reply, or None with ``self.failure`` set to Kafka's message."""
@@ -133,10 +175,14 @@ class SaslGate:
             log.info("SASL/%s authentication failed on %s: %s", self.server.mechanism, self.listener, exc)
             return None
 
-    def _maybe_done(self, pipeline) -> None:
+    def _maybe_done(self, pipeline, lifetime_ms: int = 0) -> None:
         if self.server.complete:
-            pipeline.principal = user(self.server.authorization_id)
-            pipeline.gate = None
+            pipeline.principal = self.principal = user(self.server.authorization_id)
+            self.previous = None
+            if lifetime_ms > 0:  # KIP-368: keep watching the session
+                self.state, self.expires = "COMPLETE", time.monotonic() + lifetime_ms / 1000
+            else:
+                pipeline.gate = None
             log.debug("SASL/%s authenticated %s on %s", self.server.mechanism, pipeline.principal,
                       self.listener)
 
@@ -144,7 +190,7 @@ class SaslGate:
 def answer_sasl_call(pipeline, call) -> None:
     """SaslHandshake/SaslAuthenticate: to the gate while authenticating; otherwise
     ILLEGAL_SASL_STATE, as Kafka's ControllerApis answers them."""
-    if pipeline.gate is not None:
+    if pipeline.gate is not None and pipeline.gate.state != "COMPLETE":
         pipeline.gate.handle(pipeline, call)
     elif call.api_key == SASL_HANDSHAKE:
         call.respond(SaslHandshakeResponse(error_code=ErrorCode.ILLEGAL_SASL_STATE, mechanisms=[]))

@@ -27,6 +27,7 @@ class ServerSasl:
     mechanisms: list[str]
     plain_users: dict[str, str] = field(default_factory=dict, repr=False)
     credentials: object = None  # credentials(mechanism, user) -> ScramCredential | None
+    reauth_ms: dict[str, int] = field(default_factory=dict)  # connections.max.reauth.ms by mechanism
 
 
 @dataclass
@@ -54,11 +55,25 @@ def _check(mechanisms: list[str], prop: str) -> None:
                               f"{m} is not supported here (supported: {', '.join(MECHANISMS)})", prop)
 
 
+def _reauth_ms(raw: dict[str, str], listener: str, get, mechanism: str) -> int:
+    """KIP-368's ``connections.max.reauth.ms`` (0: sessions never expire), which Kafka
+    also takes with the listener and mechanism prefix."""
+    key = f"listener.name.{listener.lower()}.{mechanism.lower()}.connections.max.reauth.ms"
+    value = raw.get(key) or get("connections.max.reauth.ms") or "0"
+    try:
+        return max(int(value.strip()), 0)
+    except ValueError:
+        raise ConfigError(f"Invalid value {value} for configuration connections.max.reauth.ms: "
+                          f"Not a number of type LONG", "connections.max.reauth.ms") from None
+
+
 def server_sasl(raw: dict[str, str], listener: str, get, credentials) -> ServerSasl:
     prop = f"listener.name.{listener.lower()}.sasl.enabled.mechanisms"
     mechanisms = [m.strip() for m in (get("sasl.enabled.mechanisms") or "GSSAPI").split(",") if m.strip()]
     _check(mechanisms, prop)
     out = ServerSasl(mechanisms, credentials=credentials)
+    for mechanism in mechanisms:
+        out.reauth_ms[mechanism] = _reauth_ms(raw, listener, get, mechanism)
     if "PLAIN" in mechanisms:
         module, key = _jaas(raw, listener, get, "PLAIN")
         if module is None:

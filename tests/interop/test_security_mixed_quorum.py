@@ -102,7 +102,9 @@ def test_our_observer_authenticates_to_a_kafka_leader_with_scram_sha_512(tmp_pat
             "sasl.enabled.mechanisms": "SCRAM-SHA-512", "sasl.mechanism.controller.protocol": "SCRAM-SHA-512",
             "listener.name.controller.scram-sha-512.sasl.jaas.config": SCRAM_JAAS,
             **{k: v for k, v in _ssl_props(pki).items() if k != "ssl.client.auth"}}
-    ctl = KafkaController(tmp_path / "kafka", node_id=1, cluster_id=cluster_id, overrides=sasl)
+    # KIP-368 on Kafka's side: 3 s sessions, which our channel renews in band.
+    ctl = KafkaController(tmp_path / "kafka", node_id=1, cluster_id=cluster_id,
+                          overrides={**sasl, "connections.max.reauth.ms": "3000"})
     (tmp_path / "ours").mkdir()
     node = OurNode(tmp_path / "ours", node_id=2, extra=(
         *(f"{k}={v}" for k, v in sasl.items()),
@@ -139,6 +141,12 @@ def test_our_observer_authenticates_to_a_kafka_leader_with_scram_sha_512(tmp_pat
         wait_for(caught_up, 90, "our observer to fetch Kafka's log over SASL_SSL/SCRAM-SHA-512")
         # The credential replicated to us too: a client authenticates on our listener with it.
         assert wait_for(lambda: quorum(node.port).error_code == 6, 30, "SCRAM on our listener") is True
+        # Our fetch channel renews its 3 s session in band, twice, and keeps up meanwhile.
+        wait_for(lambda: node.log_path.read_text().count("SASL re-authentication to") >= 2, 30,
+                 "two in-band re-authentications")
+        wait_for(caught_up, 30, "our observer still fetching after re-authenticating")
+        assert "authentication to 127.0.0.1" not in node.log_path.read_text().replace(
+            "re-authentication to 127.0.0.1", "")
     finally:
         node.kill()
         ctl.close()

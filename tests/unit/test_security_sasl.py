@@ -117,3 +117,44 @@ def test_gate_closes_on_other_requests_and_failures():
     pipeline.next_call()
     answer = _answer(pipeline, 36, 2)
     assert answer.error_code == 58 and pipeline.failed  # answered, then closed
+
+
+def _authenticate(pipeline, corr, token, handshake_version=1):
+    pipeline.receive_data(encode_request(17, handshake_version, corr, SaslHandshakeRequest(mechanism="PLAIN"), "c"))
+    assert pipeline.next_call() is None
+    assert _answer(pipeline, 17, handshake_version).error_code == 0
+    pipeline.receive_data(encode_request(36, 1, corr + 1, SaslAuthenticateRequest(auth_bytes=token), "c"))
+    assert pipeline.next_call() is None
+    return _answer(pipeline, 36, 1)
+
+
+def test_kip368_session_lifetime_reauthentication_and_expiry(monkeypatch):
+    now = [100.0]
+    monkeypatch.setattr("kraft_server.net.sasl_gate.time.monotonic", lambda: now[0])
+    pipeline = Pipeline("CLIENT", listener_apis(False))
+    pipeline.gate = SaslGate(ServerSasl(["PLAIN"], {"alice": "secret", "bob": "b"}, reauth_ms={"PLAIN": 1000}),
+                             "SASL_PLAINTEXT", "CLIENT")
+    assert _authenticate(pipeline, 1, b"\0alice\0secret").session_lifetime_ms == 1000
+    now[0] += 0.9  # before expiry: requests flow, and a SaslHandshake re-authenticates in band
+    pipeline.receive_data(encode_request(55, 2, 3, DescribeQuorumRequest(topics=[]), "c"))
+    assert pipeline.next_call().principal == "User:alice"
+    pipeline._calls.clear()
+    assert _authenticate(pipeline, 4, b"\0alice\0secret").error_code == 0
+    now[0] += 0.6  # past the first session, inside the renewed one
+    pipeline.receive_data(encode_request(55, 2, 6, DescribeQuorumRequest(topics=[]), "c"))
+    assert pipeline.next_call() is not None
+    pipeline._calls.clear()
+    # Another principal on re-authentication: Kafka's message, then closed.
+    answer = _authenticate(pipeline, 7, b"\0bob\0b")
+    assert (answer.error_code, answer.error_message) == (
+        58, "Cannot change principals during re-authentication from User.alice: User.bob")
+    assert pipeline.failed
+    # Past the lifetime without re-authenticating: the next request closes the connection.
+    pipeline = Pipeline("CLIENT", listener_apis(False))
+    pipeline.gate = SaslGate(ServerSasl(["PLAIN"], {"alice": "secret"}, reauth_ms={"PLAIN": 1000}),
+                             "SASL_PLAINTEXT", "CLIENT")
+    _authenticate(pipeline, 1, b"\0alice\0secret")
+    now[0] += 1.0
+    pipeline.receive_data(encode_request(55, 2, 3, DescribeQuorumRequest(topics=[]), "c"))
+    with pytest.raises(ProtocolViolation, match="expired session"):
+        pipeline.next_call()
