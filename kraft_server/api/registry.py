@@ -89,6 +89,9 @@ ALTER_CLIENT_QUOTAS = AlterClientQuotasRequest.API_KEY
 from wire.messages import SaslAuthenticateRequest, SaslHandshakeRequest  # noqa: E402
 SASL_APIS: dict[int, tuple[int, int]] = {SaslHandshakeRequest.API_KEY: (0, 1),
                                          SaslAuthenticateRequest.API_KEY: (0, 2)}
+from wire.messages import AlterUserScramCredentialsRequest  # noqa: E402
+ALTER_USER_SCRAM_CREDENTIALS = AlterUserScramCredentialsRequest.API_KEY  # controller/scram_control.py
+SCRAM_APIS: dict[int, tuple[int, int]] = {ALTER_USER_SCRAM_CREDENTIALS: (0, 0)}  # controller listener
 
 CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     FETCH: (4, 18),
@@ -168,5 +171,6 @@ def listener_apis(is_controller_listener: bool, *, reconfiguration: bool = False
         apis = dict(CONTROLLER_APIS)
         if reconfiguration:
             apis.update(RECONFIGURATION_APIS)
+        apis.update(SCRAM_APIS)
     apis.update(SASL_APIS)
     return dict(sorted(apis.items()))

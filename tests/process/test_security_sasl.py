@@ -167,3 +167,4 @@ def test_a_handshake_that_never_finishes_is_closed(sasl_node):
     assert s.request(SaslHandshakeRequest(mechanism="SCRAM-SHA-512"), 1).error_code == 0
     assert s.closed_within(IDLE_MS / 1000 * 3), "an unfinished SASL exchange was not closed"
     assert _leader(node, pki) == 1
+

@@ -18,6 +18,8 @@ from .alter_partition_reassignments_request import AlterPartitionReassignmentsRe
 from .alter_partition_reassignments_response import AlterPartitionReassignmentsResponse
 from .alter_partition_request import AlterPartitionRequest
 from .alter_partition_response import AlterPartitionResponse
+from .alter_user_scram_credentials_request import AlterUserScramCredentialsRequest
+from .alter_user_scram_credentials_response import AlterUserScramCredentialsResponse
 from .api_versions_request import ApiVersionsRequest
 from .api_versions_response import ApiVersionsResponse
 from .assign_replicas_to_dirs_request import AssignReplicasToDirsRequest
@@ -166,6 +168,7 @@ REQUESTS = {
     46: ListPartitionReassignmentsRequest,
     47: OffsetDeleteRequest,
     49: AlterClientQuotasRequest,
+    51: AlterUserScramCredentialsRequest,
     52: VoteRequest,
     53: BeginQuorumEpochRequest,
     54: EndQuorumEpochRequest,
@@ -216,6 +219,7 @@ RESPONSES = {
     46: ListPartitionReassignmentsResponse,
     47: OffsetDeleteResponse,
     49: AlterClientQuotasResponse,
+    51: AlterUserScramCredentialsResponse,
     52: VoteResponse,
     53: BeginQuorumEpochResponse,
     54: EndQuorumEpochResponse,
@@ -279,6 +283,8 @@ BY_NAME = {
     'AlterPartitionReassignmentsResponse': AlterPartitionReassignmentsResponse,
     'AlterPartitionRequest': AlterPartitionRequest,
     'AlterPartitionResponse': AlterPartitionResponse,
+    'AlterUserScramCredentialsRequest': AlterUserScramCredentialsRequest,
+    'AlterUserScramCredentialsResponse': AlterUserScramCredentialsResponse,
     'ApiVersionsRequest': ApiVersionsRequest,
     'ApiVersionsResponse': ApiVersionsResponse,
     'AssignReplicasToDirsRequest': AssignReplicasToDirsRequest,
