@@ -37,6 +37,16 @@ def _read(path: str, prop: str) -> bytes:
         raise ConfigError(f"Cannot read {prop} {path}: {exc.strerror or exc}", prop) from None
 
 
+def _store_bytes(location: str | None, kind: str, prefix: str, store: str) -> tuple[bytes, str] | None:
+    """The store file's bytes and its property name (None: no file configured)."""
+    if not location:
+        return None
+    if kind == "JKS":
+        raise _jks_error(prefix, store, location)
+    prop = f"{prefix}ssl.{store}.location"
+    return _read(location, prop), prop
+
+
 def _pem_blocks(text: str, kind: str) -> list[str]:
     """The ``-----BEGIN <kind>-----`` blocks of ``text`` (kind: CERTIFICATE, or a key)."""
     out, block = [], None
@@ -74,12 +84,10 @@ def load_keystore(get, prefix: str) -> tuple[bytes, bytes] | None:
             raise ConfigError(f"{prefix}ssl.keystore.key and ssl.keystore.certificate.chain must both be set",
                               f"{prefix}ssl.keystore.key")
         return chain.encode(), _unencrypted_key_pem(key, get("ssl.key.password"), f"{prefix}ssl.keystore.key")
-    if not location:
+    stored = _store_bytes(location, kind, prefix, "keystore")
+    if stored is None:
         return None
-    prop = f"{prefix}ssl.keystore.location"
-    if kind == "JKS":
-        raise _jks_error(prefix, "keystore", location)
-    data = _read(location, prop)
+    data, prop = stored
     if kind == "PEM":
         text = data.decode("utf-8", "replace")
         certs, keys = _pem_blocks(text, "CERTIFICATE"), _pem_blocks(text, "PRIVATE KEY")
@@ -88,18 +96,28 @@ def load_keystore(get, prefix: str) -> tuple[bytes, bytes] | None:
                               f"certificate chain", prop)
         return "".join(certs).encode(), _unencrypted_key_pem(keys[0], get("ssl.key.password"), prop)
     if kind == "PKCS12":
-        password = get("ssl.keystore.password")
-        try:
-            key, cert, extra = pkcs12.load_key_and_certificates(data, password.encode() if password else None)
-        except ValueError as exc:
-            raise ConfigError(f"Cannot open {prop} {location} as PKCS12 (wrong ssl.keystore.password?): "
-                              f"{exc}", prop) from None
-        if key is None or cert is None:
+        store = _pkcs12(data, get, "keystore", prop, location)
+        if store.key is None or store.cert is None:
             raise ConfigError(f"{prop} {location} holds no private key and certificate", prop)
-        chain_pem = b"".join(c.public_bytes(Encoding.PEM) for c in [cert, *extra])
-        return chain_pem, key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
-    raise ConfigError(f"Invalid value {kind} for configuration {prefix}ssl.keystore.type: "
-                      f"one of PEM, PKCS12, JKS", f"{prefix}ssl.keystore.type")
+        chain = [store.cert.certificate, *(c.certificate for c in store.additional_certs)]
+        return (b"".join(c.public_bytes(Encoding.PEM) for c in chain),
+                store.key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()))
+    raise _type_error(prefix, "keystore", kind)
+
+
+def _pkcs12(data: bytes, get, kind: str, prop: str, location: str):
+    """A PKCS12 key or trust store opened with ``ssl.<kind>.password``."""
+    password = get(f"ssl.{kind}.password")
+    try:
+        return pkcs12.load_pkcs12(data, password.encode() if password else None)
+    except ValueError as exc:
+        raise ConfigError(f"Cannot open {prop} {location} as PKCS12 (wrong ssl.{kind}.password?): "
+                          f"{exc}", prop) from None
+
+
+def _type_error(prefix: str, kind: str, value: str) -> ConfigError:
+    return ConfigError(f"Invalid value {value} for configuration {prefix}ssl.{kind}.type: "
+                       f"one of PEM, PKCS12, JKS", f"{prefix}ssl.{kind}.type")
 
 
 def load_truststore(get, prefix: str) -> str | None:
@@ -109,29 +127,21 @@ def load_truststore(get, prefix: str) -> str | None:
     if inline:
         return inline
     location = get("ssl.truststore.location")
-    if not location:
+    stored = _store_bytes(location, kind, prefix, "truststore")
+    if stored is None:
         return None
-    prop = f"{prefix}ssl.truststore.location"
-    if kind == "JKS":
-        raise _jks_error(prefix, "truststore", location)
-    data = _read(location, prop)
+    data, prop = stored
     if kind == "PEM":
         certs = _pem_blocks(data.decode("utf-8", "replace"), "CERTIFICATE")
         if not certs:
             raise ConfigError(f"{prop} {location} holds no PEM certificate", prop)
         return "".join(certs)
     if kind == "PKCS12":
-        password = get("ssl.truststore.password")
-        try:
-            store = pkcs12.load_pkcs12(data, password.encode() if password else None)
-        except ValueError as exc:
-            raise ConfigError(f"Cannot open {prop} {location} as PKCS12 (wrong ssl.truststore.password?): "
-                              f"{exc}", prop) from None
+        store = _pkcs12(data, get, "truststore", prop, location)
         certs = [c.certificate for c in store.additional_certs]
         if store.cert is not None:
             certs.append(store.cert.certificate)
         if not certs:
             raise ConfigError(f"{prop} {location} holds no certificate", prop)
         return "".join(c.public_bytes(Encoding.PEM).decode() for c in certs)
-    raise ConfigError(f"Invalid value {kind} for configuration {prefix}ssl.truststore.type: "
-                      f"one of PEM, PKCS12, JKS", f"{prefix}ssl.truststore.type")
+    raise _type_error(prefix, "truststore", kind)

@@ -1,10 +1,16 @@
-"""A mixed quorum over TLS (issue 28): an Apache Kafka 4.3.1 controller leads with
-its controller listener on SSL and ``ssl.client.auth=required``; our node, whose own
-controller listener is SSL too, joins as an observer: it dials Kafka over TLS with
-the first controller listener's keystore (mutual TLS) and checks Kafka's certificate
-against 127.0.0.1 (``ssl.endpoint.identification.algorithm`` left at https), fetches
-the log and registers with Kafka's active controller. Certificates are made by the
-test."""
+"""Mixed quorums over TLS and SASL_SSL (issue 28): an Apache Kafka 4.3.1 controller
+leads; our node joins as an observer and dials it with the security of its first
+controller listener, checking Kafka's certificate against 127.0.0.1
+(``ssl.endpoint.identification.algorithm`` left at https):
+
+- SSL with ``ssl.client.auth=required`` on both sides: we show our keystore (mutual
+  TLS), fetch the log and register with Kafka's active controller;
+- SASL_SSL with SCRAM-SHA-512 (``sasl.mechanism.controller.protocol``): Kafka holds the
+  credential (``kafka-storage format --add-scram``), we verify its server signature,
+  the credential replicates to our listener, and our channel renews its 3 s session
+  in band (KIP-368) while it keeps fetching.
+
+Certificates are made by the test."""
 from __future__ import annotations
 
 import pytest
@@ -12,22 +18,12 @@ import pytest
 from tests.support.certs import PASSWORD, Pki
 from tests.support.jdk import need_jdk
 from tests.support.kraft_nodes import OurNode, set_property, wait_for
-from tests.support.secure_client import SecureSession, client_context
+from tests.support.secure_client import SecureSession, client_context, quorum_partition
 from tools.kafka_dist.controller import KafkaController, random_cluster_id, run_tool
-from wire.messages import DescribeQuorumRequest
-from wire.messages.describe_quorum_request import PartitionData, TopicData
 
 pytestmark = pytest.mark.java
-
-
-def _quorum(port: int, context):
-    body = DescribeQuorumRequest(topics=[TopicData(topic_name="__cluster_metadata",
-                                                   partitions=[PartitionData(partition_index=0)])])
-    session = SecureSession(port, context, timeout=2.0)
-    try:
-        return session.request(body, 2).topics[0].partitions[0]
-    finally:
-        session.close()
+SCRAM_JAAS = ('org.apache.kafka.common.security.scram.ScramLoginModule required '
+              'username="admin" password="admin-secret";')
 
 
 def _ssl_props(pki) -> dict[str, str]:
@@ -37,36 +33,48 @@ def _ssl_props(pki) -> dict[str, str]:
             "ssl.client.auth": "required"}
 
 
+def _observer_of(ctl, node, cluster_id: str, quorum, protocol: str):
+    """Wait for Kafka's leader, format our node as its observer with Kafka's storage
+    tool, start it and wait until it has fetched up to the high watermark;
+    ``quorum(port)`` asks DescribeQuorum with the test's client security."""
+    ctl.format(ctl.format_args)
+    ctl.start()
+    wait_for(lambda: quorum(ctl.port).leader_id == 1, 90, f"Kafka's controller to lead over {protocol}")
+    for path in (node.kafka_config, node.config):
+        set_property(path, "controller.quorum.bootstrap.servers", ctl.bootstrap)
+    set_property(node.kafka_config, "listener.security.protocol.map", f"CONTROLLER:{protocol}")
+    run_tool("kafka-storage", "format", "--cluster-id", cluster_id, "--no-initial-controllers",
+             "--config", str(node.kafka_config))
+    node.start()
+
+    def caught_up():
+        assert node.proc.poll() is None, node.log_tail()
+        leader = quorum(ctl.port)
+        ours = [o for o in leader.observers if o.replica_id == 2]
+        return ours and ours[0].log_end_offset >= leader.high_watermark > 0
+
+    wait_for(caught_up, 90, f"our observer to fetch Kafka's log over {protocol}")
+    return caught_up
+
+
+def _controller(tmp_path, cluster_id, overrides, format_args=()):
+    ctl = KafkaController(tmp_path / "kafka", node_id=1, cluster_id=cluster_id, overrides=overrides)
+    ctl.format_args = list(format_args)
+    return ctl
+
+
 def test_our_observer_fetches_from_a_kafka_leader_over_mutual_tls(tmp_path):
     need_jdk()
     pki = Pki(tmp_path / "pki")
     cluster_id = random_cluster_id()
-    ctl = KafkaController(tmp_path / "kafka", node_id=1, cluster_id=cluster_id, overrides={
-        "listener.security.protocol.map": "CONTROLLER:SSL", **_ssl_props(pki)})
+    ctl = _controller(tmp_path, cluster_id, {"listener.security.protocol.map": "CONTROLLER:SSL", **_ssl_props(pki)})
     (tmp_path / "ours").mkdir()
     node = OurNode(tmp_path / "ours", node_id=2, extra=(
         "listener.security.protocol.map=CONTROLLER:SSL,CLIENT:PLAINTEXT",
         *(f"{k}={v}" for k, v in _ssl_props(pki).items())))
     context = client_context(pki, pki.client)
     try:
-        ctl.format()
-        ctl.start()
-        wait_for(lambda: _quorum(ctl.port, context).leader_id == 1, 90, "Kafka's controller to lead over TLS")
-        # Kafka's own storage tool formats our directory as an observer of its quorum.
-        for path in (node.kafka_config, node.config):
-            set_property(path, "controller.quorum.bootstrap.servers", ctl.bootstrap)
-        set_property(node.kafka_config, "listener.security.protocol.map", "CONTROLLER:SSL")
-        run_tool("kafka-storage", "format", "--cluster-id", cluster_id, "--no-initial-controllers",
-                 "--config", str(node.kafka_config))
-        node.start()
-
-        def caught_up():
-            assert node.proc.poll() is None, node.log_tail()
-            leader = _quorum(ctl.port, context)
-            ours = [o for o in leader.observers if o.replica_id == 2]
-            return ours and ours[0].log_end_offset >= leader.high_watermark > 0 and leader
-
-        wait_for(caught_up, 90, "our observer to fetch Kafka's log over mutual TLS")
+        _observer_of(ctl, node, cluster_id, lambda port: quorum_partition(port, context), "SSL")
         # Our ControllerRegistration reached Kafka's active controller over the same TLS
         # settings: its DescribeCluster (controllers) lists us with our TLS endpoint.
         assert wait_for(lambda: _registered(ctl, context), 60, "our registration at Kafka's controller") \
@@ -86,15 +94,7 @@ def _registered(ctl, context):
         session.close()
 
 
-SCRAM_JAAS = ('org.apache.kafka.common.security.scram.ScramLoginModule required '
-              'username="admin" password="admin-secret";')
-
-
 def test_our_observer_authenticates_to_a_kafka_leader_with_scram_sha_512(tmp_path):
-    """SASL_SSL between controllers: Kafka's leader holds the SCRAM-SHA-512 credential
-    (``kafka-storage format --add-scram``); we dial it with
-    ``sasl.mechanism.controller.protocol=SCRAM-SHA-512`` and the JAAS username/password
-    of our controller listener, verify its server signature, fetch and register."""
     need_jdk()
     pki = Pki(tmp_path / "pki")
     cluster_id = random_cluster_id()
@@ -103,44 +103,21 @@ def test_our_observer_authenticates_to_a_kafka_leader_with_scram_sha_512(tmp_pat
             "listener.name.controller.scram-sha-512.sasl.jaas.config": SCRAM_JAAS,
             **{k: v for k, v in _ssl_props(pki).items() if k != "ssl.client.auth"}}
     # KIP-368 on Kafka's side: 3 s sessions, which our channel renews in band.
-    ctl = KafkaController(tmp_path / "kafka", node_id=1, cluster_id=cluster_id,
-                          overrides={**sasl, "connections.max.reauth.ms": "3000"})
+    ctl = _controller(tmp_path, cluster_id, {**sasl, "connections.max.reauth.ms": "3000"},
+                      ["--add-scram", "SCRAM-SHA-512=[name=admin,password=admin-secret]"])
     (tmp_path / "ours").mkdir()
     node = OurNode(tmp_path / "ours", node_id=2, extra=(
         *(f"{k}={v}" for k, v in sasl.items()),
         "listener.security.protocol.map=CONTROLLER:SASL_SSL,CLIENT:PLAINTEXT"))
     context = client_context(pki)
-
-    def quorum(port):
-        session = SecureSession(port, context, timeout=2.0)
-        try:
-            session.sasl("SCRAM-SHA-512", "admin", "admin-secret")
-            body = DescribeQuorumRequest(topics=[TopicData(topic_name="__cluster_metadata",
-                                                           partitions=[PartitionData(partition_index=0)])])
-            return session.request(body, 2).topics[0].partitions[0]
-        finally:
-            session.close()
-
+    admin = ("SCRAM-SHA-512", "admin", "admin-secret")
     try:
-        ctl.format(["--add-scram", "SCRAM-SHA-512=[name=admin,password=admin-secret]"])
-        ctl.start()
-        wait_for(lambda: quorum(ctl.port).leader_id == 1, 90, "Kafka's controller to lead over SASL_SSL")
-        for path in (node.kafka_config, node.config):
-            set_property(path, "controller.quorum.bootstrap.servers", ctl.bootstrap)
-        set_property(node.kafka_config, "listener.security.protocol.map", "CONTROLLER:SASL_SSL")
-        run_tool("kafka-storage", "format", "--cluster-id", cluster_id, "--no-initial-controllers",
-                 "--config", str(node.kafka_config))
-        node.start()
-
-        def caught_up():
-            assert node.proc.poll() is None, node.log_tail()
-            leader = quorum(ctl.port)
-            ours = [o for o in leader.observers if o.replica_id == 2]
-            return ours and ours[0].log_end_offset >= leader.high_watermark > 0
-
-        wait_for(caught_up, 90, "our observer to fetch Kafka's log over SASL_SSL/SCRAM-SHA-512")
-        # The credential replicated to us too: a client authenticates on our listener with it.
-        assert wait_for(lambda: quorum(node.port).error_code == 6, 30, "SCRAM on our listener") is True
+        caught_up = _observer_of(ctl, node, cluster_id, lambda port: quorum_partition(port, context, admin),
+                                 "SASL_SSL")
+        # The credential replicated to us too: a client authenticates on our listener with it
+        # (an observer answers DescribeQuorum with NOT_LEADER, 6).
+        assert wait_for(lambda: quorum_partition(node.port, context, admin).error_code == 6, 30,
+                        "SCRAM on our listener") is True
         # Our fetch channel renews its 3 s session in band, twice, and keeps up meanwhile.
         wait_for(lambda: node.log_path.read_text().count("SASL re-authentication to") >= 2, 30,
                  "two in-band re-authentications")

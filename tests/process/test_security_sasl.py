@@ -13,20 +13,15 @@ import pytest
 
 from tests.support.certs import PASSWORD, Pki
 from tests.support.kraft_nodes import OurNode, wait_for
-from tests.support.secure_client import Closed, SecureSession, client_context
+from tests.support.secure_client import (
+    Closed, SecureSession, client_context, describe_quorum_body, quorum_partition)
 from tools.kafka_dist.controller import run_tool
-from wire.messages import (
-    DescribeQuorumRequest, SaslAuthenticateRequest, SaslHandshakeRequest)
-from wire.messages.describe_quorum_request import PartitionData, TopicData
+from wire.messages import SaslAuthenticateRequest, SaslHandshakeRequest
 
 TOPIC = "__cluster_metadata"
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
               'password="admin-secret" user_admin="admin-secret" user_carol="carol-secret";')
 IDLE_MS = 3000
-
-
-def _describe_quorum():
-    return DescribeQuorumRequest(topics=[TopicData(topic_name=TOPIC, partitions=[PartitionData(partition_index=0)])])
 
 
 def _session(node, pki, mechanism="SCRAM-SHA-512", user="alice", password="alice-secret", port=None):
@@ -36,11 +31,7 @@ def _session(node, pki, mechanism="SCRAM-SHA-512", user="alice", password="alice
 
 
 def _leader(node, pki) -> int:
-    session = _session(node, pki)
-    try:
-        return session.request(_describe_quorum(), 2).topics[0].partitions[0].leader_id
-    finally:
-        session.close()
+    return quorum_partition(node.port, client_context(pki), ("SCRAM-SHA-512", "alice", "alice-secret")).leader_id
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +131,7 @@ def test_refusals_with_kafkas_errors(sasl_node):
     assert s.closed_within(5)
     # Any other request before authenticating: closed unanswered.
     s = SecureSession(node.port, client_context(pki))
-    s.send(_describe_quorum(), 2)
+    s.send(describe_quorum_body(), 2)
     with pytest.raises(Closed):
         s.read_frame()
     # Already authenticated: SaslAuthenticate answered ILLEGAL_SASL_STATE, as Kafka's ControllerApis.
@@ -157,7 +148,7 @@ def test_v0_handshake_then_raw_tokens(sasl_node):
     s = SecureSession(node.client_port, client_context(pki))
     assert s.request(SaslHandshakeRequest(mechanism="PLAIN"), 0).error_code == 0
     assert s.raw_token(b"\0carol\0carol-secret") == b""  # PLAIN's empty reply, size-prefixed
-    assert s.request(_describe_quorum(), 2).topics[0].partitions[0].leader_id == 1
+    assert s.request(describe_quorum_body(), 2).topics[0].partitions[0].leader_id == 1
     s.close()
 
 

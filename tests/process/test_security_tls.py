@@ -12,25 +12,16 @@ import pytest
 
 from tests.support.certs import PASSWORD, Pki
 from tests.support.kraft_nodes import OurNode, wait_for
-from tests.support.secure_client import Closed, SecureSession, client_context
+from tests.support.secure_client import (
+    Closed, SecureSession, client_context, describe_quorum_body, quorum_partition)
 from tools.kafka_dist.controller import run_tool
-from wire.messages import DescribeQuorumRequest
-from wire.messages.describe_quorum_request import PartitionData, TopicData
 
 TOPIC = "__cluster_metadata"
 RULES = r"RULE:^CN=(.*?),OU=Clients,.*$/$1/L,DEFAULT"
 
 
-def _describe_quorum():
-    return DescribeQuorumRequest(topics=[TopicData(topic_name=TOPIC, partitions=[PartitionData(partition_index=0)])])
-
-
 def _leader(port: int, context) -> int:
-    session = SecureSession(port, context, timeout=2.0)
-    try:
-        return session.request(_describe_quorum(), 2).topics[0].partitions[0].leader_id
-    finally:
-        session.close()
+    return quorum_partition(port, context).leader_id
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +82,7 @@ def test_refused_certificates_lose_only_their_connection(tls_node, who):
     with pytest.raises((ssl.SSLError, Closed, ConnectionResetError, BrokenPipeError)):
         session = SecureSession(node.port, context, timeout=5.0)
         try:  # TLS 1.3: the client learns of the refusal at its first read
-            session.request(_describe_quorum(), 2)
+            session.request(describe_quorum_body(), 2)
         finally:
             session.close()
     assert _leader(node.port, client_context(pki, pki.client)) == 1
@@ -101,7 +92,7 @@ def test_plaintext_client_on_a_tls_port_is_closed(tls_node):
     node, pki = tls_node
     session = SecureSession(node.client_port, None, timeout=5.0)
     try:
-        session.send(_describe_quorum(), 2)
+        session.send(describe_quorum_body(), 2)
         assert session.closed_within(10), "plaintext request on a TLS listener not closed"
     finally:
         session.close()

@@ -85,3 +85,22 @@ def client_context(pki, who=None) -> ssl.SSLContext:
     if who is not None:
         context.load_cert_chain(str(who.key_pem))
     return context
+
+
+def describe_quorum_body():
+    from wire.messages import DescribeQuorumRequest
+    from wire.messages.describe_quorum_request import PartitionData, TopicData
+    return DescribeQuorumRequest(topics=[TopicData(topic_name="__cluster_metadata",
+                                                   partitions=[PartitionData(partition_index=0)])])
+
+
+def quorum_partition(port: int, context, sasl: tuple[str, str, str] | None = None):
+    """DescribeQuorum v2 over TLS (and SASL: ``(mechanism, user, password)``): the
+    partition's answer."""
+    session = SecureSession(port, context, timeout=2.0)
+    try:
+        if sasl is not None:
+            session.sasl(*sasl)
+        return session.request(describe_quorum_body(), 2).topics[0].partitions[0]
+    finally:
+        session.close()
