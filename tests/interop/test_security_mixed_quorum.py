@@ -127,3 +127,49 @@ def test_our_observer_authenticates_to_a_kafka_leader_with_scram_sha_512(tmp_pat
     finally:
         node.kill()
         ctl.close()
+
+
+@pytest.mark.slow
+def test_a_kafka_observer_fetches_from_our_leader_over_sasl_ssl(tmp_path):
+    """The other direction: Kafka's Raft client dials our SASL_SSL listener with
+    SCRAM-SHA-512 (the credential formatted by ``kraft-storage format --add-scram``),
+    checks our certificate's name, fetches our log and registers with us."""
+    import subprocess
+    import sys
+    from tests.support.kraft_nodes import REPO
+    need_jdk()
+    pki = Pki(tmp_path / "pki")
+    cluster_id = random_cluster_id()
+    sasl = {"sasl.enabled.mechanisms": "SCRAM-SHA-512", "sasl.mechanism.controller.protocol": "SCRAM-SHA-512",
+            "listener.name.controller.scram-sha-512.sasl.jaas.config": SCRAM_JAAS,
+            **{k: v for k, v in _ssl_props(pki).items() if k != "ssl.client.auth"}}
+    (tmp_path / "ours").mkdir()
+    node = OurNode(tmp_path / "ours", node_id=1, extra=(
+        *(f"{k}={v}" for k, v in sasl.items()),
+        "listener.security.protocol.map=CONTROLLER:SASL_SSL,CLIENT:PLAINTEXT"))
+    subprocess.run([sys.executable, "-m", "tools.storage", "format", "--cluster-id", cluster_id, "--standalone",
+                    "--config", str(node.config), "--add-scram", "SCRAM-SHA-512=[name=admin,password=admin-secret]"],
+                   check=True, cwd=REPO, timeout=60)
+    ctl = KafkaController(tmp_path / "kafka", node_id=2, cluster_id=cluster_id, format_mode="no-initial-controllers",
+                          bootstrap_servers=node.bootstrap,
+                          overrides={**sasl, "listener.security.protocol.map": "CONTROLLER:SASL_SSL"})
+    context = client_context(pki)
+    admin = ("SCRAM-SHA-512", "admin", "admin-secret")
+    try:
+        node.start()
+        wait_for(lambda: quorum_partition(node.port, context, admin).leader_id == 1, 60, "our leader over SASL_SSL")
+        ctl.format()
+        ctl.start()
+
+        def kafka_caught_up():
+            assert ctl.running, ctl.log_tail()
+            leader = quorum_partition(node.port, context, admin)
+            theirs = [o for o in leader.observers if o.replica_id == 2]
+            return theirs and theirs[0].log_end_offset >= leader.high_watermark > 0
+
+        wait_for(kafka_caught_up, 120, "Kafka's observer fetching from us over SASL_SSL/SCRAM-SHA-512")
+        assert wait_for(lambda: "persisted to the metadata log" in ctl.log_text(), 60,
+                        "Kafka's ControllerRegistration committed by us")
+    finally:
+        ctl.close()
+        node.kill()

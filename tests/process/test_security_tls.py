@@ -18,6 +18,7 @@ from tools.kafka_dist.controller import run_tool
 
 TOPIC = "__cluster_metadata"
 RULES = r"RULE:^CN=(.*?),OU=Clients,.*$/$1/L,DEFAULT"
+IDLE_MS = 2000
 
 
 def _leader(port: int, context) -> int:
@@ -35,6 +36,7 @@ def tls_node(tmp_path_factory):
         "listener.name.controller.ssl.client.auth=required",
         "listener.name.client.ssl.client.auth=requested",
         f"ssl.principal.mapping.rules={RULES}",
+        f"connections.max.idle.ms={IDLE_MS}",
     ))
     node.format_with_ours(uuid.uuid4().hex[:22])
     node.start()
@@ -97,3 +99,22 @@ def test_plaintext_client_on_a_tls_port_is_closed(tls_node):
     finally:
         session.close()
     assert _leader(node.client_port, client_context(pki)) == 1  # requested: no certificate is fine
+
+
+def test_a_tls_handshake_that_never_finishes_is_closed(tls_node):
+    """A client that connects and sends half a ClientHello is dropped after
+    connections.max.idle.ms, and the node keeps serving."""
+    import socket
+    import time
+    node, pki = tls_node
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", node.port), timeout=5) as raw:
+        raw.sendall(bytes.fromhex("160301"))  # the start of a TLS record, never finished
+        raw.settimeout(IDLE_MS / 1000 * 4)
+        try:
+            closed = raw.recv(1) == b""
+        except (ConnectionResetError, socket.timeout) as exc:
+            closed = not isinstance(exc, socket.timeout)
+        assert closed, "an unfinished TLS handshake was not closed"
+    assert time.monotonic() - started >= IDLE_MS / 1000 * 0.9, "closed before the timeout"
+    assert _leader(node.port, client_context(pki, pki.client)) == 1
