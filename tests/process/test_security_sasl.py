@@ -1,7 +1,8 @@
-"""SASL_SSL listeners (issue 28) proven with real clients: one node whose listeners
-are SASL_SSL with PLAIN (JAAS ``user_<name>`` options) and SCRAM-SHA-256/512 (users
-formatted into the metadata log with Kafka's own ``kafka-storage format --add-scram``
-and with ours); Kafka 4.3.1's kafka-metadata-quorum and kafka-python authenticate;
+"""SASL listeners (issue 28) proven with real clients: one node whose controller
+listener is SASL_SSL and client listener SASL_PLAINTEXT, with PLAIN (JAAS
+``user_<name>`` options) and SCRAM-SHA-256/512 (users formatted into the metadata log
+with Kafka's own ``kafka-storage format --add-scram``); Kafka 4.3.1's
+kafka-metadata-quorum (SASL_SSL) and kafka-python (SASL_PLAINTEXT) authenticate;
 wrong passwords, unknown users, unsupported mechanisms, requests before
 authentication and a handshake left unfinished get Kafka's answers and lose only
 their own connection."""
@@ -41,7 +42,7 @@ def sasl_node(tmp_path_factory):
     common = ("ssl.keystore.type=PKCS12", f"ssl.keystore.location={pki.server.p12}",
               f"ssl.keystore.password={PASSWORD}", "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512")
     node = OurNode(root, extra=(
-        "listener.security.protocol.map=CONTROLLER:SASL_SSL,CLIENT:SASL_SSL", *common,
+        "listener.security.protocol.map=CONTROLLER:SASL_SSL,CLIENT:SASL_PLAINTEXT", *common,
         "sasl.mechanism.controller.protocol=PLAIN",
         f"listener.name.controller.plain.sasl.jaas.config={PLAIN_JAAS}",
         f"listener.name.client.plain.sasl.jaas.config={PLAIN_JAAS}",
@@ -95,16 +96,16 @@ def test_kafka_metadata_quorum_with_a_wrong_password_gets_kafkas_error(sasl_node
 def test_kafka_python_reads_the_metadata_topic_with_scram_sha_256(sasl_node):
     from kafka import KafkaConsumer, TopicPartition
     node, pki = sasl_node
-    consumer = KafkaConsumer(bootstrap_servers=f"127.0.0.1:{node.client_port}", security_protocol="SASL_SSL",
-                             sasl_mechanism="SCRAM-SHA-256", sasl_plain_username="bob",
-                             sasl_plain_password="bob-secret", ssl_cafile=str(pki.truststore_pem),
+    consumer = KafkaConsumer(bootstrap_servers=f"127.0.0.1:{node.client_port}",
+                             security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-256",
+                             sasl_plain_username="bob", sasl_plain_password="bob-secret",
                              enable_auto_commit=False)
     try:
         tp = TopicPartition(TOPIC, 0)
         consumer.assign([tp])
         consumer.seek_to_beginning(tp)
         records = wait_for(lambda: consumer.poll(timeout_ms=2000, max_records=50).get(tp), 30,
-                           "records over SASL_SSL")
+                           "records over SASL_PLAINTEXT")
         assert records
     finally:
         consumer.close()
@@ -145,7 +146,7 @@ def test_refusals_with_kafkas_errors(sasl_node):
 
 def test_v0_handshake_then_raw_tokens(sasl_node):
     node, pki = sasl_node
-    s = SecureSession(node.client_port, client_context(pki))
+    s = SecureSession(node.client_port, None)  # the SASL_PLAINTEXT listener
     assert s.request(SaslHandshakeRequest(mechanism="PLAIN"), 0).error_code == 0
     assert s.raw_token(b"\0carol\0carol-secret") == b""  # PLAIN's empty reply, size-prefixed
     assert s.request(describe_quorum_body(), 2).topics[0].partitions[0].leader_id == 1

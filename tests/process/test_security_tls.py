@@ -60,11 +60,12 @@ def test_kafka_metadata_quorum_describes_over_mutual_tls(tls_node, tmp_path):
     assert "as User:alice" in node.log_path.read_text(), "mapped principal not logged"
 
 
-def test_kafka_python_reads_the_metadata_topic_over_tls(tls_node):
+def test_kafka_python_reads_the_metadata_topic_over_mutual_tls(tls_node):
     from kafka import KafkaConsumer, TopicPartition
     node, pki = tls_node
     consumer = KafkaConsumer(bootstrap_servers=f"127.0.0.1:{node.client_port}", security_protocol="SSL",
                              ssl_cafile=str(pki.truststore_pem), ssl_check_hostname=True,
+                             ssl_certfile=str(pki.client.key_pem), ssl_keyfile=str(pki.client.key_pem),
                              enable_auto_commit=False, consumer_timeout_ms=10_000)
     try:
         tp = TopicPartition(TOPIC, 0)
@@ -72,6 +73,7 @@ def test_kafka_python_reads_the_metadata_topic_over_tls(tls_node):
         consumer.seek_to_beginning(tp)
         records = consumer.poll(timeout_ms=10_000, max_records=5)
         assert records.get(tp), "no records from __cluster_metadata over TLS"
+        assert "on CLIENT as User:alice" in node.log_path.read_text()  # its certificate, mapped
     finally:
         consumer.close()
 
