@@ -70,6 +70,14 @@ class SaslGate:
         self.expires = None  # time.monotonic() when the session ends (KIP-368), in COMPLETE
         self.previous = None  # (mechanism, principal) of the session being re-authenticated
         self.failure = ""
+        self._pipeline, self._max_bytes = None, None  # set by attach / on completion
+
+    def attach(self, pipeline) -> None:
+        """Gate ``pipeline``: frames above sasl.server.max.receive.size are refused by
+        their size prefix, before anything is buffered, until authentication ends."""
+        self._max_bytes = pipeline._reader.max_bytes
+        pipeline._reader.max_bytes = min(self._max_bytes, MAX_RECEIVE_SIZE)
+        pipeline.gate = self
 
     # -- frames before the pipeline parses them --------------------------------------
     def consumed(self, pipeline, frame) -> bool:
@@ -109,6 +117,7 @@ class SaslGate:
             return False  # the pipeline closes it
         if api_key == SASL_HANDSHAKE and time.monotonic() < self.expires:
             self.previous, self.state = (self.server.mechanism, self.principal), "HANDSHAKE"
+            self.attach(self._pipeline)
             return False
         if time.monotonic() >= self.expires:
             raise _violation("expired session (connections.max.reauth.ms)")
@@ -178,7 +187,8 @@ class SaslGate:
     def _maybe_done(self, pipeline, lifetime_ms: int = 0) -> None:
         if self.server.complete:
             pipeline.principal = self.principal = user(self.server.authorization_id)
-            self.previous = None
+            pipeline._reader.max_bytes = self._max_bytes
+            self.previous, self._pipeline = None, pipeline
             if lifetime_ms > 0:  # KIP-368: keep watching the session
                 self.state, self.expires = "COMPLETE", time.monotonic() + lifetime_ms / 1000
             else:

@@ -40,5 +40,5 @@ def authenticate(pipeline, security, transport) -> str | None:
         log.debug("TLS connection from %s on %s as %s", pipeline.peer, security.name, pipeline.principal)
     if security.sasl is not None:
         from .sasl_gate import SaslGate
-        pipeline.gate = SaslGate(security.sasl, security.protocol, security.name)
+        SaslGate(security.sasl, security.protocol, security.name).attach(pipeline)
     return None

@@ -69,7 +69,7 @@ def test_plain_checks():
 
 def _pipeline():
     pipeline = Pipeline("CLIENT", listener_apis(False))
-    pipeline.gate = SaslGate(ServerSasl(["PLAIN"], {"alice": "secret"}), "SASL_PLAINTEXT", "CLIENT")
+    SaslGate(ServerSasl(["PLAIN"], {"alice": "secret"}), "SASL_PLAINTEXT", "CLIENT").attach(pipeline)
     return pipeline
 
 
@@ -103,6 +103,15 @@ def test_gate_v0_bare_tokens():
     assert pipeline.output() == struct.pack(">i", 0) and pipeline.principal == "User:alice"
 
 
+def test_gate_refuses_a_large_frame_by_its_size_before_buffering_it():
+    pipeline = _pipeline()
+    with pytest.raises(ProtocolViolation):
+        pipeline.receive_data(struct.pack(">i", 524289))
+    pipeline = _pipeline()
+    _authenticate(pipeline, 1, b"\0alice\0secret")
+    pipeline.receive_data(struct.pack(">i", 524289))  # authenticated: socket.request.max.bytes again
+
+
 def test_gate_closes_on_other_requests_and_failures():
     pipeline = _pipeline()
     assert pipeline.principal == ANONYMOUS
@@ -132,8 +141,8 @@ def test_kip368_session_lifetime_reauthentication_and_expiry(monkeypatch):
     now = [100.0]
     monkeypatch.setattr("kraft_server.net.sasl_gate.time.monotonic", lambda: now[0])
     pipeline = Pipeline("CLIENT", listener_apis(False))
-    pipeline.gate = SaslGate(ServerSasl(["PLAIN"], {"alice": "secret", "bob": "b"}, reauth_ms={"PLAIN": 1000}),
-                             "SASL_PLAINTEXT", "CLIENT")
+    SaslGate(ServerSasl(["PLAIN"], {"alice": "secret", "bob": "b"}, reauth_ms={"PLAIN": 1000}),
+             "SASL_PLAINTEXT", "CLIENT").attach(pipeline)
     assert _authenticate(pipeline, 1, b"\0alice\0secret").session_lifetime_ms == 1000
     now[0] += 0.9  # before expiry: requests flow, and a SaslHandshake re-authenticates in band
     pipeline.receive_data(encode_request(55, 2, 3, DescribeQuorumRequest(topics=[]), "c"))
@@ -151,8 +160,8 @@ def test_kip368_session_lifetime_reauthentication_and_expiry(monkeypatch):
     assert pipeline.failed
     # Past the lifetime without re-authenticating: the next request closes the connection.
     pipeline = Pipeline("CLIENT", listener_apis(False))
-    pipeline.gate = SaslGate(ServerSasl(["PLAIN"], {"alice": "secret"}, reauth_ms={"PLAIN": 1000}),
-                             "SASL_PLAINTEXT", "CLIENT")
+    SaslGate(ServerSasl(["PLAIN"], {"alice": "secret"}, reauth_ms={"PLAIN": 1000}),
+             "SASL_PLAINTEXT", "CLIENT").attach(pipeline)
     _authenticate(pipeline, 1, b"\0alice\0secret")
     now[0] += 1.0
     pipeline.receive_data(encode_request(55, 2, 3, DescribeQuorumRequest(topics=[]), "c"))
