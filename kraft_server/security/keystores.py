@@ -24,10 +24,11 @@ from kraft_server.config import ConfigError
 
 
 def _jks_error(prefix: str, kind: str, location: str | None) -> ConfigError:
+    listener = f" (listener {prefix.split('.')[2].upper()})" if prefix.count(".") >= 3 else ""
     return ConfigError(
-        f"{prefix}ssl.{kind}.type JKS is not supported: convert it with keytool -importkeystore "
+        f"ssl.{kind}.type JKS is not supported{listener}: convert it with keytool -importkeystore "
         f"-srckeystore {location or '<store.jks>'} -destkeystore <store.p12> -deststoretype PKCS12 "
-        f"and set {prefix}ssl.{kind}.type=PKCS12", f"{prefix}ssl.{kind}.type")
+        f"and set ssl.{kind}.type=PKCS12", f"ssl.{kind}.type")
 
 
 def _read(path: str, prop: str) -> bytes:

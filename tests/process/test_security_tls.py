@@ -120,3 +120,15 @@ def test_a_tls_handshake_that_never_finishes_is_closed(tls_node):
         assert closed, "an unfinished TLS handshake was not closed"
     assert time.monotonic() - started >= IDLE_MS / 1000 * 0.9, "closed before the timeout"
     assert _leader(node.port, client_context(pki, pki.client)) == 1
+
+
+def test_a_jks_keystore_stops_start_up_with_the_keytool_conversion(tmp_path):
+    from tests.process.test_startup_errors import formatted, start_fails
+    from tests.support.kraft_nodes import set_property
+    node = formatted(tmp_path)
+    set_property(node.config, "listener.security.protocol.map", "CONTROLLER:SSL,CLIENT:PLAINTEXT")
+    set_property(node.config, "ssl.keystore.location", "/etc/kafka/server.keystore.jks")  # type: JKS, Kafka's default
+    assert start_fails(node.config) == (
+        "ERROR ssl.keystore.type JKS is not supported (listener CONTROLLER): convert it with keytool "
+        "-importkeystore -srckeystore /etc/kafka/server.keystore.jks -destkeystore <store.p12> "
+        "-deststoretype PKCS12 and set ssl.keystore.type=PKCS12 (ssl.keystore.type)")
