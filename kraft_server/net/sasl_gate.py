@@ -29,9 +29,10 @@ import re
 import struct
 import time
 
-from kraft_server.security.plain import PlainError, PlainServer
+from kraft_server.security.plain import PlainServer
 from kraft_server.security.principal import user
-from kraft_server.security.scram import ScramError, ScramServer
+from kraft_server.security.sasl_failure import SaslFailure
+from kraft_server.security.scram import ScramServer
 from wire.errors import ErrorCode
 from wire.headers import peek_key_version
 from wire.messages import (
@@ -177,7 +178,7 @@ class SaslGate:
         """The mechanism's reply, or None with ``self.failure`` set to Kafka's message."""
         try:
             return self.server.evaluate(token)
-        except (PlainError, ScramError) as exc:
+        except SaslFailure as exc:
             self.failure = str(exc) if exc.exposed else (
                 f"Authentication failed during authentication due to invalid credentials with SASL "
                 f"mechanism {self.server.mechanism}")

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import hmac
 
+from .sasl_failure import SaslFailure
 
-class PlainError(Exception):
-    """Kafka's SaslAuthenticationException (the message goes to the client) unless
-    ``exposed`` is False (a SaslException: the generic text goes instead)."""
+
+class PlainError(SaslFailure):
+    """A failed PLAIN exchange (a SaslAuthenticationException in Kafka unless not ``exposed``)."""
 
     def __init__(self, message: str, exposed: bool = True):
-        super().__init__(message)
-        self.exposed = exposed
+        super().__init__(message, exposed)
 
 
 class PlainServer:

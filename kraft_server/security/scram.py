@@ -16,19 +16,18 @@ import re
 import secrets
 from dataclasses import dataclass
 
+from .sasl_failure import SaslFailure
+
 MIN_ITERATIONS = 4096
 DIGESTS = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}
 MECHANISM_IDS = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}  # Kafka's ScramMechanism.type()
 
 
-class ScramError(Exception):
-    """A failed exchange; ``str()`` is Kafka's message. ``exposed``: Kafka sends the
-    message to the client (a SaslAuthenticationException); otherwise the client gets
-    the generic "invalid credentials" text (a SaslException)."""
+class ScramError(SaslFailure):
+    """A failed SCRAM exchange (a SaslException in Kafka unless ``exposed``)."""
 
     def __init__(self, message: str, exposed: bool = False):
-        super().__init__(message)
-        self.exposed = exposed
+        super().__init__(message, exposed)
 
 
 @dataclass(frozen=True)
