@@ -45,6 +45,9 @@ from kraft_server.controller.admin_requests import (
     delete_topics_error_response, delete_topics_op, elect_leaders_error_response, elect_leaders_op, unregister_broker_op, unregister_error_response,
 )
 from kraft_server.controller.client_quotas import alter_client_quotas_error_response, alter_client_quotas_op
+from kraft_server.controller.scram_control import (
+    alter_user_scram_credentials_error_response, alter_user_scram_credentials_op)
+from wire.messages import AlterUserScramCredentialsRequest
 
 from .envelope_inner import DISPATCHED, InnerCall, envelope_answer
 
@@ -69,6 +72,8 @@ LIST_PARTITION_REASSIGNMENTS = ListPartitionReassignmentsRequest.API_KEY
 ENVELOPED.update({ALTER_PARTITION_REASSIGNMENTS: (0, 1), LIST_PARTITION_REASSIGNMENTS: (0, 0)})
 ENVELOPED.update({config_requests.LEGACY: (0, 2), config_requests.INCREMENTAL: (0, 1)})
 ENVELOPED[ALTER_CLIENT_QUOTAS] = (0, 1)
+ALTER_USER_SCRAM_CREDENTIALS = AlterUserScramCredentialsRequest.API_KEY  # controller/scram_control.py
+ENVELOPED[ALTER_USER_SCRAM_CREDENTIALS] = (0, 0)
 # answered by the dispatcher, as when sent directly (envelope_inner.py)
 ENVELOPED[DescribeQuorumRequest.API_KEY] = (0, 3)
 ENVELOPED[UpdateFeaturesRequest.API_KEY] = (0, 2)
@@ -108,6 +113,8 @@ def _build(api_key: int, version: int, body):
         return config_requests.alter_configs_op(api_key, version, body)
     if api_key == ALTER_CLIENT_QUOTAS:
         return "AlterClientQuotas", alter_client_quotas_op(body)
+    if api_key == ALTER_USER_SCRAM_CREDENTIALS:
+        return "AlterUserScramCredentials", alter_user_scram_credentials_op(body)
     raise LookupError(api_key)
 
 
@@ -134,6 +141,8 @@ def _no_controller(api_key: int, version: int, body):
         return config_requests.error_response(api_key, body, ErrorCode.NOT_CONTROLLER)
     if api_key == ALTER_CLIENT_QUOTAS:
         return alter_client_quotas_error_response(body, ErrorCode.NOT_CONTROLLER)
+    if api_key == ALTER_USER_SCRAM_CREDENTIALS:
+        return alter_user_scram_credentials_error_response(body, ErrorCode.NOT_CONTROLLER)
     return allocate_error_response(ErrorCode.NOT_CONTROLLER)
 
 

@@ -74,7 +74,8 @@ class Dispatcher:
                      registry.ALLOCATE_PRODUCER_IDS, registry.ASSIGN_REPLICAS_TO_DIRS,
                      registry.ALTER_CLIENT_QUOTAS):
             handle_controller_write(call, self.view)
-        elif key in (registry.ALTER_PARTITION_REASSIGNMENTS, registry.LIST_PARTITION_REASSIGNMENTS):
+        elif key in (registry.ALTER_PARTITION_REASSIGNMENTS, registry.LIST_PARTITION_REASSIGNMENTS,
+                     registry.ALTER_USER_SCRAM_CREDENTIALS):
             handle_controller_write(call, self.view)
         elif key == registry.ENVELOPE:
             handle_envelope_request(call, self.view, self)

@@ -85,6 +85,13 @@ DESCRIBE_CONFIGS = DescribeConfigsRequest.API_KEY  # kraft_server/api/config_req
 ALTER_CONFIGS = AlterConfigsRequest.API_KEY
 INCREMENTAL_ALTER_CONFIGS = IncrementalAlterConfigsRequest.API_KEY
 ALTER_CLIENT_QUOTAS = AlterClientQuotasRequest.API_KEY
+# SASL (kraft_server/net/sasl_gate.py answers them; listed on every listener, as Kafka does)
+from wire.messages import SaslAuthenticateRequest, SaslHandshakeRequest  # noqa: E402
+SASL_APIS: dict[int, tuple[int, int]] = {SaslHandshakeRequest.API_KEY: (0, 1),
+                                         SaslAuthenticateRequest.API_KEY: (0, 2)}
+from wire.messages import AlterUserScramCredentialsRequest  # noqa: E402
+ALTER_USER_SCRAM_CREDENTIALS = AlterUserScramCredentialsRequest.API_KEY  # controller/scram_control.py
+SCRAM_APIS: dict[int, tuple[int, int]] = {ALTER_USER_SCRAM_CREDENTIALS: (0, 0)}  # controller listener
 
 CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     FETCH: (4, 18),
@@ -164,4 +171,6 @@ def listener_apis(is_controller_listener: bool, *, reconfiguration: bool = False
         apis = dict(CONTROLLER_APIS)
         if reconfiguration:
             apis.update(RECONFIGURATION_APIS)
+        apis.update(SCRAM_APIS)
+    apis.update(SASL_APIS)
     return dict(sorted(apis.items()))

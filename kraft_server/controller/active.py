@@ -50,6 +50,7 @@ class ActiveDuties:
         self.next_noop_ms: int | None = None
         self.stats = {"bootstrap": 0, "registrations": 0, "noops": 0}
         self._registration_checked = None
+        self.bootstrap_extra: list[bytes] = []  # bootstrap.checkpoint's other records (--add-scram)
 
     # -- the record sets --------------------------------------------------------------
     def bootstrap_records(self) -> list[bytes]:
@@ -61,6 +62,7 @@ class ActiveDuties:
         if levels.get(ELR_FEATURE, 0) > 0:
             out.append(rec.config(rec.BROKER_RESOURCE, "", "min.insync.replicas",
                                   str(self.min_insync_replicas)))
+        out += self.bootstrap_extra
         out.append(rec.end_transaction())
         return out
 

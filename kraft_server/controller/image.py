@@ -26,6 +26,7 @@ from .configs.store import ConfigsImage
 from .client_quotas import ClientQuotasImage
 from .image_brokers import BrokersImage
 from .image_topics import TopicsImage
+from .scram_image import ScramImage
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,7 @@ class MetadataImage:
         self.brokers = BrokersImage()
         self.topics = TopicsImage()
         self.quotas = ClientQuotasImage()  # client_quotas.py
+        self.scram = ScramImage()  # scram_image.py: SASL/SCRAM users
         self.next_producer_id = -1  # ProducerIdsImage: -1 until a block was handed out
         self.offset = -1  # last replayed record
         self.epoch = -1  # epoch of the batch holding it
@@ -131,6 +133,10 @@ class MetadataImage:
                 self.next_producer_id = r.next_producer_id
         elif api_key == rec.CLIENT_QUOTA_RECORD:
             self.quotas.replay(r)
+        elif api_key == rec.USER_SCRAM_CREDENTIAL_RECORD:
+            self.scram.replay(r)
+        elif api_key == rec.REMOVE_USER_SCRAM_CREDENTIAL_RECORD:
+            self.scram.remove(r)
         # NoOp and the transaction markers are not state
 
     def finalized_features(self) -> dict[str, int]:
@@ -150,6 +156,7 @@ class MetadataImage:
         if self.next_producer_id >= 0:
             out.append(encode_metadata_record(ProducerIdsRecord(
                 broker_id=-1, broker_epoch=-1, next_producer_id=self.next_producer_id), 0))
+        out += [encode_metadata_record(r, v) for r, v in self.scram.snapshot_records()]
         return out
 
     def content(self) -> tuple:
@@ -161,4 +168,5 @@ class MetadataImage:
                 tuple((t.name, t.topic_id, tuple((pid, t.partitions[pid].encode(2)) for pid in sorted(t.partitions)))
                       for t in self.topics),
                 self.next_producer_id,
-                self.quotas.content())
+                self.quotas.content(),
+                self.scram.content())

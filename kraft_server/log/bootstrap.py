@@ -78,7 +78,10 @@ def _control_value(message) -> bytes:
 # ---------------------------------------------------------------------------------
 
 
-def render_bootstrap_checkpoint(features: dict[str, int], now_ms: int | None = None) -> bytes:
+def render_bootstrap_checkpoint(features: dict[str, int], now_ms: int | None = None,
+                                extra: list[bytes] = ()) -> bytes:
+    """The checkpoint: feature levels, then ``extra`` framed metadata records
+    (UserScramCredentialRecords from ``--add-scram``), as Kafka's BootstrapMetadata."""
     now = _now_ms() if now_ms is None else now_ms
     if METADATA_VERSION not in features:
         raise ValueError("the bootstrap checkpoint needs a metadata.version level")
@@ -89,7 +92,7 @@ def render_bootstrap_checkpoint(features: dict[str, int], now_ms: int | None = N
     values = [
         frame_metadata_record(FeatureLevelRecord.API_KEY, 0, FeatureLevelRecord(name=n, feature_level=lvl).encode(0))
         for n, lvl in ordered
-    ]
+    ] + list(extra)
     header = control_batch(0, 0, now, [(ControlRecordType.SNAPSHOT_HEADER,
                                         _control_value(SnapshotHeaderRecord(last_contained_log_timestamp=0)))])
     data = data_batch(1, 0, now, values)
@@ -98,10 +101,23 @@ def render_bootstrap_checkpoint(features: dict[str, int], now_ms: int | None = N
     return header + data + footer
 
 
-def write_bootstrap_checkpoint(directory: str | Path, features: dict[str, int], now_ms: int | None = None) -> Path:
+def write_bootstrap_checkpoint(directory: str | Path, features: dict[str, int], now_ms: int | None = None,
+                               extra: list[bytes] = ()) -> Path:
     path = Path(directory) / BOOTSTRAP_CHECKPOINT
-    atomic_write(path, render_bootstrap_checkpoint(features, now_ms))
+    atomic_write(path, render_bootstrap_checkpoint(features, now_ms, extra))
     return path
+
+
+def bootstrap_extra_records(directory: str | Path) -> list[bytes]:
+    """The checkpoint's records other than feature levels (``--add-scram`` credentials),
+    framed, in file order; the first active controller commits them with the levels."""
+    try:
+        data = (Path(directory) / BOOTSTRAP_CHECKPOINT).read_bytes()
+    except FileNotFoundError:
+        return []
+    return [bytes(record.value) for batch in iter_batches(data) if not batch.is_control
+            for record in batch.records
+            if unframe_metadata_record(record.value)[0] != FeatureLevelRecord.API_KEY]
 
 
 def parse_bootstrap_checkpoint(data: bytes) -> dict[str, int]:

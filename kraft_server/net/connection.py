@@ -22,6 +22,7 @@ import logging
 import time
 
 from .pipeline import DEFAULT_MAX_IN_FLIGHT, InboundCall, Pipeline, ProtocolViolation
+from .secure import authenticate
 
 log = logging.getLogger(__name__)
 
@@ -29,11 +30,11 @@ log = logging.getLogger(__name__)
 class ServerConnection(asyncio.Protocol):
     __slots__ = ("pipeline", "transport", "peer", "_dispatch", "_pumping",
                  "_reading_paused", "_write_paused", "_registry", "_limits", "_admitted", "last_active",
-                 "_closing")
+                 "_closing", "security")
 
     def __init__(self, listener: str, apis: dict[int, tuple[int, int]], dispatch, *,
                  max_bytes: int, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
-                 registry: set | None = None, limits=None):
+                 registry: set | None = None, limits=None, security=None):
         self.pipeline = Pipeline(listener, apis, max_bytes=max_bytes,
                                  max_in_flight=max_in_flight, on_output=self._on_output)
         self.transport: asyncio.Transport | None = None
@@ -47,6 +48,7 @@ class ServerConnection(asyncio.Protocol):
         self._admitted = False
         self.last_active = time.monotonic()  # a complete request read or an answer written
         self._closing = None  # the protocol violation to close for once earlier requests are answered
+        self.security = security  # kraft_server.security.ListenerSecurity, or None (PLAINTEXT)
 
     # -- asyncio.Protocol ------------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -61,6 +63,10 @@ class ServerConnection(asyncio.Protocol):
             self._admitted = True
         if self._registry is not None:
             self._registry.add(self)
+        if self.security is not None:
+            refused = authenticate(self.pipeline, self.security, transport)
+            if refused:
+                self.abort(refused)
 
     def connection_lost(self, exc) -> None:
         by_peer = not self.pipeline.closed  # ``abort`` (ours) closes the pipeline first

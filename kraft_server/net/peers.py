@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import struct
 import time
 from collections import deque
 
 from kraft_server.raft import InboundResponse, OutboundRequest, SendFailure
+from .sasl_client import SaslClient, SaslFailed
 from wire.exceptions import DecodeError, EncodeError
 from wire.framing import DEFAULT_MAX_BYTES, FrameReader
 from wire.headers import decode_response, encode_request
@@ -78,7 +80,7 @@ class PeerChannel(asyncio.Protocol):
         self.host = host
         self.port = port
         self.transport: asyncio.Transport | None = None
-        self.state = "idle"  # idle, connecting, handshake, ready, backoff
+        self.state = "idle"  # idle, connecting, handshake, sasl, ready, backoff
         self.backoff_until = 0.0
         self.api_versions: dict[int, tuple[int, int]] = {}
         self._handshake_version = HANDSHAKE_VERSION
@@ -87,6 +89,7 @@ class PeerChannel(asyncio.Protocol):
         self._handshake_corr = -1
         self._next_corr = 0
         self._reader = FrameReader(DEFAULT_MAX_BYTES)
+        self._reauth_at: float | None = None  # time.monotonic() to renew the SASL session
 
     # -- called by Peers ---------------------------------------------------------------
     def submit(self, request: OutboundRequest) -> None:
@@ -98,7 +101,7 @@ class PeerChannel(asyncio.Protocol):
             self.state = "idle"
         pending = _Pending(request, None)
         pending.timer = loop.call_later(self.peers.request_timeout_s, self._timed_out, pending)
-        if self.state == "ready":
+        if self.state == "ready" and not self._maybe_reauthenticate():
             self._send(pending)
             return
         self._queue.append(pending)
@@ -108,10 +111,15 @@ class PeerChannel(asyncio.Protocol):
 
     async def _connect(self) -> None:
         loop = asyncio.get_running_loop()
+        security = self.peers.security
+        tls = security.ssl_context if security is not None else None
+        options = {"ssl": tls, "server_hostname": self.host,
+                   "ssl_handshake_timeout": self.peers.request_timeout_s} if tls is not None else {}
         try:
-            await loop.create_connection(lambda: self, self.host, self.port)
+            await loop.create_connection(lambda: self, self.host, self.port, **options)
         except OSError as exc:
-            log.debug("connect to %s:%d failed: %s", self.host, self.port, exc)
+            level = logging.WARNING if isinstance(exc, ssl.SSLError) else logging.DEBUG
+            log.log(level, "connect to %s:%d failed: %s", self.host, self.port, exc)
             self._failed()
 
     def close(self) -> None:
@@ -122,6 +130,7 @@ class PeerChannel(asyncio.Protocol):
     def connection_made(self, transport) -> None:
         self.transport = transport
         self.state = "handshake"
+        self._reauth_at = None
         self._reader = FrameReader(DEFAULT_MAX_BYTES)
         self._send_handshake()
 
@@ -158,6 +167,9 @@ class PeerChannel(asyncio.Protocol):
         if self.state == "handshake" and corr == self._handshake_corr:
             self._on_handshake(frame)
             return
+        if self.state == "sasl" and corr == self._handshake_corr:
+            self._on_sasl(frame)
+            return
         pending = self._in_flight.pop(corr, None)
         if pending is None:
             raise DecodeError(f"response with unknown correlation id {corr}")
@@ -168,6 +180,7 @@ class PeerChannel(asyncio.Protocol):
             self._finish(pending, failure=SendFailure.DISCONNECTED)
             raise
         self._finish(pending, body=body)
+        self._maybe_reauthenticate()
 
     def _on_handshake(self, frame) -> None:
         version = self._handshake_version
@@ -192,6 +205,50 @@ class PeerChannel(asyncio.Protocol):
         self.api_versions = {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
         self.peer_features = {f.name: (f.min_version, f.max_version)
                               for f in getattr(body, "supported_features", [])}
+        security = self.peers.security
+        if security is not None and security.sasl is not None:
+            self._sasl = SaslClient(security.sasl, self.api_versions)
+            self.state = "sasl"
+            self._send_sasl(self._sasl.first_request())
+            return
+        self._ready()
+
+    def _send_sasl(self, request) -> None:
+        api_key, version, body = request
+        self._handshake_corr = self._corr()
+        self.transport.write(encode_request(api_key, version, self._handshake_corr, body, self.peers.client_id))
+        self._sasl_request = (api_key, version)
+
+    def _on_sasl(self, frame) -> None:
+        """SASL after ApiVersions (net/sasl_client.py); a failure closes the connection."""
+        _, body = decode_response(frame, *self._sasl_request)
+        try:
+            following = self._sasl.on_response(body)
+        except SaslFailed as exc:
+            log.warning("SASL/%s authentication to %s:%d failed: %s", self._sasl.mechanism,
+                        self.host, self.port, exc)
+            self.close()
+            return
+        if following is not None:
+            self._send_sasl(following)
+            return
+        lifetime = self._sasl.session_lifetime_ms  # KIP-368: renew at 90% of it, when idle
+        self._reauth_at = time.monotonic() + lifetime * 0.0009 if lifetime > 0 else None
+        self._ready()
+
+    def _maybe_reauthenticate(self) -> bool:
+        """Start re-authenticating in band once the session is due and nothing is in flight."""
+        if self._reauth_at is None or self.state != "ready" or self._in_flight \
+                or time.monotonic() < self._reauth_at:
+            return False
+        self._reauth_at = None
+        log.debug("SASL re-authentication to %s:%d", self.host, self.port)
+        self._sasl = SaslClient(self.peers.security.sasl, self.api_versions)
+        self.state = "sasl"
+        self._send_sasl(self._sasl.first_request())
+        return True
+
+    def _ready(self) -> None:
         self.state = "ready"
         queue, self._queue = self._queue, deque()
         for pending in queue:
@@ -259,6 +316,7 @@ class Peers:
         self.request_timeout_s = request_timeout_ms / 1000.0
         self.retry_backoff_s = retry_backoff_ms / 1000.0
         self.client_id = client_id
+        self.security = None  # kraft_server.security.ClientSecurity (None: PLAINTEXT)
         self._channels: dict[tuple[str, int], PeerChannel] = {}
 
     def send(self, request: OutboundRequest) -> None:

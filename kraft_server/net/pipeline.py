@@ -40,7 +40,10 @@ from wire.headers import (
 from wire.messages import REQUESTS, ApiVersionsRequest, ApiVersionsResponse
 from wire.messages.api_versions_response import ApiVersion
 
+from kraft_server.security.principal import ANONYMOUS
+
 from .fetch_template import FETCH, FetchTemplate
+from .sasl_gate import SASL_APIS, answer_sasl_call
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +91,11 @@ class InboundCall:
         """Answer nothing and close the connection (Kafka does so for an acks=0
         produce that failed)."""
         self.pipeline.fail(self, reason)
+
+    @property
+    def principal(self) -> str:
+        """The connection's KafkaPrincipal (``User:ANONYMOUS`` until authenticated)."""
+        return self.pipeline.principal
 
     def __repr__(self) -> str:
         return (f"InboundCall({self.listener} key={self.api_key} v{self.api_version} "
@@ -153,6 +161,8 @@ class Pipeline:
         self.failed: str | None = None  # set when the connection must be closed
         self.peer = None  # the client's (host, port), set by the adapter (DescribeGroups' client host)
         self.close_watchers: dict | None = None  # name -> fn(by_peer), see watch_close
+        self.principal = ANONYMOUS  # set by net/secure.py (mutual TLS, SASL)
+        self.gate = None  # net/sasl_gate.py SaslGate until SASL authentication succeeds
 
     # -- input ---------------------------------------------------------------------
     def receive_data(self, data) -> None:
@@ -193,6 +203,8 @@ class Pipeline:
         return None
 
     def _parse(self, frame) -> InboundCall | None:
+        if self.gate is not None and self.gate.consumed(self, frame):
+            return None  # a raw SASL token (after a v0 SaslHandshake)
         known = self.fetches.read(frame)
         if known is not None:  # the last Fetch again, with a new position
             header, body = known
@@ -231,6 +243,9 @@ class Pipeline:
             self.fetches.learn(frame, header, body, pos, api_version)
         call = InboundCall(self, header, api_key, api_version, body, self.listener)
         self._calls.append(call)
+        if api_key in SASL_APIS:
+            answer_sasl_call(self, call)  # answered here, never dispatched
+            return None
         return call
 
     # -- output --------------------------------------------------------------------
@@ -269,6 +284,18 @@ class Pipeline:
     def fail(self, call: InboundCall, reason: str) -> None:
         """``call`` gets no answer; the connection is closed once what is ready is written."""
         call._done = True
+        self.failed = reason
+        if self._on_output is not None:
+            self._on_output()
+
+    def write_raw(self, data: bytes) -> None:
+        """Queue bytes outside Kafka's request/response framing (v0 SASL tokens)."""
+        self._out.append(data)
+        if self._on_output is not None:
+            self._on_output()
+
+    def close_after_output(self, reason: str) -> None:
+        """Close the connection once what is queued is written (a failed SASL exchange)."""
         self.failed = reason
         if self._on_output is not None:
             self._on_output()

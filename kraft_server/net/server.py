@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from .connection import ServerConnection
 from .limits import ConnectionLimits
 from .pipeline import DEFAULT_MAX_IN_FLIGHT
+from .secure import tls_server_options
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +26,7 @@ class ListenerSpec:
     host: str  # bind host ("" or 0.0.0.0 for all interfaces)
     port: int  # 0: let the OS choose (tests); the bound port is reported back
     apis: dict[int, tuple[int, int]] = field(default_factory=dict)
+    security: object = None  # kraft_server.security.ListenerSecurity (None: PLAINTEXT)
 
 
 class Listeners:
@@ -48,10 +50,12 @@ class Listeners:
             return ServerConnection(spec.name, spec.apis, self._dispatch,
                                     max_bytes=self._max_bytes,
                                     max_in_flight=self._max_in_flight,
-                                    registry=self.connections, limits=self.limits)
+                                    registry=self.connections, limits=self.limits,
+                                    security=spec.security)
 
         host = spec.host or None  # Kafka: an empty host binds every interface
-        server = await loop.create_server(factory, host, spec.port, reuse_address=True)
+        server = await loop.create_server(factory, host, spec.port, reuse_address=True,
+                                          **tls_server_options(spec.security, self.limits))
         sockname = server.sockets[0].getsockname()
         self._servers[spec.name] = server
         self.bound[spec.name] = (sockname[0], sockname[1])

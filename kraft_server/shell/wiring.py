@@ -230,6 +230,9 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     from kraft_server.log.recovery import LogCorruption
     from kraft_server.shell.driver import Driver, wall_clock_ms
     from kraft_server.net.server import ListenerSpec
+    from kraft_server.security.listeners import controller_client_security, listener_security
+    from kraft_server.security.credentials import scram_lookup
+    from kraft_server.log.bootstrap import bootstrap_extra_records
     from kraft_server.raft import RaftNode
     from kraft_server.shell.transition_log import TransitionLog
 
@@ -253,6 +256,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     core = RaftNode(qconfig, raft_log, election, rng or random.Random(), clock())
     levels = bootstrap_feature_levels(config.metadata_log_dir)
     controller = Controller(core, raft_log, ControllerSettings.from_config(config, levels), clock())
+    controller.duties.bootstrap_extra = bootstrap_extra_records(config.metadata_log_dir)
     view = CoreView(core, config.node_id, meta.cluster_id, levels, clock, controller)
     groups = _group_service(config, clock)
 
@@ -263,7 +267,8 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
         apis = registry.listener_apis(ep.name in controller_names,
                                       reconfiguration=core.SUPPORTS_RECONFIGURATION)
         tables[ep.name] = apis
-        specs.append(ListenerSpec(ep.name, ep.host, ep.port, apis))
+        specs.append(ListenerSpec(ep.name, ep.host, ep.port, apis,
+                                  security=listener_security(config, ep.name, scram_lookup(controller))))
 
     topics, consumer_fetch = _metadata_topic(config, core, raft_log)
 
@@ -288,6 +293,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
                                                        config["connections.max.idle.ms"]),
                     after_cycle=after_cycle, extra_servers=extra_servers, controller=controller,
                     timers=[groups])
+    driver.peers.security = controller_client_security(config)
     groups.wake = driver.wake
     _wire_controller_channel(config, controller, driver)
     return Node(config, driver, core, raft_log, meta.cluster_id, groups)
@@ -331,6 +337,7 @@ def _wire_controller_channel(config: KafkaConfig, controller, driver) -> None:
     channel = Peers(controller.deliver_response, request_timeout_ms=config.quorum_request_timeout_ms,
                     retry_backoff_ms=config.quorum_retry_backoff_ms,
                     client_id=f"controller-{config.node_id}-registration-channel")
+    channel.security = driver.peers.security
     controller.outbound = channel.send
     controller.wake = driver.wake
     driver.extra_channels.append(channel)  # closed with the core's when the loop ends

@@ -11,6 +11,7 @@ from kraft_server.config import ConfigError, KafkaConfig
 from wire.uuids import random_uuid, uuid_to_str
 
 from .formatter import FormatRequest, FormatterError, format_storage, storage_info
+from .scram_arg import ScramArgError, parse_add_scram
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -35,6 +36,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="Used to initialize a server with a specific dynamic quorum topology. The argument is a "
                             "comma-separated list of id@hostname:port:directory. The same values must be used to "
                             "format all nodes.")
+
+    fmt.add_argument("--add-scram", "-S", action="append", default=[],
+                     help="A SCRAM_CREDENTIAL to add to the __cluster_metadata log e.g. "
+                          "'SCRAM-SHA-256=[name=alice,password=alice-secret]'")
 
     sub.add_parser("random-uuid", help="Print a random UUID.")
     return parser
@@ -66,6 +71,11 @@ def main(argv: list[str] | None = None) -> int:
         ignore_formatted=args.ignore_formatted,
         release_version=args.release_version,
     )
+    try:
+        request.scram_records = [parse_add_scram(a) for a in args.add_scram]
+    except ScramArgError as exc:
+        print(f"Error while parsing SCRAM configuration: {exc}", file=sys.stderr)
+        return 1
     try:
         format_storage(request)
     except FormatterError as exc:

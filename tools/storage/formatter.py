@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from kraft_server.config import KafkaConfig
+from wire.records import encode_metadata_record
 from kraft_server.log.bootstrap import (
     DEFAULT_FEATURES,
     LATEST_METADATA_VERSION,
@@ -59,6 +60,7 @@ class FormatRequest:
     release_version: str | None = None
     now_ms: int | None = None
     printer: Callable[[str], None] = print
+    scram_records: list = field(default_factory=list)  # --add-scram (scram_arg.py)
 
 
 @dataclass
@@ -182,7 +184,8 @@ def format_storage(req: FormatRequest) -> FormatResult:
         else:
             kind = "metadata" if is_metadata_dir else "data"
         req.printer(f"Formatting {kind} directory {d} with metadata.version {mv_name}.")
-        write_bootstrap_checkpoint(d, features, req.now_ms)
+        write_bootstrap_checkpoint(d, features, req.now_ms, extra=[
+            encode_metadata_record(r, 0) for r in req.scram_records])
         # meta.properties last: a crash mid-format leaves the dir "unformatted".
         write_meta_properties(d, MetaProperties(cluster_id=req.cluster_id, node_id=config.node_id,
                                                 directory_id=directory_id))

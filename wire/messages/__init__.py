@@ -18,6 +18,8 @@ from .alter_partition_reassignments_request import AlterPartitionReassignmentsRe
 from .alter_partition_reassignments_response import AlterPartitionReassignmentsResponse
 from .alter_partition_request import AlterPartitionRequest
 from .alter_partition_response import AlterPartitionResponse
+from .alter_user_scram_credentials_request import AlterUserScramCredentialsRequest
+from .alter_user_scram_credentials_response import AlterUserScramCredentialsResponse
 from .api_versions_request import ApiVersionsRequest
 from .api_versions_response import ApiVersionsResponse
 from .assign_replicas_to_dirs_request import AssignReplicasToDirsRequest
@@ -113,6 +115,10 @@ from .remove_topic_record import RemoveTopicRecord
 from .remove_user_scram_credential_record import RemoveUserScramCredentialRecord
 from .request_header import RequestHeader
 from .response_header import ResponseHeader
+from .sasl_authenticate_request import SaslAuthenticateRequest
+from .sasl_authenticate_response import SaslAuthenticateResponse
+from .sasl_handshake_request import SaslHandshakeRequest
+from .sasl_handshake_response import SaslHandshakeResponse
 from .snapshot_footer_record import SnapshotFooterRecord
 from .snapshot_header_record import SnapshotHeaderRecord
 from .sync_group_request import SyncGroupRequest
@@ -146,12 +152,14 @@ REQUESTS = {
     14: SyncGroupRequest,
     15: DescribeGroupsRequest,
     16: ListGroupsRequest,
+    17: SaslHandshakeRequest,
     18: ApiVersionsRequest,
     19: CreateTopicsRequest,
     20: DeleteTopicsRequest,
     23: OffsetForLeaderEpochRequest,
     32: DescribeConfigsRequest,
     33: AlterConfigsRequest,
+    36: SaslAuthenticateRequest,
     37: CreatePartitionsRequest,
     42: DeleteGroupsRequest,
     43: ElectLeadersRequest,
@@ -160,6 +168,7 @@ REQUESTS = {
     46: ListPartitionReassignmentsRequest,
     47: OffsetDeleteRequest,
     49: AlterClientQuotasRequest,
+    51: AlterUserScramCredentialsRequest,
     52: VoteRequest,
     53: BeginQuorumEpochRequest,
     54: EndQuorumEpochRequest,
@@ -194,12 +203,14 @@ RESPONSES = {
     14: SyncGroupResponse,
     15: DescribeGroupsResponse,
     16: ListGroupsResponse,
+    17: SaslHandshakeResponse,
     18: ApiVersionsResponse,
     19: CreateTopicsResponse,
     20: DeleteTopicsResponse,
     23: OffsetForLeaderEpochResponse,
     32: DescribeConfigsResponse,
     33: AlterConfigsResponse,
+    36: SaslAuthenticateResponse,
     37: CreatePartitionsResponse,
     42: DeleteGroupsResponse,
     43: ElectLeadersResponse,
@@ -208,6 +219,7 @@ RESPONSES = {
     46: ListPartitionReassignmentsResponse,
     47: OffsetDeleteResponse,
     49: AlterClientQuotasResponse,
+    51: AlterUserScramCredentialsResponse,
     52: VoteResponse,
     53: BeginQuorumEpochResponse,
     54: EndQuorumEpochResponse,
@@ -271,6 +283,8 @@ BY_NAME = {
     'AlterPartitionReassignmentsResponse': AlterPartitionReassignmentsResponse,
     'AlterPartitionRequest': AlterPartitionRequest,
     'AlterPartitionResponse': AlterPartitionResponse,
+    'AlterUserScramCredentialsRequest': AlterUserScramCredentialsRequest,
+    'AlterUserScramCredentialsResponse': AlterUserScramCredentialsResponse,
     'ApiVersionsRequest': ApiVersionsRequest,
     'ApiVersionsResponse': ApiVersionsResponse,
     'AssignReplicasToDirsRequest': AssignReplicasToDirsRequest,
@@ -366,6 +380,10 @@ BY_NAME = {
     'RemoveUserScramCredentialRecord': RemoveUserScramCredentialRecord,
     'RequestHeader': RequestHeader,
     'ResponseHeader': ResponseHeader,
+    'SaslAuthenticateRequest': SaslAuthenticateRequest,
+    'SaslAuthenticateResponse': SaslAuthenticateResponse,
+    'SaslHandshakeRequest': SaslHandshakeRequest,
+    'SaslHandshakeResponse': SaslHandshakeResponse,
     'SnapshotFooterRecord': SnapshotFooterRecord,
     'SnapshotHeaderRecord': SnapshotHeaderRecord,
     'SyncGroupRequest': SyncGroupRequest,

@@ -1,0 +1,106 @@
+"""A tiny Kafka client over TLS and/or SASL with our codecs, for polling a secured
+node and for the refusal cases (real clients prove interoperability; this one lets a
+test hold a connection half-way: a handshake left unfinished, a request before
+authentication)."""
+from __future__ import annotations
+
+import socket
+import ssl
+import struct
+import time
+
+from wire.framing import FrameReader
+from wire.headers import decode_response, encode_request
+
+
+class Closed(Exception):
+    """The server closed the connection."""
+
+
+class SecureSession:
+    def __init__(self, port: int, context: ssl.SSLContext | None = None, timeout: float = 10.0,
+                 host: str = "127.0.0.1"):
+        raw = socket.create_connection((host, port), timeout=timeout)
+        self.sock = context.wrap_socket(raw, server_hostname=host) if context is not None else raw
+        self._reader = FrameReader()
+        self._frames: list = []
+        self._corr = 0
+
+    def send(self, body, version: int) -> int:
+        self._corr += 1
+        self.sock.sendall(encode_request(body.API_KEY, version, self._corr, body, "secure-test"))
+        return self._corr
+
+    def read_frame(self):
+        while not self._frames:
+            try:
+                data = self.sock.recv(65536)
+            except (ConnectionResetError, ssl.SSLError) as exc:
+                raise Closed(str(exc)) from None
+            if not data:
+                raise Closed("closed by the server")
+            self._frames.extend(self._reader.feed(data))
+        return self._frames.pop(0)
+
+    def request(self, body, version: int):
+        self.send(body, version)
+        return decode_response(self.read_frame(), body.API_KEY, version)[1]
+
+    def raw_token(self, token: bytes) -> bytes:
+        """A v0 SASL token exchange (no Kafka header)."""
+        self.sock.sendall(struct.pack(">i", len(token)) + token)
+        return bytes(self.read_frame())
+
+    def sasl(self, mechanism: str, username: str, password: str, version: int = 1) -> None:
+        """SaslHandshake + SaslAuthenticate with our client classes; raises on failure."""
+        from kraft_server.net.sasl_client import SaslClient
+        from kraft_server.security.sasl_config import ClientSasl
+        client = SaslClient(ClientSasl(mechanism, username, password), {17: (0, 1), 36: (0, 2)})
+        step = client.first_request()
+        while step is not None:
+            _, v, body = step
+            step = client.on_response(self.request(body, v))
+
+    def closed_within(self, seconds: float) -> bool:
+        """True when the server closes the connection within ``seconds``."""
+        deadline = time.monotonic() + seconds
+        self.sock.settimeout(0.2)
+        while time.monotonic() < deadline:
+            try:
+                if self.sock.recv(65536) == b"":
+                    return True
+            except socket.timeout:
+                continue
+            except (ConnectionResetError, ssl.SSLError, OSError):
+                return True
+        return False
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def client_context(pki, who=None) -> ssl.SSLContext:
+    """A TLS client context trusting the test CA, showing ``who``'s certificate."""
+    context = ssl.create_default_context(cafile=str(pki.truststore_pem))
+    if who is not None:
+        context.load_cert_chain(str(who.key_pem))
+    return context
+
+
+def describe_quorum_body():
+    from wire.messages import DescribeQuorumRequest
+    from wire.messages.describe_quorum_request import PartitionData, TopicData
+    return DescribeQuorumRequest(topics=[TopicData(topic_name="__cluster_metadata",
+                                                   partitions=[PartitionData(partition_index=0)])])
+
+
+def quorum_partition(port: int, context, sasl: tuple[str, str, str] | None = None):
+    """DescribeQuorum v2 over TLS (and SASL: ``(mechanism, user, password)``): the
+    partition's answer."""
+    session = SecureSession(port, context, timeout=2.0)
+    try:
+        if sasl is not None:
+            session.sasl(*sasl)
+        return session.request(describe_quorum_body(), 2).topics[0].partitions[0]
+    finally:
+        session.close()
