@@ -22,7 +22,7 @@ import pytest
 
 from tests.interop.test_kafka_brokers_mixed_quorum import image_of, mixed_quorum, pause, start_mixed
 from tests.support.jdk import need_jdk
-from tests.support.kafka_brokers import bootstrap_servers, paused, start_brokers
+from tests.support.kafka_brokers import bootstrap_servers, start_brokers
 from tests.support.kraft_nodes import agreed_leader, wait_for
 from tools.kafka_dist.controller import run_tool
 
@@ -80,14 +80,15 @@ def test_a_reassignment_started_by_one_kind_of_controller_is_completed_by_the_ot
 
         for starter_is_kafka, victim, target in ((False, 103, [101, 102, 103]), (True, 100, [102, 103, 100])):
             leader = _move_leadership(nodes, leader, to_kafka=starter_is_kafka)
+            by_id[victim].stop(graceful=False)
             live = bootstrap_servers([b for b in brokers if b.node_id != victim])
             path = _plan(tmp_path, f"to-{victim}", [(0, target)])
-            with paused(by_id[victim]):  # registered and unfenced, fetching nothing: in flight
-                _tool(live, "--execute", "--reassignment-json-file", path)
-                assert "still in progress" in _tool(live, "--verify", "--preserve-throttles",
-                                                    "--reassignment-json-file", path)
-                wait_for(lambda: state(ours[0])[2] == [victim], 30, "our follower replaying the move")
-                leader = _move_leadership(nodes, leader, to_kafka=not starter_is_kafka)
+            _tool(live, "--execute", "--reassignment-json-file", path)
+            assert "still in progress" in _tool(live, "--verify", "--preserve-throttles",
+                                                "--reassignment-json-file", path)
+            wait_for(lambda: state(ours[0])[2] == [victim], 30, "our follower replaying the move")
+            leader = _move_leadership(nodes, leader, to_kafka=not starter_is_kafka)
+            by_id[victim].start()
             wait_for(lambda: "is completed" in _tool(bs, "--verify", "--preserve-throttles",
                                                      "--reassignment-json-file", path),
                      240, f"the move onto {victim} completed by the other controller", interval=2.0)

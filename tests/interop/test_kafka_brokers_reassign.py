@@ -11,19 +11,18 @@ an Envelope).
 * ``kafka-broker-api-versions`` through a broker: AlterPartitionReassignments 0-1 and
   ListPartitionReassignments 0 usable (a broker advertises a forwardable API only as far
   as its controller does).
-* ``--cancel`` of a reassignment kept in flight by a target broker paused with SIGSTOP
+* ``--cancel`` of a reassignment kept in flight by a target broker killed with SIGKILL
   (registered and unfenced until its session expires, so the tool accepts it, but it
-  never fetches and so never joins the ISR; a killed one would be fenced at once, issue
-  29); ``--list`` through a broker and straight to our controller listener
-  (``--bootstrap-controller``) print the same.
+  never fetches and so never joins the ISR); ``--list`` through a broker and straight to
+  our controller listener (``--bootstrap-controller``) print the same.
 
 The tool's ``--throttle`` sets ``*.replication.throttled.*`` configs through
 IncrementalAlterConfigs, which this branch does not serve, so no step here throttles
 and ``--verify``/``--cancel`` run with ``--preserve-throttles`` (they would otherwise
 clear throttles the same way).
 
-One cluster for the module. The slow variant is Kafka's reassignment system test on the
-same cluster.
+One cluster for the module; the cancel test kills a broker, so it runs last. The slow
+variant is Kafka's reassignment system test on the same cluster.
 """
 from __future__ import annotations
 
@@ -33,14 +32,14 @@ import pytest
 
 from tests.interop.test_kafka_broker_failure import image_of
 from tests.support.jdk import need_jdk
-from tests.support.kafka_brokers import bootstrap_servers, paused, start_brokers
+from tests.support.kafka_brokers import bootstrap_servers, start_brokers
 from tests.support.kraft_nodes import OurNode, wait_for
 from tools.kafka_dist.controller import run_tool
 
 pytestmark = [pytest.mark.java]
 CLUSTER = "UmVhc3NpZ25PdXJRdW9ydW0"
 BROKERS = [100, 101, 102, 103]
-SESSION_MS = 60000  # the broker the cancel test pauses stays unfenced meanwhile
+SESSION_MS = 60000  # the broker the cancel test kills stays unfenced meanwhile
 
 
 @pytest.fixture(scope="module")
@@ -226,17 +225,18 @@ def test_kafkas_reassignment_system_test_under_load(cluster):
         check_assigned(node, plan)
         before = producer.count()
         wait_for(lambda: producer.count() >= before + 200, 120, "the producer continuing")
-        # 3. cancel: broker 100 (no replicas left) paused, a move onto it stays in flight
+        # 3. cancel: broker 100 (no replicas left) killed, a move onto it stays in flight
+        by_id[100].stop(graceful=False)
         live = bootstrap_servers([b for b in brokers if b.node_id != 100])
         current = list(partitions(node, "events")[0].replicas)
-        with paused(by_id[100]):
-            path = write_plan(tmp, "events-3", [("events", 0, current[:2] + [100])])
-            tool(live, "--execute", "--reassignment-json-file", path)
-            assert "events-0: replicas: " in tool(live, "--list").stdout
-            tool(live, "--cancel", "--preserve-throttles", "--reassignment-json-file", path)
-            p = partitions(node, "events")[0]
-            assert list(p.replicas) == current and not p.adding_replicas and not p.removing_replicas
-        assert not image_of(node).brokers.get(100).fenced
+        path = write_plan(tmp, "events-3", [("events", 0, current[:2] + [100])])
+        tool(live, "--execute", "--reassignment-json-file", path)
+        assert "events-0: replicas: " in tool(live, "--list").stdout
+        tool(live, "--cancel", "--preserve-throttles", "--reassignment-json-file", path)
+        p = partitions(node, "events")[0]
+        assert list(p.replicas) == current and not p.adding_replicas and not p.removing_replicas
+        by_id[100].start()
+        wait_for(lambda: not image_of(node).brokers.get(100).fenced, 180, "broker 100 back")
         # 4. replication factor 3 -> 2 -> 3
         down = write_plan(tmp, "events-4", [("events", 1, [101, 102])])
         tool(bs, "--execute", "--reassignment-json-file", down)
@@ -254,14 +254,11 @@ def test_kafkas_reassignment_system_test_under_load(cluster):
 def test_cancel_an_in_flight_reassignment(cluster):
     node, brokers, bs, tmp = cluster
     create(bs, "cancel", assignment=[[100, 101]])
-    # Paused, broker 103 stays registered and unfenced until its session expires (the
+    # Killed, broker 103 stays registered and unfenced until its session expires (the
     # tool's broker check passes) but it fetches nothing: it cannot join the ISR.
     gone = next(b for b in brokers if b.node_id == 103)
-    with paused(gone):
-        _cancel_while_paused(node, bootstrap_servers([b for b in brokers if b is not gone]), tmp)
-
-
-def _cancel_while_paused(node, bs, tmp):
+    gone.stop(graceful=False)
+    bs = bootstrap_servers([b for b in brokers if b is not gone])
     assert not image_of(node).brokers.get(103).fenced
     path = write_plan(tmp, "cancel", [("cancel", 0, [100, 101, 103])])
     tool(bs, "--execute", "--reassignment-json-file", path)
