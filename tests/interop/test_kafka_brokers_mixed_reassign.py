@@ -59,7 +59,8 @@ def _tool(servers, *args):
 
 
 def test_a_reassignment_started_by_one_kind_of_controller_is_completed_by_the_other(tmp_path):
-    ours, ctl, quorum = mixed_quorum(tmp_path, CLUSTER, extra=(f"broker.session.timeout.ms={SESSION_MS}",),
+    ours, ctl, quorum = mixed_quorum(tmp_path, CLUSTER, extra=(f"broker.session.timeout.ms={SESSION_MS}",
+                                                               "kraft.broker.fast.fencing.enable=false"),
                                      kafka_overrides={"broker.session.timeout.ms": str(SESSION_MS)})
     nodes = [*ours, ctl]
     brokers = []
