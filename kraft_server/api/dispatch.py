@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 
 from . import registry
+from .acl_requests import handle_acl_request
 from .api_versions import handle_api_versions_request
 from .broker_lifecycle import handle_broker_heartbeat_request, handle_broker_registration_request
 from .controller_registration import handle_controller_registration_request
@@ -41,7 +42,7 @@ class Dispatcher:
 
     def __init__(self, view, submit, *, tables: dict[str, dict[int, tuple[int, int]]],
                  controller_listeners: set[str], advertised: dict[str, tuple[str, int]],
-                 topics=None, consumer_fetch=None, groups=None):
+                 topics=None, consumer_fetch=None, groups=None, guard=None):
         self.view = view
         self.topics = topics
         self.consumer_fetch = consumer_fetch
@@ -50,9 +51,12 @@ class Dispatcher:
         self.tables = tables
         self.controller_listeners = controller_listeners
         self.advertised = advertised
+        self.guard = guard  # authorize.Guard when authorizer.class.name is set
 
     def __call__(self, call) -> None:
         key = call.api_key
+        if self.guard is not None and call.listener in self.controller_listeners and self.guard.refuse(call):
+            return
         if key == registry.FETCH and call.listener in self.controller_listeners:
             self.submit(to_core(call))  # the hot path: replicas' Fetches, straight to the core
         elif key == registry.API_VERSIONS:
@@ -77,6 +81,8 @@ class Dispatcher:
         elif key in (registry.ALTER_PARTITION_REASSIGNMENTS, registry.LIST_PARTITION_REASSIGNMENTS,
                      registry.ALTER_USER_SCRAM_CREDENTIALS):
             handle_controller_write(call, self.view)
+        elif key in registry.ACL_APIS:
+            handle_acl_request(call, self.view, self.guard is not None)
         elif key == registry.ENVELOPE:
             handle_envelope_request(call, self.view, self)
         elif key == registry.DESCRIBE_CONFIGS:
