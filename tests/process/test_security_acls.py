@@ -1,0 +1,141 @@
+"""ACLs and the StandardAuthorizer (issue 28, Authorization) proven with Kafka 4.3.1's
+own tools: one node whose controller listener is SASL_SSL (PLAIN users admin, alice,
+bob; ``super.users=User:admin``). The real ``kafka-acls --bootstrap-controller``
+adds, lists and removes ACLs; ``kafka-metadata-quorum`` is refused or served as the
+ACLs say, with Kafka's error and the quorum unaffected; requests a broker would send
+(BrokerRegistration) are refused to a principal without CLUSTER_ACTION."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from tests.support.certs import PASSWORD, Pki
+from tests.support.kraft_nodes import OurNode, wait_for
+from tests.support.secure_client import SecureSession, client_context, describe_quorum_body
+from tools.kafka_dist.controller import run_tool
+from wire.messages import BrokerRegistrationRequest, DescribeAclsRequest, RemoveRaftVoterRequest
+
+pytestmark = pytest.mark.java
+JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
+        'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret" user_bob="bob-secret";')
+AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+
+def _session(node, pki, user):
+    session = SecureSession(node.port, client_context(pki), timeout=5.0)
+    session.sasl("PLAIN", user, f"{user}-secret")
+    return session
+
+
+def _ask(node, pki, user, body, version):
+    session = _session(node, pki, user)
+    try:
+        return session.request(body, version)
+    finally:
+        session.close()
+
+
+def _leader(node, pki) -> int:
+    return _ask(node, pki, "admin", describe_quorum_body(), 2).topics[0].partitions[0].leader_id
+
+
+@pytest.fixture(scope="module")
+def acl_node(tmp_path_factory):
+    root = tmp_path_factory.mktemp("acls")
+    pki = Pki(root / "pki")
+    node = OurNode(root, extra=(
+        "listener.security.protocol.map=CONTROLLER:SASL_SSL,CLIENT:PLAINTEXT",
+        "ssl.keystore.type=PKCS12", f"ssl.keystore.location={pki.server.p12}",
+        f"ssl.keystore.password={PASSWORD}", "sasl.enabled.mechanisms=PLAIN",
+        "sasl.mechanism.controller.protocol=PLAIN", f"listener.name.controller.plain.sasl.jaas.config={JAAS}",
+        f"authorizer.class.name={AUTHORIZER}", "super.users=User:admin"))
+    node.format_with_ours(uuid.uuid4().hex[:22])
+    node.start()
+    try:
+        wait_for(lambda: _leader(node, pki) == 1, 60, "a leader over SASL_SSL")
+        yield node, pki
+    finally:
+        node.stop()
+
+
+def _command_config(tmp_path, pki, user):
+    path = tmp_path / f"{user}.properties"
+    path.write_text("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n"
+                    "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+                    f'username="{user}" password="{user}-secret";\n'
+                    + "".join(f"{k}={v}\n" for k, v in pki.pem_client_props().items()))
+    return str(path)
+
+
+def _tool(node, tmp_path, pki, user, name, *args, check=True):
+    return run_tool(name, "--bootstrap-controller", node.bootstrap, "--command-config",
+                    _command_config(tmp_path, pki, user), *args, check=check, timeout=90)
+
+
+def _all_acls(node, pki):
+    return _ask(node, pki, "admin", DescribeAclsRequest(
+        resource_type_filter=1, resource_name_filter=None, pattern_type_filter=1, principal_filter=None,
+        host_filter=None, operation=1, permission_type=1), 3)
+
+
+def test_kafka_acls_adds_lists_and_removes(acl_node, tmp_path):
+    node, pki = acl_node
+    # bob, with no ACL, may not even describe the quorum: the Admin client's DescribeCluster
+    # needs ALTER on the CLUSTER on a controller (ControllerApis.handleDescribeCluster)
+    denied = _tool(node, tmp_path, pki, "bob", "kafka-metadata-quorum", "describe", "--status", check=False)
+    assert denied.returncode != 0
+    assert "ClusterAuthorizationException" in denied.stdout + denied.stderr, denied.stdout + denied.stderr
+    _tool(node, tmp_path, pki, "admin", "kafka-acls", "--add", "--allow-principal", "User:bob",
+          "--operation", "Alter", "--cluster")
+    _tool(node, tmp_path, pki, "admin", "kafka-acls", "--add", "--allow-principal", "User:alice",
+          "--operation", "Read", "--topic", "orders-", "--resource-pattern-type", "prefixed")
+    listed = _tool(node, tmp_path, pki, "admin", "kafka-acls", "--list").stdout
+    assert ("Current ACLs for resource `ResourcePattern(resourceType=CLUSTER, name=kafka-cluster, "
+            "patternType=LITERAL)`:\n\t(principal=User:bob, host=*, operation=ALTER, "
+            "permissionType=ALLOW)") in listed, listed
+    assert ("ResourcePattern(resourceType=TOPIC, name=orders-, patternType=PREFIXED)`:\n\t"
+            "(principal=User:alice, host=*, operation=READ, permissionType=ALLOW)") in listed, listed
+    # the ACL applies at once: bob describes the quorum now (ALTER implies DESCRIBE)
+    status = _tool(node, tmp_path, pki, "bob", "kafka-metadata-quorum", "describe", "--status").stdout
+    assert "LeaderId:               1" in status
+    _tool(node, tmp_path, pki, "admin", "kafka-acls", "--remove", "--force", "--topic", "orders-",
+          "--resource-pattern-type", "prefixed")
+    left = _all_acls(node, pki)
+    assert left.error_code == 0
+    assert [(r.resource_type, r.resource_name) for r in left.resources] == [(4, "kafka-cluster")]
+
+
+def test_remove_controller_needs_alter_on_the_cluster(acl_node, tmp_path):
+    node, pki = acl_node
+    args = ("remove-controller", "--controller-id", "9", "--controller-directory-id", "AAAAAAAAAAAAAAAAAAAAAA")
+    refused = _tool(node, tmp_path, pki, "alice", "kafka-metadata-quorum", *args, check=False)
+    out = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "ClusterAuthorizationException" in out, out
+    assert "needs ALTER permission" in out, out
+    # RemoveRaftVoter itself, on the wire: CLUSTER_AUTHORIZATION_FAILED with the message
+    answer = _ask(node, pki, "alice", RemoveRaftVoterRequest(
+        cluster_id=None, voter_id=9, voter_directory_id=uuid.UUID(int=1)), 0)
+    assert answer.error_code == 31 and "needs ALTER permission" in answer.error_message
+    # the super user gets past the authorizer to the quorum's own answer (no such voter)
+    admin = _tool(node, tmp_path, pki, "admin", "kafka-metadata-quorum", *args, check=False)
+    assert admin.returncode != 0 and "ClusterAuthorizationException" not in admin.stdout + admin.stderr
+    assert "Remove voter request didn't include a valid voter" in admin.stderr, admin.stdout + admin.stderr
+    assert _leader(node, pki) == 1  # unaffected
+
+
+def test_refusals_on_the_wire(acl_node):
+    node, pki = acl_node
+    # a "broker" without CLUSTER_ACTION cannot register
+    answer = _ask(node, pki, "bob", BrokerRegistrationRequest(broker_id=5, cluster_id="x",
+                                                               incarnation_id=uuid.uuid4()), 4)
+    assert answer.error_code == 31  # CLUSTER_AUTHORIZATION_FAILED
+    # nor list the ACLs without DESCRIBE on the cluster (alice only reads topics)
+    session = _session(node, pki, "alice")
+    try:
+        listed = session.request(DescribeAclsRequest(
+            resource_type_filter=1, resource_name_filter=None, pattern_type_filter=1, principal_filter=None,
+            host_filter=None, operation=1, permission_type=1), 3)
+        assert listed.error_code == 31 and "needs DESCRIBE permission" in listed.error_message
+    finally:
+        session.close()
