@@ -11,6 +11,7 @@ import uuid
 import pytest
 
 from tests.support.certs import PASSWORD, Pki
+from tests.support.controller_scenario import dump_segments
 from tests.support.kraft_nodes import OurNode, wait_for
 from tests.support.secure_client import SecureSession, client_context, describe_quorum_body
 from tools.kafka_dist.controller import run_tool
@@ -96,6 +97,11 @@ def test_kafka_acls_adds_lists_and_removes(acl_node, tmp_path):
             "permissionType=ALLOW)") in listed, listed
     assert ("ResourcePattern(resourceType=TOPIC, name=orders-, patternType=PREFIXED)`:\n\t"
             "(principal=User:alice, host=*, operation=READ, permissionType=ALLOW)") in listed, listed
+    # Kafka's own decoder reads our AccessControlEntryRecords
+    dump = dump_segments(sorted((node.data / "__cluster_metadata-0").glob("*.log")))
+    assert ('"resourceType":4,"resourceName":"kafka-cluster","patternType":3,"principal":"User:bob",'
+            '"host":"*","operation":7,"permissionType":3}') in dump, dump[-2000:]
+    assert '"resourceType":2,"resourceName":"orders-","patternType":4,"principal":"User:alice"' in dump
     # the ACL applies at once: bob describes the quorum now (ALTER implies DESCRIBE)
     status = _tool(node, tmp_path, pki, "bob", "kafka-metadata-quorum", "describe", "--status").stdout
     assert "LeaderId:               1" in status
