@@ -5,19 +5,17 @@
 ``CLUSTER_CHECKS``: the operation on the CLUSTER resource ``kafka-cluster`` that the
 whole request needs; refused, the answer is CLUSTER_AUTHORIZATION_FAILED with Kafka's
 message ("Request ... needs ALTER permission.") where the response has one.
-``TOPIC_CHECKS``: CreateTopics, DeleteTopics and CreatePartitions pass with the
-operation on CLUSTER, or on every topic they name (TOPIC resources); otherwise each
-topic is answered TOPIC_AUTHORIZATION_FAILED. ``CONFIG_CHECKS``: ALTER_CONFIGS or
-DESCRIBE_CONFIGS on CLUSTER for broker resources and on TOPIC for topics, each
-refused resource answered with its own error.
+``TOPIC_CHECKS``: CreateTopics, DeleteTopics and CreatePartitions pass whole with the
+operation on CLUSTER, else topic by topic (TOPIC resources): each refused topic is
+answered TOPIC_AUTHORIZATION_FAILED, the others go on (``authorize_items.py``).
+``CONFIG_CHECKS``: ALTER_CONFIGS or DESCRIBE_CONFIGS per config resource, on TOPIC for
+topics, GROUP for groups and CLUSTER for the rest; a refused resource is answered
+TOPIC_/GROUP_/CLUSTER_AUTHORIZATION_FAILED, the others go on.
 
 The Envelope: the forwarding broker needs CLUSTER_ACTION (else the EnvelopeResponse
 carries CLUSTER_AUTHORIZATION_FAILED); the inner request is then checked as the
 client's principal (``RequestPrincipal``, DefaultPrincipalData after a 2-byte
 version) from the client's address (``ClientHostAddress``).
-
-Differences from Kafka: a request naming several topics or config resources of
-which only some are refused is refused whole (Kafka answers the allowed ones).
 """
 from __future__ import annotations
 
@@ -28,10 +26,7 @@ from wire.errors import ErrorCode
 from wire.messages import RESPONSES
 
 from . import registry as r
-from wire.messages import DescribeConfigsResponse
-from wire.messages.describe_configs_response import DescribeConfigsResult
-
-from .config_requests import error_response as config_error_response, results_response as config_results
+from .authorize_items import split_configs, split_topics
 from .controller_writes import error_response
 
 log = logging.getLogger(__name__)
@@ -57,9 +52,8 @@ TOPIC_CHECKS: dict[int, int] = {r.CREATE_TOPICS: A.CREATE, r.DELETE_TOPICS: A.DE
                                 r.CREATE_PARTITIONS: A.ALTER}
 CONFIG_CHECKS: dict[int, int] = {r.ALTER_CONFIGS: A.ALTER_CONFIGS, r.INCREMENTAL_ALTER_CONFIGS: A.ALTER_CONFIGS,
                                  r.DESCRIBE_CONFIGS: A.DESCRIBE_CONFIGS}
-# config resource type -> (ACL resource type, error when refused)
-_CONFIG_RESOURCES = {2: (A.TOPIC, ErrorCode.TOPIC_AUTHORIZATION_FAILED),
-                     32: (A.GROUP, ErrorCode.GROUP_AUTHORIZATION_FAILED)}
+# config resource type -> ACL resource type (anything else: the cluster's)
+_CONFIG_RESOURCES = {2: A.TOPIC, 32: A.GROUP}
 
 
 def call_host(call) -> str:
@@ -70,13 +64,6 @@ def call_host(call) -> str:
     return host
 
 
-def _topic_names(api_key: int, body) -> list[str]:
-    if api_key == r.DELETE_TOPICS:
-        names = [t.name for t in getattr(body, "topics", ()) or ()]
-        return names + list(getattr(body, "topic_names", ()) or ())
-    return [t.name for t in body.topics]
-
-
 def refusal(api_key: int, version: int, body, code: int, message: str | None):
     """The whole request answered with ``code``."""
     cls = RESPONSES[api_key]
@@ -84,13 +71,25 @@ def refusal(api_key: int, version: int, body, code: int, message: str | None):
         if "error_message" in cls.__slots__:
             return cls(error_code=code, error_message=message)
         return cls(error_code=code)
-    if api_key in CONFIG_CHECKS and api_key != r.DESCRIBE_CONFIGS:
-        return config_error_response(api_key, body, code)
     return error_response(api_key, version, body, code)
 
 
+class Narrowed:
+    """The call with only its allowed items; its answer is joined with the refused ones'."""
+
+    def __init__(self, call, body, join) -> None:
+        self.call, self.body, self.join = call, body, join
+
+    def __getattr__(self, name):
+        return getattr(self.call, name)
+
+    def respond(self, body, api_version: int | None = None, shared: bool = False) -> None:
+        self.call.respond(self.join(body), api_version)
+
+
 class Guard:
-    """``refuse(call)``: answer a request the caller may not make (True), or let it pass."""
+    """``admit(call)``: the call to go on with (itself, or ``Narrowed``), or None when
+    it was answered here (refused)."""
 
     def __init__(self, authorizer, image) -> None:
         self.authorizer = authorizer
@@ -100,48 +99,45 @@ class Guard:
         return self.authorizer.authorize(self.image().acls.index(), principal, host, operation,
                                          resource_type, name)
 
-    def refuse(self, call) -> bool:
-        answer = self.check(call, call.api_key, call.api_version, call.body)
-        if answer is None:
-            return False
-        call.respond(answer)
-        return True
-
-    def check(self, call, api_key: int, version: int, body):
-        """None when allowed, else the answer to send."""
+    def admit(self, call):
         principal, host = call.principal, call_host(call)
+        api_key, version, body = call.api_key, call.api_version, call.body
         op = CLUSTER_CHECKS.get(api_key)
         if op is not None:
             if self.allowed(principal, host, op, A.CLUSTER, A.CLUSTER_NAME):
-                return None
+                return call
             message = (f"Request Request(listenerName={call.listener}, principal={principal}, host={host}, "
                        f"apiKey={api_key}) needs {A.OPERATIONS[op]} permission.")
             log.info("refused %s: %s", call, message)
-            return refusal(api_key, version, body, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, message)
+            call.respond(refusal(api_key, version, body, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, message))
+            return None
+        parts = self._items(principal, host, api_key, version, body)
+        if parts is None:
+            return call
+        narrowed, refused_answer, join = parts
+        if narrowed is None:
+            call.respond(refused_answer)
+            return None
+        return Narrowed(call, narrowed, join)
+
+    def _items(self, principal, host, api_key, version, body):
         op = TOPIC_CHECKS.get(api_key)
         if op is not None:
-            if self.allowed(principal, host, op, A.CLUSTER, A.CLUSTER_NAME) or all(
-                    self.allowed(principal, host, op, A.TOPIC, n) for n in _topic_names(api_key, body) if n):
+            if self.allowed(principal, host, op, A.CLUSTER, A.CLUSTER_NAME):
                 return None
-            return error_response(api_key, version, body, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+            return split_topics(api_key, version, body,
+                                lambda name: self.allowed(principal, host, op, A.TOPIC, name), self._topic_name)
         op = CONFIG_CHECKS.get(api_key)
         if op is not None:
-            return self._configs(principal, host, op, api_key, body)
+            def allowed(res):
+                kind = _CONFIG_RESOURCES.get(res.resource_type, A.CLUSTER)
+                return self.allowed(principal, host, op, kind,
+                                    A.CLUSTER_NAME if kind == A.CLUSTER else res.resource_name)
+            return split_configs(api_key, body, allowed)
         return None
 
-    def _configs(self, principal, host, op, api_key, body):
-        codes = []
-        for res in body.resources:
-            kind, code = _CONFIG_RESOURCES.get(res.resource_type, (A.CLUSTER, ErrorCode.CLUSTER_AUTHORIZATION_FAILED))
-            name = res.resource_name if kind != A.CLUSTER else A.CLUSTER_NAME
-            codes.append((res, 0 if self.allowed(principal, host, op, kind, name) else code))
-        if all(code == 0 for _, code in codes):
-            return None
-        # each resource answered with the error of its own type (refused whole, see above)
-        codes = [(res, code or _CONFIG_RESOURCES.get(res.resource_type, (0, ErrorCode.CLUSTER_AUTHORIZATION_FAILED))[1])
-                 for res, code in codes]
-        if api_key == r.DESCRIBE_CONFIGS:
-            return DescribeConfigsResponse(throttle_time_ms=0, results=[DescribeConfigsResult(
-                error_code=code, error_message=None, resource_type=res.resource_type,
-                resource_name=res.resource_name, configs=[]) for res, code in codes])
-        return config_results(api_key, [(res.resource_type, res.resource_name, code, None) for res, code in codes])
+    def _topic_name(self, item):
+        if getattr(item, "name", None):
+            return item.name
+        topic = self.image().topics.by_id.get(getattr(item, "topic_id", None))
+        return None if topic is None else topic.name

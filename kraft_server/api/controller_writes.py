@@ -216,7 +216,8 @@ def handle_envelope_request(call, view, dispatch=None) -> None:
             log.info("Envelope with an unreadable principal: %s", exc)
             respond(EnvelopeResponse(response_data=None, error_code=ErrorCode.PRINCIPAL_DESERIALIZATION_FAILURE))
             return
-        if guard.refuse(inner_call):
+        inner_call = guard.admit(inner_call)
+        if inner_call is None:
             return
     if guard is None and api_key in (CREATE_ACLS, DELETE_ACLS):
         inner_call.respond(error_response(api_key, version, inner, ErrorCode.SECURITY_DISABLED))
@@ -224,8 +225,11 @@ def handle_envelope_request(call, view, dispatch=None) -> None:
     if api_key in DISPATCHED and dispatch is not None:
         dispatch(inner_call)
         return
+    inner, join = inner_call.body, getattr(inner_call, "join", None)  # a Narrowed call's
 
     def respond_inner(body) -> None:
+        if join is not None and not isinstance(body, _NotController):
+            body = join(body)
         if isinstance(body, _NotController):
             # Kafka's RequestChannel: an inner NOT_CONTROLLER is the envelope's error, so
             # the broker's forwarding channel looks for the new active controller.

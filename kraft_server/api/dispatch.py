@@ -54,9 +54,11 @@ class Dispatcher:
         self.guard = guard  # authorize.Guard when authorizer.class.name is set
 
     def __call__(self, call) -> None:
+        if self.guard is not None and call.listener in self.controller_listeners:
+            call = self.guard.admit(call)  # authorize.py: None when refused (answered)
+            if call is None:
+                return
         key = call.api_key
-        if self.guard is not None and call.listener in self.controller_listeners and self.guard.refuse(call):
-            return
         if key == registry.FETCH and call.listener in self.controller_listeners:
             self.submit(to_core(call))  # the hot path: replicas' Fetches, straight to the core
         elif key == registry.API_VERSIONS:
