@@ -27,6 +27,7 @@ from wire.messages import RESPONSES
 
 from . import registry as r
 from .authorize_items import split_configs, split_topics
+from .authorize_topics import CLIENT_TOPIC_CHECKS, Masked
 from .controller_writes import error_response
 
 log = logging.getLogger(__name__)
@@ -119,6 +120,17 @@ class Guard:
             call.respond(refused_answer)
             return None
         return Narrowed(call, narrowed, join)
+
+    def admit_client(self, call, topics, replica_fetch: bool):
+        """A client listener's call (``authorize_topics.py``)."""
+        api_key = call.api_key
+        if api_key == r.DESCRIBE_QUORUM or (api_key == r.FETCH and replica_fetch):
+            return self.admit(call)
+        op = CLIENT_TOPIC_CHECKS.get(api_key)
+        if op is None:
+            return call
+        principal, host = call.principal, call_host(call)
+        return Masked(call, lambda name: not self.allowed(principal, host, op, A.TOPIC, name), topics)
 
     def _items(self, principal, host, api_key, version, body):
         op = TOPIC_CHECKS.get(api_key)

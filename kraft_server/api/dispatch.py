@@ -54,8 +54,12 @@ class Dispatcher:
         self.guard = guard  # authorize.Guard when authorizer.class.name is set
 
     def __call__(self, call) -> None:
-        if self.guard is not None and call.listener in self.controller_listeners:
-            call = self.guard.admit(call)  # authorize.py: None when refused (answered)
+        if self.guard is not None:  # authorize.py: None when refused (answered)
+            if call.listener in self.controller_listeners:
+                call = self.guard.admit(call)
+            else:
+                call = self.guard.admit_client(call, self.topics, call.api_key == registry.FETCH
+                                               and not self._consumer_fetch(call))
             if call is None:
                 return
         key = call.api_key

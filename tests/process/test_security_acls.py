@@ -3,7 +3,8 @@ own tools: one node whose controller listener is SASL_SSL (PLAIN users admin, al
 bob; ``super.users=User:admin``). The real ``kafka-acls --bootstrap-controller``
 adds, lists and removes ACLs; ``kafka-metadata-quorum`` is refused or served as the
 ACLs say, with Kafka's error and the quorum unaffected; requests a broker would send
-(BrokerRegistration) are refused to a principal without CLUSTER_ACTION."""
+(BrokerRegistration) are refused to a principal without CLUSTER_ACTION; kafka-python
+reads ``__cluster_metadata`` on the client listener only with READ on the topic."""
 from __future__ import annotations
 
 import uuid
@@ -12,15 +13,18 @@ import pytest
 
 from tests.support.certs import PASSWORD, Pki
 from tests.support.controller_scenario import dump_segments
-from tests.support.kraft_nodes import OurNode, wait_for
+from tests.support.kraft_nodes import OurNode, _roundtrip, wait_for
 from tests.support.secure_client import SecureSession, client_context, describe_quorum_body
 from tools.kafka_dist.controller import run_tool
-from wire.messages import BrokerRegistrationRequest, DescribeAclsRequest, RemoveRaftVoterRequest
+from wire.messages import (
+    BrokerRegistrationRequest, CreateAclsRequest, DescribeAclsRequest, FetchRequest, MetadataRequest, RemoveRaftVoterRequest)
+from wire.messages.create_acls_request import AclCreation
 
 pytestmark = pytest.mark.java
 JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
         'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret" user_bob="bob-secret";')
 AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+TOPIC = "__cluster_metadata"
 
 
 def _session(node, pki, user):
@@ -145,3 +149,40 @@ def test_refusals_on_the_wire(acl_node):
         assert listed.error_code == 31 and "needs DESCRIBE permission" in listed.error_message
     finally:
         session.close()
+
+
+def _metadata_error(node) -> int:
+    from wire.messages.metadata_request import MetadataRequestTopic
+    answer = _roundtrip(node.client_port, MetadataRequest(topics=[MetadataRequestTopic(name=TOPIC)]), 12)
+    return answer.topics[0].error_code
+
+
+def _fetch(node):
+    from wire.messages.fetch_request import FetchPartition, FetchTopic
+    return _roundtrip(node.client_port, FetchRequest(replica_id=-1, max_wait_ms=0, min_bytes=0, topics=[
+        FetchTopic(topic=TOPIC, partitions=[FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1 << 20)])]),
+        12)
+
+
+def test_reading_the_metadata_topic_needs_read(acl_node):
+    from kafka import KafkaConsumer, TopicPartition
+    node, pki = acl_node
+    # the client listener is PLAINTEXT: User:ANONYMOUS, refused with Kafka's broker errors
+    assert _metadata_error(node) == 29  # TOPIC_AUTHORIZATION_FAILED
+    listed = _roundtrip(node.client_port, MetadataRequest(topics=None), 12)
+    assert TOPIC not in [t.name for t in listed.topics]  # all topics: left out
+    assert [p.error_code for p in _fetch(node).responses[0].partitions] == [29]
+    answer = _ask(node, pki, "admin", CreateAclsRequest(creations=[AclCreation(
+        resource_type=2, resource_name=TOPIC, resource_pattern_type=3, principal="User:ANONYMOUS",
+        host="*", operation=3, permission_type=3)]), 3)  # ALLOW READ, which implies DESCRIBE
+    assert [c.error_code for c in answer.results] == [0]
+    wait_for(lambda: _metadata_error(node) == 0, 20, "the ACL replayed")
+    assert [p.error_code for p in _fetch(node).responses[0].partitions] == [0]
+    consumer = KafkaConsumer(bootstrap_servers=f"127.0.0.1:{node.client_port}", enable_auto_commit=False)
+    try:
+        tp = TopicPartition(TOPIC, 0)
+        consumer.assign([tp])
+        consumer.seek(tp, 0)
+        assert wait_for(lambda: consumer.poll(timeout_ms=1000, max_records=50).get(tp), 30, "records")
+    finally:
+        consumer.close()
