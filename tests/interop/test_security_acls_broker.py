@@ -1,0 +1,73 @@
+"""ACLs through an Apache Kafka 4.3.1 broker on our quorum (issue 28, Authorization):
+both run Kafka's StandardAuthorizer. The broker forwards ``kafka-acls --add`` to us in
+an Envelope, and we check the client's forwarded principal (User:ANONYMOUS on the
+broker's PLAINTEXT listener, a super user on the broker but not on our controller):
+refused until an ACL we were given directly lets it ALTER the cluster; then the
+broker's own authorizer, fed by the AccessControlEntryRecords it replays from our
+log, lists what we wrote."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from tests.support.certs import PASSWORD, Pki
+from tests.support.jdk import need_jdk
+from tests.support.kafka_brokers import start_brokers
+from tests.support.kraft_nodes import REPO, OurNode, wait_for
+from tools.kafka_dist.controller import run_tool
+
+pytestmark = [pytest.mark.java, pytest.mark.slow]
+JAAS = ('org.apache.kafka.common.security.scram.ScramLoginModule required '
+        'username="broker" password="broker-secret";')
+AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+
+def test_kafka_acls_through_a_broker_is_checked_as_the_client(tmp_path):
+    need_jdk()
+    pki = Pki(tmp_path / "pki")
+    (tmp_path / "ours").mkdir()
+    node = OurNode(tmp_path / "ours", extra=(
+        "listener.security.protocol.map=CONTROLLER:SASL_SSL,CLIENT:PLAINTEXT",
+        "ssl.keystore.type=PKCS12", f"ssl.keystore.location={pki.server.p12}", f"ssl.keystore.password={PASSWORD}",
+        "sasl.enabled.mechanisms=SCRAM-SHA-512", "sasl.mechanism.controller.protocol=SCRAM-SHA-512",
+        f"listener.name.controller.scram-sha-512.sasl.jaas.config={JAAS}",
+        f"authorizer.class.name={AUTHORIZER}", "super.users=User:broker"))
+    cluster_id = uuid.uuid4().hex[:22]
+    subprocess.run([sys.executable, "-m", "tools.storage", "format", "--cluster-id", cluster_id, "--standalone",
+                    "--config", str(node.config), "--add-scram", "SCRAM-SHA-512=[name=broker,password=broker-secret]"],
+                   check=True, cwd=REPO, timeout=60)
+    admin = tmp_path / "admin.properties"
+    admin.write_text("security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n"
+                     f"sasl.jaas.config={JAAS}\n" + "".join(f"{k}={v}\n" for k, v in pki.pem_client_props().items()))
+    node.start()
+    brokers = []
+    try:
+        brokers = start_brokers(tmp_path, 1, cluster_id, node.bootstrap, overrides={
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_SSL",
+            "sasl.mechanism.controller.protocol": "SCRAM-SHA-512",
+            "listener.name.controller.scram-sha-512.sasl.jaas.config": JAAS, "sasl.jaas.config": JAAS,
+            "ssl.truststore.type": "PEM", "ssl.truststore.location": str(pki.truststore_pem),
+            "authorizer.class.name": AUTHORIZER, "super.users": "User:ANONYMOUS;User:broker"})
+        bootstrap = brokers[0].bootstrap
+
+        def via_broker(*args):
+            return run_tool("kafka-acls", "--bootstrap-server", bootstrap, *args, check=False, timeout=60)
+
+        add = ("--add", "--allow-principal", "User:alice", "--operation", "Read", "--topic", "t1")
+        refused = wait_for(lambda: (lambda p: p if "Authorization" in p.stdout + p.stderr else None)(
+            via_broker(*add)), 120, "the broker up and the forwarded CreateAcls refused")
+        assert "ClusterAuthorizationException" in refused.stdout + refused.stderr, refused.stdout + refused.stderr
+        run_tool("kafka-acls", "--bootstrap-controller", node.bootstrap, "--command-config", str(admin),
+                 "--add", "--allow-principal", "User:ANONYMOUS", "--operation", "Alter", "--cluster", timeout=60)
+        wait_for(lambda: via_broker(*add).returncode == 0, 60, "the forwarded CreateAcls allowed")
+        listed = wait_for(lambda: (lambda out: out if "name=t1" in out else None)(via_broker("--list").stdout),
+                          60, "the broker's authorizer listing our ACLs")
+        assert "(principal=User:alice, host=*, operation=READ, permissionType=ALLOW)" in listed, listed
+        assert "(principal=User:ANONYMOUS, host=*, operation=ALTER, permissionType=ALLOW)" in listed, listed
+    finally:
+        for b in brokers:
+            b.close()
+        node.stop()
