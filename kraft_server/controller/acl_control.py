@@ -147,22 +147,26 @@ def describe_acls(acls_image, request) -> DescribeAclsResponse:
     return DescribeAclsResponse(throttle_time_ms=0, error_code=0, error_message=None, resources=resources)
 
 
-def create_acls_op(request):
+def _op(decide, items, answer, error_response, verb: str):
+    """A write-queue operation: ``decide(acls image, items) -> (results, records)``."""
     def run(image, next_offset, now_ms):
-        results, records = create_acls(image.acls, request.creations)
+        results, records = decide(image.acls, items)
         if records:
-            log.info("[Controller] creating %d ACL(s)", len(records))
-        return Write(records, lambda: CreateAclsResponse(throttle_time_ms=0, results=results))
-    return run, lambda code: create_acls_error_response(request, code)
+            log.info("[Controller] %s %d ACL(s)", verb, len(records))
+        return Write(records, lambda: answer(results))
+    return run, error_response
+
+
+def create_acls_op(request):
+    return _op(create_acls, request.creations,
+               lambda results: CreateAclsResponse(throttle_time_ms=0, results=results),
+               lambda code: create_acls_error_response(request, code), "creating")
 
 
 def delete_acls_op(request):
-    def run(image, next_offset, now_ms):
-        results, records = delete_acls(image.acls, request.filters)
-        if records:
-            log.info("[Controller] removing %d ACL(s)", len(records))
-        return Write(records, lambda: DeleteAclsResponse(throttle_time_ms=0, filter_results=results))
-    return run, lambda code: delete_acls_error_response(request, code)
+    return _op(delete_acls, request.filters,
+               lambda results: DeleteAclsResponse(throttle_time_ms=0, filter_results=results),
+               lambda code: delete_acls_error_response(request, code), "removing")
 
 
 def create_acls_error_response(request, code: int, message: str | None = None) -> CreateAclsResponse:

@@ -13,10 +13,11 @@ import uuid
 
 import pytest
 
-from tests.support.certs import PASSWORD, Pki
+from tests.support.certs import Pki
 from tests.support.jdk import need_jdk
 from tests.support.kafka_brokers import start_brokers
 from tests.support.kraft_nodes import REPO, OurNode, wait_for
+from tests.support.secure_client import sasl_command_config, sasl_ssl_controller
 from tools.kafka_dist.controller import run_tool
 
 pytestmark = [pytest.mark.java, pytest.mark.slow]
@@ -29,19 +30,13 @@ def test_kafka_acls_through_a_broker_is_checked_as_the_client(tmp_path):
     need_jdk()
     pki = Pki(tmp_path / "pki")
     (tmp_path / "ours").mkdir()
-    node = OurNode(tmp_path / "ours", extra=(
-        "listener.security.protocol.map=CONTROLLER:SASL_SSL,CLIENT:PLAINTEXT",
-        "ssl.keystore.type=PKCS12", f"ssl.keystore.location={pki.server.p12}", f"ssl.keystore.password={PASSWORD}",
-        "sasl.enabled.mechanisms=SCRAM-SHA-512", "sasl.mechanism.controller.protocol=SCRAM-SHA-512",
-        f"listener.name.controller.scram-sha-512.sasl.jaas.config={JAAS}",
-        f"authorizer.class.name={AUTHORIZER}", "super.users=User:broker"))
+    node = OurNode(tmp_path / "ours", extra=(*sasl_ssl_controller(pki, "SCRAM-SHA-512", JAAS),
+                                             f"authorizer.class.name={AUTHORIZER}", "super.users=User:broker"))
     cluster_id = uuid.uuid4().hex[:22]
     subprocess.run([sys.executable, "-m", "tools.storage", "format", "--cluster-id", cluster_id, "--standalone",
                     "--config", str(node.config), "--add-scram", "SCRAM-SHA-512=[name=broker,password=broker-secret]"],
                    check=True, cwd=REPO, timeout=60)
-    admin = tmp_path / "admin.properties"
-    admin.write_text("security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n"
-                     f"sasl.jaas.config={JAAS}\n" + "".join(f"{k}={v}\n" for k, v in pki.pem_client_props().items()))
+    admin = sasl_command_config(tmp_path / "admin.properties", pki, "SCRAM-SHA-512", "broker", "broker-secret")
     node.start()
     brokers = []
     try:

@@ -11,10 +11,11 @@ import uuid
 
 import pytest
 
-from tests.support.certs import PASSWORD, Pki
+from tests.support.certs import Pki
 from tests.support.controller_scenario import dump_segments
 from tests.support.kraft_nodes import OurNode, _roundtrip, wait_for
-from tests.support.secure_client import SecureSession, client_context, describe_quorum_body
+from tests.support.secure_client import (
+    SecureSession, client_context, describe_quorum_body, sasl_command_config, sasl_ssl_controller)
 from tools.kafka_dist.controller import run_tool
 from wire.messages import (
     BrokerRegistrationRequest, CreateAclsRequest, DescribeAclsRequest, FetchRequest, MetadataRequest, RemoveRaftVoterRequest)
@@ -49,12 +50,8 @@ def _leader(node, pki) -> int:
 def acl_node(tmp_path_factory):
     root = tmp_path_factory.mktemp("acls")
     pki = Pki(root / "pki")
-    node = OurNode(root, extra=(
-        "listener.security.protocol.map=CONTROLLER:SASL_SSL,CLIENT:PLAINTEXT",
-        "ssl.keystore.type=PKCS12", f"ssl.keystore.location={pki.server.p12}",
-        f"ssl.keystore.password={PASSWORD}", "sasl.enabled.mechanisms=PLAIN",
-        "sasl.mechanism.controller.protocol=PLAIN", f"listener.name.controller.plain.sasl.jaas.config={JAAS}",
-        f"authorizer.class.name={AUTHORIZER}", "super.users=User:admin"))
+    node = OurNode(root, extra=(*sasl_ssl_controller(pki, "PLAIN", JAAS),
+                                f"authorizer.class.name={AUTHORIZER}", "super.users=User:admin"))
     node.format_with_ours(uuid.uuid4().hex[:22])
     node.start()
     try:
@@ -65,12 +62,7 @@ def acl_node(tmp_path_factory):
 
 
 def _command_config(tmp_path, pki, user):
-    path = tmp_path / f"{user}.properties"
-    path.write_text("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n"
-                    "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
-                    f'username="{user}" password="{user}-secret";\n'
-                    + "".join(f"{k}={v}\n" for k, v in pki.pem_client_props().items()))
-    return str(path)
+    return str(sasl_command_config(tmp_path / f"{user}.properties", pki, "PLAIN", user, f"{user}-secret"))
 
 
 def _tool(node, tmp_path, pki, user, name, *args, check=True):
