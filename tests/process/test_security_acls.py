@@ -7,13 +7,15 @@ ACLs say, with Kafka's error and the quorum unaffected; requests a broker would 
 reads ``__cluster_metadata`` on the client listener only with READ on the topic."""
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
 
 import pytest
 
 from tests.support.certs import Pki
 from tests.support.controller_scenario import dump_segments
-from tests.support.kraft_nodes import OurNode, _roundtrip, wait_for
+from tests.support.kraft_nodes import REPO, OurNode, _roundtrip, wait_for
 from tests.support.secure_client import (
     SecureSession, client_context, describe_quorum_body, sasl_command_config, sasl_ssl_controller)
 from tools.kafka_dist.controller import run_tool
@@ -178,3 +180,14 @@ def test_reading_the_metadata_topic_needs_read(acl_node):
         assert wait_for(lambda: consumer.poll(timeout_ms=1000, max_records=50).get(tp), 30, "records")
     finally:
         consumer.close()
+
+
+def test_another_authorizer_class_stops_start_up_with_one_line(tmp_path):
+    node = OurNode(tmp_path, extra=("authorizer.class.name=kafka.security.authorizer.AclAuthorizer",))
+    node.format_with_ours(uuid.uuid4().hex[:22])
+    proc = subprocess.run([sys.executable, "-m", "kraft_server", str(node.config)], cwd=REPO, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 1
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("ERROR")]
+    assert errors == ["ERROR Invalid value kafka.security.authorizer.AclAuthorizer for configuration "
+                      f"authorizer.class.name: only {AUTHORIZER} is supported (authorizer.class.name)"], proc.stderr
