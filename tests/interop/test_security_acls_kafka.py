@@ -1,4 +1,9 @@
-"""ACLs through an Apache Kafka 4.3.1 broker on our quorum (issue 28, Authorization):
+"""ACLs with Apache Kafka 4.3.1 peers (issue 28, Authorization), slow.
+
+``kafka-acls`` run step by step against a Kafka controller and against ours prints
+the same listings.
+
+Through a Kafka broker on our quorum:
 both run Kafka's StandardAuthorizer. The broker forwards ``kafka-acls --add`` to us in
 an Envelope, and we check the client's forwarded principal (User:ANONYMOUS on the
 broker's PLAINTEXT listener, a super user on the broker but not on our controller):
@@ -18,7 +23,7 @@ from tests.support.jdk import need_jdk
 from tests.support.kafka_brokers import start_brokers
 from tests.support.kraft_nodes import REPO, OurNode, wait_for
 from tests.support.secure_client import sasl_command_config, sasl_ssl_controller
-from tools.kafka_dist.controller import run_tool
+from tools.kafka_dist.controller import KafkaController, run_tool
 
 pytestmark = [pytest.mark.java, pytest.mark.slow]
 JAAS = ('org.apache.kafka.common.security.scram.ScramLoginModule required '
@@ -66,3 +71,47 @@ def test_kafka_acls_through_a_broker_is_checked_as_the_client(tmp_path):
         for b in brokers:
             b.close()
         node.stop()
+
+
+SESSION = [  # kafka-acls arguments, run against each controller in turn
+    ("--add", "--allow-principal", "User:bob", "--operation", "Alter", "--cluster"),
+    ("--add", "--allow-principal", "User:alice", "--allow-host", "10.0.0.1", "--operation", "Read",
+     "--operation", "Describe", "--topic", "orders-", "--resource-pattern-type", "prefixed"),
+    ("--add", "--deny-principal", "User:*", "--operation", "Delete", "--group", "*"),
+    ("--add", "--allow-principal", "User:bob", "--operation", "Alter", "--cluster"),  # exists: no change
+    ("--remove", "--force", "--allow-principal", "User:alice", "--operation", "Describe", "--topic", "orders-",
+     "--resource-pattern-type", "prefixed"),
+]
+
+
+def _session(bootstrap: str) -> list[list[str]]:
+    """What ``kafka-acls --list`` printed after each step, its lines sorted (Kafka lists
+    resources in a hash map's order)."""
+    listings = []
+    for args in SESSION:
+        run_tool("kafka-acls", "--bootstrap-controller", bootstrap, *args, timeout=60)
+        out = run_tool("kafka-acls", "--bootstrap-controller", bootstrap, "--list", timeout=60).stdout
+        listings.append(sorted(line.strip() for line in out.splitlines() if line.strip()))
+    return listings
+
+
+def test_kafka_acls_prints_the_same_against_ours_and_kafkas_controller(tmp_path):
+    need_jdk()
+    settings = {"authorizer.class.name": AUTHORIZER, "super.users": "User:ANONYMOUS"}
+    ctl = KafkaController(tmp_path / "kafka", overrides=settings)
+    try:
+        ctl.start_ready()
+        theirs = _session(ctl.bootstrap)
+    finally:
+        ctl.close()
+    (tmp_path / "ours").mkdir()
+    node = OurNode(tmp_path / "ours", extra=tuple(f"{k}={v}" for k, v in settings.items()))
+    node.format_with_ours(uuid.uuid4().hex[:22])
+    node.start()
+    try:
+        node.wait_leader(60)
+        ours = _session(node.bootstrap)
+    finally:
+        node.stop()
+    assert ours == theirs
+    assert any("host=10.0.0.1, operation=READ" in line for line in ours[-1])
