@@ -26,7 +26,8 @@ from wire.errors import ErrorCode
 from wire.messages import RESPONSES
 
 from . import registry as r
-from .authorize_items import split_configs, split_topics
+from .authorize_groups import GROUP_APIS, admit_group_call
+from .authorize_items import Narrowed, split_configs, split_topics
 from .authorize_topics import CLIENT_TOPIC_CHECKS, Masked
 from .controller_writes import error_response
 
@@ -75,19 +76,6 @@ def refusal(api_key: int, version: int, body, code: int, message: str | None):
     return error_response(api_key, version, body, code)
 
 
-class Narrowed:
-    """The call with only its allowed items; its answer is joined with the refused ones'."""
-
-    def __init__(self, call, body, join) -> None:
-        self.call, self.body, self.join = call, body, join
-
-    def __getattr__(self, name):
-        return getattr(self.call, name)
-
-    def respond(self, body, api_version: int | None = None, shared: bool = False) -> None:
-        self.call.respond(self.join(body), api_version)
-
-
 class Guard:
     """``admit(call)``: the call to go on with (itself, or ``Narrowed``), or None when
     it was answered here (refused)."""
@@ -126,10 +114,12 @@ class Guard:
         api_key = call.api_key
         if api_key == r.DESCRIBE_QUORUM or (api_key == r.FETCH and replica_fetch):
             return self.admit(call)
+        principal, host = call.principal, call_host(call)
+        if api_key in GROUP_APIS:
+            return admit_group_call(call, lambda op, kind, name: self.allowed(principal, host, op, kind, name))
         op = CLIENT_TOPIC_CHECKS.get(api_key)
         if op is None:
             return call
-        principal, host = call.principal, call_host(call)
         return Masked(call, lambda name: not self.allowed(principal, host, op, A.TOPIC, name), topics)
 
     def _items(self, principal, host, api_key, version, body):

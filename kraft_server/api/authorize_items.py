@@ -29,17 +29,30 @@ CONFIG_LISTS = {r.ALTER_CONFIGS: "responses", r.INCREMENTAL_ALTER_CONFIGS: "resp
 CONFIG_ERRORS = {2: ErrorCode.TOPIC_AUTHORIZATION_FAILED, 32: ErrorCode.GROUP_AUTHORIZATION_FAILED}
 
 
-def _with(body, attr: str, items):
+def narrowed_body(body, attr: str, items):
     narrowed = copy.copy(body)
     setattr(narrowed, attr, items)
     return narrowed
 
 
-def _joiner(attr: str, refused_answer):
+def joiner(attr: str, refused_answer):
     def join(answer):
         setattr(answer, attr, list(getattr(refused_answer, attr)) + list(getattr(answer, attr)))
         return answer
     return join
+
+
+class Narrowed:
+    """The call with only its allowed items; its answer is joined with the refused ones'."""
+
+    def __init__(self, call, body, join) -> None:
+        self.call, self.body, self.join = call, body, join
+
+    def __getattr__(self, name):
+        return getattr(self.call, name)
+
+    def respond(self, body, api_version: int | None = None, shared: bool = False) -> None:
+        self.call.respond(self.join(body), api_version)
 
 
 def split_topics(api_key: int, version: int, body, allowed, topic_name):
@@ -54,9 +67,9 @@ def split_topics(api_key: int, version: int, body, allowed, topic_name):
     if not refused:
         return None
     kept = [t for t in items if not any(t is x for x in refused)]
-    refused_answer = error_response(api_key, version, _with(body, attr, refused),
+    refused_answer = error_response(api_key, version, narrowed_body(body, attr, refused),
                                     ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-    return (_with(body, attr, kept) if kept else None), refused_answer, _joiner(result_attr, refused_answer)
+    return (narrowed_body(body, attr, kept) if kept else None), refused_answer, joiner(result_attr, refused_answer)
 
 
 def split_configs(api_key: int, body, allowed):
@@ -73,5 +86,5 @@ def split_configs(api_key: int, body, allowed):
     else:
         refused_answer = config_results(api_key, [(res.resource_type, res.resource_name, code,
                                                    error_message(code)) for res, code in codes])
-    return ((_with(body, "resources", kept) if kept else None), refused_answer,
-            _joiner(CONFIG_LISTS[api_key], refused_answer))
+    return ((narrowed_body(body, "resources", kept) if kept else None), refused_answer,
+            joiner(CONFIG_LISTS[api_key], refused_answer))

@@ -191,3 +191,16 @@ def test_another_authorizer_class_stops_start_up_with_one_line(tmp_path):
     errors = [line for line in proc.stderr.splitlines() if line.startswith("ERROR")]
     assert errors == ["ERROR Invalid value kafka.security.authorizer.AclAuthorizer for configuration "
                       f"authorizer.class.name: only {AUTHORIZER} is supported (authorizer.class.name)"], proc.stderr
+
+
+def test_a_consumer_group_needs_read_on_the_group(acl_node):
+    from kafka import KafkaConsumer
+    from kafka.errors import GroupAuthorizationFailedError
+    node, pki = acl_node
+    consumer = KafkaConsumer(TOPIC, bootstrap_servers=f"127.0.0.1:{node.client_port}", group_id="readers",
+                             enable_auto_commit=False)
+    try:
+        with pytest.raises(GroupAuthorizationFailedError):
+            wait_for(lambda: consumer.poll(timeout_ms=500), 30, "the group refused")
+    finally:
+        consumer.close()

@@ -95,3 +95,27 @@ def test_forwarded_principal():
     c = call(registry.ADD_RAFT_VOTER, None, principal="User:carol")
     c.host = "10.1.2.3"
     assert guard.admit(c) is c
+
+
+def test_group_apis_on_the_client_listener():
+    from wire.messages import DescribeGroupsRequest, FindCoordinatorRequest, JoinGroupRequest, ListGroupsResponse
+    from wire.messages.describe_groups_response import DescribedGroup
+    from wire.messages.list_groups_response import ListedGroup
+    guard = guard_with(allow(A.READ, rtype=A.GROUP, name="mine"))
+    join = call(JoinGroupRequest.API_KEY, JoinGroupRequest(group_id="theirs"), version=9)
+    assert guard.admit_client(join, None, False) is None
+    assert (join.answers[0].error_code, join.answers[0].generation_id) == (30, -1)
+    ok = call(JoinGroupRequest.API_KEY, JoinGroupRequest(group_id="mine"), version=9)
+    assert guard.admit_client(ok, None, False) is ok
+    # several groups: READ implies DESCRIBE; the refused group answered first
+    described = call(DescribeGroupsRequest.API_KEY, DescribeGroupsRequest(groups=["mine", "theirs"]), version=5)
+    narrowed = guard.admit_client(described, None, False)
+    assert narrowed.body.groups == ["mine"]
+    narrowed.respond(SimpleNamespace(groups=[DescribedGroup(group_id="mine")]))
+    assert [(g.group_id, g.error_code) for g in described.answers[0].groups] == [("theirs", 30), ("mine", 0)]
+    found = call(registry.FIND_COORDINATOR, FindCoordinatorRequest(key_type=0, coordinator_keys=["theirs"]), version=4)
+    assert guard.admit_client(found, None, False) is None and found.answers[0].coordinators[0].error_code == 30
+    listed = call(ListGroupsResponse.API_KEY, None, version=4)
+    masked = guard.admit_client(listed, None, False)
+    masked.respond(ListGroupsResponse(groups=[ListedGroup(group_id="mine"), ListedGroup(group_id="theirs")]))
+    assert [g.group_id for g in listed.answers[0].groups] == ["mine"]
