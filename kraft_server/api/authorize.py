@@ -5,8 +5,8 @@
 ``CLUSTER_CHECKS``: the operation on the CLUSTER resource ``kafka-cluster`` that the
 whole request needs; refused, the answer is CLUSTER_AUTHORIZATION_FAILED with Kafka's
 message ("Request ... needs ALTER permission.") where the response has one.
-``TOPIC_CHECKS``: CreateTopics, DeleteTopics and CreatePartitions pass whole with the
-operation on CLUSTER, else topic by topic (TOPIC resources): each refused topic is
+``TOPIC_CHECKS``: CreateTopics and DeleteTopics pass whole with the operation on
+CLUSTER, else (and CreatePartitions always) topic by topic (TOPIC resources): each refused topic is
 answered TOPIC_AUTHORIZATION_FAILED, the others go on (``authorize_items.py``).
 ``CONFIG_CHECKS``: ALTER_CONFIGS or DESCRIBE_CONFIGS per config resource, on TOPIC for
 topics, GROUP for groups and CLUSTER for the rest; a refused resource is answered
@@ -125,8 +125,8 @@ class Guard:
     def _items(self, principal, host, api_key, version, body):
         op = TOPIC_CHECKS.get(api_key)
         if op is not None:
-            if self.allowed(principal, host, op, A.CLUSTER, A.CLUSTER_NAME):
-                return None
+            if api_key != r.CREATE_PARTITIONS and self.allowed(principal, host, op, A.CLUSTER, A.CLUSTER_NAME):
+                return None  # CreatePartitions has no cluster-wide grant (filterAlterAuthorizedTopics)
             return split_topics(api_key, version, body,
                                 lambda name: self.allowed(principal, host, op, A.TOPIC, name), self._topic_name)
         op = CONFIG_CHECKS.get(api_key)

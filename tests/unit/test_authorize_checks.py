@@ -119,3 +119,12 @@ def test_group_apis_on_the_client_listener():
     masked = guard.admit_client(listed, None, False)
     masked.respond(ListGroupsResponse(groups=[ListedGroup(group_id="mine"), ListedGroup(group_id="theirs")]))
     assert [g.group_id for g in listed.answers[0].groups] == ["mine"]
+
+
+def test_create_partitions_has_no_cluster_wide_grant():
+    from wire.messages import CreatePartitionsRequest
+    from wire.messages.create_partitions_request import CreatePartitionsTopic
+    guard = guard_with(allow(A.ALTER, rtype=A.CLUSTER, name="kafka-cluster"))
+    c = call(registry.CREATE_PARTITIONS, CreatePartitionsRequest(topics=[CreatePartitionsTopic(name="a", count=2)]),
+             version=3)
+    assert guard.admit(c) is None and c.answers[0].results[0].error_code == 29
