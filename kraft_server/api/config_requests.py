@@ -64,6 +64,9 @@ def _response(api_key: int, results) -> object:
         item(error_code=c, error_message=m, resource_type=t, resource_name=n) for t, n, c, m in results])
 
 
+results_response = _response
+
+
 def error_response(api_key: int, body, code: int):
     return _response(api_key, [(r.resource_type, r.resource_name, code, error_message(code)) for r in body.resources])
 

@@ -10,8 +10,8 @@ elsewhere.
 Envelope (what a broker forwards, e.g. ``kafka-topics --create`` through a broker or
 Metadata auto-creation): RequestData is the inner request's header and body; it is
 decoded and run as if it came directly, and its answer (a response header with the
-inner correlation id, then the body) goes back in ResponseData. The principal is
-not checked: no authorizer runs here. An inner API we do not serve gets the
+inner correlation id, then the body) goes back in ResponseData. With an authorizer
+the inner request is checked as the client's principal (``authorize.py``). An inner API we do not serve gets the
 envelope error UNSUPPORTED_VERSION (the broker hands that one to its client as is);
 undecodable inner data gets INVALID_REQUEST. DescribeQuorum, UpdateFeatures and
 Add/RemoveRaftVoter go back through the dispatcher (``envelope_inner.py``). NOT_CONTROLLER (this node is not, or no
@@ -48,8 +48,11 @@ from kraft_server.controller.client_quotas import alter_client_quotas_error_resp
 from kraft_server.controller.scram_control import (
     alter_user_scram_credentials_error_response, alter_user_scram_credentials_op)
 from wire.messages import AlterUserScramCredentialsRequest
+from wire.messages import CreateAclsRequest, DeleteAclsRequest
+from kraft_server.controller.acl_control import (
+    create_acls_error_response, create_acls_op, delete_acls_error_response, delete_acls_op)
 
-from .envelope_inner import DISPATCHED, InnerCall, envelope_answer
+from .envelope_inner import DISPATCHED, InnerCall, envelope_answer, forwarded_identity
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +82,9 @@ ENVELOPED[DescribeQuorumRequest.API_KEY] = (0, 3)
 ENVELOPED[UpdateFeaturesRequest.API_KEY] = (0, 2)
 ENVELOPED[AddRaftVoterRequest.API_KEY] = (0, 1)
 ENVELOPED[RemoveRaftVoterRequest.API_KEY] = (0, 0)
+# ACLs (controller/acl_control.py): kafka-acls through a broker; DescribeAcls a broker answers itself
+CREATE_ACLS, DELETE_ACLS = CreateAclsRequest.API_KEY, DeleteAclsRequest.API_KEY
+ENVELOPED.update({CREATE_ACLS: (1, 3), DELETE_ACLS: (1, 3)})
 
 
 def _responder(call):
@@ -115,35 +121,49 @@ def _build(api_key: int, version: int, body):
         return "AlterClientQuotas", alter_client_quotas_op(body)
     if api_key == ALTER_USER_SCRAM_CREDENTIALS:
         return "AlterUserScramCredentials", alter_user_scram_credentials_op(body)
+    if api_key == CREATE_ACLS:
+        return "CreateAcls", create_acls_op(body)
+    if api_key == DELETE_ACLS:
+        return "DeleteAcls", delete_acls_op(body)
     raise LookupError(api_key)
 
 
-def _no_controller(api_key: int, version: int, body):
+def error_response(api_key: int, version: int, body, code: int):
+    """Every part of the request answered with ``code`` (NOT_CONTROLLER, or the
+    authorizer's refusal, ``authorize.py``)."""
     if api_key == CREATE_TOPICS:
-        return create_topics_error_response(body, ErrorCode.NOT_CONTROLLER)
+        return create_topics_error_response(body, code)
     if api_key == DELETE_TOPICS:
-        return delete_topics_error_response(body, version, ErrorCode.NOT_CONTROLLER)
+        return delete_topics_error_response(body, version, code)
     if api_key == ALTER_PARTITION:
-        return alter_partition_error_response(ErrorCode.NOT_CONTROLLER)
+        return alter_partition_error_response(code)
     if api_key == CREATE_PARTITIONS:
-        return create_partitions_error_response(body, ErrorCode.NOT_CONTROLLER)
+        return create_partitions_error_response(body, code)
     if api_key == UNREGISTER_BROKER:
-        return unregister_error_response(ErrorCode.NOT_CONTROLLER)
+        return unregister_error_response(code)
     if api_key == ELECT_LEADERS:
-        return elect_leaders_error_response(body, version, ErrorCode.NOT_CONTROLLER)
+        return elect_leaders_error_response(body, version, code)
     if api_key == ASSIGN_REPLICAS_TO_DIRS:
-        return assign_dirs_error_response(ErrorCode.NOT_CONTROLLER)
+        return assign_dirs_error_response(code)
     if api_key == ALTER_PARTITION_REASSIGNMENTS:
-        return alter_error_response(body, ErrorCode.NOT_CONTROLLER)
+        return alter_error_response(body, code)
     if api_key == LIST_PARTITION_REASSIGNMENTS:
-        return list_error_response(body, ErrorCode.NOT_CONTROLLER)
+        return list_error_response(body, code)
     if api_key in (config_requests.LEGACY, config_requests.INCREMENTAL):
-        return config_requests.error_response(api_key, body, ErrorCode.NOT_CONTROLLER)
+        return config_requests.error_response(api_key, body, code)
     if api_key == ALTER_CLIENT_QUOTAS:
-        return alter_client_quotas_error_response(body, ErrorCode.NOT_CONTROLLER)
+        return alter_client_quotas_error_response(body, code)
     if api_key == ALTER_USER_SCRAM_CREDENTIALS:
-        return alter_user_scram_credentials_error_response(body, ErrorCode.NOT_CONTROLLER)
-    return allocate_error_response(ErrorCode.NOT_CONTROLLER)
+        return alter_user_scram_credentials_error_response(body, code)
+    if api_key == CREATE_ACLS:
+        return create_acls_error_response(body, code)
+    if api_key == DELETE_ACLS:
+        return delete_acls_error_response(body, code)
+    return allocate_error_response(code)
+
+
+def _no_controller(api_key: int, version: int, body):
+    return error_response(api_key, version, body, ErrorCode.NOT_CONTROLLER)
 
 
 class _NotController:
@@ -187,11 +207,29 @@ def handle_envelope_request(call, view, dispatch=None) -> None:
         respond(EnvelopeResponse(response_data=None, error_code=ErrorCode.INVALID_REQUEST))
         return
 
-    if api_key in DISPATCHED and dispatch is not None:
-        dispatch(InnerCall(call, header, api_key, version, inner))
+    inner_call = InnerCall(call, header, api_key, version, inner)
+    guard = getattr(dispatch, "guard", None)
+    if guard is not None:  # authorize.py: the inner request as the client's principal
+        try:
+            inner_call.principal, inner_call.host = forwarded_identity(call.body)
+        except (DecodeError, ValueError, IndexError) as exc:
+            log.info("Envelope with an unreadable principal: %s", exc)
+            respond(EnvelopeResponse(response_data=None, error_code=ErrorCode.PRINCIPAL_DESERIALIZATION_FAILURE))
+            return
+        inner_call = guard.admit(inner_call)
+        if inner_call is None:
+            return
+    if guard is None and api_key in (CREATE_ACLS, DELETE_ACLS):
+        inner_call.respond(error_response(api_key, version, inner, ErrorCode.SECURITY_DISABLED))
         return
+    if api_key in DISPATCHED and dispatch is not None:
+        dispatch(inner_call)
+        return
+    inner, join = inner_call.body, getattr(inner_call, "join", None)  # a Narrowed call's
 
     def respond_inner(body) -> None:
+        if join is not None and not isinstance(body, _NotController):
+            body = join(body)
         if isinstance(body, _NotController):
             # Kafka's RequestChannel: an inner NOT_CONTROLLER is the envelope's error, so
             # the broker's forwarding channel looks for the new active controller.

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 
 from . import registry
+from .acl_requests import handle_acl_request
 from .api_versions import handle_api_versions_request
 from .broker_lifecycle import handle_broker_heartbeat_request, handle_broker_registration_request
 from .controller_registration import handle_controller_registration_request
@@ -41,7 +42,7 @@ class Dispatcher:
 
     def __init__(self, view, submit, *, tables: dict[str, dict[int, tuple[int, int]]],
                  controller_listeners: set[str], advertised: dict[str, tuple[str, int]],
-                 topics=None, consumer_fetch=None, groups=None):
+                 topics=None, consumer_fetch=None, groups=None, guard=None):
         self.view = view
         self.topics = topics
         self.consumer_fetch = consumer_fetch
@@ -50,8 +51,17 @@ class Dispatcher:
         self.tables = tables
         self.controller_listeners = controller_listeners
         self.advertised = advertised
+        self.guard = guard  # authorize.Guard when authorizer.class.name is set
 
     def __call__(self, call) -> None:
+        if self.guard is not None:  # authorize.py: None when refused (answered)
+            if call.listener in self.controller_listeners:
+                call = self.guard.admit(call)
+            else:
+                call = self.guard.admit_client(call, self.topics, call.api_key == registry.FETCH
+                                               and not self._consumer_fetch(call))
+            if call is None:
+                return
         key = call.api_key
         if key == registry.FETCH and call.listener in self.controller_listeners:
             self.submit(to_core(call))  # the hot path: replicas' Fetches, straight to the core
@@ -77,6 +87,8 @@ class Dispatcher:
         elif key in (registry.ALTER_PARTITION_REASSIGNMENTS, registry.LIST_PARTITION_REASSIGNMENTS,
                      registry.ALTER_USER_SCRAM_CREDENTIALS):
             handle_controller_write(call, self.view)
+        elif key in registry.ACL_APIS:
+            handle_acl_request(call, self.view, self.guard is not None)
         elif key == registry.ENVELOPE:
             handle_envelope_request(call, self.view, self)
         elif key == registry.DESCRIBE_CONFIGS:

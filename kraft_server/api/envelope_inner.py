@@ -13,10 +13,12 @@ does, so the broker looks for the new active controller.
 """
 from __future__ import annotations
 
+import ipaddress
+
 from wire.errors import ErrorCode
 from wire.headers import response_header_version
 from wire.messages import (
-    AddRaftVoterRequest, DescribeQuorumRequest, EnvelopeResponse, RemoveRaftVoterRequest, ResponseHeader,
+    AddRaftVoterRequest, DefaultPrincipalData, DescribeQuorumRequest, EnvelopeResponse, RemoveRaftVoterRequest, ResponseHeader,
     UpdateFeaturesRequest,
 )
 
@@ -33,6 +35,20 @@ def envelope_answer(api_key: int, version: int, correlation_id: int, body) -> En
     return EnvelopeResponse(response_data=bytes(w), error_code=0)
 
 
+def forwarded_identity(envelope) -> tuple[str, str]:
+    """(principal, host) of the client a broker forwards for: ``RequestPrincipal`` is
+    DefaultPrincipalData after a 2-byte version (``DefaultKafkaPrincipalBuilder``),
+    ``ClientHostAddress`` the address's 4 or 16 bytes. ValueError if unreadable."""
+    data = bytes(envelope.request_principal or b"")
+    if len(data) < 2:
+        raise ValueError("no principal in the Envelope")
+    principal, end = DefaultPrincipalData.read(data, 2, int.from_bytes(data[:2], "big"))
+    if end != len(data):
+        raise ValueError("bytes left after the Envelope's principal")
+    host = str(ipaddress.ip_address(bytes(envelope.client_host_address)))
+    return f"{principal.type}:{principal.name}", host
+
+
 class InnerCall:
     """The enveloped request, shaped as the connection's ``InboundCall``."""
 
@@ -42,7 +58,9 @@ class InnerCall:
         self.api_key = api_key
         self.api_version = api_version
         self.body = body
-        self.listener = outer.listener
+        self.listener = getattr(outer, "listener", None)
+        self.principal = getattr(outer, "principal", None)  # the client's, once the guard read it
+        self.host = None
         self._done = False
 
     @property

@@ -93,6 +93,10 @@ from wire.messages import AlterUserScramCredentialsRequest  # noqa: E402
 ALTER_USER_SCRAM_CREDENTIALS = AlterUserScramCredentialsRequest.API_KEY  # controller/scram_control.py
 SCRAM_APIS: dict[int, tuple[int, int]] = {ALTER_USER_SCRAM_CREDENTIALS: (0, 0)}  # controller listener
 
+from wire.messages import CreateAclsRequest, DeleteAclsRequest, DescribeAclsRequest  # noqa: E402
+CREATE_ACLS, DESCRIBE_ACLS, DELETE_ACLS = CreateAclsRequest.API_KEY, DescribeAclsRequest.API_KEY, DeleteAclsRequest.API_KEY
+ACL_APIS: dict[int, tuple[int, int]] = {CREATE_ACLS: (1, 3), DESCRIBE_ACLS: (1, 3), DELETE_ACLS: (1, 3)}  # controller/acl_control.py
+
 CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     FETCH: (4, 18),
     API_VERSIONS: (0, 4),
@@ -172,5 +176,6 @@ def listener_apis(is_controller_listener: bool, *, reconfiguration: bool = False
         if reconfiguration:
             apis.update(RECONFIGURATION_APIS)
         apis.update(SCRAM_APIS)
+        apis.update(ACL_APIS)
     apis.update(SASL_APIS)
     return dict(sorted(apis.items()))

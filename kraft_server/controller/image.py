@@ -11,7 +11,8 @@ reports it as ``FinalizedFeaturesEpoch`` (``KRaftMetadataCache.features``).
 then the cluster (brokers, then controller registrations, ``ClusterImage``), topics
 (``TopicsImage``), configs (``ConfigurationsImage``), client quotas
 (``ClientQuotasImage``, ``client_quotas.py``) and producer ids
-(``ProducerIdsImage``: NextProducerId with BrokerId/BrokerEpoch -1). NoOp and
+(``ProducerIdsImage``: NextProducerId with BrokerId/BrokerEpoch -1), ACLs
+(``AclsImage``, ``acl_image.py``) and SCRAM credentials. NoOp and
 transaction markers are not state.
 """
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .client_quotas import ClientQuotasImage
 from .image_brokers import BrokersImage
 from .image_topics import TopicsImage
 from .scram_image import ScramImage
+from .acl_image import AclsImage
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,7 @@ class MetadataImage:
         self.topics = TopicsImage()
         self.quotas = ClientQuotasImage()  # client_quotas.py
         self.scram = ScramImage()  # scram_image.py: SASL/SCRAM users
+        self.acls = AclsImage()  # acl_image.py: what the authorizer checks
         self.next_producer_id = -1  # ProducerIdsImage: -1 until a block was handed out
         self.offset = -1  # last replayed record
         self.epoch = -1  # epoch of the batch holding it
@@ -137,6 +140,10 @@ class MetadataImage:
             self.scram.replay(r)
         elif api_key == rec.REMOVE_USER_SCRAM_CREDENTIAL_RECORD:
             self.scram.remove(r)
+        elif api_key == rec.ACCESS_CONTROL_ENTRY_RECORD:
+            self.acls.replay(r)
+        elif api_key == rec.REMOVE_ACCESS_CONTROL_ENTRY_RECORD:
+            self.acls.remove(r)
         # NoOp and the transaction markers are not state
 
     def finalized_features(self) -> dict[str, int]:
@@ -156,6 +163,7 @@ class MetadataImage:
         if self.next_producer_id >= 0:
             out.append(encode_metadata_record(ProducerIdsRecord(
                 broker_id=-1, broker_epoch=-1, next_producer_id=self.next_producer_id), 0))
+        out += [encode_metadata_record(r, v) for r, v in self.acls.snapshot_records()]
         out += [encode_metadata_record(r, v) for r, v in self.scram.snapshot_records()]
         return out
 
@@ -169,4 +177,5 @@ class MetadataImage:
                       for t in self.topics),
                 self.next_producer_id,
                 self.quotas.content(),
-                self.scram.content())
+                self.scram.content(),
+                self.acls.content())

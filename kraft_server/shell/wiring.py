@@ -272,10 +272,12 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
 
     topics, consumer_fetch = _metadata_topic(config, core, raft_log)
 
+    guard = _guard(config, controller)
+
     def make_dispatcher(submit):
         return Dispatcher(view, submit, tables=tables, controller_listeners=controller_names,
                           advertised=advertised, topics=topics, consumer_fetch=consumer_fetch,
-                          groups=groups)
+                          groups=groups, guard=guard)
 
     after_cycle, extra_servers = _chain(TransitionLog(core, config.node_id), consumer_fetch.progress), []
     prometheus = config["kraft.metrics.prometheus.listener"]
@@ -386,3 +388,12 @@ def run(config_path: str) -> int:
             node.groups.close()
         log.info("[KRaftServer id=%d] shut down completed", config.node_id)
     return 0
+
+
+def _guard(config, controller):
+    """The ACL checks when ``authorizer.class.name`` names Kafka's StandardAuthorizer
+    (kraft_server/api/authorize.py); None (no checks) when it is empty."""
+    from kraft_server.api.authorize import Guard
+    from kraft_server.security.authorizer import authorizer_from_config
+    authorizer = authorizer_from_config(config.raw)
+    return None if authorizer is None else Guard(authorizer, lambda: controller.image)

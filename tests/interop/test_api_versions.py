@@ -87,7 +87,7 @@ def test_bad_software_name_is_invalid_request():
 def test_controller_listener_lists_exactly_what_we_implement():
     # SaslHandshake (17) and SaslAuthenticate (36) on every listener, as a Kafka 4.3.1
     # controller lists them (0-1, 0-2) on PLAINTEXT and SASL_SSL listeners alike;
-    # AlterUserScramCredentials (51) on the controller listener.
-    assert sorted(listener_apis(True)) == [1, 17, 18, 19, 20, 32, 33, 36, 37, 43, 44, 45, 46, 49, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 62, 63, 64, 67, 70, 73, 82]
-    assert sorted(listener_apis(True, reconfiguration=True)) == [1, 17, 18, 19, 20, 32, 33, 36, 37, 43, 44, 45, 46, 49, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 62, 63, 64, 67, 70, 73, 80, 81, 82]
+    # AlterUserScramCredentials (51) and Describe/Create/DeleteAcls (29-31) on the controller listener.
+    assert sorted(listener_apis(True)) == [1, 17, 18, 19, 20, 29, 30, 31, 32, 33, 36, 37, 43, 44, 45, 46, 49, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 62, 63, 64, 67, 70, 73, 82]
+    assert sorted(listener_apis(True, reconfiguration=True)) == [1, 17, 18, 19, 20, 29, 30, 31, 32, 33, 36, 37, 43, 44, 45, 46, 49, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 62, 63, 64, 67, 70, 73, 80, 81, 82]
     assert sorted(listener_apis(False)) == [0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 23, 36, 42, 47, 55, 60, 75]

@@ -13,11 +13,11 @@ import uuid
 
 import pytest
 
-from tests.support.certs import PASSWORD, Pki
+from tests.support.certs import Pki
 from tests.support.jdk import need_jdk
 from tests.support.kafka_brokers import start_brokers
 from tests.support.kraft_nodes import REPO, OurNode, wait_for
-from tests.support.secure_client import SecureSession, client_context
+from tests.support.secure_client import SecureSession, client_context, sasl_ssl_controller
 from tools.kafka_dist.controller import run_tool
 
 pytestmark = [pytest.mark.java, pytest.mark.slow]
@@ -43,11 +43,8 @@ def test_a_kafka_broker_on_our_sasl_ssl_quorum(tmp_path):
     need_jdk()
     pki = Pki(tmp_path / "pki")
     (tmp_path / "ours").mkdir()
-    node = OurNode(tmp_path / "ours", extra=(
-        "listener.security.protocol.map=CONTROLLER:SASL_SSL,CLIENT:PLAINTEXT",
-        "ssl.keystore.type=PKCS12", f"ssl.keystore.location={pki.server.p12}", f"ssl.keystore.password={PASSWORD}",
-        "sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512", "sasl.mechanism.controller.protocol=SCRAM-SHA-512",
-        f"listener.name.controller.scram-sha-512.sasl.jaas.config={JAAS}"))
+    node = OurNode(tmp_path / "ours", extra=sasl_ssl_controller(pki, "SCRAM-SHA-512", JAAS,
+                                                              "SCRAM-SHA-256,SCRAM-SHA-512"))
     cluster_id = uuid.uuid4().hex[:22]
     subprocess.run([sys.executable, "-m", "tools.storage", "format", "--cluster-id", cluster_id, "--standalone",
                     "--config", str(node.config), "--add-scram", "SCRAM-SHA-512=[name=broker,password=broker-secret]"],

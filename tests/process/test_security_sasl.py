@@ -15,7 +15,7 @@ import pytest
 from tests.support.certs import PASSWORD, Pki
 from tests.support.kraft_nodes import OurNode, wait_for
 from tests.support.secure_client import (
-    Closed, SecureSession, client_context, describe_quorum_body, quorum_partition)
+    Closed, SecureSession, client_context, describe_quorum_body, quorum_partition, sasl_command_config)
 from tools.kafka_dist.controller import run_tool
 from wire.messages import SaslAuthenticateRequest, SaslHandshakeRequest
 
@@ -64,13 +64,7 @@ def sasl_node(tmp_path_factory):
 
 
 def _command_config(tmp_path, pki, mechanism, user, password):
-    module = ("org.apache.kafka.common.security.plain.PlainLoginModule" if mechanism == "PLAIN"
-              else "org.apache.kafka.common.security.scram.ScramLoginModule")
-    path = tmp_path / f"{user}.properties"
-    path.write_text("security.protocol=SASL_SSL\n" f"sasl.mechanism={mechanism}\n"
-                    f'sasl.jaas.config={module} required username="{user}" password="{password}";\n'
-                    + "".join(f"{k}={v}\n" for k, v in pki.pem_client_props().items()))
-    return path
+    return sasl_command_config(tmp_path / f"{user}.properties", pki, mechanism, user, password)
 
 
 @pytest.mark.parametrize("mechanism, user, password", [

@@ -104,3 +104,25 @@ def quorum_partition(port: int, context, sasl: tuple[str, str, str] | None = Non
         return session.request(describe_quorum_body(), 2).topics[0].partitions[0]
     finally:
         session.close()
+
+
+def sasl_ssl_controller(pki, mechanism: str, jaas: str, enabled: str | None = None) -> tuple[str, ...]:
+    """Our node's properties for a SASL_SSL controller listener (the test CA's PKCS12
+    server keystore) and a PLAINTEXT client listener, ``mechanism`` between controllers
+    with the ``jaas`` entry for it."""
+    from tests.support.certs import PASSWORD
+    return ("listener.security.protocol.map=CONTROLLER:SASL_SSL,CLIENT:PLAINTEXT",
+            "ssl.keystore.type=PKCS12", f"ssl.keystore.location={pki.server.p12}",
+            f"ssl.keystore.password={PASSWORD}", f"sasl.enabled.mechanisms={enabled or mechanism}",
+            f"sasl.mechanism.controller.protocol={mechanism}",
+            f"listener.name.controller.{mechanism.lower()}.sasl.jaas.config={jaas}")
+
+
+def sasl_command_config(path, pki, mechanism: str, user: str, password: str):
+    """A ``--command-config`` file at ``path`` for a SASL_SSL client of the test CA."""
+    module = ("org.apache.kafka.common.security.plain.PlainLoginModule" if mechanism == "PLAIN"
+              else "org.apache.kafka.common.security.scram.ScramLoginModule")
+    path.write_text("security.protocol=SASL_SSL\n" f"sasl.mechanism={mechanism}\n"
+                    f'sasl.jaas.config={module} required username="{user}" password="{password}";\n'
+                    + "".join(f"{k}={v}\n" for k, v in pki.pem_client_props().items()))
+    return path

@@ -38,15 +38,22 @@ from .config_record import ConfigRecord
 from .control_record_type_schema import ControlRecordTypeSchema
 from .controller_registration_request import ControllerRegistrationRequest
 from .controller_registration_response import ControllerRegistrationResponse
+from .create_acls_request import CreateAclsRequest
+from .create_acls_response import CreateAclsResponse
 from .create_partitions_request import CreatePartitionsRequest
 from .create_partitions_response import CreatePartitionsResponse
 from .create_topics_request import CreateTopicsRequest
 from .create_topics_response import CreateTopicsResponse
+from .default_principal_data import DefaultPrincipalData
 from .delegation_token_record import DelegationTokenRecord
+from .delete_acls_request import DeleteAclsRequest
+from .delete_acls_response import DeleteAclsResponse
 from .delete_groups_request import DeleteGroupsRequest
 from .delete_groups_response import DeleteGroupsResponse
 from .delete_topics_request import DeleteTopicsRequest
 from .delete_topics_response import DeleteTopicsResponse
+from .describe_acls_request import DescribeAclsRequest
+from .describe_acls_response import DescribeAclsResponse
 from .describe_cluster_request import DescribeClusterRequest
 from .describe_cluster_response import DescribeClusterResponse
 from .describe_configs_request import DescribeConfigsRequest
@@ -157,6 +164,9 @@ REQUESTS = {
     19: CreateTopicsRequest,
     20: DeleteTopicsRequest,
     23: OffsetForLeaderEpochRequest,
+    29: DescribeAclsRequest,
+    30: CreateAclsRequest,
+    31: DeleteAclsRequest,
     32: DescribeConfigsRequest,
     33: AlterConfigsRequest,
     36: SaslAuthenticateRequest,
@@ -208,6 +218,9 @@ RESPONSES = {
     19: CreateTopicsResponse,
     20: DeleteTopicsResponse,
     23: OffsetForLeaderEpochResponse,
+    29: DescribeAclsResponse,
+    30: CreateAclsResponse,
+    31: DeleteAclsResponse,
     32: DescribeConfigsResponse,
     33: AlterConfigsResponse,
     36: SaslAuthenticateResponse,
@@ -303,15 +316,22 @@ BY_NAME = {
     'ControlRecordTypeSchema': ControlRecordTypeSchema,
     'ControllerRegistrationRequest': ControllerRegistrationRequest,
     'ControllerRegistrationResponse': ControllerRegistrationResponse,
+    'CreateAclsRequest': CreateAclsRequest,
+    'CreateAclsResponse': CreateAclsResponse,
     'CreatePartitionsRequest': CreatePartitionsRequest,
     'CreatePartitionsResponse': CreatePartitionsResponse,
     'CreateTopicsRequest': CreateTopicsRequest,
     'CreateTopicsResponse': CreateTopicsResponse,
+    'DefaultPrincipalData': DefaultPrincipalData,
     'DelegationTokenRecord': DelegationTokenRecord,
+    'DeleteAclsRequest': DeleteAclsRequest,
+    'DeleteAclsResponse': DeleteAclsResponse,
     'DeleteGroupsRequest': DeleteGroupsRequest,
     'DeleteGroupsResponse': DeleteGroupsResponse,
     'DeleteTopicsRequest': DeleteTopicsRequest,
     'DeleteTopicsResponse': DeleteTopicsResponse,
+    'DescribeAclsRequest': DescribeAclsRequest,
+    'DescribeAclsResponse': DescribeAclsResponse,
     'DescribeClusterRequest': DescribeClusterRequest,
     'DescribeClusterResponse': DescribeClusterResponse,
     'DescribeConfigsRequest': DescribeConfigsRequest,

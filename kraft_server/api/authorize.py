@@ -1,0 +1,145 @@
+"""The authorizer's checks on the controller listener, in one table, as Kafka's
+``ControllerApis`` makes them (``authHelper.authorizeClusterOperation`` and
+``authorize`` calls of each handler; ``AclApis`` for the ACL APIs).
+
+``CLUSTER_CHECKS``: the operation on the CLUSTER resource ``kafka-cluster`` that the
+whole request needs; refused, the answer is CLUSTER_AUTHORIZATION_FAILED with Kafka's
+message ("Request ... needs ALTER permission.") where the response has one.
+``TOPIC_CHECKS``: CreateTopics and DeleteTopics pass whole with the operation on
+CLUSTER, else (and CreatePartitions always) topic by topic (TOPIC resources): each refused topic is
+answered TOPIC_AUTHORIZATION_FAILED, the others go on (``authorize_items.py``).
+``CONFIG_CHECKS``: ALTER_CONFIGS or DESCRIBE_CONFIGS per config resource, on TOPIC for
+topics, GROUP for groups and CLUSTER for the rest; a refused resource is answered
+TOPIC_/GROUP_/CLUSTER_AUTHORIZATION_FAILED, the others go on.
+
+The Envelope: the forwarding broker needs CLUSTER_ACTION (else the EnvelopeResponse
+carries CLUSTER_AUTHORIZATION_FAILED); the inner request is then checked as the
+client's principal (``RequestPrincipal``, DefaultPrincipalData after a 2-byte
+version) from the client's address (``ClientHostAddress``).
+"""
+from __future__ import annotations
+
+import logging
+
+from kraft_server.security import acls as A
+from wire.errors import ErrorCode
+from wire.messages import RESPONSES
+
+from . import registry as r
+from .authorize_groups import GROUP_APIS, admit_group_call
+from .authorize_items import Narrowed, split_configs, split_topics
+from .authorize_topics import CLIENT_TOPIC_CHECKS, Masked
+from .controller_writes import error_response
+
+log = logging.getLogger(__name__)
+
+CREATE_ACLS, DESCRIBE_ACLS, DELETE_ACLS = 30, 29, 31
+CLUSTER_CHECKS: dict[int, int] = {
+    # Raft RPCs and what brokers and controllers send about themselves
+    r.FETCH: A.CLUSTER_ACTION, r.FETCH_SNAPSHOT: A.CLUSTER_ACTION, r.VOTE: A.CLUSTER_ACTION,
+    r.BEGIN_QUORUM_EPOCH: A.CLUSTER_ACTION, r.END_QUORUM_EPOCH: A.CLUSTER_ACTION,
+    r.UPDATE_RAFT_VOTER: A.CLUSTER_ACTION, r.CONTROLLER_REGISTRATION: A.CLUSTER_ACTION,
+    r.BROKER_REGISTRATION: A.CLUSTER_ACTION, r.BROKER_HEARTBEAT: A.CLUSTER_ACTION,
+    r.ALTER_PARTITION: A.CLUSTER_ACTION, r.ALLOCATE_PRODUCER_IDS: A.CLUSTER_ACTION,
+    r.ASSIGN_REPLICAS_TO_DIRS: A.CLUSTER_ACTION, r.ENVELOPE: A.CLUSTER_ACTION,
+    # administration
+    r.ADD_RAFT_VOTER: A.ALTER, r.REMOVE_RAFT_VOTER: A.ALTER, r.UPDATE_FEATURES: A.ALTER,
+    r.ELECT_LEADERS: A.ALTER, r.UNREGISTER_BROKER: A.ALTER, r.ALTER_PARTITION_REASSIGNMENTS: A.ALTER,
+    r.ALTER_USER_SCRAM_CREDENTIALS: A.ALTER, CREATE_ACLS: A.ALTER, DELETE_ACLS: A.ALTER,
+    r.DESCRIBE_CLUSTER: A.ALTER,  # sic: ControllerApis.handleDescribeCluster asks ALTER
+    r.DESCRIBE_QUORUM: A.DESCRIBE, r.LIST_PARTITION_REASSIGNMENTS: A.DESCRIBE, DESCRIBE_ACLS: A.DESCRIBE,
+    r.ALTER_CLIENT_QUOTAS: A.ALTER_CONFIGS,
+}
+TOPIC_CHECKS: dict[int, int] = {r.CREATE_TOPICS: A.CREATE, r.DELETE_TOPICS: A.DELETE,
+                                r.CREATE_PARTITIONS: A.ALTER}
+CONFIG_CHECKS: dict[int, int] = {r.ALTER_CONFIGS: A.ALTER_CONFIGS, r.INCREMENTAL_ALTER_CONFIGS: A.ALTER_CONFIGS,
+                                 r.DESCRIBE_CONFIGS: A.DESCRIBE_CONFIGS}
+# config resource type -> ACL resource type (anything else: the cluster's)
+_CONFIG_RESOURCES = {2: A.TOPIC, 32: A.GROUP}
+
+
+def call_host(call) -> str:
+    host = getattr(call, "host", None)
+    if host is None:
+        peer = getattr(getattr(call, "pipeline", None), "peer", None)
+        host = peer[0] if isinstance(peer, tuple) and peer else ""
+    return host
+
+
+def refusal(api_key: int, version: int, body, code: int, message: str | None):
+    """The whole request answered with ``code``."""
+    cls = RESPONSES[api_key]
+    if "error_code" in cls.__slots__:
+        if "error_message" in cls.__slots__:
+            return cls(error_code=code, error_message=message)
+        return cls(error_code=code)
+    return error_response(api_key, version, body, code)
+
+
+class Guard:
+    """``admit(call)``: the call to go on with (itself, or ``Narrowed``), or None when
+    it was answered here (refused)."""
+
+    def __init__(self, authorizer, image) -> None:
+        self.authorizer = authorizer
+        self.image = image  # () -> the committed MetadataImage (its ``acls``)
+
+    def allowed(self, principal: str, host: str, operation: int, resource_type: int, name: str) -> bool:
+        return self.authorizer.authorize(self.image().acls.index(), principal, host, operation,
+                                         resource_type, name)
+
+    def admit(self, call):
+        principal, host = call.principal, call_host(call)
+        api_key, version, body = call.api_key, call.api_version, call.body
+        op = CLUSTER_CHECKS.get(api_key)
+        if op is not None:
+            if self.allowed(principal, host, op, A.CLUSTER, A.CLUSTER_NAME):
+                return call
+            message = (f"Request Request(listenerName={call.listener}, principal={principal}, host={host}, "
+                       f"apiKey={api_key}) needs {A.OPERATIONS[op]} permission.")
+            log.info("refused %s: %s", call, message)
+            call.respond(refusal(api_key, version, body, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, message))
+            return None
+        parts = self._items(principal, host, api_key, version, body)
+        if parts is None:
+            return call
+        narrowed, refused_answer, join = parts
+        if narrowed is None:
+            call.respond(refused_answer)
+            return None
+        return Narrowed(call, narrowed, join)
+
+    def admit_client(self, call, topics, replica_fetch: bool):
+        """A client listener's call (``authorize_topics.py``)."""
+        api_key = call.api_key
+        if api_key == r.DESCRIBE_QUORUM or (api_key == r.FETCH and replica_fetch):
+            return self.admit(call)
+        principal, host = call.principal, call_host(call)
+        if api_key in GROUP_APIS:
+            return admit_group_call(call, lambda op, kind, name: self.allowed(principal, host, op, kind, name))
+        op = CLIENT_TOPIC_CHECKS.get(api_key)
+        if op is None:
+            return call
+        return Masked(call, lambda name: not self.allowed(principal, host, op, A.TOPIC, name), topics)
+
+    def _items(self, principal, host, api_key, version, body):
+        op = TOPIC_CHECKS.get(api_key)
+        if op is not None:
+            if api_key != r.CREATE_PARTITIONS and self.allowed(principal, host, op, A.CLUSTER, A.CLUSTER_NAME):
+                return None  # CreatePartitions has no cluster-wide grant (filterAlterAuthorizedTopics)
+            return split_topics(api_key, version, body,
+                                lambda name: self.allowed(principal, host, op, A.TOPIC, name), self._topic_name)
+        op = CONFIG_CHECKS.get(api_key)
+        if op is not None:
+            def allowed(res):
+                kind = _CONFIG_RESOURCES.get(res.resource_type, A.CLUSTER)
+                return self.allowed(principal, host, op, kind,
+                                    A.CLUSTER_NAME if kind == A.CLUSTER else res.resource_name)
+            return split_configs(api_key, body, allowed)
+        return None
+
+    def _topic_name(self, item):
+        if getattr(item, "name", None):
+            return item.name
+        topic = self.image().topics.by_id.get(getattr(item, "topic_id", None))
+        return None if topic is None else topic.name
