@@ -1,0 +1,96 @@
+"""A static quorum of our processes whose peers dial each other through the proxies
+(``proxy.py``), with the process faults: kill -9, SIGSTOP/SIGCONT, clean restart.
+
+Each node's ``controller.quorum.voters`` names itself at its real port and every
+other voter at the proxy link from it to that voter. Clients of the harness (the
+writer, the monitor, the checker) reach every node directly."""
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+from tests.support.kraft_nodes import FAST_QUORUM, OurNode, set_property, storage_format
+
+from .proxy import Proxies
+
+
+class ChaosCluster:
+    def __init__(self, workdir: Path, cluster_id: str, n: int):
+        self.cluster_id = cluster_id
+        self.nodes: dict[int, OurNode] = {}
+        for i in range(1, n + 1):
+            (workdir / f"n{i}").mkdir(parents=True)
+            self.nodes[i] = OurNode(workdir / f"n{i}", node_id=i, extra=FAST_QUORUM)
+        self.proxies = Proxies({i: node.port for i, node in self.nodes.items()})
+        self.stopped: set[int] = set()  # SIGSTOPped
+        self.down: set[int] = set()  # killed by the harness, not started again yet
+
+    @property
+    def ids(self) -> list[int]:
+        return sorted(self.nodes)
+
+    @property
+    def majority(self) -> int:
+        return len(self.nodes) // 2 + 1
+
+    def start(self) -> None:
+        self.proxies.start()
+        for i, node in self.nodes.items():
+            voters = ",".join(f"{j}@127.0.0.1:{node.port if j == i else self.proxies.port(i, j)}"
+                              for j in self.ids)
+            set_property(node.config, "controller.quorum.voters", voters)
+            set_property(node.config, "controller.quorum.bootstrap.servers", "")
+            storage_format(node.config, self.cluster_id)
+        for node in self.nodes.values():
+            node.start()
+
+    def running(self, i: int) -> bool:
+        proc = self.nodes[i].proc
+        return proc is not None and proc.poll() is None
+
+    def kill9(self, i: int) -> None:
+        self.stopped.discard(i)
+        self.down.add(i)
+        self.nodes[i].kill()
+
+    def pause(self, i: int) -> None:
+        if self.running(i):
+            os.killpg(self.nodes[i].proc.pid, signal.SIGSTOP)
+            self.stopped.add(i)
+
+    def resume(self, i: int) -> None:
+        if i in self.stopped and self.running(i):
+            os.killpg(self.nodes[i].proc.pid, signal.SIGCONT)
+        self.stopped.discard(i)
+
+    def restart(self, i: int) -> None:
+        """SIGTERM (a clean shutdown), then start again."""
+        self.resume(i)
+        rc = self.nodes[i].stop()
+        if rc not in (0, -signal.SIGTERM, None):
+            raise AssertionError(f"node {i} exited with {rc} on SIGTERM\n{self.nodes[i].log_tail()}")
+        self.nodes[i].start()
+
+    def ensure_running(self, i: int) -> None:
+        self.resume(i)
+        if not self.running(i):
+            self.nodes[i].start()
+        self.down.discard(i)
+
+    def heal(self) -> None:
+        """Every link up, every node running."""
+        self.proxies.heal()
+        for i in self.ids:
+            self.ensure_running(i)
+
+    def close(self) -> None:
+        for i in self.ids:
+            self.resume(i)
+            self.nodes[i].stop(timeout=10)
+        self.proxies.close()
+
+    def crashed(self) -> dict[int, int]:
+        """Nodes that exited on their own (not killed by the harness): id -> return code."""
+        return {i: n.proc.returncode for i, n in self.nodes.items()
+                if i not in self.down and n.proc is not None and n.proc.poll() is not None}
