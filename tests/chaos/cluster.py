@@ -1,5 +1,6 @@
-"""A static quorum of our processes whose peers dial each other through the proxies
-(``proxy.py``), with the process faults: kill -9, SIGSTOP/SIGCONT, clean restart.
+"""A static quorum of our processes (and Apache Kafka 4.3.1 controllers for the ids in
+``kafka_ids``) whose peers dial each other through the proxies (``proxy.py``), with
+the process faults: kill -9, SIGSTOP/SIGCONT, clean restart.
 
 Each node's ``controller.quorum.voters`` names itself at its real port and every
 other voter at the proxy link from it to that voter. Clients of the harness (the
@@ -10,18 +11,20 @@ import os
 import signal
 from pathlib import Path
 
-from tests.support.kraft_nodes import FAST_QUORUM, OurNode, set_property, storage_format
-
+from .members import KafkaMember, OurMember
 from .proxy import Proxies
+
+SIGTERM_EXITS = (0, -signal.SIGTERM, 128 + signal.SIGTERM, None)  # a JVM exits 143
 
 
 class ChaosCluster:
-    def __init__(self, workdir: Path, cluster_id: str, n: int):
+    def __init__(self, workdir: Path, cluster_id: str, n: int, kafka_ids=()):
         self.cluster_id = cluster_id
-        self.nodes: dict[int, OurNode] = {}
+        self.nodes: dict = {}
         for i in range(1, n + 1):
             (workdir / f"n{i}").mkdir(parents=True)
-            self.nodes[i] = OurNode(workdir / f"n{i}", node_id=i, extra=FAST_QUORUM)
+            kind = KafkaMember if i in kafka_ids else OurMember
+            self.nodes[i] = kind(workdir / f"n{i}", i, cluster_id)
         self.proxies = Proxies({i: node.port for i, node in self.nodes.items()})
         self.stopped: set[int] = set()  # SIGSTOPped
         self.down: set[int] = set()  # killed by the harness, not started again yet
@@ -37,11 +40,8 @@ class ChaosCluster:
     def start(self) -> None:
         self.proxies.start()
         for i, node in self.nodes.items():
-            voters = ",".join(f"{j}@127.0.0.1:{node.port if j == i else self.proxies.port(i, j)}"
-                              for j in self.ids)
-            set_property(node.config, "controller.quorum.voters", voters)
-            set_property(node.config, "controller.quorum.bootstrap.servers", "")
-            storage_format(node.config, self.cluster_id)
+            node.configure(",".join(f"{j}@127.0.0.1:{node.port if j == i else self.proxies.port(i, j)}"
+                                    for j in self.ids))
         for node in self.nodes.values():
             node.start()
 
@@ -68,7 +68,7 @@ class ChaosCluster:
         """SIGTERM (a clean shutdown), then start again."""
         self.resume(i)
         rc = self.nodes[i].stop()
-        if rc not in (0, -signal.SIGTERM, None):
+        if rc not in SIGTERM_EXITS:
             raise AssertionError(f"node {i} exited with {rc} on SIGTERM\n{self.nodes[i].log_tail()}")
         self.nodes[i].start()
 

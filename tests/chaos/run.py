@@ -30,6 +30,7 @@ RECOVERY_S = 60.0  # a leader and a new ack after healing, and every log at the 
 class Report:
     seed: int
     nodes: int
+    kafka: int = 0  # of which Apache Kafka controllers
     cycles: int = 0
     faults: Counter = field(default_factory=Counter)
     acked: int = 0
@@ -50,7 +51,8 @@ class Report:
     def format(self) -> str:
         faults = ", ".join(f"{k} {v}" for k, v in sorted(self.faults.items())) or "none"
         lines = [
-            f"chaos run: seed {self.seed}, {self.nodes} voters, {self.cycles} cycles in {self.seconds:.1f} s",
+            f"chaos run: seed {self.seed}, {self.nodes} voters ({self.kafka} of them Apache Kafka 4.3.1), "
+            f"{self.cycles} cycles in {self.seconds:.1f} s",
             f"faults injected: {sum(self.faults.values())} ({faults})",
             f"records acknowledged: {self.acked} (in doubt, not counted: {self.in_doubt}); "
             f"high watermark at the last check: {self.high_watermark}",
@@ -61,7 +63,7 @@ class Report:
             f"problems: {len(self.problems)}",
         ]
         lines += [f"  - {p}" for p in self.problems[:20]]
-        lines += [f"replay: --seed {self.seed} --nodes {self.nodes} --cycles {self.cycles}"]
+        lines += [f"replay: --seed {self.seed} --nodes {self.nodes} --kafka {self.kafka} --cycles {self.cycles}"]
         return "\n".join(lines)
 
 
@@ -106,10 +108,11 @@ def check_cycle(cluster, monitor, writer, halt) -> tuple:
 
 
 def run(workdir: Path, seed: int, nodes: int = 3, cycles: int = 3, scale: float = 1.0,
-        on_cycle=print) -> Report:
-    report = Report(seed, nodes)
+        on_cycle=print, kafka: int = 0) -> Report:
+    """``kafka``: that many of the voters (the highest ids) are Apache Kafka controllers."""
+    report = Report(seed, nodes, kafka)
     started = time.monotonic()
-    cluster = ChaosCluster(workdir, random_cluster_id(), nodes)
+    cluster = ChaosCluster(workdir, random_cluster_id(), nodes, kafka_ids=range(nodes - kafka + 1, nodes + 1))
     schedule = Schedule(seed, nodes, scale=scale)
     timeline: list[tuple[float, float, str]] = []  # (start, end, what) of every fault
     monitor = Monitor({i: n.port for i, n in cluster.nodes.items()})
