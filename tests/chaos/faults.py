@@ -23,7 +23,7 @@ def run_fault(cluster, fault: Fault, leader: int | None, halt: threading.Event) 
     proxies = cluster.proxies
     cut = fault.params.get("cut", HELD)
     hold = fault.seconds
-    undo = proxies.heal
+    pairs = []  # the links this fault cuts (undone alone: another fault may be running)
     if fault.kind == "kill9":
         cluster.kill9(node)
         undo = lambda: cluster.ensure_running(node)  # noqa: E731
@@ -38,12 +38,14 @@ def run_fault(cluster, fault: Fault, leader: int | None, halt: threading.Event) 
         what = f"clean restart of node {node}"
     elif fault.kind == "isolate_leader":
         node = leader if leader is not None else node
-        proxies.cut(between([node], [i for i in ids if i != node]), cut)
+        pairs = between([node], [i for i in ids if i != node])
+        proxies.cut(pairs, cut)
         what = f"node {node} isolated ({cut})"
     elif fault.kind == "split":
         others = [i for i in ids if i != node]
         minority = [node] + others[:fault.params["minority"] - 1]
-        proxies.cut(between(minority, [i for i in ids if i not in minority]), cut)
+        pairs = between(minority, [i for i in ids if i not in minority])
+        proxies.cut(pairs, cut)
         what = f"split {sorted(minority)} | {[i for i in ids if i not in minority]} ({cut})"
     elif fault.kind == "one_way":
         node = leader if leader is not None else node
@@ -54,19 +56,22 @@ def run_fault(cluster, fault: Fault, leader: int | None, halt: threading.Event) 
         what = f"one-way cut {pairs}"
     elif fault.kind == "delay":
         proxies.delay(fault.params["ms"] / 1000)
+        undo = lambda: proxies.delay(0.0)  # noqa: E731
         what = f"{fault.params['ms']} ms delay on every link"
     elif fault.kind == "flap":
         pairs = between([node], [i for i in ids if i != node])
         deadline = time.monotonic() + hold
         flips = 0
         while time.monotonic() < deadline and not halt.is_set():
-            proxies.cut(pairs, cut) if flips % 2 == 0 else proxies.heal()
+            proxies.cut(pairs, cut) if flips % 2 == 0 else proxies.restore(pairs)
             flips += 1
             halt.wait(fault.params["period_s"])
         hold = 0
         what = f"node {node} flapped {flips} times ({cut})"
     else:
         raise ValueError(fault.kind)
+    if pairs:
+        undo = lambda: proxies.restore(pairs)  # noqa: E731
     try:
         halt.wait(hold)
     finally:

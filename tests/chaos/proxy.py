@@ -130,6 +130,10 @@ class Proxies:
         """Cut the links ``(src, dst)`` in ``pairs`` (each direction named alone)."""
         self._apply(lambda: [self.links[p].set(state) for p in pairs])
 
+    def restore(self, pairs) -> None:
+        """The links in ``pairs`` up again (what one fault cut, leaving others' cuts)."""
+        self._apply(lambda: [self.links[p].set(UP) for p in pairs])
+
     def delay(self, seconds: float, pairs=None) -> None:
         def go():
             for key in (pairs or self.links):

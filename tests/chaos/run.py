@@ -107,6 +107,35 @@ def check_cycle(cluster, monitor, writer, halt) -> tuple:
     return check(logs, hwm, acked, in_doubt, observed), len(in_doubt)
 
 
+def run_cycle(cluster, cycle, monitor, halt, timeline) -> list[str]:
+    """The cycle's faults in turn, or all at once (a thread each); ``timeline`` gets
+    (start, end, what) of each, in the schedule's order. Returns what went wrong
+    (a node that did not stop cleanly on SIGTERM)."""
+    errors = []
+
+    def one(fault, slot):
+        began = time.monotonic()
+        try:
+            what = run_fault(cluster, fault, monitor.guess(), halt)
+        except AssertionError as exc:
+            what = f"{fault.describe()} failed"
+            errors.append(str(exc))
+        slot.append((began, time.monotonic(), what))
+    slots = [[] for _ in cycle.faults]
+    if cycle.together:
+        threads = [threading.Thread(target=one, args=(f, s)) for f, s in zip(cycle.faults, slots)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    else:
+        for fault, slot in zip(cycle.faults, slots):
+            one(fault, slot)
+            halt.wait(0.5)  # the writer gets a moment between faults
+    timeline += [s[0] for s in slots]
+    return errors
+
+
 def run(workdir: Path, seed: int, nodes: int = 3, cycles: int = 3, scale: float = 1.0,
         on_cycle=print, kafka: int = 0) -> Report:
     """``kafka``: that many of the voters (the highest ids) are Apache Kafka controllers."""
@@ -126,16 +155,13 @@ def run(workdir: Path, seed: int, nodes: int = 3, cycles: int = 3, scale: float 
         broker.start()
         writer.start()
         for c in range(cycles):
-            for fault in schedule.cycle(c):
-                leader = monitor.guess()
-                began = time.monotonic()
-                what = run_fault(cluster, fault, leader, halt)
-                timeline.append((began, time.monotonic(), what))
+            cycle = schedule.cycle(c)
+            report.problems += [f"cycle {c}: {e}" for e in run_cycle(cluster, cycle, monitor, halt, timeline)]
+            for fault, (_, _, what) in zip(cycle.faults, timeline[-len(cycle.faults):]):
                 report.faults[fault.kind] += 1
-                report.done.append(what)
-                if crashed := cluster.crashed():
-                    report.problems.append(f"cycle {c}: nodes exited on their own: {crashed}")
-                halt.wait(0.5)  # the writer gets a moment between faults
+                report.done.append(what + (" [together]" if cycle.together else ""))
+            if crashed := cluster.crashed():
+                report.problems.append(f"cycle {c}: nodes exited on their own: {crashed}")
             cluster.heal()
             try:
                 verdict, report.in_doubt = check_cycle(cluster, monitor, writer, halt)

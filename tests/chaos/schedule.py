@@ -7,7 +7,9 @@ Kinds (``KINDS``): ``kill9`` (SIGKILL, down for a while, started again), ``pause
 ``isolate_leader`` (every link to and from the leader cut), ``split`` (a minority
 cut off from the rest, the leader in either side), ``one_way`` (the links in one
 direction only between the leader and some followers), ``delay`` (latency on every
-link) and ``flap`` (one node cut off and back again, several times)."""
+link) and ``flap`` (one node cut off and back again, several times). A cycle's faults
+run one after the other, or (``together``, about one cycle in three) at the same time:
+then a majority may be down or cut off until they are healed."""
 from __future__ import annotations
 
 import random
@@ -47,6 +49,12 @@ def draw(rng: random.Random, kind: str, n: int, scale: float) -> Fault:
     return f
 
 
+@dataclass
+class Cycle:
+    faults: list[Fault]
+    together: bool
+
+
 class Schedule:
     def __init__(self, seed: int, n: int, faults_per_cycle: int = 2, scale: float = 1.0):
         self.seed, self.n = seed, n
@@ -54,7 +62,7 @@ class Schedule:
         self.faults_per_cycle, self.scale = faults_per_cycle, scale
         self.order = self.rng.sample(KINDS, len(KINDS))
 
-    def cycle(self, index: int) -> list[Fault]:
+    def cycle(self, index: int) -> Cycle:
         """The faults of cycle ``index`` (cycles are drawn in order). The first cycles
         go through the kinds in a seeded order, so that a short run sees several kinds."""
         out = []
@@ -65,4 +73,4 @@ class Schedule:
             else:
                 kind = self.rng.choice(KINDS)
             out.append(draw(self.rng, kind, self.n, self.scale))
-        return out
+        return Cycle(out, self.rng.random() < 0.3)

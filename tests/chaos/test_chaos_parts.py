@@ -142,8 +142,8 @@ def test_proxy_links_hold_refuse_delay_and_heal(proxied):
 
 def test_schedule_is_replayable_and_covers_every_kind_early():
     a, b = Schedule(7, 3), Schedule(7, 3)
-    first = [f.describe() for c in range(4) for f in a.cycle(c)]
-    assert first == [f.describe() for c in range(4) for f in b.cycle(c)]
+    first = [f.describe() for c in range(4) for f in a.cycle(c).faults]
+    assert first == [f.describe() for c in range(4) for f in b.cycle(c).faults]
     assert {d.split("(")[0] for d in first} == set(KINDS)
     other = Schedule(8, 3)
-    assert first != [f.describe() for c in range(4) for f in other.cycle(c)]
+    assert first != [f.describe() for c in range(4) for f in other.cycle(c).faults]
