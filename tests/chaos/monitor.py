@@ -128,6 +128,12 @@ class Monitor:
             own = [(e, i) for i, (_, _, e, _) in self.latest.items() if e >= 0]
         return max(own)[1] if own else None
 
+    def take_violations(self) -> list[str]:
+        """What was seen since the last call."""
+        with self.lock:
+            out, self.violations = self.violations, []
+        return out
+
     def max_hwm(self) -> int:
         with self.lock:
             return max(self.hwm.values(), default=0)

@@ -102,9 +102,7 @@ def check_cycle(cluster, monitor, writer, halt) -> tuple:
         logs = {i: read_node(n.data) for i, n in cluster.nodes.items()}
         return logs if all(l.end_offset >= hwm for l in logs.values()) else None
     logs = _wait(caught_up, RECOVERY_S, f"every log at the high watermark {hwm}", halt)
-    with monitor.lock:
-        observed = list(monitor.violations)
-    return check(logs, hwm, acked, in_doubt, observed), len(in_doubt)
+    return check(logs, hwm, acked, in_doubt, monitor.take_violations()), len(in_doubt)
 
 
 def run_cycle(cluster, cycle, monitor, halt, timeline) -> list[str]:
@@ -171,8 +169,7 @@ def run(workdir: Path, seed: int, nodes: int = 3, cycles: int = 3, scale: float 
             report.cycles = c + 1
             report.acked, report.high_watermark = verdict.acked, verdict.high_watermark
             report.lost = verdict.lost
-            report.problems += [f"cycle {c}: {p}" for p in verdict.problems if f"cycle {c}: {p}" not in report.problems
-                                and not any(p in q for q in report.problems)]
+            report.problems += [f"cycle {c}: {p}" for p in verdict.problems]
             on_cycle(f"cycle {c}: {'; '.join(report.done[-schedule.faults_per_cycle:])} -> "
                      f"acked {verdict.acked}, HWM {verdict.high_watermark}, "
                      f"{'ok' if verdict.ok else 'FAILED'}")

@@ -92,14 +92,21 @@ def test_monitor_flags_a_high_watermark_that_goes_back_and_two_claims():
 def echo_server():
     srv = socket.create_server(("127.0.0.1", 0))
 
+    def echo_back(conn):
+        with conn:
+            try:
+                while data := conn.recv(100):
+                    conn.sendall(data)
+            except OSError:
+                pass  # the proxy reset the connection (a refused link)
+
     def serve():
         while True:
             try:
                 conn, _ = srv.accept()
             except OSError:
                 return
-            threading.Thread(target=lambda c=conn: [c.sendall(d) for d in iter(lambda: c.recv(100), b"")],
-                             daemon=True).start()
+            threading.Thread(target=echo_back, args=(conn,), daemon=True).start()
     threading.Thread(target=serve, daemon=True).start()
     return srv
 
