@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 from pathlib import Path
 
 from .members import KafkaMember, OurMember
@@ -28,6 +29,9 @@ class ChaosCluster:
         self.proxies = Proxies({i: node.port for i, node in self.nodes.items()})
         self.stopped: set[int] = set()  # SIGSTOPped
         self.down: set[int] = set()  # killed by the harness, not started again yet
+        # one process fault at a time per node (a cycle's faults may run together: a
+        # SIGSTOP landing inside a clean restart would turn its SIGTERM into a SIGKILL)
+        self.locks = {i: threading.RLock() for i in self.nodes}
 
     @property
     def ids(self) -> list[int]:
@@ -50,33 +54,40 @@ class ChaosCluster:
         return proc is not None and proc.poll() is None
 
     def kill9(self, i: int) -> None:
-        self.stopped.discard(i)
-        self.down.add(i)
-        self.nodes[i].kill()
+        with self.locks[i]:
+            self.stopped.discard(i)
+            self.down.add(i)
+            self.nodes[i].kill()
 
     def pause(self, i: int) -> None:
-        if self.running(i):
-            os.killpg(self.nodes[i].proc.pid, signal.SIGSTOP)
-            self.stopped.add(i)
+        with self.locks[i]:
+            if self.running(i):
+                os.killpg(self.nodes[i].proc.pid, signal.SIGSTOP)
+                self.stopped.add(i)
 
     def resume(self, i: int) -> None:
-        if i in self.stopped and self.running(i):
-            os.killpg(self.nodes[i].proc.pid, signal.SIGCONT)
-        self.stopped.discard(i)
+        with self.locks[i]:
+            if i in self.stopped and self.running(i):
+                os.killpg(self.nodes[i].proc.pid, signal.SIGCONT)
+            self.stopped.discard(i)
 
     def restart(self, i: int) -> None:
-        """SIGTERM (a clean shutdown), then start again."""
-        self.resume(i)
-        rc = self.nodes[i].stop()
-        if rc not in SIGTERM_EXITS:
-            raise AssertionError(f"node {i} exited with {rc} on SIGTERM\n{self.nodes[i].log_tail()}")
-        self.nodes[i].start()
+        """SIGTERM (a clean shutdown), then start again (a node down stays down)."""
+        with self.locks[i]:
+            if not self.running(i):
+                return
+            self.resume(i)
+            rc = self.nodes[i].stop()
+            if rc not in SIGTERM_EXITS:
+                raise AssertionError(f"node {i} exited with {rc} on SIGTERM\n{self.nodes[i].log_tail()}")
+            self.nodes[i].start()
 
     def ensure_running(self, i: int) -> None:
-        self.resume(i)
-        if not self.running(i):
-            self.nodes[i].start()
-        self.down.discard(i)
+        with self.locks[i]:
+            self.resume(i)
+            if not self.running(i):
+                self.nodes[i].start()
+            self.down.discard(i)
 
     def heal(self) -> None:
         """Every link up, every node running."""
