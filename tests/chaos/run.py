@@ -158,8 +158,9 @@ def run(workdir: Path, seed: int, nodes: int = 3, cycles: int = 3, scale: float 
             for fault, (_, _, what) in zip(cycle.faults, timeline[-len(cycle.faults):]):
                 report.faults[fault.kind] += 1
                 report.done.append(what + (" [together]" if cycle.together else ""))
-            if crashed := cluster.crashed():
-                report.problems.append(f"cycle {c}: nodes exited on their own: {crashed}")
+            for i, rc in cluster.crashed().items():
+                tail = cluster.nodes[i].log_tail(5).replace("\n", "\n      ")
+                report.problems.append(f"cycle {c}: node {i} exited on its own with {rc}:\n      {tail}")
             cluster.heal()
             try:
                 verdict, report.in_doubt = check_cycle(cluster, monitor, writer, halt)
