@@ -2,17 +2,17 @@
 files while the nodes run (``read_batches`` stops at a batch still being written),
 against what the writer was told and what the monitor saw.
 
-Checks (the vocabulary of ``tests/simulation/invariants.py``):
+Checks (named as in ``tests/simulation/invariants.py`` where they share one):
 
-* **agreement**: below the high watermark every node holds the same batches, byte
+* **ConsistentCommittedData**: below the high watermark every node holds the same batches, byte
   for byte;
-* **no loss, no duplicate, in order**: every acknowledged topic name is in exactly
+* **AcknowledgedNotLost** (no loss, no duplicate, in order): every acknowledged topic name is in exactly
   one TopicRecord on a majority of the nodes (on all of them once they agree), in the
   order the acks came (the writer sends one request at a time); no name appears twice
   in any log; a name in doubt appears at most once;
-* **one leader per epoch**: the LeaderChange control records of every log (committed
+* **SingleLeader**: the LeaderChange control records of every log (committed
   or not) name one leader per epoch;
-* **same image**: replaying each node's committed records gives the same metadata
+* **SameImage**: replaying each node's committed records gives the same metadata
   image (``MetadataImage.snapshot_records``) at the same offset.
 
 The monitor adds what was observed live (leaders named per epoch, the high watermark
@@ -104,7 +104,7 @@ def check(logs: dict[int, NodeLog], hwm: int, acked: list[str], in_doubt: list[s
     for i, batches in committed.items():
         if batches != committed[ref_id]:
             differ = sorted(set(batches.items()) ^ set(committed[ref_id].items()))[:1]
-            v.problems.append(f"node {i} and node {ref_id} differ below HWM {hwm}, first at base "
+            v.problems.append(f"ConsistentCommittedData: node {i} and node {ref_id} differ below HWM {hwm}, first at base "
                               f"{differ[0][0] if differ else '?'}")
     # acknowledged names: once each, on a majority, in ack order
     positions = {i: {} for i in logs}
@@ -112,7 +112,7 @@ def check(logs: dict[int, NodeLog], hwm: int, acked: list[str], in_doubt: list[s
         counts = Counter(name for _, name in log.topics)
         for name, n in counts.items():
             if n > 1:
-                v.problems.append(f"node {i}: topic {name} written {n} times")
+                v.problems.append(f"AcknowledgedNotLost: node {i}: topic {name} written {n} times")
         positions[i] = {name: off for off, name in log.topics}
     for name in acked:
         holders = [i for i in logs if name in positions[i]]
@@ -121,11 +121,11 @@ def check(logs: dict[int, NodeLog], hwm: int, acked: list[str], in_doubt: list[s
     for i in logs:
         offsets = [positions[i][n] for n in acked if n in positions[i]]
         if offsets != sorted(offsets):
-            v.problems.append(f"node {i}: acknowledged topics out of ack order")
+            v.problems.append(f"AcknowledgedNotLost: node {i}: acknowledged topics out of ack order")
     for name in in_doubt:
         for i, log in logs.items():
             if sum(1 for _, n in log.topics if n == name) > 1:
-                v.problems.append(f"node {i}: in-doubt topic {name} written more than once")
+                v.problems.append(f"AcknowledgedNotLost: node {i}: in-doubt topic {name} written more than once")
     # one leader per epoch, from every log
     named: dict[int, set[int]] = {}
     for log in logs.values():
@@ -133,10 +133,10 @@ def check(logs: dict[int, NodeLog], hwm: int, acked: list[str], in_doubt: list[s
             named.setdefault(epoch, set()).add(leader)
     for epoch, leaders in sorted(named.items()):
         if len(leaders) > 1:
-            v.problems.append(f"epoch {epoch}: LeaderChange records name leaders {sorted(leaders)}")
+            v.problems.append(f"SingleLeader: epoch {epoch}: LeaderChange records name leaders {sorted(leaders)}")
     # the same image at the same offset
     images = {i: _image(log, hwm) for i, log in logs.items()}
     for i, image in images.items():
         if image != images[ref_id]:
-            v.problems.append(f"node {i}: metadata image at HWM {hwm} differs from node {ref_id}'s")
+            v.problems.append(f"SameImage: node {i}: metadata image at HWM {hwm} differs from node {ref_id}'s")
     return v

@@ -90,14 +90,14 @@ class Monitor:
             if node_id not in claims:
                 claims.add(node_id)
                 if len(claims) > 1:
-                    self.violations.append(f"epoch {epoch}: nodes {sorted(claims)} each claimed the leadership")
+                    self.violations.append(f"SingleLeader: epoch {epoch}: nodes {sorted(claims)} each claimed the leadership")
             if hwm > 0:
                 before = max((h for e, h in self.hwm.items() if e < epoch), default=0)
                 if hwm < before:
-                    self.violations.append(f"high watermark back: leader {node_id} of epoch {epoch} "
+                    self.violations.append(f"MonotonicHighWatermark: leader {node_id} of epoch {epoch} "
                                            f"reports {hwm} after {before} in an earlier epoch")
                 if hwm < self.hwm.get(epoch, 0):
-                    self.violations.append(f"high watermark back in epoch {epoch}: {self.hwm[epoch]} -> {hwm}")
+                    self.violations.append(f"MonotonicHighWatermark: back in epoch {epoch}: {self.hwm[epoch]} -> {hwm}")
                 if hwm > max(self.hwm.values(), default=0):
                     now = time.monotonic()
                     if self.last_progress is not None and now - self.last_progress > GAP_S:
