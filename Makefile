@@ -113,3 +113,12 @@ stream: $(BYTECODE)
 
 clean:
 	rm -rf $(VENV) .cache
+
+# The chaos harness over real processes (tests/chaos): faults drawn from a printed seed
+# (kill -9, SIGSTOP, restarts, partitions, one-way cuts, delay, flapping) under a
+# CreateTopics writer, every log checked from disk after each cycle. CHAOS_SEED=N
+# replays; CHAOS_NODES (3), CHAOS_KAFKA (Kafka controllers among them, 0), CHAOS_CYCLES (20).
+.PHONY: chaos
+chaos: $(BYTECODE) kafka-dist
+	$(PY) -m tests.chaos --nodes $${CHAOS_NODES:-3} --kafka $${CHAOS_KAFKA:-0} --cycles $${CHAOS_CYCLES:-20} \
+		$(if $(CHAOS_SEED),--seed $(CHAOS_SEED))

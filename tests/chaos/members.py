@@ -1,0 +1,53 @@
+"""The two kinds of quorum member the harness drives alike: our process (``OurNode``)
+and an Apache Kafka 4.3.1 controller (``KafkaController``, a JVM). Each is formatted
+for a static quorum with its own view of the voters' addresses (``configure``), and
+offers ``port``, ``data``, ``proc``, ``start``, ``stop`` (SIGTERM), ``kill`` (SIGKILL)
+and ``log_tail``."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.kraft_nodes import FAST_QUORUM, OurNode, set_property, storage_format
+from tools.kafka_dist.controller import KafkaController
+
+
+class OurMember(OurNode):
+    def __init__(self, workdir: Path, node_id: int, cluster_id: str):
+        super().__init__(workdir, node_id=node_id, extra=FAST_QUORUM)
+        self.cluster_id = cluster_id
+
+    def configure(self, voters: str) -> None:
+        set_property(self.config, "controller.quorum.voters", voters)
+        set_property(self.config, "controller.quorum.bootstrap.servers", "")
+        storage_format(self.config, self.cluster_id)
+
+
+class KafkaMember:
+    def __init__(self, workdir: Path, node_id: int, cluster_id: str):
+        self.ctl = KafkaController(workdir, node_id=node_id, cluster_id=cluster_id, format_mode="static")
+        self.node_id, self.port = node_id, self.ctl.port
+
+    @property
+    def data(self) -> Path:
+        return self.ctl.data_dir
+
+    @property
+    def proc(self):
+        return self.ctl.proc
+
+    def configure(self, voters: str) -> None:
+        self.ctl.overrides.update(dict(p.split("=", 1) for p in FAST_QUORUM))
+        self.ctl.overrides.update({"controller.quorum.voters": voters, "controller.quorum.bootstrap.servers": ""})
+        self.ctl.format()
+
+    def start(self) -> None:
+        self.ctl.start()
+
+    def stop(self, timeout: float = 15.0):
+        return self.ctl.stop(graceful=True, timeout=timeout)
+
+    def kill(self) -> None:
+        self.ctl.stop(graceful=False)
+
+    def log_tail(self, n: int = 60) -> str:
+        return self.ctl.log_tail(n)
