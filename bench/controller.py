@@ -65,6 +65,18 @@ with ``metadata.log.max.snapshot.interval.ms=5000``.
    (PREFERRED, every partition) sent to the controller is answered: both read every
    partition to decide (nothing needs electing, nothing is written).
 
+**Operation rows** (issue 26), each side's figure with the ratio ours/kafka:
+
+10. ``brokers: ...``: after row 4, on the controller that took over, with the three
+    brokers: ``--ops-topics`` (100) topics of 10 partitions, RF 2 (1,000 partitions);
+    controlled shutdown, session expiry, reassignment of a tenth, preferred election,
+    DescribeConfigs of every topic, IncrementalAlterConfigs of 1,000 topics and the
+    controller's RSS after them (``controller_broker_ops``).
+11. ``stand-ins: ...``: after row 9, the same operations on the snapshot part's
+    100,000 partitions, the stand-ins heartbeating again from the restart on and a
+    fourth one registered; what a broker would send (AlterPartition) the bench sends
+    from the state it reads in the controller's log files (``controller_standin_ops``).
+
 The machine is shared (2 cores, other jobs): the 1-minute load average is printed
 with each table; compare rows of one run only.
 """

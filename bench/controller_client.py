@@ -94,10 +94,12 @@ class BrokerStandIns(threading.Thread):
         self.unfenced: set[int] = set()
         self.stop = threading.Event()
         self.error: BaseException | None = None
+        self.held: set[int] = set()  # brokers whose heartbeats stop
+        self.dirs: list | None = None  # the log directories to register with (default: a new one)
 
     def register(self, conn: Connection) -> None:
         for i in self.ids:
-            r = conn.request(registration(i, self.cluster_id, [uuid.uuid4()]), 4)
+            r = conn.request(registration(i, self.cluster_id, self.dirs or [uuid.uuid4()]), 4)
             if r.error_code:
                 raise RuntimeError(f"BrokerRegistration of {i}: error {r.error_code}")
             self.epochs[i] = r.broker_epoch
@@ -107,7 +109,9 @@ class BrokerStandIns(threading.Thread):
             conn = Connection("127.0.0.1", self.port)
             self.register(conn)
             while not self.stop.is_set():
-                for i, epoch in self.epochs.items():
+                for i, epoch in list(self.epochs.items()):
+                    if i in self.held:
+                        continue
                     r = conn.request(BrokerHeartbeatRequest(broker_id=i, broker_epoch=epoch,
                                                             current_metadata_offset=CAUGHT_UP), 1)
                     if r.error_code == 0 and not r.is_fenced:

@@ -4,6 +4,8 @@ bytes to both. Each helper raises when an answer carries an error the row did no
 expect, so a row never times a refusal."""
 from __future__ import annotations
 
+import time
+
 from wire.messages import (
     AlterPartitionReassignmentsRequest, AlterPartitionRequest, BrokerHeartbeatRequest,
     DescribeConfigsRequest, ElectLeadersRequest, IncrementalAlterConfigsRequest,
@@ -23,6 +25,7 @@ TIMEOUT_MS = 120000
 # (QuorumController.MAX_RECORDS_PER_USER_OP, a BoundedList in ReplicationControlManager's
 # alterPartitionReassignments and electLeaders): requests stay under it.
 MAX_PARTITIONS_A_REQUEST = 5000
+CONFIG_TOPICS = 1000
 
 
 def chunks(items: list, size: int):
@@ -106,3 +109,22 @@ def heartbeat(conn, broker: int, epoch: int, offset: int, want_shut_down: bool =
     """BrokerHeartbeat v1 of a broker asking to be unfenced (or to shut down)."""
     return conn.request(BrokerHeartbeatRequest(broker_id=broker, broker_epoch=epoch, current_metadata_offset=offset,
                                                want_fence=False, want_shut_down=want_shut_down), 1)
+
+
+def named(rows: dict, names: dict) -> dict:
+    """``rows`` under their table names (``names``, in its order), times to 0.1 ms."""
+    return {names[k]: (rows[k] if k == "rss" else round(rows[k], 1)) for k in names}
+
+
+def config_rows(conn, names, rss) -> dict:
+    """The last rows of both operation parts: DescribeConfigs of every topic of ``names``
+    (one request), IncrementalAlterConfigs of CONFIG_TOPICS of them (one request), both
+    in ms, then the controller's RSS (``rss()``)."""
+    t0 = time.monotonic()
+    describe_topic_configs(conn, names)
+    rows = {"describe": (time.monotonic() - t0) * 1000}
+    t0 = time.monotonic()
+    alter_topic_configs(conn, names[:CONFIG_TOPICS], "retention.ms", "86400000")
+    rows["alter"] = (time.monotonic() - t0) * 1000
+    rows["rss"] = rss()
+    return rows

@@ -26,53 +26,24 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-from controller_client import BrokerStandIns, Connection, registration
+from controller_client import BrokerStandIns, Connection
 from controller_log_tail import LogTail
 from controller_ops_client import (
-    MAX_PARTITIONS_A_REQUEST, alter_isr, alter_topic_configs, chunks, describe_topic_configs, elect_preferred,
-    heartbeat, reassign, reassignments_in_flight,
+    MAX_PARTITIONS_A_REQUEST, alter_isr, chunks, config_rows, elect_preferred, heartbeat, named, reassign,
+    reassignments_in_flight,
 )
 from tests.support.kraft_nodes import wait_for
 
 NEW_BROKER = 103
-CONFIG_TOPICS = 1000
 
 
 class OpsStandIns(BrokerStandIns):
     """The snapshot part's stand-ins, already registered (``epochs``), heartbeating
-    again, plus ``new`` ones registered now; a broker in ``held`` gets no heartbeat."""
+    again, plus ``new`` ones registered now."""
 
     def __init__(self, port: int, cluster_id: str, epochs: dict[int, int], new) -> None:
         super().__init__(port, cluster_id, new, interval=1.0)
         self.epochs = dict(epochs)
-        self.held: set[int] = set()
-        self.dirs: list | None = None  # the log directories to register with (default: a new one)
-
-    def register(self, conn: Connection) -> None:
-        if self.dirs is None:
-            return super().register(conn)
-        for i in self.ids:
-            r = conn.request(registration(i, self.cluster_id, self.dirs), 4)
-            if r.error_code:
-                raise RuntimeError(f"BrokerRegistration of {i}: error {r.error_code}")
-            self.epochs[i] = r.broker_epoch
-
-    def run(self) -> None:
-        try:
-            conn = Connection("127.0.0.1", self.port)
-            self.register(conn)
-            while not self.stop.is_set():
-                for i, epoch in list(self.epochs.items()):
-                    if i in self.held:
-                        continue
-                    r = heartbeat(conn, i, epoch, 1 << 62)
-                    if r.error_code == 0 and not r.is_fenced:
-                        self.unfenced.add(i)
-                self.stop.wait(self.interval)
-            conn.close()
-        except BaseException as exc:  # noqa: BLE001 - reported by the bench
-            if not self.stop.is_set():
-                self.error = exc
 
 
 def _ms(t0: float) -> float:
@@ -226,15 +197,8 @@ def standin_ops(node, data_dir, standins: OpsStandIns, rss) -> dict:
         rows["preferred"] = _ms(t0)
         assert elected > 0, "the preferred election moved nothing"
         rows["expiry"] = session_expiry(conn, tail, standins, victim)
-        names = sorted(everything)
-        t0 = time.monotonic()
-        describe_topic_configs(conn, names)
-        rows["describe"] = _ms(t0)
-        t0 = time.monotonic()
-        alter_topic_configs(conn, names[:CONFIG_TOPICS], "retention.ms", "86400000")
-        rows["alter"] = _ms(t0)
-        rows["rss"] = rss()
-        return {ROWS[k]: (rows[k] if k == "rss" else round(rows[k], 1)) for k in ROWS}
+        rows.update(config_rows(conn, sorted(everything), rss))
+        return named(rows, ROWS)
     finally:
         standins.stop.set()
         conn.close()
