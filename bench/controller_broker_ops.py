@@ -23,7 +23,7 @@ from collections import Counter
 
 from controller_client import Connection, create_topics
 from controller_ops_client import (
-    config_rows, elect_preferred, named, reassign, reassignments_in_flight,
+    config_rows, elect_preferred, measured, reassign, reassignments_in_flight,
 )
 from controller_sides import heartbeat_answers
 from tests.support.kraft_nodes import wait_for
@@ -83,46 +83,47 @@ def broker_ops(controller, brokers, all_topics, ops_topics: int, rss) -> dict:
     ports = {b.node_id: b.port for b in brokers}
     rows = {}
     try:
-        r = create_topics(conn, names, OPS_PARTITIONS, 2)
-        assert not [t.error_code for t in r.topics if t.error_code], "ops topics not created"
-        view = wait_for(lambda: _settled(ports.values(), names), 300, "every ops partition led, ISR full")
-        ids = sorted(ports)
-        moves = {}
-        for (t, i), (leader, replicas, _) in view.items():
-            if i == 0:
-                spare = next(b for b in ids if b not in replicas)
-                moves[t] = {0: [spare if r != leader else r for r in replicas]}
-        t0 = time.monotonic()
-        reassign(conn, moves)
-        wait_for(lambda: reassignments_in_flight(conn) == 0, 300, "the moves completed", interval=0.02)
-        rows["reassign"] = _ms(t0)
+        def run(rows):
+            r = create_topics(conn, names, OPS_PARTITIONS, 2)
+            assert not [t.error_code for t in r.topics if t.error_code], "ops topics not created"
+            view = wait_for(lambda: _settled(ports.values(), names), 300, "every ops partition led, ISR full")
+            ids = sorted(ports)
+            moves = {}
+            for (t, i), (leader, replicas, _) in view.items():
+                if i == 0:
+                    spare = next(b for b in ids if b not in replicas)
+                    moves[t] = {0: [spare if r != leader else r for r in replicas]}
+            t0 = time.monotonic()
+            reassign(conn, moves)
+            wait_for(lambda: reassignments_in_flight(conn) == 0, 300, "the moves completed", interval=0.02)
+            rows["reassign"] = _ms(t0)
 
-        view = wait_for(lambda: _settled(ports.values(), names), 300, "ISRs full after the moves")
-        victim_id = Counter(l for l, _, _ in view.values()).most_common(1)[0][0]
-        victim = next(b for b in brokers if b.node_id == victim_id)
-        survivors = [p for i, p in ports.items() if i != victim_id]
-        t0 = time.monotonic()
-        victim._signal(victim.proc, victim.proc.pid, 15)  # SIGTERM: a controlled shutdown
-        wait_for(lambda: _moved_off(survivors, names, victim_id), 300, "ops partitions moved off", interval=0.02)
-        rows["shutdown"] = _ms(t0)
-        victim.stop()
-        victim.start()
-        wait_for(lambda: _settled(ports.values(), names), 300, "the victim back in every ISR", interval=0.5)
+            view = wait_for(lambda: _settled(ports.values(), names), 300, "ISRs full after the moves")
+            victim_id = Counter(l for l, _, _ in view.values()).most_common(1)[0][0]
+            victim = next(b for b in brokers if b.node_id == victim_id)
+            survivors = [p for i, p in ports.items() if i != victim_id]
+            t0 = time.monotonic()
+            victim._signal(victim.proc, victim.proc.pid, 15)  # SIGTERM: a controlled shutdown
+            wait_for(lambda: _moved_off(survivors, names, victim_id), 300, "ops partitions moved off", interval=0.02)
+            rows["shutdown"] = _ms(t0)
+            victim.stop()
+            victim.start()
+            wait_for(lambda: _settled(ports.values(), names), 300, "the victim back in every ISR", interval=0.5)
 
-        t0 = time.monotonic()
-        elected = elect_preferred(conn, {t: list(range(OPS_PARTITIONS)) for t in names})
-        rows["preferred"] = _ms(t0)
-        assert elected > 0, "the preferred election moved nothing"
+            t0 = time.monotonic()
+            elected = elect_preferred(conn, {t: list(range(OPS_PARTITIONS)) for t in names})
+            rows["preferred"] = _ms(t0)
+            assert elected > 0, "the preferred election moved nothing"
 
-        wait_for(lambda: _settled(ports.values(), names), 60, "the elected leaders in every broker's Metadata")
-        mark = victim.log_path.stat().st_size
-        wait_for(lambda: heartbeat_answers(victim, 0, mark), 30, "a heartbeat answer on the victim", interval=0.01)
-        t0 = time.monotonic()
-        victim.stop(graceful=False)
-        wait_for(lambda: _moved_off(survivors, names, victim_id), 300, "ops partitions re-led", interval=0.02)
-        rows["expiry"] = _ms(t0)
+            wait_for(lambda: _settled(ports.values(), names), 60, "the elected leaders in every broker's Metadata")
+            mark = victim.log_path.stat().st_size
+            wait_for(lambda: heartbeat_answers(victim, 0, mark), 30, "a heartbeat answer on the victim", interval=0.01)
+            t0 = time.monotonic()
+            victim.stop(graceful=False)
+            wait_for(lambda: _moved_off(survivors, names, victim_id), 300, "ops partitions re-led", interval=0.02)
+            rows["expiry"] = _ms(t0)
 
-        rows.update(config_rows(conn, sorted(set(all_topics) | set(names)), rss))
-        return named(rows, ROWS)
+            rows.update(config_rows(conn, sorted(set(all_topics) | set(names)), rss))
+        return measured(run, rows, ROWS)
     finally:
         conn.close()

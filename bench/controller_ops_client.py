@@ -4,7 +4,9 @@ bytes to both. Each helper raises when an answer carries an error the row did no
 expect, so a row never times a refusal."""
 from __future__ import annotations
 
+import math
 import time
+import traceback
 
 from wire.messages import (
     AlterPartitionReassignmentsRequest, AlterPartitionRequest, BrokerHeartbeatRequest,
@@ -112,8 +114,19 @@ def heartbeat(conn, broker: int, epoch: int, offset: int, want_shut_down: bool =
 
 
 def named(rows: dict, names: dict) -> dict:
-    """``rows`` under their table names (``names``, in its order), times to 0.1 ms."""
-    return {names[k]: (rows[k] if k == "rss" else round(rows[k], 1)) for k in names}
+    """``rows`` under their table names (``names``, in its order), times to 0.1 ms; a row
+    not measured is NaN."""
+    return {names[k]: (rows.get(k, math.nan) if k == "rss" else round(rows.get(k, math.nan), 1)) for k in names}
+
+
+def measured(run, rows: dict, names: dict) -> dict:
+    """``run(rows)`` filling ``rows``; a failure is printed and leaves the rows it did
+    not reach NaN (the rest of the bench still runs)."""
+    try:
+        run(rows)
+    except Exception:  # noqa: BLE001 - reported, the table shows what was measured
+        traceback.print_exc()
+    return named(rows, names)
 
 
 def config_rows(conn, names, rss) -> dict:

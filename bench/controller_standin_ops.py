@@ -23,13 +23,14 @@ log files (``LogTail``); that reading is never timed. In order:
 """
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 
 from controller_client import BrokerStandIns, Connection
 from controller_log_tail import LogTail
 from controller_ops_client import (
-    MAX_PARTITIONS_A_REQUEST, alter_isr, chunks, config_rows, elect_preferred, heartbeat, named, reassign,
+    MAX_PARTITIONS_A_REQUEST, alter_isr, chunks, config_rows, elect_preferred, heartbeat, measured, reassign,
     reassignments_in_flight,
 )
 from tests.support.kraft_nodes import wait_for
@@ -39,11 +40,38 @@ NEW_BROKER = 103
 
 class OpsStandIns(BrokerStandIns):
     """The snapshot part's stand-ins, already registered (``epochs``), heartbeating
-    again, plus ``new`` ones registered now."""
+    again, plus ``new`` ones registered now. Each broker heartbeats on its own
+    connection, as a real broker does: one whose answer waits in a busy controller's
+    queue does not hold the others' heartbeats back."""
 
     def __init__(self, port: int, cluster_id: str, epochs: dict[int, int], new) -> None:
         super().__init__(port, cluster_id, new, interval=1.0)
         self.epochs = dict(epochs)
+        self.beating: dict[int, threading.Thread] = {}
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            for i in list(self.epochs):
+                if i not in self.beating:
+                    self.beating[i] = threading.Thread(target=self._beat, args=(i,), daemon=True)
+                    self.beating[i].start()
+            self.stop.wait(0.1)
+        for t in self.beating.values():
+            t.join(10)
+
+    def _beat(self, broker: int) -> None:
+        try:
+            conn = Connection("127.0.0.1", self.port, timeout=300)
+            while not self.stop.is_set():
+                if broker not in self.held:
+                    r = heartbeat(conn, broker, self.epochs[broker], 1 << 62)
+                    if r.error_code == 0 and not r.is_fenced:
+                        self.unfenced.add(broker)
+                self.stop.wait(self.interval)
+            conn.close()
+        except BaseException as exc:  # noqa: BLE001 - reported by the bench
+            if not self.stop.is_set():
+                self.error = exc
 
 
 def _ms(t0: float) -> float:
@@ -178,27 +206,28 @@ def standin_ops(node, data_dir, standins: OpsStandIns, rss) -> dict:
     conn = Connection("127.0.0.1", node.port, timeout=300)
     rows = {}
     try:
-        standins.ids = [NEW_BROKER]
-        wait_for(lambda: _registered(standins, conn), 60, f"broker {NEW_BROKER} registered", interval=0.2)
-        wait_for(lambda: standins.error or len(standins.unfenced) == len(standins.epochs), 120,
-                 "four stand-ins unfenced")
-        if standins.error:
-            raise standins.error
-        tail = LogTail(data_dir)
-        tail.poll()
-        rows["reassign"] = reassign_tenth(conn, tail, standins.epochs)
-        tail.poll()
-        victim = Counter(p.leader for _, p in tail.partitions()).most_common(1)[0][0]
-        rows["shutdown"] = controlled_shutdown(conn, standins, victim)
-        come_back(conn, tail, standins, victim)
-        everything = _all_partitions(tail)
-        t0 = time.monotonic()
-        elected = sum(elect_preferred(conn, group) for group in _requests_of(everything))
-        rows["preferred"] = _ms(t0)
-        assert elected > 0, "the preferred election moved nothing"
-        rows["expiry"] = session_expiry(conn, tail, standins, victim)
-        rows.update(config_rows(conn, sorted(everything), rss))
-        return named(rows, ROWS)
+        def run(rows):
+            standins.ids = [NEW_BROKER]
+            wait_for(lambda: _registered(standins, conn), 60, f"broker {NEW_BROKER} registered", interval=0.2)
+            wait_for(lambda: standins.error or len(standins.unfenced) == len(standins.epochs), 120,
+                     "four stand-ins unfenced")
+            if standins.error:
+                raise standins.error
+            tail = LogTail(data_dir)
+            tail.poll()
+            rows["reassign"] = reassign_tenth(conn, tail, standins.epochs)
+            tail.poll()
+            victim = Counter(p.leader for _, p in tail.partitions()).most_common(1)[0][0]
+            rows["shutdown"] = controlled_shutdown(conn, standins, victim)
+            come_back(conn, tail, standins, victim)
+            everything = _all_partitions(tail)
+            t0 = time.monotonic()
+            elected = sum(elect_preferred(conn, group) for group in _requests_of(everything))
+            rows["preferred"] = _ms(t0)
+            assert elected > 0, "the preferred election moved nothing"
+            rows["expiry"] = session_expiry(conn, tail, standins, victim)
+            rows.update(config_rows(conn, sorted(everything), rss))
+        return measured(run, rows, ROWS)
     finally:
         standins.stop.set()
         conn.close()
