@@ -151,19 +151,21 @@ def controlled_shutdown(conn, standins: OpsStandIns, victim: int) -> float:
 
 
 def come_back(conn, tail: LogTail, standins: OpsStandIns, victim: int) -> None:
-    """``victim`` registers again (a new incarnation), is unfenced and rejoins every ISR."""
+    """``victim`` registers again (a new incarnation) and is unfenced; then every
+    stand-in rejoins every ISR it is out of (a busy controller may have fenced another
+    one whose heartbeat answer came late, Kafka's as well as ours)."""
     standins.ids = [victim]
     standins.dirs = list(tail.image.brokers.get(victim).record.log_dirs)  # a restart keeps its log directory
     wait_for(lambda: _registered(standins, conn), 60, f"broker {victim} registered again", interval=0.2)
     standins.unfenced.discard(victim)
     standins.held.discard(victim)
     wait_for(lambda: victim in standins.unfenced, 60, f"broker {victim} unfenced")
-    tail.poll()
-    changes = [(p.topic_id, p, [*p.isr, victim]) for _, p in tail.partitions()
-               if victim in p.replicas and victim not in p.isr and p.leader >= 0]
+    wait_for(lambda: all(b.active for b in tail.poll().brokers), 60, "every stand-in active")
+    changes = [(p.topic_id, p, [*p.isr, *(r for r in p.replicas if r not in p.isr)])
+               for _, p in tail.partitions() if set(p.replicas) - set(p.isr) and p.leader >= 0]
     _send_isr(conn, changes, standins.epochs)
-    _wait_tail(tail, lambda img: all(victim in p.isr for _, p in img.topics.partitions() if victim in p.replicas),
-               f"broker {victim} in every ISR")
+    _wait_tail(tail, lambda img: all(set(p.isr) == set(p.replicas) for _, p in img.topics.partitions()),
+               "every stand-in in every ISR")
 
 
 def _registered(standins: OpsStandIns, conn) -> bool:
