@@ -74,6 +74,18 @@ with ``metadata.log.max.snapshot.interval.ms=5000``.
    (PREFERRED, every partition) sent to the controller is answered: both read every
    partition to decide (nothing needs electing, nothing is written).
 
+**Operation rows** (issue 26), each side's figure with the ratio ours/kafka:
+
+10. ``brokers: ...``: after row 4, on the controller that took over, with the three
+    brokers: ``--ops-topics`` (100) topics of 10 partitions, RF 2 (1,000 partitions);
+    controlled shutdown, session expiry, reassignment of a tenth, preferred election,
+    DescribeConfigs of every topic, IncrementalAlterConfigs of 1,000 topics and the
+    controller's RSS after them (``controller_broker_ops``).
+11. ``stand-ins: ...``: after row 9, the same operations on the snapshot part's
+    100,000 partitions, the stand-ins heartbeating again from the restart on and a
+    fourth one registered; what a broker would send (AlterPartition) the bench sends
+    from the state it reads in the controller's log files (``controller_standin_ops``).
+
 The machine is shared (2 cores, other jobs): the 1-minute load average is printed
 with each table; compare rows of one run only.
 """
@@ -98,6 +110,8 @@ from controller_client import (  # noqa: E402
     unfenced_brokers,
 )
 from controller_sides import Side, heartbeat_answers, start_brokers  # noqa: E402
+from controller_broker_ops import broker_ops  # noqa: E402
+from controller_standin_ops import resume_standins, standin_ops  # noqa: E402
 from tests.support.kraft_nodes import wait_for  # noqa: E402
 from tools.kafka_dist.broker import BROKER_ID_BASE, bootstrap_servers  # noqa: E402
 from tools.kafka_dist.controller import random_cluster_id  # noqa: E402
@@ -286,6 +300,7 @@ def failover_part(kind: str, workdir: Path, args) -> dict:
                          interval=0.05)
         rows["controller kill -9 -> heartbeat (ms)"] = round((max(first) - killed_at) * 1000)
         assert side.leader(exclude=(leader.node_id,)).node_id != leader.node_id
+        rows.update(_broker_ops(side, leader, brokers, names + ["failover"], args))
         return rows
     finally:
         for b in brokers:
@@ -346,6 +361,7 @@ def snapshot_part(kind: str, workdir: Path, args) -> dict:
         wait_for(lambda: _exists_answer(node.port), 300, "the restarted controller active", interval=0.02)
         rows["snapshot load (ms)"] = round((time.monotonic() - t0) * 1000)
         rows["controller RSS, snapshot loaded (MiB)"] = rss_mib(node.proc.pid)
+        resumed = resume_standins(node.port, cluster, standins)  # before their sessions end
         conn = Connection("127.0.0.1", node.port, timeout=300)
         try:
             answered = elect_preferred_everywhere(conn).error_code == 0
@@ -355,11 +371,26 @@ def snapshot_part(kind: str, workdir: Path, args) -> dict:
         finally:
             conn.close()
         rows["controller RSS, every partition read (MiB)"] = rss_mib(node.proc.pid) if answered else float("nan")
+        rows.update(standin_ops(node, data_dir, resumed, lambda: rss_mib(node.proc.pid)))
         return rows
     finally:
         if standins is not None:
             standins.stop.set()
         side.close()
+
+
+def _broker_ops(side, killed, brokers, topics, args) -> dict:
+    """The operation rows with real brokers (``controller_broker_ops``), on the controller
+    that took over from ``killed``."""
+    active = side.leader(exclude=(killed.node_id,))
+    return broker_ops(active, brokers, topics, args.ops_topics, lambda: rss_mib(active.proc.pid))
+
+
+def _ratio(ours, kafka) -> str:
+    try:
+        return f"{ours / kafka:.2f}"
+    except (TypeError, ZeroDivisionError):
+        return ""
 
 
 def main(argv=None) -> int:
@@ -375,10 +406,13 @@ def main(argv=None) -> int:
     parser.add_argument("--fast-kafka-jvm", action="store_true")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--ops-topics", type=int, default=100, help="topics of 10 partitions, RF 2, for the "
+                        "operation rows with real brokers")
     parser.add_argument("--workdir", help="keep the run's directories here (default: a temporary one)")
     args = parser.parse_args(argv)
     if args.quick:
         args.topics, args.big_topics, args.big_partitions = 20, 20, 10
+        args.ops_topics = 10
     sides = args.sides.split(",")
     parts = [(n, f) for n, f in (("failover", failover_part), ("snapshot", snapshot_part))
              if args.only in (None, n)]
@@ -398,9 +432,11 @@ def main(argv=None) -> int:
           f"({args.batch} a request) through 3 Kafka 4.3.1 brokers; {args.big_topics} x "
           f"{args.big_partitions} RF 3 direct for the snapshot rows")
     print(f"load average (1, 5, 15 min) at each start: {'; '.join(loads)}")
-    print(f"{'row':<44}" + "".join(f"{k:>10}" for k in sides))
+    ratio = sides == ["ours", "kafka"]
+    print(f"{'row':<44}" + "".join(f"{k:>10}" for k in sides) + (f"{'ours/kafka':>11}" if ratio else ""))
     for row in rows[sides[0]]:
-        print(f"{row:<44}" + "".join(f"{rows[k].get(row, ''):>10}" for k in sides))
+        print(f"{row:<44}" + "".join(f"{rows[k].get(row, ''):>10}" for k in sides)
+              + (f"{_ratio(rows['ours'].get(row), rows['kafka'].get(row)):>11}" if ratio else ""))
     return 0
 
 

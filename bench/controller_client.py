@@ -73,6 +73,16 @@ def unfenced_brokers(conn: Connection) -> list[int]:
     return sorted(b.broker_id for b in r.brokers if not b.is_fenced)
 
 
+def registration(broker: int, cluster_id: str, log_dirs) -> BrokerRegistrationRequest:
+    """A stand-in's BrokerRegistration v4 (a new incarnation each time)."""
+    return BrokerRegistrationRequest(
+        broker_id=broker, cluster_id=cluster_id, incarnation_id=uuid.uuid4(),
+        listeners=[Listener(name="PLAINTEXT", host="127.0.0.1", port=19000 + broker, security_protocol=0)],
+        features=[Feature(name=n, min_supported_version=lo, max_supported_version=hi)
+                  for n, lo, hi in BROKER_FEATURES],
+        rack=None, log_dirs=log_dirs, previous_broker_epoch=-1)
+
+
 class BrokerStandIns(threading.Thread):
     """``ids`` brokers that register with the active controller at ``port`` and heartbeat
     every ``interval`` s, asking to be unfenced; they host no partitions."""
@@ -84,16 +94,12 @@ class BrokerStandIns(threading.Thread):
         self.unfenced: set[int] = set()
         self.stop = threading.Event()
         self.error: BaseException | None = None
+        self.held: set[int] = set()  # brokers whose heartbeats stop
+        self.dirs: list | None = None  # the log directories to register with (default: a new one)
 
     def register(self, conn: Connection) -> None:
         for i in self.ids:
-            body = BrokerRegistrationRequest(
-                broker_id=i, cluster_id=self.cluster_id, incarnation_id=uuid.uuid4(),
-                listeners=[Listener(name="PLAINTEXT", host="127.0.0.1", port=19000 + i, security_protocol=0)],
-                features=[Feature(name=n, min_supported_version=lo, max_supported_version=hi)
-                          for n, lo, hi in BROKER_FEATURES],
-                rack=None, log_dirs=[uuid.uuid4()], previous_broker_epoch=-1)
-            r = conn.request(body, 4)
+            r = conn.request(registration(i, self.cluster_id, self.dirs or [uuid.uuid4()]), 4)
             if r.error_code:
                 raise RuntimeError(f"BrokerRegistration of {i}: error {r.error_code}")
             self.epochs[i] = r.broker_epoch
@@ -103,7 +109,9 @@ class BrokerStandIns(threading.Thread):
             conn = Connection("127.0.0.1", self.port)
             self.register(conn)
             while not self.stop.is_set():
-                for i, epoch in self.epochs.items():
+                for i, epoch in list(self.epochs.items()):
+                    if i in self.held:
+                        continue
                     r = conn.request(BrokerHeartbeatRequest(broker_id=i, broker_epoch=epoch,
                                                             current_metadata_offset=CAUGHT_UP), 1)
                     if r.error_code == 0 and not r.is_fenced:

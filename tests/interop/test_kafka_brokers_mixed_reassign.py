@@ -12,7 +12,9 @@ by the other kind, both ways:
 
 Each side replays the other's AddingReplicas/RemovingReplicas (Kafka's controller could
 not complete our move otherwise): our images agree with the tool's ``--verify`` and
-hold no record they could not read.
+hold no record they could not read. Nothing is lost: records produced (acks=all)
+before each move and while it is in flight are all consumed at the end, and nothing
+else is.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import json
 import pytest
 
 from tests.interop.test_kafka_brokers_mixed_quorum import image_of, mixed_quorum, pause, start_mixed
+from tests.interop.test_kafka_brokers_reassign import consume
 from tests.support.jdk import need_jdk
 from tests.support.kafka_brokers import bootstrap_servers, start_brokers
 from tests.support.kraft_nodes import agreed_leader, wait_for
@@ -54,6 +57,19 @@ def _plan(tmp, name, moves):
     return str(path)
 
 
+def _produce(servers, tag: str, n: int = 200) -> set[bytes]:
+    """``n`` records tagged ``tag``, each acknowledged by every ISR member (acks=all)."""
+    from kafka import KafkaProducer
+    values = [b"%s-%04d" % (tag.encode(), i) for i in range(n)]
+    producer = KafkaProducer(bootstrap_servers=servers, acks="all", retries=20, linger_ms=5)
+    try:
+        for f in [producer.send("mixed", value=v) for v in values]:
+            f.get(timeout=60)
+    finally:
+        producer.close(10)
+    return set(values)
+
+
 def _tool(servers, *args):
     return run_tool("kafka-reassign-partitions", "--bootstrap-server", servers, *args, timeout=120).stdout
 
@@ -79,15 +95,18 @@ def test_a_reassignment_started_by_one_kind_of_controller_is_completed_by_the_ot
             p = image_of(node).topics.by_name["mixed"].partitions[0]
             return list(p.replicas), sorted(p.isr), list(p.adding_replicas or ()), list(p.removing_replicas or ())
 
+        sent = set()
         for starter_is_kafka, victim, target in ((False, 103, [101, 102, 103]), (True, 100, [102, 103, 100])):
             leader = _move_leadership(nodes, leader, to_kafka=starter_is_kafka)
-            by_id[victim].stop(graceful=False)
             live = bootstrap_servers([b for b in brokers if b.node_id != victim])
+            sent |= _produce(live, f"before-{victim}")
+            by_id[victim].stop(graceful=False)
             path = _plan(tmp_path, f"to-{victim}", [(0, target)])
             _tool(live, "--execute", "--reassignment-json-file", path)
             assert "still in progress" in _tool(live, "--verify", "--preserve-throttles",
                                                 "--reassignment-json-file", path)
             wait_for(lambda: state(ours[0])[2] == [victim], 30, "our follower replaying the move")
+            sent |= _produce(live, f"in-flight-{victim}")
             leader = _move_leadership(nodes, leader, to_kafka=not starter_is_kafka)
             by_id[victim].start()
             wait_for(lambda: "is completed" in _tool(bs, "--verify", "--preserve-throttles",
@@ -99,6 +118,8 @@ def test_a_reassignment_started_by_one_kind_of_controller_is_completed_by_the_ot
         for n in ours:
             img = image_of(n)
             assert img.bad_records == 0 and img.unknown_records == 0
+        seen = consume(bs, "mixed", sent)
+        assert seen == sent, f"{len(seen - sent)} record(s) consumed that were never sent"
     finally:
         for b in brokers:
             b.close()

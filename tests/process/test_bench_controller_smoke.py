@@ -19,6 +19,14 @@ ROWS = ("create topics (s)", "controller RSS, create topics (MiB)", "broker kill
         "partitions left leaderless (count)", "broker SIGSTOP -> re-led (ms)",
         "controller kill -9 -> heartbeat (ms)", "create topics direct (s)", "controller RSS, created direct (MiB)",
         "snapshot load (ms)", "controller RSS, snapshot loaded (MiB)", "controller RSS, every partition read (MiB)")
+# issue 26's operation rows (bench/controller_broker_ops.py, bench/controller_standin_ops.py)
+BROKER_OPS = ("brokers: controlled shutdown -> moved (ms)", "brokers: session expiry -> re-led (ms)",
+              "brokers: reassign a tenth -> complete (ms)", "brokers: preferred election of all (ms)",
+              "brokers: DescribeConfigs every topic (ms)", "brokers: IncrementalAlterConfigs 1000 (ms)",
+              "controller RSS, after broker ops (MiB)")
+STANDIN_OPS = tuple(r.replace("brokers:", "stand-ins:").replace("-> complete", "-> new ISR")
+                    .replace("broker ops", "stand-in ops") for r in BROKER_OPS)
+ROWS = ROWS[:5] + BROKER_OPS + ROWS[5:] + STANDIN_OPS
 
 
 def test_controller_bench_quick_reports_every_row_for_both_sides():
@@ -46,3 +54,6 @@ def test_controller_bench_quick_reports_every_row_for_both_sides():
             assert rows["broker kill -9 -> re-led (ms)"] < 4000
         assert 4000 < rows["broker SIGSTOP -> re-led (ms)"] < 60000
         assert 0 < rows["controller kill -9 -> heartbeat (ms)"] < 60000
+        # a session expiry waits for the session timeout (9 s) too
+        for row in ("brokers: session expiry -> re-led (ms)", "stand-ins: session expiry -> re-led (ms)"):
+            assert 4000 < rows[row] < 60000
