@@ -26,7 +26,7 @@ BROKER_OPS = ("brokers: controlled shutdown -> moved (ms)", "brokers: session ex
               "controller RSS, after broker ops (MiB)")
 STANDIN_OPS = tuple(r.replace("brokers:", "stand-ins:").replace("-> complete", "-> new ISR")
                     .replace("broker ops", "stand-in ops") for r in BROKER_OPS)
-ROWS = ROWS[:5] + BROKER_OPS + ROWS[5:] + STANDIN_OPS
+ROWS = ROWS[:6] + BROKER_OPS + ROWS[6:] + STANDIN_OPS  # the broker ops follow the controller kill -9
 
 
 def test_controller_bench_quick_reports_every_row_for_both_sides():
