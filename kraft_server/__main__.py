@@ -30,8 +30,7 @@ def main(argv: list[str] | None = None) -> int:
         format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)",
     )
     from kraft_server.config import ConfigError
-    from kraft_server.log.disk import LogDirFailure
-    from kraft_server.log.recovery import LogCorruption
+    from kraft_server.log.disk import LogCorruption, LogDirFailure
     from kraft_server.shell.wiring import StorageError, run
     from wire import native
 

@@ -27,6 +27,16 @@ class LogDirFailure(Exception):
         return f"{self.action} {self.path} failed: {self.cause.strerror or self.cause} ({name})"
 
 
+class LogCorruption(RuntimeError):
+    """Data the node wrote and fsync'd changed on disk, and it cannot start without it:
+    a one-line message and the file at fault (``path``). Found at start-up
+    (``index_seal.py``, ``file_log.py``); the entry point prints it."""
+
+    def __init__(self, message: str, path) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 def write_at(fd: int, data, offset: int, path, action: str = "write") -> None:
     """All of ``data`` at ``offset`` (pwrite, continued after a short write)."""
     view, pos = memoryview(data), offset

@@ -42,7 +42,8 @@ from .epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochCache
 from .files import fsync_dir
 from .partition_metadata import write_partition_metadata, PARTITION_METADATA
 from .index_seal import SealCheck
-from .recovery import LogCorruption, file_problem, first_problem, sealed_bytes_changed
+from .disk import LogCorruption
+from .recovery import file_problem, first_problem, sealed_bytes_changed
 from .segments import Segment, parse_segment_name
 from .snapshots import (
     BOOTSTRAP_SNAPSHOT_ID,

@@ -15,16 +15,9 @@ import os
 from wire.exceptions import DecodeError
 from wire.records.header import HEADER_SIZE, BatchHeader, crc_matches, read_header
 
+from .disk import LogCorruption
+
 log = logging.getLogger(__name__)
-
-
-class LogCorruption(RuntimeError):
-    """Data the node wrote and fsync'd changed on disk, and it cannot start without it:
-    a one-line message and the file at fault (``path``)."""
-
-    def __init__(self, message: str, path) -> None:
-        super().__init__(message)
-        self.path = path
 
 
 def sealed_bytes_changed(path, end: int, problem: str | None) -> LogCorruption:

@@ -83,12 +83,12 @@ class ClientSecurity:
 
 def listener_security(config, listener: str, credentials=None) -> ListenerSecurity:
     """``credentials(mechanism, user)``: SCRAM credentials from the metadata image."""
-    from .tls import server_context
-
     protocol = protocol_of(config, listener)
     get, prefix = getter(config.raw, listener), prefix_of(listener)
     out = ListenerSecurity(listener, protocol)
     if protocol in ("SSL", "SASL_SSL"):
+        from .tls import server_context  # cryptography: only with TLS (~0.1-0.2 s to import)
+
         out.ssl_context = server_context(get, prefix)
         try:
             out.mapper = PrincipalMapper(get("ssl.principal.mapping.rules") or "DEFAULT")
@@ -102,13 +102,13 @@ def listener_security(config, listener: str, credentials=None) -> ListenerSecuri
 
 def controller_client_security(config) -> ClientSecurity:
     """Outbound security: the first of ``controller.listener.names``."""
-    from .tls import client_context
-
     listener = config.controller_listener_names[0]
     protocol = protocol_of(config, listener)
     get = getter(config.raw, listener)
     out = ClientSecurity(protocol)
     if protocol in ("SSL", "SASL_SSL"):
+        from .tls import client_context  # cryptography: only with TLS
+
         out.ssl_context, out.check_hostname = client_context(get, prefix_of(listener))
     if protocol.startswith("SASL_"):
         out.sasl = client_sasl(config.raw, listener, get)

@@ -26,8 +26,7 @@ import logging
 import signal
 import time
 
-from kraft_server.log.disk import LogDirFailure
-from kraft_server.log.recovery import LogCorruption
+from kraft_server.log.disk import LogCorruption, LogDirFailure
 from kraft_server.shell.loop import Shell
 
 from kraft_server.net.peers import Peers

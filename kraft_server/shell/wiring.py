@@ -227,7 +227,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     from kraft_server.controller import Controller, ControllerSettings
     from kraft_server.log.file_log import FileReplicatedLog
     from kraft_server.log.quorum_state_file import FileQuorumStateStore, QuorumStateError
-    from kraft_server.log.recovery import LogCorruption
+    from kraft_server.log.disk import LogCorruption
     from kraft_server.shell.driver import Driver, wall_clock_ms
     from kraft_server.net.server import ListenerSpec
     from kraft_server.security.listeners import controller_client_security, listener_security

@@ -121,7 +121,7 @@ def test_damage_to_fsyncd_batches_stops_start_up(tmp_path, where):
     """Bytes a seal vouches for (flushed, so perhaps committed and acknowledged) that
     changed are never truncated away: start-up stops and changes nothing. The seal
     also covers what a batch's CRC does not (base offset, length, leader epoch)."""
-    from kraft_server.log.recovery import LogCorruption
+    from kraft_server.log.disk import LogCorruption
     with open_log(tmp_path) as log:
         fill(log, [1, 1, 1, 2])
         log.flush()
@@ -290,7 +290,7 @@ def test_a_corrupt_newest_snapshot_the_log_covers_is_set_aside(tmp_path):
 
 
 def test_a_corrupt_snapshot_the_log_does_not_cover_stops_start_up(tmp_path):
-    from kraft_server.log.recovery import LogCorruption
+    from kraft_server.log.disk import LogCorruption
     size = len(batch(0, 1))
     with open_log(tmp_path, segment_bytes=size) as log:
         fill(log, [1, 1, 2, 2])
