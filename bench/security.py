@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
 import os
 import platform
 import shutil
@@ -53,8 +52,8 @@ for p in (str(ROOT), str(ROOT / "bench")):
         sys.path.insert(0, p)
 
 from raft import (  # noqa: E402
-    HELD_FRACTION, IMPLS, NodeExited, _committed_rate, _fmt, _fresh_window, _generator_dead, _latency,
-    _wait_until)
+    HELD_FRACTION, IMPLS, NodeExited, _committed_rate, _fresh_window, _generator_dead, _latency,
+    _wait_until, emit, print_rows)
 from raft_cluster import now_ms, rss_kb  # noqa: E402
 from security_clients import close_all, handshake_rate, open_idle  # noqa: E402
 from tests.support.certs import PASSWORD, Pki  # noqa: E402
@@ -209,18 +208,7 @@ def print_table(report: dict) -> None:
           f"{meta['rate']:,} records/s; {'quick' if meta['quick'] else 'full'} run; load average "
           f"start/end {meta['loadavg_before']} / {meta['loadavg_after']} on {meta['cpus']} CPUs")
     print(f"SASL_SSL between voters: {meta['sasl']}; Kafka: {meta['kafka']}")
-    headers = ("metric", "ours", "kafka", "ours/kafka", "target", "met")
-    bound = [">=" if r.get("kafka_is_lower_bound") else "" for r in report["rows"]]
-    table = [[r["metric"], _fmt(r["ours"]), b + _fmt(r["kafka"]),
-              "n/a" if r["ratio"] is None else ("<=" if b else "") + f"{r['ratio']:.2f}",
-              r["target"], "" if r["met"] is None else ("yes" if r["met"] else "NO")]
-             for r, b in zip(report["rows"], bound)]
-    widths = [max(len(str(x)) for x in col) for col in zip(headers, *table)]
-    line = "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths)))
-    print(line)
-    print("-" * len(line))
-    for row in table:
-        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
+    print_rows(report["rows"])
     for impl, res in report["results"].items():
         for protocol in PROTOCOLS:
             ladder = ", ".join(f"{s['rate']:,}->{s['committed_per_s']:,.0f}{'' if s['held'] else ' x'}"
@@ -281,12 +269,7 @@ def main(argv=None) -> int:
     for res in report["results"].values():
         res["SSL"]["tls"]["idle"] = args.idle
     report["rows"] = rows(report["results"]["ours"], report["results"]["kafka"])
-    if args.json:
-        print(json.dumps(report, indent=2, default=str))
-    else:
-        print_table(report)
-        print(f"elapsed {report['meta']['elapsed_s']} s")
-    return 0
+    return emit(report, args.json, print_table)
 
 
 if __name__ == "__main__":
