@@ -34,8 +34,14 @@ def test_bench_security_quick_json():
     assert "TLS handshakes + ApiVersions accepted per second" in rows
     assert f"RSS of a voter with {report['meta']['idle']:,} idle TLS connections (MiB)" in rows
     for name, row in rows.items():
+        # A quorum that misses the one quick rung holds 0 records/s (Kafka's SASL_SSL one
+        # did, twice in 5): still a figure, with no ratio.
+        held_zero = "throughput held" in name and 0 in (row["ours"], row["kafka"])
         if name.lstrip().startswith("drift:"):
-            assert _positive(row["ratio"]), (name, row)
+            assert _positive(row["ratio"]) or ("throughput held" in name and row["ratio"] is None), (name, row)
+            continue
+        if held_zero:
+            assert row["ours"] >= 0 and row["kafka"] >= 0 and row["ratio"] in (None, 0), (name, row)
             continue
         assert _positive(row["ours"]) and _positive(row["kafka"]), (name, row)
         assert _positive(row["ratio"]), (name, row)
@@ -43,3 +49,5 @@ def test_bench_security_quick_json():
         tls = report["results"][impl]["SSL"]["tls"]
         assert tls["handshakes"]["connections"] > 0 and not tls["handshakes"]["errors"], tls
         assert tls["rss_idle_kb"] > 0
+        for protocol in ("PLAINTEXT", "SSL", "SASL_SSL"):  # the rung ran and committed
+            assert report["results"][impl][protocol]["ladder"][0]["committed_per_s"] > 0
