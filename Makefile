@@ -85,6 +85,11 @@ bench: $(BYTECODE)
 bench-raft: $(BYTECODE) kafka-dist
 	$(PY) bench/raft.py
 
+# The Raft bench over PLAINTEXT, SSL and SASL_SSL, TLS handshakes/s and idle TLS connections' RSS.
+.PHONY: bench-security
+bench-security: $(BYTECODE) kafka-dist
+	$(PY) bench/security.py
+
 # Start-up time on a 1M-record log vs a small one (clean restart, kill -9), ours.
 bench-startup: $(BYTECODE)
 	$(PY) bench/startup.py

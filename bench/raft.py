@@ -461,6 +461,22 @@ def _fmt(v) -> str:
     return f"{v:,}"
 
 
+def print_rows(rows: list[dict]) -> None:
+    """The rows as a text table: metric, ours, kafka, ratio, target, met ('>=' marks a
+    Kafka figure that is only a lower bound)."""
+    headers = ("metric", "ours", "kafka", "ours/kafka", "target", "met")
+    table = [[r["metric"], _fmt(r["ours"]), (">=" if r.get("kafka_is_lower_bound") else "") + _fmt(r["kafka"]),
+              "n/a" if r["ratio"] is None else ("<=" if r.get("kafka_is_lower_bound") else "") + f"{r['ratio']:.2f}",
+              r["target"],
+              "" if r["met"] is None else ("yes" if r["met"] else "NO")] for r in rows]
+    widths = [max(len(str(x)) for x in col) for col in zip(headers, *table)]
+    line = "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths)))
+    print(line)
+    print("-" * len(line))
+    for row in table:
+        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
+
+
 def print_table(report: dict) -> None:
     meta = report["meta"]
     print(f"Raft bench: 3 voters on loopback, {meta['record_size']}-byte records, latency at "
@@ -468,17 +484,7 @@ def print_table(report: dict) -> None:
           f"{'quick' if meta['quick'] else 'full'} run; load average before/after "
           f"{meta['loadavg_before']} / {meta['loadavg_after']} on {meta['cpus']} CPUs")
     print(f"Kafka: {meta['kafka']}")
-    headers = ("metric", "ours", "kafka", "ours/kafka", "target", "met")
-    table = [[r["metric"], _fmt(r["ours"]), (">=" if r["kafka_is_lower_bound"] else "") + _fmt(r["kafka"]),
-              "n/a" if r["ratio"] is None else ("<=" if r["kafka_is_lower_bound"] else "") + f"{r['ratio']:.2f}",
-              r["target"],
-              "" if r["met"] is None else ("yes" if r["met"] else "NO")] for r in report["rows"]]
-    widths = [max(len(str(x)) for x in col) for col in zip(headers, *table)]
-    line = "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths)))
-    print(line)
-    print("-" * len(line))
-    for row in table:
-        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
+    print_rows(report["rows"])
     for impl in ("ours", "kafka"):
         r = report["results"][impl]
         ladder = ", ".join(f"{s['rate']:,}->{s['committed_per_s']:,.0f}"
@@ -553,7 +559,12 @@ def main(argv=None) -> int:
         print(json.dumps(report, indent=2, default=str))
         return 0
     report["rows"] = _rows(report["results"]["ours"], report["results"]["kafka"])
-    if args.json:
+    return emit(report, args.json, print_table)
+
+
+def emit(report: dict, as_json: bool, print_table) -> int:
+    """Print the report as JSON or as ``print_table`` does, with the time it took."""
+    if as_json:
         print(json.dumps(report, indent=2, default=str))
     else:
         print_table(report)
