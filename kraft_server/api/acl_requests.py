@@ -2,16 +2,14 @@
 listener (``kraft_server/controller/acl_control.py`` decides them).
 
 Without an authorizer every one is answered SECURITY_DISABLED "No Authorizer is
-configured.", as Kafka's ``AclApis``. A request with an UNKNOWN element (a code
-Kafka does not know, or 0) closes the connection, as Kafka's request parsing
-refuses it. DescribeAcls reads the committed image on any node; Create and Delete
+configured.", as Kafka's ``AclApis``. A request with an element of code 0
+(UNKNOWN) closes the connection, as Kafka's request parsing refuses it; other codes
+Kafka does not know are answered (as UNKNOWN). DescribeAcls reads the committed image on any node; Create and Delete
 are metadata writes of the active controller (``controller_writes.py``).
 """
 from __future__ import annotations
 
-from kraft_server.controller.acl_control import (
-    create_acls_error_response, creation_acl, delete_acls_error_response, describe_acls, has_unknown)
-from kraft_server.security.acls import AclFilter
+from kraft_server.controller.acl_control import create_acls_error_response, delete_acls_error_response, describe_acls
 from wire.errors import ErrorCode
 from wire.messages import DescribeAclsResponse
 
@@ -22,11 +20,16 @@ NO_AUTHORIZER = "No Authorizer is configured."
 
 
 def _unknown(call) -> bool:
+    """Kafka's request parsing (``Create/Describe/DeleteAclsRequest`` validate) closes
+    the connection when a field holds the UNKNOWN code itself, 0; any other code it
+    does not know is parsed, read as UNKNOWN and answered (checked with javap)."""
     body, key = call.body, call.api_key
     if key == registry.CREATE_ACLS:
-        return any(has_unknown(creation_acl(c)) for c in body.creations)
+        return any(0 in (c.resource_type, c.resource_pattern_type, c.operation, c.permission_type)
+                   for c in body.creations)
     filters = body.filters if key == registry.DELETE_ACLS else [body]
-    return any(AclFilter.of(f).unknown() for f in filters)
+    return any(0 in (f.resource_type_filter, f.pattern_type_filter, f.operation, f.permission_type)
+               for f in filters)
 
 
 def handle_acl_request(call, view, authorizer_on: bool) -> None:

@@ -46,11 +46,6 @@ def creation_acl(c) -> Acl:
                known(OPERATIONS, c.operation), known(PERMISSIONS, c.permission_type))
 
 
-def has_unknown(acl) -> bool:
-    """Kafka's request parsing refuses UNKNOWN elements (the connection is closed)."""
-    return UNKNOWN in (acl.resource_type, acl.pattern_type, acl.operation, acl.permission)
-
-
 def check_new_acl(acl: Acl) -> str | None:
     """The INVALID_REQUEST message for an ACL Kafka refuses, or None
     (``AclApis`` first, then ``AclControlManager.validateNewAcl``)."""

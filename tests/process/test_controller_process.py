@@ -43,6 +43,8 @@ def test_process_writes_metadata_and_snapshots(tmp_path):
                     kinds.append([rec.unframe(v)[0] for _, v in batch_records(data, first)])
                 offset = max(offset, info.next_offset)
     assert kinds[0] == [23, 12, 12, 12, 12, 12, 12, 4, 24]
-    assert kinds[1] == [27]
+    # the controller's registration next; on a slow machine the idle interval's first
+    # NoOpRecord (100 ms here) may share its batch
+    assert kinds[1][0] == 27 and all(k == 20 for k in kinds[1][1:]), kinds[1]
     assert kinds[2:] and all(k == [20] for k in kinds[2:])
     assert "snapshot" in node.log_tail(400).lower()
