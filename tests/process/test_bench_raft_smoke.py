@@ -3,13 +3,11 @@ and reports every row. Checks structure and that the figures are positive; never
 asserts on speed. About 60 s on the project machine (6 processes, 3 of them JVMs), so
 it runs in `make test-slow`; each session's full bench run exercises the same code.
 """
-import json
-import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.bench_json import positive, quick_report
 
 pytestmark = [pytest.mark.java, pytest.mark.slow]
 
@@ -34,28 +32,20 @@ OVERLOAD = {r for r in ROWS if r.startswith("overload:")}  # no ladder in a quic
 KAFKA_UNKNOWN = {"commit latency p50 (ms)"}  # TestRaftServer prints p75/p99/p999 only
 
 
-def _positive(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
-
-
 def test_bench_raft_quick_json():
-    proc = subprocess.run([sys.executable, str(BENCH), "--quick", "--json"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    report = json.loads(proc.stdout)
-    assert report["meta"]["quick"] is True
+    report = quick_report(BENCH, timeout=300)
     rows = {r["metric"]: r for r in report["rows"]}
     assert tuple(rows) == ROWS
     for name, row in rows.items():
         if name in OVERLOAD:
             assert row["ours"] is None and row["met"] is None, (name, row)
             continue
-        assert _positive(row["ours"]), (name, row)
+        assert positive(row["ours"]), (name, row)
         if name in KAFKA_UNKNOWN:
             assert row["kafka"] is None and row["ratio"] is None
         else:
-            assert _positive(row["kafka"]), (name, row)
-            assert _positive(row["ratio"]), (name, row)
+            assert positive(row["kafka"]), (name, row)
+            assert positive(row["ratio"]), (name, row)
     for impl in ("ours", "kafka"):
         res = report["results"][impl]
         assert res["ladder"] and res["ladder"][0]["rate"] == report["meta"]["rate"]

@@ -3,13 +3,11 @@ over PLAINTEXT, SSL and SASL_SSL, the TLS handshake loop and the idle TLS connec
 and reports every row with both figures. Checks structure and that the figures are
 positive; never asserts on speed. Several minutes (18 quorums, half of them JVMs): slow.
 """
-import json
-import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.bench_json import positive, quick_report
 
 pytestmark = [pytest.mark.java, pytest.mark.slow]
 
@@ -17,16 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench" / "security.py"
 
 
-def _positive(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
-
-
 def test_bench_security_quick_json():
-    proc = subprocess.run([sys.executable, str(BENCH), "--quick", "--json"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    report = json.loads(proc.stdout)
-    assert report["meta"]["quick"] is True
+    report = quick_report(BENCH, timeout=900)
     rows = {r["metric"]: r for r in report["rows"]}
     for protocol in ("PLAINTEXT", "SSL", "SASL_SSL"):
         assert f"{protocol}: commit latency p99 (ms)" in rows
@@ -38,13 +28,13 @@ def test_bench_security_quick_json():
         # did, twice in 5): still a figure, with no ratio.
         held_zero = "throughput held" in name and 0 in (row["ours"], row["kafka"])
         if name.lstrip().startswith("drift:"):
-            assert _positive(row["ratio"]) or ("throughput held" in name and row["ratio"] is None), (name, row)
+            assert positive(row["ratio"]) or ("throughput held" in name and row["ratio"] is None), (name, row)
             continue
         if held_zero:
             assert row["ours"] >= 0 and row["kafka"] >= 0 and row["ratio"] in (None, 0), (name, row)
             continue
-        assert _positive(row["ours"]) and _positive(row["kafka"]), (name, row)
-        assert _positive(row["ratio"]), (name, row)
+        assert positive(row["ours"]) and positive(row["kafka"]), (name, row)
+        assert positive(row["ratio"]), (name, row)
     for impl in ("ours", "kafka"):
         tls = report["results"][impl]["SSL"]["tls"]
         assert tls["handshakes"]["connections"] > 0 and not tls["handshakes"]["errors"], tls
