@@ -291,11 +291,13 @@ class Writer:
             self._clear_pending()
         sealed, end, marks = self.seal, self.entries, self.marks
         if sealed.batches < end:
-            self.seal = index_seal.extend(
+            seal = index_seal.extend(
                 sealed, fd, end, data_end, positions[sealed.batches:end].tobytes(),
                 next_offsets[sealed.batches:end].tobytes(), len(marks),
                 b"".join(MARK.pack(*m) for m in marks[sealed.marks:]))
-            self._append(self.seal_path, self.seal.pack(), sealed.batches == 0)
+            if seal is not None:
+                self.seal = seal
+                self._append(self.seal_path, seal.pack(), sealed.batches == 0)
 
     def _append(self, path: Path, data, fresh: bool) -> None:
         """Append ``data`` to ``path`` (emptied first if ``fresh``) on a kept-open fd."""

@@ -96,12 +96,15 @@ def data_crc(fd: int, start: int, end: int, crc: int = 0) -> int | None:
 
 
 def extend(seal: Seal, fd: int, batches: int, data_end: int, positions: bytes, next_offsets: bytes,
-           marks: int, marks_bytes: bytes) -> Seal:
+           marks: int, marks_bytes: bytes) -> Seal | None:
     """The seal after ``seal`` once the index holds ``batches`` batches ending at
     ``data_end``: ``positions``/``next_offsets`` are the column words added since
-    ``seal``, ``marks_bytes`` the marks entries added since."""
+    ``seal``, ``marks_bytes`` the marks entries added since. None if the segment is
+    shorter than ``data_end`` (then nothing is sealed: a wrong seal would stop start-up)."""
     crc = data_crc(fd, seal.data_end, data_end, seal.data_crc)
-    return Seal(batches, data_end, marks, crc if crc is not None else 0,
+    if crc is None:
+        return None
+    return Seal(batches, data_end, marks, crc,
                 crc32c(positions, seal.positions_crc), crc32c(next_offsets, seal.next_crc),
                 crc32c(marks_bytes, seal.marks_crc))
 
