@@ -260,6 +260,8 @@ DEFINITIONS: tuple[_Def, ...] = (
     _Def("max.connections", _t_int, 2147483647, _at_least(0)),
     _Def("max.connections.per.ip", _t_int, 2147483647, _at_least(0)),
     _Def("connections.max.idle.ms", _t_long, 600000),
+    # Requests read and not yet taken up by the Ready loop (kraft_server/net/request_queue.py).
+    _Def("queued.max.requests", _t_int, 500, _at_least(1)),
     # The classic group coordinator (kraft_server/api/groups), Kafka's names and defaults.
     _Def("group.initial.rebalance.delay.ms", _t_int, 3000, _at_least(0)),
     _Def("group.min.session.timeout.ms", _t_int, 6000),

@@ -7,7 +7,8 @@ core completes the request; either way ``_on_output`` writes whatever is now at 
 head of the line.
 
 Reading is paused while the pipeline has too many requests in flight or a backlog of
-complete frames, and while the transport's write buffer is above its high-water mark
+complete frames (which it keeps while ``queued.max.requests`` is reached node-wide,
+``request_queue.py``), and while the transport's write buffer is above its high-water mark
 (``pause_writing``): a client that pipelines without reading its answers cannot make
 us buffer without bound.
 
@@ -30,11 +31,11 @@ log = logging.getLogger(__name__)
 class ServerConnection(asyncio.Protocol):
     __slots__ = ("pipeline", "transport", "peer", "_dispatch", "_pumping",
                  "_reading_paused", "_write_paused", "_registry", "_limits", "_admitted", "last_active",
-                 "_closing", "security")
+                 "_closing", "security", "_queue")
 
     def __init__(self, listener: str, apis: dict[int, tuple[int, int]], dispatch, *,
                  max_bytes: int, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
-                 registry: set | None = None, limits=None, security=None):
+                 registry: set | None = None, limits=None, security=None, queue=None):
         self.pipeline = Pipeline(listener, apis, max_bytes=max_bytes,
                                  max_in_flight=max_in_flight, on_output=self._on_output)
         self.transport: asyncio.Transport | None = None
@@ -49,6 +50,7 @@ class ServerConnection(asyncio.Protocol):
         self.last_active = time.monotonic()  # a complete request read or an answer written
         self._closing = None  # the protocol violation to close for once earlier requests are answered
         self.security = security  # kraft_server.security.ListenerSecurity, or None (PLAINTEXT)
+        self._queue = queue  # net/request_queue.py RequestQueue (queued.max.requests), or None
 
     # -- asyncio.Protocol ------------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -76,6 +78,8 @@ class ServerConnection(asyncio.Protocol):
             log.debug("%s closed with %d unanswered requests", self.peer, len(dropped))
         if self._registry is not None:
             self._registry.discard(self)
+        if self._queue is not None:
+            self._queue.forget(self)
         if self._admitted:
             self._admitted = False
             self._limits.release(self._ip())
@@ -108,7 +112,11 @@ class ServerConnection(asyncio.Protocol):
             return
         self._pumping = True
         try:
+            queue = self._queue
             while not self._write_paused:
+                if queue is not None and queue.full and self.pipeline.has_backlog:
+                    queue.wait(self)  # resume() once the Ready loop has taken requests up
+                    break
                 try:
                     call = self.pipeline.next_call()
                 except ProtocolViolation as exc:
@@ -124,6 +132,10 @@ class ServerConnection(asyncio.Protocol):
             self._pumping = False
         self._write_out()
         self._update_reading()
+
+    def resume(self) -> None:
+        """The request queue has room again (``RequestQueue._resume``)."""
+        self._pump()
 
     def _dispatch_one(self, call: InboundCall) -> None:
         try:

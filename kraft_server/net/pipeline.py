@@ -180,6 +180,11 @@ class Pipeline:
         return not self._backlog and not self._calls
 
     @property
+    def has_backlog(self) -> bool:
+        """Complete frames read and not yet dispatched."""
+        return bool(self._backlog)
+
+    @property
     def in_flight(self) -> int:
         return len(self._calls)
 

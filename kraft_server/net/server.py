@@ -33,11 +33,12 @@ class Listeners:
     """The running servers and their open connections."""
 
     def __init__(self, dispatch, *, max_bytes: int, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
-                 limits: ConnectionLimits | None = None):
+                 limits: ConnectionLimits | None = None, queue=None):
         self._dispatch = dispatch
         self._max_bytes = max_bytes
         self._max_in_flight = max_in_flight
         self.limits = limits or ConnectionLimits()
+        self.queue = queue  # request_queue.py RequestQueue (queued.max.requests), or None
         self._sweeper: asyncio.Task | None = None
         self._servers: dict[str, asyncio.AbstractServer] = {}
         self.connections: set[ServerConnection] = set()
@@ -51,7 +52,7 @@ class Listeners:
                                     max_bytes=self._max_bytes,
                                     max_in_flight=self._max_in_flight,
                                     registry=self.connections, limits=self.limits,
-                                    security=spec.security)
+                                    security=spec.security, queue=self.queue)
 
         host = spec.host or None  # Kafka: an empty host binds every interface
         server = await loop.create_server(factory, host, spec.port, reuse_address=True,

@@ -8,8 +8,9 @@
         sleep until ready.next_deadline_ms or the next arrival
 
 Arrivals (requests decoded by the listeners' pipelines and handed over by the API
-dispatcher; responses and send failures from ``peers.Peers``) are queued with
-``submit`` and wake the loop. Time is wall-clock milliseconds, like Kafka's
+dispatcher with ``submit_request``; responses and send failures from ``peers.Peers``
+with ``submit``) are queued and wake the loop. Requests waiting for their turn hold
+slots of ``queued.max.requests`` (``net/request_queue.py``) until it steps them in. Time is wall-clock milliseconds, like Kafka's
 ``Time.SYSTEM``: DescribeQuorum reports fetch timestamps in it.
 
 Shutdown (``request_stop``, wired to SIGINT/SIGTERM by ``run_forever``): the core is
@@ -30,6 +31,7 @@ from kraft_server.log.disk import LogCorruption, LogDirFailure
 from kraft_server.shell.loop import Shell
 
 from kraft_server.net.peers import Peers
+from kraft_server.net.request_queue import DEFAULT_QUEUED_MAX_REQUESTS, RequestQueue
 from kraft_server.net.server import Listeners, ListenerSpec
 
 log = logging.getLogger(__name__)
@@ -45,7 +47,7 @@ class Driver:
                  request_timeout_ms: int = 2000, retry_backoff_ms: int = 20,
                  max_bytes: int = 104857600, shutdown_timeout_ms: int = 5000, connection_limits=None,
                  clock=wall_clock_ms, after_cycle=None, extra_servers=(), controller=None,
-                 timers=()):
+                 timers=(), queued_max_requests: int = DEFAULT_QUEUED_MAX_REQUESTS):
         """``make_dispatcher(submit)`` builds the API dispatcher around our ``submit``;
         ``deliver(outbound_response)`` writes a core answer on its connection."""
         self.core = core
@@ -63,6 +65,8 @@ class Driver:
         # e.g. the consumer-group coordinator's session and rebalance timers.
         self.timers = list(timers)
         self._inbox: list = []
+        self._inbox_requests = 0  # of those, requests from the listeners (slots of the queue)
+        self.request_queue = RequestQueue(queued_max_requests)
         self._slice_turn = False  # the next turn may be a slice of answers only
         self._waiter: asyncio.Future | None = None  # the idle wait, settled by ``wake``
         # when the controller's and timers' polls run (``_poll_others``): the core's
@@ -73,8 +77,9 @@ class Driver:
         self._polls_asked = True
         self._stop_requested = False
         self._stopped: asyncio.Event | None = None
-        self.dispatcher = make_dispatcher(self.submit)
-        self.listeners = Listeners(self.dispatcher, max_bytes=max_bytes, limits=connection_limits)
+        self.dispatcher = make_dispatcher(self.submit_request)
+        self.listeners = Listeners(self.dispatcher, max_bytes=max_bytes, limits=connection_limits,
+                                   queue=self.request_queue)
         self.peers = Peers(self.submit, request_timeout_ms=request_timeout_ms,
                            retry_backoff_ms=retry_backoff_ms)
         self.bound: dict[str, tuple[str, int]] = {}
@@ -91,6 +96,13 @@ class Driver:
         """Queue an ``InboundRequest`` or ``InboundResponse`` for the core."""
         self._inbox.append(item)
         self._signal()
+
+    def submit_request(self, item) -> None:
+        """Queue an ``InboundRequest`` read from a listener: it holds a slot of
+        ``queued.max.requests`` until the next turn steps it into the core."""
+        self.request_queue.enter()
+        self._inbox_requests += 1
+        self.submit(item)
 
     def wake(self) -> None:
         """Run a whole Ready cycle soon (the controller's and timers' polls too): for
@@ -114,6 +126,7 @@ class Driver:
     async def start(self) -> dict[str, tuple[str, int]]:
         """Bind every listener; returns ``{name: (host, port)}`` as bound."""
         self._stopped = asyncio.Event()
+        self.request_queue.call_soon = asyncio.get_running_loop().call_soon
         for spec in self.listener_specs:
             self.bound[spec.name] = await self.listeners.start(spec)
         loop = asyncio.get_running_loop()
@@ -163,8 +176,10 @@ class Driver:
             return self._slice_cycle(now)
         self._slice_turn = False
         inbox, self._inbox = self._inbox, []
+        taken, self._inbox_requests = self._inbox_requests, 0
         for item in inbox:
             core.step(item, now)
+        self.request_queue.leave(taken)
         core.tick(now)
         ready = self.shell.take()
         more = self.shell.finish(ready, now, self.peers.send, self.deliver)

@@ -164,6 +164,41 @@ def test_many_pipelined_requests_with_flow_control():
     run(main())
 
 
+class CountingCore(FakeCore):
+    """Records how many requests each turn of the Ready loop steps in."""
+
+    def __init__(self):
+        super().__init__(delay_cycles=1)
+        self.turn, self.per_turn = 0, []
+
+    def step(self, item, now_ms):
+        super().step(item, now_ms)
+        self.turn += 1
+
+    def tick(self, now_ms):
+        self.per_turn.append(self.turn)
+        self.turn = 0
+
+
+def test_queued_max_requests_bounds_what_waits_for_the_loop_across_connections():
+    async def main():
+        core = CountingCore()
+        driver = make_driver(core, queued_max_requests=3)
+        port, task = await started(driver)
+        clients = [await Client.connect(port) for _ in range(20)]
+        n = 10
+        for c in clients:
+            c.send(b"".join(encode_request(52, 2, i, VoteRequest(), "c") for i in range(n)))
+        for c in clients:  # every request answered, in order, on every connection
+            assert [struct.unpack_from(">i", await c.frame())[0] for _ in range(n)] == list(range(n))
+        queue = driver.request_queue
+        assert max(core.per_turn) <= 3 and queue.peak == 3, (max(core.per_turn), queue.peak)
+        assert queue.times_full > 0 and queue.size == 0 and queue.waiting == 0
+        assert sum(core.per_turn) == 20 * n
+        await stop(driver, task)
+    run(main())
+
+
 # -- outbound ---------------------------------------------------------------------------
 
 def vote_to(port, corr=1, min_version=0):
