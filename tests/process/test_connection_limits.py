@@ -10,6 +10,9 @@ import time
 import uuid
 
 from tests.support.kraft_nodes import OurNode, describe_quorum, wait_for
+from wire.framing import FrameReader
+from wire.headers import encode_request
+from wire.messages import VoteRequest
 
 
 def _rss_mib(pid: int) -> float:
@@ -33,8 +36,31 @@ def _hwm(node) -> int:
     return describe_quorum("127.0.0.1", node.port, timeout=2.0).high_watermark
 
 
+def _pipelining_flood(node, socks) -> None:
+    """100 connections pipeline 50 Votes each (answered by the Raft core) at a node with
+    queued.max.requests=8: every request is answered in order and the quorum commits."""
+    batch = b"".join(encode_request(52, 2, i, VoteRequest(cluster_id="other"), "flood") for i in range(50))
+    flood = [socket.create_connection(("127.0.0.1", node.port)) for _ in range(100)]
+    socks.extend(flood)
+    hwm, began = _hwm(node), time.monotonic()
+    for s in flood:
+        s.sendall(batch)
+    for s in flood:
+        reader, got = FrameReader(), []
+        s.settimeout(30)
+        while len(got) < 50:
+            data = s.recv(65536)
+            assert data, "the node closed a pipelining connection"
+            got += reader.feed(data)
+        assert [struct.unpack_from(">i", f)[0] for f in got] == list(range(50))
+    print(f"5,000 pipelined Votes on 100 connections answered in {time.monotonic() - began:.2f} s "
+          f"with queued.max.requests=8")
+    wait_for(lambda: _hwm(node) > hwm + 5, 30, "commits after the pipelining flood")
+    assert "request queue full (queued.max.requests=8)" in node.log_path.read_text(errors="replace")
+
+
 def test_per_ip_limit_idle_partial_frames_and_a_flood_of_idle_connections(tmp_path):
-    node = OurNode(tmp_path, extra=("metadata.max.idle.interval.ms=100",))
+    node = OurNode(tmp_path, extra=("metadata.max.idle.interval.ms=100", "queued.max.requests=8"))
     node.format_with_ours(uuid.uuid4().hex[:22])
     node.start()
     socks = []
@@ -54,6 +80,7 @@ def test_per_ip_limit_idle_partial_frames_and_a_flood_of_idle_connections(tmp_pa
         for s in socks:
             s.close()
         socks.clear()
+        _pipelining_flood(node, socks)
     finally:
         for s in socks:
             s.close()
