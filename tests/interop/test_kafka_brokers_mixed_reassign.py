@@ -100,6 +100,7 @@ def test_a_reassignment_started_by_one_kind_of_controller_is_completed_by_the_ot
             leader = _move_leadership(nodes, leader, to_kafka=starter_is_kafka)
             live = bootstrap_servers([b for b in brokers if b.node_id != victim])
             sent |= _produce(live, f"before-{victim}")
+            old_epoch = image_of(ours[0]).brokers.get(victim).epoch
             by_id[victim].stop(graceful=False)
             path = _plan(tmp_path, f"to-{victim}", [(0, target)])
             _tool(live, "--execute", "--reassignment-json-file", path)
@@ -115,6 +116,11 @@ def test_a_reassignment_started_by_one_kind_of_controller_is_completed_by_the_ot
             for n in ours:
                 wait_for(lambda n=n: state(n) == (target, sorted(target), [], []), 60,
                          f"node {n.node_id} replaying the completion")
+            # The restarted broker may complete the move before it is registered: its
+            # registration is refused (DUPLICATE_BROKER_REGISTRATION) until the killed
+            # incarnation's session expires, and only then does it open its listener.
+            wait_for(lambda: (lambda b: b.epoch > old_epoch and not b.fenced)(image_of(ours[0]).brokers.get(victim)),
+                     SESSION_MS / 1000 + 60, f"broker {victim}'s new incarnation registered and unfenced")
         for n in ours:
             img = image_of(n)
             assert img.bad_records == 0 and img.unknown_records == 0
