@@ -128,11 +128,10 @@ def _api_versions(port: int, version: int):
 
 
 @pytest.mark.slow
-def test_api_versions_same_shape_as_a_live_kafka_controller(standalone_node, tmp_path_factory, request):
+@pytest.mark.parametrize("standalone_node", ["kafka-storage"], indirect=True)  # one live comparison
+def test_api_versions_same_shape_as_a_live_kafka_controller(standalone_node, tmp_path_factory):
     from tests.interop.test_api_versions import compare_with_real
     from tools.kafka_dist.controller import KafkaController
-    if "tools.storage" in request.node.callspec.id:
-        pytest.skip("one live comparison is enough")
     node, _, _ = standalone_node
     ctl = KafkaController(tmp_path_factory.mktemp("kafka"), node_id=1)
     try:
