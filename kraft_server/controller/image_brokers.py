@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import uuid
 from dataclasses import dataclass
 
 from wire.messages import RegisterBrokerRecord
@@ -23,6 +24,9 @@ log = logging.getLogger(__name__)
 FENCE = 1  # BrokerRegistrationFencingChange
 UNFENCE = -1
 IN_CONTROLLED_SHUTDOWN = 1  # BrokerRegistrationInControlledShutdownChange
+# DirectoryId's reserved ids: MIGRATING (no directory recorded yet, pre-3.7), UNASSIGNED
+# (placed on a broker with several, not yet assigned) and LOST (offline)
+MIGRATING_DIR, UNASSIGNED_DIR, LOST_DIR = uuid.UUID(int=0), uuid.UUID(int=1), uuid.UUID(int=2)
 
 
 @dataclass
@@ -54,6 +58,17 @@ class BrokerRegistration:
     @property
     def rack(self) -> str | None:
         return self.record.rack
+
+    def has_online_dir(self, dir_id) -> bool:
+        """``BrokerRegistration.hasOnlineDir`` (``DirectoryId.isOnline``): MIGRATING and
+        UNASSIGNED always, LOST never, any when the registration lists no directory,
+        else one it lists (its LogDirs are the online ones)."""
+        if dir_id == MIGRATING_DIR or dir_id == UNASSIGNED_DIR:
+            return True
+        if dir_id == LOST_DIR:
+            return False
+        dirs = self.record.log_dirs
+        return not dirs or dir_id in dirs
 
     def endpoint(self, listener: str):
         for ep in self.record.end_points:
