@@ -29,20 +29,19 @@ MAX_ELECTIONS_PER_IMBALANCE = 1000
 
 def elect(image, p, election_type: int) -> tuple[int, PartitionChangeRecord | None]:
     """``(error, record)`` for one partition."""
+    preferred = p.replicas[0] if p.replicas else -1
+    needed = p.leader != preferred if election_type == PREFERRED else p.leader < 0
+    if not needed:
+        return ErrorCode.ELECTION_NOT_NEEDED, None
     active = leader_acceptor(image, p)
     record = PartitionChangeRecord(partition_id=p.partition_id, topic_id=p.topic_id)
     if election_type == PREFERRED:
-        preferred = p.replicas[0] if p.replicas else -1
-        if p.leader == preferred:
-            return ErrorCode.ELECTION_NOT_NEEDED, None
         if preferred in p.isr and active(preferred):
             record.leader = preferred
             if p.last_known_elr:
                 record.last_known_elr = []
             return 0, record
         return ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, None
-    if p.leader >= 0:
-        return ErrorCode.ELECTION_NOT_NEEDED, None
     for r in p.replicas:
         if r in p.isr and active(r):
             record.leader = r
