@@ -21,10 +21,14 @@ import logging
 from wire.messages import BrokerRegistrationChangeRecord
 
 from ..image_topics import partition_record_version
-from .leader_acceptor import directory_of
 from .partition_change import broker_removed
 
 log = logging.getLogger(__name__)
+
+
+def _in_dir(p, broker_id: int, d) -> bool:
+    """Whether ``broker_id``'s replica of ``p`` lives in directory ``d``."""
+    return broker_id in p.replicas and bool(p.directories) and p.directories[p.replicas.index(broker_id)] == d
 
 
 def _removals(image, broker_id: int, partitions) -> list:
@@ -47,7 +51,7 @@ def offline_dirs_records(image, broker_id: int, offline) -> list:
     out = []
     for d in gone:
         out += _removals(image, broker_id, ((t.name, p) for t, p in image.topics.partitions()
-                                            if broker_id in p.replicas and directory_of(p, broker_id) == d))
+                                            if _in_dir(p, broker_id, d)))
     left = [d for d in dirs if d not in offline]
     log.warning("[Controller] directories %s of broker %d marked offline, remaining: %s", gone, broker_id, left)
     out.append((BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=b.epoch, log_dirs=left), 2))

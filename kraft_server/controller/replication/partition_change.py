@@ -111,7 +111,8 @@ def broker_removed(image, topic_name: str, p, broker_id: int) -> PartitionChange
         return None
     elr = elr_enabled(image)
     record = PartitionChangeRecord(partition_id=p.partition_id, topic_id=p.topic_id)
-    ok = leader_acceptor(image, p, lambda r: r != broker_id and image.brokers.is_active(r))
+    active = image.brokers.leading()[0]
+    ok = leader_acceptor(image, p, lambda r: r != broker_id and r in active)
 
     target_isr = [r for r in p.isr if r != broker_id]
     old_elr = list(p.eligible_leader_replicas or [])
@@ -158,7 +159,8 @@ def broker_returned(image, p, broker_id: int) -> PartitionChangeRecord | None:
         return None
     elr = elr_enabled(image)
     record = PartitionChangeRecord(partition_id=p.partition_id, topic_id=p.topic_id)
-    ok = leader_acceptor(image, p, lambda r: r == broker_id or image.brokers.is_active(r))
+    active = image.brokers.leading()[0]
+    ok = leader_acceptor(image, p, lambda r: r == broker_id or r in active)
 
     target_elr = list(p.eligible_leader_replicas or []) if elr else []
     target_lkelr = list(p.last_known_elr or []) if elr else []
