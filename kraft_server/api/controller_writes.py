@@ -99,9 +99,9 @@ def _responder(call):
     return respond
 
 
-def _build(api_key: int, version: int, body):
+def _build(api_key: int, version: int, body, settings=None):
     if api_key == CREATE_TOPICS:
-        return "CreateTopics", create_topics_op(body, version)
+        return "CreateTopics", create_topics_op(body, version, settings=settings)
     if api_key == DELETE_TOPICS:
         return "DeleteTopics", delete_topics_op(body, version)
     if api_key == ALTER_PARTITION:
@@ -183,7 +183,7 @@ def submit(view, api_key: int, version: int, body, respond, enveloped: bool = Fa
     if api_key == ALTER_PARTITION_REASSIGNMENTS and empty_alter_answer(body) is not None:
         respond(empty_alter_answer(body))
         return
-    name, (run, fail) = _build(api_key, version, body)
+    name, (run, fail) = _build(api_key, version, body, getattr(controller, "settings", None))
     if enveloped:
         plain_fail = fail
 
