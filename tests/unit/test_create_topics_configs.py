@@ -82,7 +82,9 @@ def test_an_internal_config_is_listed_only_when_set():
     c, _ = three()
     plain = _create(c, topic("a", 1, 1)).topics[0]
     assert plain.error_code == 0 and "internal.segment.bytes" not in _listed(plain)
+    given = _create(c, topic("b", 1, 1, configs=[("internal.segment.bytes", "1048576")])).topics[0]
+    assert given.error_code == 0  # Kafka takes it (LogConfig.configNames holds internal ones)
+    assert _listed(given)["internal.segment.bytes"] == ("1048576", DYNAMIC_TOPIC, False, False)
     node = NodeConfig(c.controller.image, 1, {"log.retention.hours": "x"})
-    listed = {e.name: (e.value, e.source) for e in effective_topic_configs(node, {"internal.segment.bytes": "1048576"})}
-    assert listed["internal.segment.bytes"] == ("1048576", DYNAMIC_TOPIC)
+    listed = {e.name: (e.value, e.source) for e in effective_topic_configs(node, {})}
     assert listed["retention.ms"] == ("0", STATIC)  # ConfigSynonym: an unreadable hours value is 0
