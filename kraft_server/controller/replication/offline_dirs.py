@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 
 from wire.messages import BrokerRegistrationChangeRecord
+from wire.uuids import uuid_to_str
 
 from ..image_topics import partition_record_version
 from .partition_change import broker_removed
@@ -53,7 +54,8 @@ def offline_dirs_records(image, broker_id: int, offline) -> list:
         out += _removals(image, broker_id, ((t.name, p) for t, p in image.topics.partitions()
                                             if _in_dir(p, broker_id, d)))
     left = [d for d in dirs if d not in offline]
-    log.warning("[Controller] directories %s of broker %d marked offline, remaining: %s", gone, broker_id, left)
+    log.warning("[Controller] directories %s of broker %d marked offline, remaining: %s",
+                [uuid_to_str(d) for d in gone], broker_id, [uuid_to_str(d) for d in left])
     out.append((BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=b.epoch, log_dirs=left), 2))
     return out
 
