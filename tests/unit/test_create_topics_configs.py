@@ -3,7 +3,7 @@ controller computes them (``KafkaConfigSchema.resolveEffectiveTopicConfigs``): e
 topic config, sorted, the request's own first, then this controller's dynamic config,
 the cluster default, its properties file (each layer with every synonym, hours and
 minutes converted), else the default; the same for validateOnly; none for an error.
-The live comparison with a Kafka controller is ``tests/interop/test_create_topics_configs_vs_kafka.py``."""
+The live comparison with a Kafka controller is ``tests/interop/test_admin_answers_vs_kafka.py``."""
 from __future__ import annotations
 
 from kraft_server.controller.admin_requests import create_topics_op

@@ -1,4 +1,7 @@
-"""CreateTopics' configs list (v5+), ours against a live Apache Kafka 4.3.1 controller:
+"""Admin answers of the active controller, ours against a live Apache Kafka 4.3.1
+controller (issue 26's gaps).
+
+CreateTopics' configs list (v5+):
 the same bytes to a 1-voter quorum of each, both with the same properties file settings
 (topic configs' broker fallbacks), the same dynamic broker configs (cluster default and
 this node's), one broker registered and unfenced, then the same CreateTopics requests.
@@ -6,7 +9,11 @@ What must agree, topic by topic: the error code and message, partition count,
 replication factor, TopicConfigErrorCode and the whole configs list (names in order,
 values, read-only, source, sensitive), for a created topic, a validateOnly one, one Kafka
 refuses (an empty list), one setting an internal config (Kafka accepts it: found here),
-and a v4 request (no configs on the wire)."""
+and a v4 request (no configs on the wire).
+
+AlterPartitionReassignments' TimeoutMs: the alter's deadline in the controller's queue,
+so a TimeoutMs of 0 always expires (REQUEST_TIMED_OUT at the top and on each partition,
+no message), while one in time is carried out."""
 from __future__ import annotations
 
 import uuid
@@ -17,7 +24,8 @@ from tests.support.jdk import need_jdk
 from tests.support.kraft_nodes import OurNode, _roundtrip, wait_for
 from tools.kafka_dist.controller import KafkaController
 from wire.messages import BrokerHeartbeatRequest, BrokerRegistrationRequest, CreateTopicsRequest
-from wire.messages import IncrementalAlterConfigsRequest
+from wire.messages import AlterPartitionReassignmentsRequest, IncrementalAlterConfigsRequest
+from wire.messages.alter_partition_reassignments_request import ReassignablePartition, ReassignableTopic
 from wire.messages.broker_registration_request import Feature, Listener
 from wire.messages.create_topics_request import CreatableTopic, CreatableTopicConfig
 from wire.messages.incremental_alter_configs_request import AlterableConfig, AlterConfigsResource
@@ -49,7 +57,11 @@ def controllers(tmp_path_factory):
         ours.start()
         kafka.start_ready()
         ours.wait_leader()
-        yield {"kafka": kafka.port, "ours": ours.port}
+        ports = {"kafka": kafka.port, "ours": ours.port}
+        for port in ports.values():  # one broker, and the dynamic configs topic configs fall back to
+            _broker_up(port)
+            assert _set_dynamic(port) == [("", 0), (str(NODE), 0)]
+        yield ports
     finally:
         kafka.close()
         ours.kill()
@@ -96,8 +108,7 @@ REQUESTS = [  # (version, validate_only, topics)
 
 
 def _session(port: int) -> dict:
-    _broker_up(port)
-    out = {"dynamic": _set_dynamic(port)}
+    out = {}
     for i, (version, validate_only, topics) in enumerate(REQUESTS):
         r = _roundtrip(port, CreateTopicsRequest(topics=topics, timeout_ms=30000, validate_only=validate_only),
                        version)
@@ -110,7 +121,6 @@ def _session(port: int) -> dict:
 
 def test_create_topics_lists_the_configs_kafkas_controller_lists(controllers):
     kafka, ours = _session(controllers["kafka"]), _session(controllers["ours"])
-    assert kafka["dynamic"] == ours["dynamic"] == [("", 0), (str(NODE), 0)]
     for i in range(len(REQUESTS)):
         assert [t[0] for t in kafka[i]] == [t[0] for t in ours[i]]
         for k, o in zip(kafka[i], ours[i]):
@@ -118,3 +128,23 @@ def test_create_topics_lists_the_configs_kafkas_controller_lists(controllers):
     created = dict((t[0], t) for t in kafka[0])["t"]
     sources = {c[3] for c in created[5]}
     assert created[1] == 0 and len(created[5]) > 30 and sources == {1, 2, 3, 4, 5}  # every layer seen
+
+
+def _reassign(port: int, timeout_ms: int):
+    r = _roundtrip(port, AlterPartitionReassignmentsRequest(timeout_ms=timeout_ms, topics=[
+        ReassignableTopic(name="r", partitions=[ReassignablePartition(partition_index=i, replicas=[BROKER])
+                                                for i in (0, 1)])]), 1)
+    return (r.error_code, r.error_message, [(t.name, [(p.partition_index, p.error_code, p.error_message)
+                                                      for p in t.partitions]) for t in r.responses])
+
+
+def test_reassignment_timeout_ms_is_the_deadline_kafkas_controller_keeps(controllers):
+    answers = {}
+    for side, port in controllers.items():
+        made = _roundtrip(port, CreateTopicsRequest(topics=[_topic("r")], timeout_ms=30000), 7)
+        assert made.topics[0].error_code == 0
+        answers[side] = [_reassign(port, 0), _reassign(port, 30000)]
+    assert answers["ours"] == answers["kafka"]
+    expired, in_time = answers["kafka"]
+    assert expired == (7, None, [("r", [(0, 7, None), (1, 7, None)])])  # REQUEST_TIMED_OUT
+    assert in_time == (0, None, [("r", [(0, 0, None), (1, 0, None)])])
