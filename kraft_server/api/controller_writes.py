@@ -35,7 +35,7 @@ from wire.messages import AddRaftVoterRequest, DescribeQuorumRequest, RemoveRaft
 
 from wire.messages import AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest
 from kraft_server.controller.replication.reassignment import (
-    alter_error_response, alter_reassignments_op, list_error_response, list_reassignments_op,
+    alter_error_response, alter_reassignments_op, empty_alter_answer, list_error_response, list_reassignments_op,
 )
 from . import config_requests
 from kraft_server.controller.admin_requests import (
@@ -87,6 +87,11 @@ CREATE_ACLS, DELETE_ACLS = CreateAclsRequest.API_KEY, DeleteAclsRequest.API_KEY
 ENVELOPED.update({CREATE_ACLS: (1, 3), DELETE_ACLS: (1, 3)})
 
 
+# The requests whose TimeoutMs is their deadline in the controller's queue, as
+# ControllerApis sets it (``ControllerRequestContext.requestTimeoutMsToDeadlineNs``).
+DEADLINES = {ALTER_PARTITION_REASSIGNMENTS: lambda body: body.timeout_ms}
+
+
 def _responder(call):
     def respond(body) -> None:
         if not call.done:
@@ -94,9 +99,9 @@ def _responder(call):
     return respond
 
 
-def _build(api_key: int, version: int, body):
+def _build(api_key: int, version: int, body, settings=None):
     if api_key == CREATE_TOPICS:
-        return "CreateTopics", create_topics_op(body, version)
+        return "CreateTopics", create_topics_op(body, version, settings=settings)
     if api_key == DELETE_TOPICS:
         return "DeleteTopics", delete_topics_op(body, version)
     if api_key == ALTER_PARTITION:
@@ -175,13 +180,18 @@ def submit(view, api_key: int, version: int, body, respond, enveloped: bool = Fa
     if controller is None:
         respond(_NotController() if enveloped else _no_controller(api_key, version, body))
         return
-    name, (run, fail) = _build(api_key, version, body)
+    if api_key == ALTER_PARTITION_REASSIGNMENTS and empty_alter_answer(body) is not None:
+        respond(empty_alter_answer(body))
+        return
+    name, (run, fail) = _build(api_key, version, body, getattr(controller, "settings", None))
     if enveloped:
         plain_fail = fail
 
         def fail(code):
             return _NotController() if code == ErrorCode.NOT_CONTROLLER else plain_fail(code)
-    controller.submit_write(name, run, fail, respond)
+    deadline = DEADLINES.get(api_key)
+    options = {} if deadline is None else {"timeout_ms": deadline(body)}
+    controller.submit_write(name, run, fail, respond, **options)
 
 
 def handle_controller_write(call, view) -> None:

@@ -4,6 +4,10 @@ as write-queue operations of the active controller (decisions in
 ``ProducerIdControlManager``'s way: blocks of 1000 from the image's NextProducerId,
 a ProducerIdsRecord {BrokerId, BrokerEpoch, NextProducerId = start + 1000}; the
 broker epoch must match its registration, else STALE_BROKER_EPOCH).
+
+A created topic's answer (v5+) lists every topic config with its value and source
+(``configs/effective.py``), computed on the image the topic is created on; an error
+answer lists none (Kafka's empty default list). ``validateOnly`` answers the same.
 """
 from __future__ import annotations
 
@@ -23,11 +27,13 @@ from wire.messages.elect_leaders_response import PartitionResult, ReplicaElectio
 from wire.messages.delete_topics_response import DeletableTopicResult
 
 from .cluster import broker_lifecycle
+from .configs.describe import NodeConfig
+from .configs.effective import effective_topic_configs
 from .replication.alter_partition import alter_partition
 from .replication.assign_dirs import assign_dirs, error_response as assign_dirs_error_response
 from .replication.elections import PREFERRED, elect_leaders
 from .replication.partition_creation import create_partitions
-from .replication.topic_creation import DYNAMIC_TOPIC_CONFIG, create_topics
+from .replication.topic_creation import create_topics
 from .replication.topic_deletion import ZERO, delete_topics
 from .write_queue import Write
 
@@ -39,32 +45,36 @@ PRODUCER_ID_BLOCK = 1000
 def create_topics_error_response(request, code: int) -> CreateTopicsResponse:
     return CreateTopicsResponse(throttle_time_ms=0, topics=[
         CreatableTopicResult(name=t.name, error_code=code, error_message=error_message(code),
-                             num_partitions=-1, replication_factor=-1, configs=None)
+                             num_partitions=-1, replication_factor=-1, configs=[])
         for t in request.topics])
 
 
-def _result(r) -> CreatableTopicResult:
+def _result(r, node: NodeConfig) -> CreatableTopicResult:
     if r.error:
         return CreatableTopicResult(name=r.name, error_code=r.error, error_message=r.message,
-                                    num_partitions=-1, replication_factor=-1, configs=None)
+                                    num_partitions=-1, replication_factor=-1, configs=[])
     return CreatableTopicResult(
         name=r.name, topic_id=r.topic_id, error_code=0, error_message=None,
         num_partitions=r.num_partitions, replication_factor=r.replication_factor,
-        configs=[CreatableTopicConfigs(name=n, value=v, read_only=False,
-                                       config_source=DYNAMIC_TOPIC_CONFIG, is_sensitive=False)
-                 for n, v in r.configs])
+        configs=[CreatableTopicConfigs(name=e.name, value=e.value, read_only=e.read_only, config_source=e.source,
+                                       is_sensitive=e.sensitive)
+                 for e in effective_topic_configs(node, dict(r.configs))])
 
 
-def create_topics_op(request, version: int, rng: random.Random | None = None):
+def create_topics_op(request, version: int, rng: random.Random | None = None, settings=None):
+    """``settings``: the controller's (its node id and properties: the config layers
+    the answer's configs fall back to)."""
     rng = rng or random.Random()
+    node_id, static = (settings.node_id, settings.static_configs) if settings is not None else (-1, {})
 
     def run(image, next_offset, now_ms):
         results, records = create_topics(image, request, rng=rng, validate_only=request.validate_only)
         created = [r.name for r in results if not r.error]
         if records:
             log.info("[Controller] creating topic(s) %s", ", ".join(created))
-        return Write(records, lambda: CreateTopicsResponse(throttle_time_ms=0,
-                                                           topics=[_result(r) for r in results]))
+        node = NodeConfig(image, node_id, static)
+        body = CreateTopicsResponse(throttle_time_ms=0, topics=[_result(r, node) for r in results])
+        return Write(records, lambda: body)
     return run, lambda code: create_topics_error_response(request, code)
 
 

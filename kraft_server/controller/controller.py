@@ -164,9 +164,10 @@ class Controller:
         if self.wake is not None:
             self.wake()
 
-    def submit_write(self, name: str, run, fail, respond) -> None:
-        """A write-queue operation (``write_queue.py``) built by an API handler."""
-        self._submit(name, run, fail, respond)
+    def submit_write(self, name: str, run, fail, respond, timeout_ms: int | None = None) -> None:
+        """A write-queue operation (``write_queue.py``) built by an API handler;
+        ``timeout_ms``: its deadline in the queue (REQUEST_TIMED_OUT if not started)."""
+        self._submit(name, run, fail, respond, timeout_ms=timeout_ms)
 
     def _submit(self, name, run, fail, respond, **options) -> None:
         self.writes.submit(name, run, fail, respond, **options)

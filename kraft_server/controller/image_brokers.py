@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import uuid
 from dataclasses import dataclass
 
 from wire.messages import RegisterBrokerRecord
@@ -23,6 +24,9 @@ log = logging.getLogger(__name__)
 FENCE = 1  # BrokerRegistrationFencingChange
 UNFENCE = -1
 IN_CONTROLLED_SHUTDOWN = 1  # BrokerRegistrationInControlledShutdownChange
+# DirectoryId's reserved ids: MIGRATING (no directory recorded yet, pre-3.7), UNASSIGNED
+# (placed on a broker with several, not yet assigned) and LOST (offline)
+MIGRATING_DIR, UNASSIGNED_DIR, LOST_DIR = uuid.UUID(int=0), uuid.UUID(int=1), uuid.UUID(int=2)
 
 
 @dataclass
@@ -55,6 +59,17 @@ class BrokerRegistration:
     def rack(self) -> str | None:
         return self.record.rack
 
+    def has_online_dir(self, dir_id) -> bool:
+        """``BrokerRegistration.hasOnlineDir`` (``DirectoryId.isOnline``): MIGRATING and
+        UNASSIGNED always, LOST never, any when the registration lists no directory,
+        else one it lists (its LogDirs are the online ones)."""
+        if dir_id == MIGRATING_DIR or dir_id == UNASSIGNED_DIR:
+            return True
+        if dir_id == LOST_DIR:
+            return False
+        dirs = self.record.log_dirs
+        return not dirs or dir_id in dirs
+
     def endpoint(self, listener: str):
         for ep in self.record.end_points:
             if ep.name == listener:
@@ -76,6 +91,7 @@ def register_broker_record_version(metadata_version: int) -> int:
 class BrokersImage:
     def __init__(self) -> None:
         self.brokers: dict[int, BrokerRegistration] = {}
+        self._leading = None  # (active ids, {id: online dir ints or None}), rebuilt after a change
 
     def get(self, broker_id: int) -> BrokerRegistration | None:
         return self.brokers.get(broker_id)
@@ -89,6 +105,7 @@ class BrokersImage:
     # -- replay --------------------------------------------------------------------------
     def register(self, r: RegisterBrokerRecord, offset: int) -> None:
         self.brokers[r.broker_id] = BrokerRegistration(copy.copy(r), offset)
+        self._leading = None
 
     def unregister(self, broker_id: int, epoch: int) -> None:
         b = self.brokers.get(broker_id)
@@ -97,12 +114,14 @@ class BrokersImage:
                         broker_id, epoch)
             return
         del self.brokers[broker_id]
+        self._leading = None
 
     def change(self, r) -> None:
         """A BrokerRegistrationChangeRecord."""
         b = self._matching(r.broker_id, r.broker_epoch)
         if b is None:
             return
+        self._leading = None
         rr = b.record = copy.copy(b.record)
         if r.fenced == FENCE:
             rr.fenced = True
@@ -119,6 +138,7 @@ class BrokersImage:
         """The legacy FenceBrokerRecord / UnfenceBrokerRecord (replay only)."""
         b = self._matching(broker_id, epoch)
         if b is not None:
+            self._leading = None
             b.record = copy.copy(b.record)
             b.record.fenced = fenced
 
@@ -133,6 +153,16 @@ class BrokersImage:
     def is_active(self, broker_id: int) -> bool:
         b = self.brokers.get(broker_id)
         return b is not None and b.active
+
+    def leading(self):
+        """``(active ids, {broker id: its online directories as ints, or None for any})``
+        for every registered broker: what the leader acceptor asks for each candidate
+        (``replication/leader_acceptor.py``), kept until the next broker change."""
+        if self._leading is None:
+            self._leading = (frozenset(i for i, b in self.brokers.items() if b.active),
+                             {i: frozenset(d.int for d in b.record.log_dirs) if b.record.log_dirs else None
+                              for i, b in self.brokers.items()})
+        return self._leading
 
     def owner_of_dir(self, dir_id) -> int | None:
         for b in self.brokers.values():

@@ -312,3 +312,65 @@ def test_a_preferred_election_during_a_reassignment_leaves_it_running():
     assert isr_update(c, epochs, "t", [1, 2, 3, 4]).error_code == 0  # 2 completes it and keeps leading
     p = part(c, "t")
     assert (p.leader, p.replicas, p.isr) == (2, (2, 3, 4), (2, 3, 4))
+
+
+# -- TimeoutMs: the alter's deadline in the controller's queue (ControllerApis) -------------
+
+def _submit_alter(c, timeout_ms, targets):
+    from kraft_server.api.controller_writes import submit
+
+    out = []
+    req = AlterPartitionReassignmentsRequest(timeout_ms=timeout_ms, topics=[ReassignableTopic(name="t", partitions=[
+        ReassignablePartition(partition_index=i, replicas=r) for i, r in targets])])
+    submit(SimpleNamespace(controller=c.controller), 45, 1, req, out.append)
+    return out
+
+
+def _stall(c):
+    """An earlier write whose commit does not come (a slow quorum): the queue waits."""
+    from kraft_server.controller.write_queue import Write, _Inflight, _Op
+
+    c.controller.writes.inflight = _Inflight(_Op("stalled", None, None, None), Write([], lambda: None), 10**9,
+                                             c.core.epoch)
+
+
+def test_an_alter_not_started_by_its_timeout_is_request_timed_out_everywhere_and_writes_nothing():
+    c, epochs = cluster()
+    make_topic(c, "t", [[1, 2], [2, 3]])
+    _stall(c)
+    out = _submit_alter(c, 500, [(0, [3, 4]), (1, None)])
+    c.cycle()  # seen: the deadline is 500 ms from now
+    c.now += 499
+    c.cycle()
+    assert out == []
+    c.now += 1
+    c.cycle()
+    (r,) = out
+    # Kafka: a bare TimeoutException from its event queue, so no message anywhere
+    assert (r.error_code, r.error_message) == (ErrorCode.REQUEST_TIMED_OUT, None)
+    assert [(p.partition_index, p.error_code, p.error_message) for p in r.responses[0].partitions] == \
+        [(0, ErrorCode.REQUEST_TIMED_OUT, None), (1, ErrorCode.REQUEST_TIMED_OUT, None)]
+    c.controller.writes.inflight = None
+    c.run_for(50)
+    assert listed(c) == [] and part(c, "t").replicas == (1, 2)
+    # within its deadline the same alter runs
+    out = _submit_alter(c, 500, [(0, [3, 4])])
+    c.run_for(50)
+    assert out[0].error_code == 0 and listed(c) == [("t", [(0, [3, 4, 1, 2], [3, 4], [1, 2])])]
+
+
+def test_a_timeout_of_zero_or_less_always_expires_and_an_empty_alter_is_answered_at_once():
+    c, epochs = cluster()
+    make_topic(c, "t", [[1, 2]])
+    for timeout in (0, -1):
+        out = _submit_alter(c, timeout, [(0, [3, 4])])
+        c.run_for(20)
+        assert out[0].error_code == ErrorCode.REQUEST_TIMED_OUT
+    assert listed(c) == []
+    # no topics: Kafka answers without an event, so even a controller that is not active
+    from kraft_server.api.controller_writes import submit
+
+    out = []
+    submit(SimpleNamespace(controller=SimpleNamespace()), 45, 1,
+           AlterPartitionReassignmentsRequest(timeout_ms=0, topics=[]), out.append)
+    assert (out[0].error_code, out[0].responses, out[0].allow_replication_factor_change) == (0, [], True)

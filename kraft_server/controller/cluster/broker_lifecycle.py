@@ -14,6 +14,9 @@ shutting down) and SHUTDOWN_NOW (fenced, may exit). Transitions write:
   ISR it is in, then BrokerRegistrationChangeRecord v0 {Fenced=1};
 * controlled shutdown: BrokerRegistrationChangeRecord v1 {InControlledShutdown=1},
   then the same ISR/leader moves;
+* MV >= 3.7-IV2: OfflineLogDirs the registration still lists move the broker out of
+  the ISRs of its replicas there, then a v2 record with the directories left
+  (``replication/offline_dirs.py``);
 * MV >= 4.3-IV0: a v3 record with the heartbeat's CordonedLogDirs when they differ
   from the registration's (so each broker's first RECOVERY heartbeat writes one).
 """
@@ -29,6 +32,7 @@ from wire.messages.register_broker_record import BrokerEndpoint, BrokerFeature
 
 from ..image_brokers import FENCE, IN_CONTROLLED_SHUTDOWN, UNFENCE, register_broker_record_version
 from ..image_topics import partition_record_version
+from ..replication.offline_dirs import offline_dirs_records
 from ..replication.partition_change import broker_removed, broker_returned, broker_unclean_shutdown, elr_enabled
 
 METADATA_VERSION = "metadata.version"
@@ -269,6 +273,8 @@ def heartbeat(image, req, version: int, *, shutdown_offset: int | None,
         elif nxt is State.CONTROLLED_SHUTDOWN:
             records = controlled_shutdown_records(image, b.broker_id)
     mv = image.metadata_version() or 0
+    if mv >= DIRECTORY_ASSIGNMENT_MIN_MV and version >= 1 and req.offline_log_dirs:
+        records = records + offline_dirs_records(image, b.broker_id, set(req.offline_log_dirs))
     cordoned = getattr(req, "cordoned_log_dirs", None) if version >= 2 else None
     if mv >= CORDONED_DIRS_MIN_MV and cordoned is not None \
             and list(cordoned) != (list(b.record.cordoned_log_dirs) if b.record.cordoned_log_dirs is not None else None):

@@ -91,8 +91,7 @@ def validate(resource_type: int, name: str, new: dict, existing: dict) -> None:
 def validate_topic_configs(configs: dict) -> dict:
     """``LogConfig.validate`` for a topic's whole set: the parsed values, or ConfigError."""
     for key in configs:
-        d = TOPIC_DEFS.get(key)
-        if d is None or d.internal:
+        if key not in TOPIC_DEFS:  # internal ones are names too (``LogConfig.configNames``)
             raise ConfigError(f"Unknown topic config name: {key}")
     parsed = {key: parse(TOPIC_DEFS[key], value) for key, value in configs.items()}
     lag_min = parsed.get("min.compaction.lag.ms", int(TOPIC_DEFS["min.compaction.lag.ms"].default))

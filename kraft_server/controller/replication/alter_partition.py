@@ -22,7 +22,10 @@ An accepted change is one PartitionChangeRecord (ISR, LeaderRecoveryState and, w
 ELR on, ELR/LastKnownElr: below min ISR the ELR holds the old ISR members that left,
 else it is cleared). ISR-only changes keep the leader epoch and bump the partition
 epoch. The answer carries the state after the change (the current one when nothing
-changed, and nothing is written then).
+changed, and nothing is written then). As in Kafka's builder, a sender that may no
+longer lead (``leader_acceptor.py``: fenced, shutting down, or its replica's log
+directory offline) is replaced by the first acceptable replica of the new ISR (or none),
+answered NEW_LEADER_ELECTED.
 """
 from __future__ import annotations
 
@@ -32,7 +35,8 @@ from wire.errors import ErrorCode
 from wire.messages import PartitionChangeRecord
 
 from ..image_topics import merge, partition_record_version
-from .partition_change import NO_CHANGE, assignment_change, effective_min_isr, elr_enabled, unclean_enabled
+from .leader_acceptor import leader_acceptor
+from .partition_change import NO_CHANGE, NO_LEADER, assignment_change, effective_min_isr, elr_enabled, unclean_enabled
 from .reassignment_replicas import in_progress
 from .topic_creation import _directory as broker_directory
 
@@ -73,6 +77,10 @@ def _change(image, topic_name: str, p, new_isr: list[int], lrs: int) -> Partitio
         changed = True
     if lrs != p.leader_recovery_state:
         record.leader_recovery_state = lrs
+        changed = True
+    accept = leader_acceptor(image, p)
+    if not accept(p.leader):  # the builder's ONLINE election keeps the leader only while valid
+        record.leader = next((r for r in p.replicas if r in new_isr and accept(r)), NO_LEADER)
         changed = True
     if elr_enabled(image):
         old_elr = list(p.eligible_leader_replicas or [])

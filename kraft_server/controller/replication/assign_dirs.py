@@ -7,9 +7,9 @@ request. Per partition: unknown topic id UNKNOWN_TOPIC_ID, unknown partition
 UNKNOWN_TOPIC_OR_PARTITION, the sender not a replica NOT_LEADER_OR_FOLLOWER;
 otherwise a PartitionChangeRecord setting the sender's entry of Directories (none
 when it already names that directory). Not atomic in Kafka (``ControllerResult.of``);
-one batch here. A directory the registration does not list as online (the leader
-and ISR moves Kafka then adds) is recorded the same way and logged: we do not move
-leaders for offline directories yet.
+one batch here. A directory the registration does not have online
+(``BrokerRegistration.hasOnlineDir``) is recorded the same way, then the broker leaves
+the ISR (and leadership) of each partition so assigned (``offline_dirs.py``).
 """
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ from wire.messages import AssignReplicasToDirsResponse, PartitionChangeRecord
 from wire.messages.assign_replicas_to_dirs_response import DirectoryData, PartitionData, TopicData
 
 from ..image_topics import partition_record_version
+from .offline_dirs import offline_assignment_records
 
 log = logging.getLogger(__name__)
 
 DIRECTORY_ASSIGNMENT_MIN_MV = 17  # 3.7-IV2
-ONLINE_ALWAYS = frozenset({uuid.UUID(int=0), uuid.UUID(int=1)})  # MIGRATING, UNASSIGNED
 
 
 def error_response(code: int) -> AssignReplicasToDirsResponse:
@@ -40,13 +40,13 @@ def assign_dirs(image, request) -> tuple[AssignReplicasToDirsResponse, list]:
     b = image.brokers.get(request.broker_id)
     if b is None or b.epoch != request.broker_epoch:
         return error_response(ErrorCode.STALE_BROKER_EPOCH), []
-    online = set(b.record.log_dirs or [])
     version = partition_record_version(mv)
-    records, dirs = [], []
+    records, dirs, offline = [], [], {}
     # Several entries may touch one partition: each builds on the previous change.
     pending: dict[tuple[uuid.UUID, int], list] = {}
     for d in request.directories:
-        if d.id not in online and d.id not in ONLINE_ALWAYS and online:
+        online = b.has_online_dir(d.id)
+        if not online:
             log.warning("[Controller] broker %d assigns replicas to offline directory %s",
                         request.broker_id, d.id)
         topics = []
@@ -54,9 +54,10 @@ def assign_dirs(image, request) -> tuple[AssignReplicasToDirsResponse, list]:
             topic = image.topics.by_id.get(t.topic_id)
             results = []
             for part in t.partitions:
-                results.append(PartitionData(partition_index=part.partition_index,
-                                             error_code=_assign(topic, t.topic_id, part.partition_index,
-                                                                request.broker_id, d.id, pending)))
+                code = _assign(topic, t.topic_id, part.partition_index, request.broker_id, d.id, pending)
+                if code == 0 and not online:
+                    offline[(t.topic_id, part.partition_index)] = (topic.name, topic.partitions[part.partition_index])
+                results.append(PartitionData(partition_index=part.partition_index, error_code=code))
             topics.append(TopicData(topic_id=t.topic_id, partitions=results))
         dirs.append(DirectoryData(id=d.id, topics=topics))
     for (topic_id, index), directories in pending.items():
@@ -64,6 +65,7 @@ def assign_dirs(image, request) -> tuple[AssignReplicasToDirsResponse, list]:
         if directories != list(p.directories or []):
             records.append((PartitionChangeRecord(partition_id=index, topic_id=topic_id,
                                                   directories=directories), version))
+    records += offline_assignment_records(image, request.broker_id, offline.values())
     return AssignReplicasToDirsResponse(throttle_time_ms=0, error_code=0, directories=dirs), records
 
 

@@ -4,9 +4,10 @@ preferred-leader task, pure (Kafka's ``ReplicationControlManager.electLeaders`` 
 
 * PREFERRED (0): a partition already led by its first replica needs no election
   (ELECTION_NOT_NEEDED); otherwise the first replica leads if it is in the ISR and
-  active, else PREFERRED_LEADER_NOT_AVAILABLE.
+  acceptable (``leader_acceptor.py``: active, its log directory online), else
+  PREFERRED_LEADER_NOT_AVAILABLE.
 * UNCLEAN (1): a partition with a leader needs none (ELECTION_NOT_NEEDED); otherwise
-  the first active ISR member (clean), else the first active replica (unclean: it
+  the first acceptable ISR member (clean), else the first acceptable replica (unclean: it
   becomes the ISR, LeaderRecoveryState RECOVERING), else ELIGIBLE_LEADERS_NOT_AVAILABLE.
 
 With no partitions named (null), every partition is considered and the ones needing
@@ -19,6 +20,7 @@ from wire.errors import ErrorCode
 from wire.messages import PartitionChangeRecord
 
 from ..image_topics import partition_record_version
+from .leader_acceptor import leader_acceptor
 from .partition_change import unclean_enabled, unclean_leader
 
 PREFERRED, UNCLEAN = 0, 1
@@ -27,20 +29,19 @@ MAX_ELECTIONS_PER_IMBALANCE = 1000
 
 def elect(image, p, election_type: int) -> tuple[int, PartitionChangeRecord | None]:
     """``(error, record)`` for one partition."""
-    active = image.brokers.is_active
+    preferred = p.replicas[0] if p.replicas else -1
+    needed = p.leader != preferred if election_type == PREFERRED else p.leader < 0
+    if not needed:
+        return ErrorCode.ELECTION_NOT_NEEDED, None
+    active = leader_acceptor(image, p)
     record = PartitionChangeRecord(partition_id=p.partition_id, topic_id=p.topic_id)
     if election_type == PREFERRED:
-        preferred = p.replicas[0] if p.replicas else -1
-        if p.leader == preferred:
-            return ErrorCode.ELECTION_NOT_NEEDED, None
         if preferred in p.isr and active(preferred):
             record.leader = preferred
             if p.last_known_elr:
                 record.last_known_elr = []
             return 0, record
         return ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, None
-    if p.leader >= 0:
-        return ErrorCode.ELECTION_NOT_NEEDED, None
     for r in p.replicas:
         if r in p.isr and active(r):
             record.leader = r

@@ -15,12 +15,14 @@ the image returning a PartitionChangeRecord, or None when nothing changes.
   empty (it then becomes the ISR), or else the "last known leader", elected unclean
   (ISR = [it], LeaderRecoveryState RECOVERING).
 
-"Acceptable" is Kafka's ``isActive``: registered, unfenced, not in controlled shutdown.
+"Acceptable" is Kafka's ``LeaderAcceptor`` (``leader_acceptor.py``): registered,
+unfenced, not in controlled shutdown, and the replica's log directory online.
 """
 from __future__ import annotations
 
 from wire.messages import PartitionChangeRecord
 
+from .leader_acceptor import leader_acceptor
 from .reassignment_replicas import completed
 
 NO_LEADER = -1
@@ -109,9 +111,8 @@ def broker_removed(image, topic_name: str, p, broker_id: int) -> PartitionChange
         return None
     elr = elr_enabled(image)
     record = PartitionChangeRecord(partition_id=p.partition_id, topic_id=p.topic_id)
-
-    def ok(r):
-        return r != broker_id and image.brokers.is_active(r)
+    active = image.brokers.leading()[0]
+    ok = leader_acceptor(image, p, lambda r: r != broker_id and r in active)
 
     target_isr = [r for r in p.isr if r != broker_id]
     old_elr = list(p.eligible_leader_replicas or [])
@@ -158,9 +159,8 @@ def broker_returned(image, p, broker_id: int) -> PartitionChangeRecord | None:
         return None
     elr = elr_enabled(image)
     record = PartitionChangeRecord(partition_id=p.partition_id, topic_id=p.topic_id)
-
-    def ok(r):
-        return r == broker_id or image.brokers.is_active(r)
+    active = image.brokers.leading()[0]
+    ok = leader_acceptor(image, p, lambda r: r == broker_id or r in active)
 
     target_elr = list(p.eligible_leader_replicas or []) if elr else []
     target_lkelr = list(p.last_known_elr or []) if elr else []
@@ -200,7 +200,7 @@ def assignment_change(image, topic_name: str, p, *, isr, replicas, removing, add
         (replicas, isr), removing, adding = done, [], []
     elr = elr_enabled(image)
     record = PartitionChangeRecord(partition_id=p.partition_id, topic_id=p.topic_id)
-    ok = image.brokers.is_active
+    ok = leader_acceptor(image, p)
     target_elr, target_lkelr = [], []
     if elr and len(isr) < effective_min_isr(image, topic_name, _first_partition_rf(image, topic_name, p)):
         target_elr = sorted((set(p.eligible_leader_replicas or ()) | set(p.isr)) - set(isr))

@@ -15,6 +15,12 @@ its size against the current replication factor (replicas + adding - removing
 while one runs): INVALID_REPLICATION_FACTOR. Accepted partitions give at most one
 PartitionChangeRecord each, all in one atomic batch; failures do not stop the rest.
 The list reads the committed image: each partition with adding or removing replicas.
+
+TimeoutMs is the alter's deadline in the write queue (``ControllerApis`` gives the
+controller event ``now + TimeoutMs``; the list has none): an alter that has not started
+by then is answered REQUEST_TIMED_OUT at the top and on every partition with no message
+(Kafka's queue fails it with a message-less ``TimeoutException``), and a TimeoutMs of 0
+or less always expires. An alter with no topics is answered at once, by any controller.
 """
 from __future__ import annotations
 
@@ -157,14 +163,24 @@ def list_reassignments(image, topics):
 # -- write-queue operations ---------------------------------------------------------
 
 def alter_error_response(request, code: int) -> AlterPartitionReassignmentsResponse:
-    """Kafka's ``getErrorResponse``: the error at the top and on every partition."""
-    message = error_message(code)
+    """Kafka's ``getErrorResponse``: the error at the top and on every partition (a
+    timed-out one with no message, ``ApiError.fromThrowable`` of a bare TimeoutException)."""
+    message = None if code == ErrorCode.REQUEST_TIMED_OUT else error_message(code)
     return AlterPartitionReassignmentsResponse(
         throttle_time_ms=0, error_code=code, error_message=message, responses=[
             ReassignableTopicResponse(name=t.name, partitions=[
                 ReassignablePartitionResponse(partition_index=p.partition_index, error_code=code,
                                               error_message=message) for p in t.partitions])
             for t in request.topics])
+
+
+def empty_alter_answer(request) -> AlterPartitionReassignmentsResponse | None:
+    """``QuorumController.alterPartitionReassignments``: no topics, an empty answer
+    without an event (so without NOT_CONTROLLER either)."""
+    if request.topics:
+        return None
+    return AlterPartitionReassignmentsResponse(throttle_time_ms=0, allow_replication_factor_change=True,
+                                               error_code=0, error_message=None, responses=[])
 
 
 def alter_reassignments_op(request, version: int):

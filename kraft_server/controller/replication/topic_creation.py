@@ -39,7 +39,6 @@ MIN_ISR = "min.insync.replicas"
 MIGRATING_DIR = uuid.UUID(int=0)
 UNASSIGNED_DIR = uuid.UUID(int=1)
 TOPIC_RESOURCE = 2
-DYNAMIC_TOPIC_CONFIG = 1  # ConfigSource
 
 
 @dataclass
