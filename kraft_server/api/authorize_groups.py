@@ -25,7 +25,7 @@ from wire.messages.find_coordinator_response import Coordinator
 from wire.messages.offset_fetch_response import OffsetFetchResponseGroup
 
 from .authorize_items import Narrowed, joiner, narrowed_body
-from .authorize_offsets import OFFSET_APIS, admit_offset_topics, commit_refusal
+from .authorize_offsets import OFFSET_APIS, admit_offset_topics, commit_refusal, fetch_refusal
 
 DENIED = ErrorCode.GROUP_AUTHORIZATION_FAILED
 ONE_GROUP = {JoinGroupRequest.API_KEY: A.READ, SyncGroupRequest.API_KEY: A.READ, HeartbeatRequest.API_KEY: A.READ,
@@ -38,6 +38,8 @@ GROUP_APIS = frozenset(ONE_GROUP) | {DescribeGroupsRequest.API_KEY, DeleteGroups
 def _one_group_refusal(api_key: int, version: int, body):
     if api_key == OffsetCommitRequest.API_KEY:
         return RESPONSES[api_key](topics=commit_refusal(version, body.topics, DENIED))
+    if api_key == OffsetFetchRequest.API_KEY and version < 2:  # no top-level error: on each partition
+        return RESPONSES[api_key](topics=[fetch_refusal(version, t, DENIED) for t in body.topics])
     answer = RESPONSES[api_key](error_code=DENIED)
     if hasattr(answer, "generation_id"):
         answer.generation_id = -1  # JoinGroup: UNKNOWN_GENERATION_ID

@@ -73,9 +73,10 @@ def admit_offset_topics(call, allowed):
     return Narrowed(call, narrowed_body(body, "topics", kept), joiner("topics", answer))
 
 
-def _fetch_refusal(version: int, t):
+def fetch_refusal(version: int, t, code: int = DENIED):
+    """OffsetFetch's answer for the request topic ``t``: every partition ``code``, offset -1."""
     partitions = [(F.OffsetFetchResponsePartition if version < 8 else F.OffsetFetchResponsePartitions)(
-        partition_index=i, committed_offset=-1, committed_leader_epoch=-1, metadata="", error_code=DENIED)
+        partition_index=i, committed_offset=-1, committed_leader_epoch=-1, metadata="", error_code=code)
         for i in t.partition_indexes]
     if version < 8:
         return F.OffsetFetchResponseTopic(name=t.name, partitions=partitions)
@@ -117,5 +118,5 @@ class _FetchChecked:
                 answer.topics = [t for t in answer.topics
                                  if _name(version, t) is None or self.allowed(_name(version, t))]
             else:
-                answer.topics = list(answer.topics) + [_fetch_refusal(version, t) for t in refused]
+                answer.topics = list(answer.topics) + [fetch_refusal(version, t) for t in refused]
         self.call.respond(body, api_version)

@@ -137,3 +137,12 @@ def test_offset_delete_needs_read_on_the_topic(svc):
     guard = guard_with(allow(A.DELETE, rtype=A.GROUP, name="g"), allow(A.READ, name=TOPIC))
     assert codes(send(guard, svc, body, 0)) == [(TOPIC, [(0, 0)])]
     assert svc.store.get("g") == {}
+
+
+def test_a_refused_group_on_offset_fetch_v1_errs_each_partition(svc):
+    """v1 has no top-level error code: the group's refusal goes on every partition, as
+    Kafka's OffsetFetchResponse.groupError writes it for versions below 2."""
+    answer = send(guard_with(), svc, fetch_v7([TOPIC]), 1)
+    assert offsets(answer.topics) == [(TOPIC, [(0, -1, E.GROUP_AUTHORIZATION_FAILED)])]
+    answer = send(guard_with(), svc, fetch_v7([TOPIC]), 2)
+    assert (answer.error_code, answer.topics) == (E.GROUP_AUTHORIZATION_FAILED, [])
