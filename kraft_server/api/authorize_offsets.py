@@ -11,7 +11,9 @@ made after the group's (``authorize_groups.py``) as a Kafka broker makes them
   TOPIC_AUTHORIZATION_FAILED (not when the group answered an error of its own); a fetch
   of all the group's offsets leaves the refused topics out.
 
-v10 names topics by id: an id we cannot name goes on to the handler (UNKNOWN_TOPIC_ID).
+v10 names topics by id. An id we cannot name is answered UNKNOWN_TOPIC_ID before any
+check: by the handler for OffsetCommit, here (with the refused topics) for OffsetFetch,
+as Kafka 4.3.1 does.
 """
 from __future__ import annotations
 
@@ -93,15 +95,17 @@ class _FetchChecked:
         self.call, self.allowed = call, allowed
         version, body = call.api_version, call.body
         groups = [body] if version < 8 else list(body.groups)
-        self.refused: list = []  # per group: refused topics, or None for "all topics"
+        self.refused: list = []  # per group: [(topic, error)], or None for "all topics"
         narrowed = []
         for g in groups:
             if g.topics is None:
                 self.refused.append(None)
                 narrowed.append(g)
                 continue
-            kept, refused = _split(version, g.topics, allowed)
+            refused = [(t, DENIED if _name(version, t) else ErrorCode.UNKNOWN_TOPIC_ID) for t in g.topics
+                       if _name(version, t) is None or not allowed(_name(version, t))]
             self.refused.append(refused)
+            kept = [t for t in g.topics if not any(t is x for x, _ in refused)]
             narrowed.append(narrowed_body(g, "topics", kept) if refused else g)
         self.body = narrowed[0] if version < 8 else narrowed_body(body, "groups", narrowed)
 
@@ -118,5 +122,5 @@ class _FetchChecked:
                 answer.topics = [t for t in answer.topics
                                  if _name(version, t) is None or self.allowed(_name(version, t))]
             else:
-                answer.topics = list(answer.topics) + [fetch_refusal(version, t) for t in refused]
+                answer.topics = list(answer.topics) + [fetch_refusal(version, t, code) for t, code in refused]
         self.call.respond(body, api_version)

@@ -123,8 +123,15 @@ def test_fetch_batched_groups_v8_and_v10(svc):
     answer = send(guard, svc, body, 8)
     assert [(g.group_id, g.error_code) for g in answer.groups] == [("h", E.GROUP_AUTHORIZATION_FAILED), ("g", 0)]
     assert offsets(answer.groups[1].topics) == [(TOPIC, [(0, -1, DENIED)])]
+    # v10: an id we cannot name is answered UNKNOWN_TOPIC_ID with the refused, in request order
+    guard = guard_with(allow(A.DESCRIBE, rtype=A.GROUP, name="g"), allow(A.DESCRIBE, name=TOPIC))
+    body.groups[1].topics.insert(0, of.OffsetFetchRequestTopics(topic_id=uuid.UUID(int=99), partition_indexes=[0]))
     answer = send(guard, svc, body, 10)
-    assert offsets(answer.groups[1].topics) == [(META_ID, [(0, -1, DENIED)])]
+    assert offsets(answer.groups[1].topics) == [(META_ID, [(0, 5, 0)]),
+                                                (uuid.UUID(int=99), [(0, -1, E.UNKNOWN_TOPIC_ID)])]
+    answer = send(guard_with(allow(A.DESCRIBE, rtype=A.GROUP, name="g")), svc, body, 10)
+    assert offsets(answer.groups[1].topics) == [(uuid.UUID(int=99), [(0, -1, E.UNKNOWN_TOPIC_ID)]),
+                                                (META_ID, [(0, -1, DENIED)])]
 
 
 def test_offset_delete_needs_read_on_the_topic(svc):
