@@ -4,15 +4,21 @@ SCRAM-SHA-512``, each formatted with ``kraft-storage format --add-scram`` for th
 they dial each other as. Nothing is committed yet when they start, so the credentials
 come from the formatted bootstrap checkpoint until the log holds them; the voters
 elect a leader, commit the bootstrap records (the credential among them) on every node,
-and a SCRAM client then authenticates against every voter."""
+and a SCRAM client then authenticates against every voter.
+
+Apache Kafka 4.3.1 feeds its controllers' SCRAM credentials only from committed
+metadata (``ScramPublisher``; the bootstrap records go to the ``QuorumController`` that
+will write them), so fresh Kafka voters cannot authenticate each other with SCRAM. A
+fresh mixed quorum (two of ours and a Kafka controller, slow) elects one of ours; the
+Kafka controller fetches the credential from it, then authenticates SCRAM clients."""
 from __future__ import annotations
 
 import uuid
 
 import pytest
 
-from tests.support.certs import Pki
-from tests.support.kraft_nodes import make_quorum, wait_for
+from tests.support.certs import PASSWORD, Pki
+from tests.support.kraft_nodes import OurNode, make_quorum, set_property, storage_format, wait_for
 from tests.support.metadata_rows import source_rows
 from tests.support.secure_client import client_context, quorum_partition, sasl_ssl_controller
 from wire.messages import UserScramCredentialRecord
@@ -59,3 +65,53 @@ def test_fresh_voters_elect_and_commit_over_scram_sha_512(tmp_path, mode):
     finally:
         for node in nodes:
             node.stop()
+
+
+@pytest.mark.slow  # a Kafka controller
+def test_a_fresh_mixed_quorum_elects_ours_and_kafka_learns_the_credential(tmp_path):
+    from tests.support.jdk import need_jdk
+    from tools.kafka_dist.controller import KafkaController, random_cluster_id
+    need_jdk()
+    pki = Pki(tmp_path / "pki")
+    cluster_id = random_cluster_id()
+    scram = ("--add-scram", "SCRAM-SHA-512=[name=admin,password=admin-secret]")
+    trust = ("ssl.truststore.type=PEM", f"ssl.truststore.location={pki.truststore_pem}")
+    ours = []
+    for i in (1, 2):
+        (tmp_path / f"n{i}").mkdir()
+        ours.append(OurNode(tmp_path / f"n{i}", node_id=i, extra=(*sasl_ssl_controller(pki, "SCRAM-SHA-512", JAAS),
+                                                                  *trust)))
+    kafka = KafkaController(tmp_path / "kafka", node_id=3, cluster_id=cluster_id, format_mode="static", overrides={
+        "listener.security.protocol.map": "CONTROLLER:SASL_SSL", "sasl.enabled.mechanisms": "SCRAM-SHA-512",
+        "sasl.mechanism.controller.protocol": "SCRAM-SHA-512",
+        "listener.name.controller.scram-sha-512.sasl.jaas.config": JAAS, "ssl.keystore.type": "PKCS12",
+        "ssl.keystore.location": str(pki.server.p12), "ssl.keystore.password": PASSWORD,
+        "ssl.truststore.type": "PEM", "ssl.truststore.location": str(pki.truststore_pem),
+        "controller.quorum.bootstrap.servers": ""})
+    voters = ",".join([*(f"{n.node_id}@127.0.0.1:{n.port}" for n in ours), f"3@{kafka.bootstrap}"])
+    kafka.overrides["controller.quorum.voters"] = voters
+    for node in ours:
+        set_property(node.config, "controller.quorum.voters", voters)
+        set_property(node.config, "controller.quorum.bootstrap.servers", "")
+        storage_format(node.config, cluster_id, *scram)
+    context, admin = client_context(pki), ("SCRAM-SHA-512", "admin", "admin-secret")
+    try:
+        kafka.format(list(scram))
+        kafka.start()
+        for node in ours:
+            node.start()
+        leader = wait_for(lambda: _leader(ours), 90, "one of ours elected over SCRAM-SHA-512")
+
+        def kafka_caught_up():
+            part = _leader(ours)
+            return [v for v in part.current_voters if v.replica_id == 3 and v.log_end_offset >= part.high_watermark]
+        wait_for(kafka_caught_up, 90, "the Kafka controller fetching from our leader")
+        assert leader.leader_id in (1, 2)
+        # Kafka replayed the committed credential: it authenticates a SCRAM client now
+        # (a follower answers DescribeQuorum NOT_LEADER_OR_FOLLOWER, 6)
+        assert wait_for(lambda: quorum_partition(kafka.port, context, admin).error_code == 6, 30,
+                        "SCRAM on Kafka's listener")
+    finally:
+        for node in ours:
+            node.stop()
+        kafka.close()
