@@ -5,7 +5,8 @@ made after the group's (``authorize_groups.py``) as a Kafka broker makes them
 
 - OffsetCommit and OffsetDelete need READ on each TOPIC. A refused topic's partitions
   are answered TOPIC_AUTHORIZATION_FAILED (first) and the group never sees them; when
-  no topic is left, OffsetCommit is answered without asking the group at all.
+  no topic is left, OffsetCommit is answered without asking the group at all (and
+  OffsetDelete asks it anyway: an error of the group's is then the whole answer).
 - OffsetFetch needs DESCRIBE on each TOPIC. Named topics that are refused are taken out
   of the group's request and added after its answer, each partition with offset -1 and
   TOPIC_AUTHORIZATION_FAILED (not when the group answered an error of its own); a fetch
@@ -70,9 +71,11 @@ def admit_offset_topics(call, allowed):
         if not kept:  # the group is not asked at all
             call.respond(answer)
             return None
-    else:
-        answer = OffsetDeleteResponse(topics=_delete_refusal(refused))
-    return Narrowed(call, narrowed_body(body, "topics", kept), joiner("topics", answer))
+        return Narrowed(call, narrowed_body(body, "topics", kept), joiner("topics", answer))
+    join = joiner("topics", OffsetDeleteResponse(topics=_delete_refusal(refused)))
+    # a group error (GROUP_ID_NOT_FOUND, ...) replaces the whole answer, as Kafka's Builder.merge
+    return Narrowed(call, narrowed_body(body, "topics", kept),
+                    lambda answer: answer if answer.error_code else join(answer))
 
 
 def fetch_refusal(version: int, t, code: int = DENIED):

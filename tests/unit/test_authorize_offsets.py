@@ -144,6 +144,11 @@ def test_offset_delete_needs_read_on_the_topic(svc):
     guard = guard_with(allow(A.DELETE, rtype=A.GROUP, name="g"), allow(A.READ, name=TOPIC))
     assert codes(send(guard, svc, body, 0)) == [(TOPIC, [(0, 0)])]
     assert svc.store.get("g") == {}
+    # a group error is the whole answer (Kafka's OffsetDeleteResponse.Builder.merge)
+    guard = guard_with(allow(A.DELETE, rtype=A.GROUP, name="unknown"))
+    body.group_id = "unknown"
+    answer = send(guard, svc, body, 0)
+    assert (answer.error_code, answer.topics) == (E.GROUP_ID_NOT_FOUND, [])
 
 
 def test_a_refused_group_on_offset_fetch_v1_errs_each_partition(svc):
