@@ -7,8 +7,8 @@ CLUSTER, else only the groups the caller may describe.
 
 A request about one group is answered GROUP_AUTHORIZATION_FAILED when refused; one
 about several (DescribeGroups, DeleteGroups, OffsetFetch v8+, FindCoordinator v4+)
-goes on with the allowed groups, the refused ones answered first.
-Not checked, unlike Kafka: READ on the topics of OffsetCommit/OffsetFetch.
+goes on with the allowed groups, the refused ones answered first. OffsetCommit,
+OffsetFetch and OffsetDelete then check their topics (``authorize_offsets.py``).
 """
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ from wire.messages import (
 from wire.messages.delete_groups_response import DeletableGroupResult
 from wire.messages.describe_groups_response import DescribedGroup
 from wire.messages.find_coordinator_response import Coordinator
-from wire.messages.offset_commit_response import OffsetCommitResponsePartition, OffsetCommitResponseTopic
 from wire.messages.offset_fetch_response import OffsetFetchResponseGroup
 
 from .authorize_items import Narrowed, joiner, narrowed_body
+from .authorize_offsets import OFFSET_APIS, admit_offset_topics, commit_refusal, fetch_refusal
 
 DENIED = ErrorCode.GROUP_AUTHORIZATION_FAILED
 ONE_GROUP = {JoinGroupRequest.API_KEY: A.READ, SyncGroupRequest.API_KEY: A.READ, HeartbeatRequest.API_KEY: A.READ,
@@ -35,12 +35,11 @@ GROUP_APIS = frozenset(ONE_GROUP) | {DescribeGroupsRequest.API_KEY, DeleteGroups
                                      FindCoordinatorRequest.API_KEY, ListGroupsRequest.API_KEY}
 
 
-def _one_group_refusal(api_key: int, body):
+def _one_group_refusal(api_key: int, version: int, body):
     if api_key == OffsetCommitRequest.API_KEY:
-        return RESPONSES[api_key](topics=[OffsetCommitResponseTopic(
-            name=t.name, topic_id=t.topic_id,
-            partitions=[OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=DENIED)
-                        for p in t.partitions]) for t in body.topics])
+        return RESPONSES[api_key](topics=commit_refusal(version, body.topics, DENIED))
+    if api_key == OffsetFetchRequest.API_KEY and version < 2:  # no top-level error: on each partition
+        return RESPONSES[api_key](topics=[fetch_refusal(version, t, DENIED) for t in body.topics])
     answer = RESPONSES[api_key](error_code=DENIED)
     if hasattr(answer, "generation_id"):
         answer.generation_id = -1  # JoinGroup: UNKNOWN_GENERATION_ID
@@ -79,6 +78,13 @@ def _several(api_key: int, version: int, body):
 def admit_group_call(call, allowed):
     """``allowed(operation, resource type, name) -> bool`` for the caller; the call to
     go on with, or None when answered (refused)."""
+    call = _admit_group(call, allowed)
+    if call is not None and call.api_key in OFFSET_APIS:
+        return admit_offset_topics(call, allowed)
+    return call
+
+
+def _admit_group(call, allowed):
     api_key, version, body = call.api_key, call.api_version, call.body
     if api_key == ListGroupsRequest.API_KEY:
         if allowed(A.DESCRIBE, A.CLUSTER, A.CLUSTER_NAME):
@@ -90,7 +96,7 @@ def admit_group_call(call, allowed):
     if several is None:
         if allowed(ONE_GROUP[api_key], A.GROUP, body.group_id):
             return call
-        call.respond(_one_group_refusal(api_key, body))
+        call.respond(_one_group_refusal(api_key, version, body))
         return None
     attr, answer_attr, group_of, refused_entry = several
     op = A.DELETE if api_key == DeleteGroupsRequest.API_KEY else A.DESCRIBE

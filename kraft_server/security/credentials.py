@@ -1,15 +1,48 @@
 """SCRAM credentials as the server looks them up: from the committed metadata image
 (UserScramCredentialRecord replayed by ``kraft_server/controller``), by mechanism
 and user name, on every node, leader or not (Kafka's ``CredentialCache`` fed by
-``ScramPublisher``)."""
+``ScramPublisher``).
+
+Until the image holds any committed metadata (no ``metadata.version`` replayed yet),
+the credentials formatted into the node's ``bootstrap.checkpoint`` (``kraft-storage
+format --add-scram``) answer instead: freshly formatted voters that authenticate each
+other with SCRAM (``sasl.mechanism.controller.protocol``) need them to elect the leader
+that will commit them (Kafka's KAFKA-15513)."""
 from __future__ import annotations
+
+import logging
+
+from wire.messages import UserScramCredentialRecord
+from wire.records import decode_metadata_record
 
 from .scram import ScramCredential
 
+log = logging.getLogger(__name__)
 
-def scram_lookup(controller):
-    """``lookup(mechanism, user) -> ScramCredential | None`` over ``controller.image``."""
+
+def bootstrap_credentials(framed_records):
+    """A ``ScramImage`` of the UserScramCredentialRecords among ``framed_records``."""
+    from kraft_server.controller.scram_image import ScramImage
+    image = ScramImage()
+    for value in framed_records:
+        record = decode_metadata_record(value)
+        if record.api_key == UserScramCredentialRecord.API_KEY:
+            image.replay(record.message)
+    return image
+
+
+def scram_lookup(controller, bootstrap_records=()):
+    """``lookup(mechanism, user) -> ScramCredential | None`` over ``controller.image``,
+    or over ``bootstrap_records``' credentials while nothing is committed."""
+    seed = bootstrap_credentials(bootstrap_records)
+    if seed.users():
+        log.info("SCRAM credentials from bootstrap.checkpoint serve until the log commits them: %s",
+                 ", ".join(f"{user} ({mechanism})" for user, mechanism in seed.users()))
+
     def lookup(mechanism: str, user: str) -> ScramCredential | None:
-        users = getattr(controller.image, "scram", None)
+        image = controller.image
+        users = getattr(image, "scram", None)
+        if not getattr(image, "has_metadata", True):
+            users = seed
         return users.get(mechanism, user) if users is not None else None
     return lookup

@@ -268,7 +268,8 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
                                       reconfiguration=core.SUPPORTS_RECONFIGURATION)
         tables[ep.name] = apis
         specs.append(ListenerSpec(ep.name, ep.host, ep.port, apis,
-                                  security=listener_security(config, ep.name, scram_lookup(controller))))
+                                  security=listener_security(config, ep.name, scram_lookup(
+                                      controller, controller.duties.bootstrap_extra))))
 
     topics, consumer_fetch = _metadata_topic(config, core, raft_log)
 

@@ -107,3 +107,8 @@ class Pki:
             props.update({"ssl.keystore.type": "PKCS12", "ssl.keystore.location": str(who.p12),
                           "ssl.keystore.password": PASSWORD})
         return props
+
+    def server_keystore(self) -> tuple[str, ...]:
+        """A node's properties for the server certificate as a PKCS12 keystore."""
+        return ("ssl.keystore.type=PKCS12", f"ssl.keystore.location={self.server.p12}",
+                f"ssl.keystore.password={PASSWORD}")

@@ -165,10 +165,11 @@ def storage_format(config: Path, cluster_id: str, *flags: str) -> None:
 
 
 def make_quorum(workdir: Path, mode: str, cluster_id: str, n: int = 3, extra: tuple[str, ...] = (),
-                cluster_ids: dict[int, str] | None = None) -> list[OurNode]:
+                cluster_ids: dict[int, str] | None = None, flags: tuple[str, ...] = ()) -> list[OurNode]:
     """``n`` formatted (not started) nodes: ``mode`` is ``static`` (controller.quorum.voters,
     kraft.version 0) or ``dynamic`` (``format --initial-controllers``, kraft.version 1).
-    ``cluster_ids`` overrides the cluster id some nodes are formatted with."""
+    ``cluster_ids`` overrides the cluster id some nodes are formatted with; ``flags``
+    go to every format (e.g. ``--add-scram``)."""
     from wire.uuids import random_directory_id, uuid_to_str
     nodes = []
     for i in range(1, n + 1):
@@ -185,8 +186,8 @@ def make_quorum(workdir: Path, mode: str, cluster_id: str, n: int = 3, extra: tu
     voters = ",".join(f"{m.node_id}@127.0.0.1:{m.port}:{uuid_to_str(random_directory_id())}" for m in nodes)
     for node in nodes:
         cid = (cluster_ids or {}).get(node.node_id, cluster_id)
-        flags = () if mode == "static" else ("--initial-controllers", voters)
-        storage_format(node.config, cid, *flags)
+        quorum = () if mode == "static" else ("--initial-controllers", voters)
+        storage_format(node.config, cid, *quorum, *flags)
     return nodes
 
 

@@ -62,3 +62,24 @@ def test_upsertion_keys_match_a_password_derived_credential_and_the_image_follow
     for value in image.snapshot_records():
         again.replay(value)
     assert again.content() == image.content() and again.scram.users() == [("bob", "SCRAM-SHA-512")]
+
+
+def test_bootstrap_credentials_serve_until_the_log_commits_metadata():
+    """KAFKA-15513: fresh voters look users up in their formatted bootstrap records until
+    the image has committed metadata; from then on only the image counts."""
+    from types import SimpleNamespace
+
+    from kraft_server.security.credentials import scram_lookup
+    from wire.messages import FeatureLevelRecord
+    c = make_credential("SCRAM-SHA-512", "pw", SALT)
+    formatted = [encode_metadata_record(FeatureLevelRecord(name="metadata.version", feature_level=27), 0),
+                 encode_metadata_record(UserScramCredentialRecord(
+                     name="admin", mechanism=2, salt=c.salt, stored_key=c.stored_key, server_key=c.server_key,
+                     iterations=c.iterations), 0)]
+    controller = SimpleNamespace(image=MetadataImage())
+    lookup = scram_lookup(controller, formatted)
+    assert lookup("SCRAM-SHA-512", "admin") == c and lookup("SCRAM-SHA-256", "admin") is None
+    controller.image.replay(formatted[0])  # committed metadata, without the credential
+    assert lookup("SCRAM-SHA-512", "admin") is None
+    controller.image.replay(formatted[1])
+    assert lookup("SCRAM-SHA-512", "admin") == c

@@ -8,6 +8,7 @@
     kraft-metadata-stream --batch --view voters            # the current voter set
     kraft-metadata-stream --batch --from-snapshot --view topics   # full state after retention
     kraft-metadata-stream --prepare                        # resolve the connector jars only
+    kraft-metadata-stream --command-config client-sasl.properties   # TLS/SASL client settings
     spark-submit ... -m tools.metadata_stream --master spark://host:7077 ...
 """
 from __future__ import annotations
@@ -53,6 +54,9 @@ def parse_args(argv=None):
     p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="extra Kafka source option, e.g. failOnDataLoss=false or kafka.security.protocol=SSL")
+    p.add_argument("--command-config", metavar="FILE",
+                   help="Kafka client properties (security.protocol, sasl.*, ssl.*), as Kafka's tools take "
+                        "them; each becomes a kafka.<key> source option (--option wins)")
     p.add_argument("--prepare", action="store_true", help="resolve the connector jars into the cache and exit")
     return p.parse_args(argv)
 
@@ -63,7 +67,8 @@ def main(argv=None) -> int:
     logging.getLogger("py4j").setLevel(logging.WARNING)
     try:
         jars = ensure_jars()
-    except JarsError as exc:
+        extra = source_options(args)
+    except (JarsError, OSError, ValueError) as exc:
         print(f"kraft-metadata-stream: {exc}", file=sys.stderr)
         return 1
     if args.prepare:
@@ -76,7 +81,6 @@ def main(argv=None) -> int:
     spark = spark_session(args.master, conf=conf)
     control = args.control or args.view in CONTROL_VIEWS
     topic = args.topic or (CONTROL_TOPIC if control else pipeline.TOPIC)
-    extra = dict(o.split("=", 1) for o in args.option)
     options = pipeline.kafka_options(args.bootstrap_server, topic, args.starting_offsets, extra)
     if control:
         return _control(spark, args, options)
@@ -111,6 +115,12 @@ def main(argv=None) -> int:
         query = pipeline.start_stream(shown.select(rows), args.sink, checkpoint=args.checkpoint, path=args.path,
                                       trigger=trigger)
     return _await(query)
+
+
+def source_options(args) -> dict[str, str]:
+    """The Kafka source options beyond the defaults: ``--command-config``'s, then ``--option``'s."""
+    from .client_config import command_config_options
+    return {**command_config_options(args.command_config), **dict(o.split("=", 1) for o in args.option)}
 
 
 class _Shown:
