@@ -37,7 +37,7 @@ from wire.messages import AlterPartitionReassignmentsRequest, ListPartitionReass
 from kraft_server.controller.replication.reassignment import (
     alter_error_response, alter_reassignments_op, empty_alter_answer, list_error_response, list_reassignments_op,
 )
-from . import config_requests
+from . import config_requests, deadlines
 from kraft_server.controller.admin_requests import (
     allocate_error_response, allocate_producer_ids_op, alter_partition_error_response, alter_partition_op,
     assign_dirs_error_response, assign_dirs_op,
@@ -85,11 +85,6 @@ ENVELOPED[RemoveRaftVoterRequest.API_KEY] = (0, 0)
 # ACLs (controller/acl_control.py): kafka-acls through a broker; DescribeAcls a broker answers itself
 CREATE_ACLS, DELETE_ACLS = CreateAclsRequest.API_KEY, DeleteAclsRequest.API_KEY
 ENVELOPED.update({CREATE_ACLS: (1, 3), DELETE_ACLS: (1, 3)})
-
-
-# The requests whose TimeoutMs is their deadline in the controller's queue, as
-# ControllerApis sets it (``ControllerRequestContext.requestTimeoutMsToDeadlineNs``).
-DEADLINES = {ALTER_PARTITION_REASSIGNMENTS: lambda body: body.timeout_ms}
 
 
 def _responder(call):
@@ -189,8 +184,8 @@ def submit(view, api_key: int, version: int, body, respond, enveloped: bool = Fa
 
         def fail(code):
             return _NotController() if code == ErrorCode.NOT_CONTROLLER else plain_fail(code)
-    deadline = DEADLINES.get(api_key)
-    options = {} if deadline is None else {"timeout_ms": deadline(body)}
+    deadline = deadlines.deadline(api_key, version, body)
+    options = {} if deadline is None else {"timeout_ms": deadline}
     controller.submit_write(name, run, fail, respond, **options)
 
 
