@@ -157,3 +157,38 @@ def test_an_enveloped_request_past_its_deadline_is_answered_inside_the_envelope(
     assert env.error_code == 0
     corr, inner = decode_response(bytes(env.response_data), 19, 7)
     assert corr.correlation_id == 42 and _results(19, inner) == [("e", TIMED_OUT, None)]
+
+
+def test_a_narrowed_request_past_its_deadline_times_out_whole_as_kafka_answers_the_request_as_sent():
+    """With an authorizer, the refused topics leave the request Kafka's controller gets,
+    but a failed controller future is answered by ``getErrorResponse`` of the request as
+    sent: every topic REQUEST_TIMED_OUT, the refused ones too. In time: refused first."""
+    from kraft_server.api.controller_writes import handle_controller_write, handle_envelope_request
+    from kraft_server.security import acls as A
+    from wire.headers import decode_response, encode_request
+    from wire.messages import DefaultPrincipalData, EnvelopeRequest
+    from tests.unit.test_authorize_checks import allow, call, guard_with
+
+    c, _ = three()
+    guard = guard_with(allow(A.CREATE, name="a"))
+    view = SimpleNamespace(controller=c.controller)
+    sent = {}
+    for timeout in (0, 30000):
+        direct = call(19, _create(timeout, "a", "b"), version=7)
+        handle_controller_write(guard.admit(direct), view)
+        c.run_for(30)
+        sent[timeout] = _results(19, direct.answers[0])
+    assert sent[0] == [("a", TIMED_OUT, None), ("b", TIMED_OUT, None)]
+    assert [s[:2] for s in sent[30000]] == [("b", ErrorCode.TOPIC_AUTHORIZATION_FAILED), ("a", 0)]
+    # the same through a broker's Envelope, as the client's principal
+    w = bytearray(b"\x00\x00")
+    DefaultPrincipalData(type="User", name="alice", token_authenticated=False).write(w, 0)
+    answers = []
+    envelope = SimpleNamespace(done=False, respond=answers.append, body=EnvelopeRequest(
+        request_data=encode_request(19, 7, 9, _create(0, "a2", "b"), "adminclient-1")[4:],
+        request_principal=bytes(w), client_host_address=b"\x7f\x00\x00\x01"))
+    guard_all = guard_with(allow(A.CREATE, name="a2"))
+    handle_envelope_request(envelope, view, dispatch=SimpleNamespace(guard=guard_all))
+    c.run_for(30)
+    _, inner = decode_response(bytes(answers[0].response_data), 19, 7)
+    assert _results(19, inner) == [("a2", TIMED_OUT, None), ("b", TIMED_OUT, None)]
