@@ -37,7 +37,7 @@ from wire.messages import AlterPartitionReassignmentsRequest, ListPartitionReass
 from kraft_server.controller.replication.reassignment import (
     alter_error_response, alter_reassignments_op, empty_alter_answer, list_error_response, list_reassignments_op,
 )
-from . import config_requests
+from . import config_requests, deadlines
 from kraft_server.controller.admin_requests import (
     allocate_error_response, allocate_producer_ids_op, alter_partition_error_response, alter_partition_op,
     assign_dirs_error_response, assign_dirs_op,
@@ -85,11 +85,6 @@ ENVELOPED[RemoveRaftVoterRequest.API_KEY] = (0, 0)
 # ACLs (controller/acl_control.py): kafka-acls through a broker; DescribeAcls a broker answers itself
 CREATE_ACLS, DELETE_ACLS = CreateAclsRequest.API_KEY, DeleteAclsRequest.API_KEY
 ENVELOPED.update({CREATE_ACLS: (1, 3), DELETE_ACLS: (1, 3)})
-
-
-# The requests whose TimeoutMs is their deadline in the controller's queue, as
-# ControllerApis sets it (``ControllerRequestContext.requestTimeoutMsToDeadlineNs``).
-DEADLINES = {ALTER_PARTITION_REASSIGNMENTS: lambda body: body.timeout_ms}
 
 
 def _responder(call):
@@ -175,7 +170,21 @@ class _NotController:
     """What an enveloped request's NOT_CONTROLLER becomes: the envelope's own error."""
 
 
-def submit(view, api_key: int, version: int, body, respond, enveloped: bool = False) -> None:
+def _whole_on_timeout(fail, api_key: int, version: int, whole):
+    """A request the authorizer narrowed (``authorize_items.py``), past its deadline:
+    Kafka's controller future fails, so ``getErrorResponse`` answers every item of the
+    request as sent, the refused ones too. ``whole``: (that request, its responder)."""
+    sent, respond = whole
+
+    def on_fail(code):
+        if code != ErrorCode.REQUEST_TIMED_OUT:
+            return fail(code)
+        respond(error_response(api_key, version, sent, code))
+        return None
+    return on_fail
+
+
+def submit(view, api_key: int, version: int, body, respond, enveloped: bool = False, whole=None) -> None:
     controller = getattr(view, "controller", None)
     if controller is None:
         respond(_NotController() if enveloped else _no_controller(api_key, version, body))
@@ -189,13 +198,17 @@ def submit(view, api_key: int, version: int, body, respond, enveloped: bool = Fa
 
         def fail(code):
             return _NotController() if code == ErrorCode.NOT_CONTROLLER else plain_fail(code)
-    deadline = DEADLINES.get(api_key)
-    options = {} if deadline is None else {"timeout_ms": deadline(body)}
+    if whole is not None:
+        fail = _whole_on_timeout(fail, api_key, version, whole)
+    deadline = deadlines.deadline(api_key, version, body)
+    options = {} if deadline is None else {"timeout_ms": deadline}
     controller.submit_write(name, run, fail, respond, **options)
 
 
 def handle_controller_write(call, view) -> None:
-    submit(view, call.api_key, call.api_version, call.body, _responder(call))
+    narrowed = getattr(call, "join", None) is not None  # authorize_items.Narrowed
+    whole = (call.call.body, _responder(call.call)) if narrowed else None
+    submit(view, call.api_key, call.api_version, call.body, _responder(call), whole=whole)
 
 
 def handle_envelope_request(call, view, dispatch=None) -> None:
@@ -235,16 +248,18 @@ def handle_envelope_request(call, view, dispatch=None) -> None:
     if api_key in DISPATCHED and dispatch is not None:
         dispatch(inner_call)
         return
-    inner, join = inner_call.body, getattr(inner_call, "join", None)  # a Narrowed call's
+    narrowed, join = inner_call.body, getattr(inner_call, "join", None)  # a Narrowed call's
+
+    def answer(body) -> None:
+        respond(envelope_answer(api_key, version, header.correlation_id, body))
 
     def respond_inner(body) -> None:
-        if join is not None and not isinstance(body, _NotController):
-            body = join(body)
         if isinstance(body, _NotController):
             # Kafka's RequestChannel: an inner NOT_CONTROLLER is the envelope's error, so
             # the broker's forwarding channel looks for the new active controller.
             respond(EnvelopeResponse(response_data=None, error_code=ErrorCode.NOT_CONTROLLER))
             return
-        respond(envelope_answer(api_key, version, header.correlation_id, body))
+        answer(body if join is None else join(body))
 
-    submit(view, api_key, version, inner, respond_inner, enveloped=True)
+    whole = None if join is None else (inner, answer)
+    submit(view, api_key, version, narrowed, respond_inner, enveloped=True, whole=whole)

@@ -42,9 +42,15 @@ log = logging.getLogger(__name__)
 PRODUCER_ID_BLOCK = 1000
 
 
+def fail_message(code: int) -> str | None:
+    """An error answer's message: none for a deadline that passed in the queue (Kafka's
+    ``ApiError.fromThrowable`` of a bare ``TimeoutException``)."""
+    return None if code == ErrorCode.REQUEST_TIMED_OUT else error_message(code)
+
+
 def create_topics_error_response(request, code: int) -> CreateTopicsResponse:
     return CreateTopicsResponse(throttle_time_ms=0, topics=[
-        CreatableTopicResult(name=t.name, error_code=code, error_message=error_message(code),
+        CreatableTopicResult(name=t.name, error_code=code, error_message=fail_message(code),
                              num_partitions=-1, replication_factor=-1, configs=[])
         for t in request.topics])
 
@@ -108,7 +114,7 @@ def delete_topics_error_response(request, version: int, code: int) -> DeleteTopi
     wanted = ([(t.name, t.topic_id) for t in request.topics] if version >= 6
               else [(n, ZERO) for n in request.topic_names])
     return DeleteTopicsResponse(throttle_time_ms=0, responses=[
-        DeletableTopicResult(name=n, topic_id=i, error_code=code, error_message=error_message(code))
+        DeletableTopicResult(name=n, topic_id=i, error_code=code, error_message=fail_message(code))
         for n, i in wanted])
 
 
@@ -140,7 +146,7 @@ def alter_partition_op(request, version: int):
 
 def create_partitions_error_response(request, code: int) -> CreatePartitionsResponse:
     return CreatePartitionsResponse(throttle_time_ms=0, results=[
-        CreatePartitionsTopicResult(name=t.name, error_code=code, error_message=error_message(code))
+        CreatePartitionsTopicResult(name=t.name, error_code=code, error_message=fail_message(code))
         for t in request.topics])
 
 
@@ -174,7 +180,7 @@ def elect_leaders_error_response(request, version: int, code: int) -> ElectLeade
     """Kafka's ``ElectLeadersRequest.getErrorResponse``: the error on every requested
     partition, and at the top level only from v1 (v0 has no top-level ErrorCode)."""
     results = [ReplicaElectionResult(topic=t.topic, partition_result=[
-        PartitionResult(partition_id=pid, error_code=code, error_message=error_message(code))
+        PartitionResult(partition_id=pid, error_code=code, error_message=fail_message(code))
         for pid in t.partitions]) for t in request.topic_partitions or ()]
     return ElectLeadersResponse(throttle_time_ms=0, error_code=code if version >= 1 else 0,
                                 replica_election_results=results)

@@ -13,7 +13,10 @@ and a v4 request (no configs on the wire).
 
 AlterPartitionReassignments' TimeoutMs: the alter's deadline in the controller's queue,
 so a TimeoutMs of 0 always expires (REQUEST_TIMED_OUT at the top and on each partition,
-no message), while one in time is carried out."""
+no message), while one in time is carried out. The same for CreateTopics (validateOnly
+too), DeleteTopics (by name, v4 and v6), CreatePartitions and ElectLeaders (named
+partitions, v0, null = all): every part REQUEST_TIMED_OUT with no message, ElectLeaders
+at the top too from v1; an empty request is answered as usual (Kafka queues no event)."""
 from __future__ import annotations
 
 import uuid
@@ -29,6 +32,10 @@ from wire.messages.alter_partition_reassignments_request import ReassignablePart
 from wire.messages.broker_registration_request import Feature, Listener
 from wire.messages.create_topics_request import CreatableTopic, CreatableTopicConfig
 from wire.messages.incremental_alter_configs_request import AlterableConfig, AlterConfigsResource
+from wire.messages import CreatePartitionsRequest, DeleteTopicsRequest, ElectLeadersRequest
+from wire.messages.create_partitions_request import CreatePartitionsTopic
+from wire.messages.delete_topics_request import DeleteTopicState
+from wire.messages.elect_leaders_request import TopicPartitions as ElectTopic
 
 pytestmark = pytest.mark.java
 CLUSTER = "Q3JlYXRlQ29uZmlnc0RpZmY"
@@ -148,3 +155,63 @@ def test_reassignment_timeout_ms_is_the_deadline_kafkas_controller_keeps(control
     expired, in_time = answers["kafka"]
     assert expired == (7, None, [("r", [(0, 7, None), (1, 7, None)])])  # REQUEST_TIMED_OUT
     assert in_time == (0, None, [("r", [(0, 0, None), (1, 0, None)])])
+
+
+# -- TimeoutMs of CreateTopics, DeleteTopics, CreatePartitions and ElectLeaders: the same
+# deadline in the controller's queue (0 or less expires; an empty request queues nothing)
+
+def _parts(r):
+    """(name, error code, message, ...) of each part of an answer, in order."""
+    if hasattr(r, "replica_election_results"):
+        return [(t.topic, [(p.partition_id, p.error_code, p.error_message) for p in t.partition_result])
+                for t in r.replica_election_results]
+    if hasattr(r, "responses"):  # DeleteTopics
+        return [(t.name, t.error_code, t.error_message) for t in r.responses]
+    if hasattr(r, "results"):  # CreatePartitions
+        return [(t.name, t.error_code, t.error_message) for t in r.results]
+    return [(t.name, t.error_code, t.error_message, t.num_partitions, t.replication_factor) for t in r.topics]
+
+
+def _deadline_session(port: int) -> list:
+    def elect(timeout_ms, partitions):
+        return ElectLeadersRequest(election_type=0, timeout_ms=timeout_ms, topic_partitions=None if partitions is None
+                                   else [ElectTopic(topic=t, partitions=p) for t, p in partitions])
+
+    def grow(timeout_ms, count):
+        return CreatePartitionsRequest(timeout_ms=timeout_ms, topics=[
+            CreatePartitionsTopic(name="d", count=count, assignments=None)])
+
+    def delete(timeout_ms, version):
+        if version >= 6:
+            return DeleteTopicsRequest(timeout_ms=timeout_ms, topics=[
+                DeleteTopicState(name="d", topic_id=uuid.UUID(int=0))])
+        return DeleteTopicsRequest(timeout_ms=timeout_ms, topic_names=["d"])
+
+    steps = [  # (request, version), in order
+        (CreateTopicsRequest(topics=[_topic("x"), _topic("y")], timeout_ms=0), 7),
+        (CreateTopicsRequest(topics=[_topic("x")], timeout_ms=-1, validate_only=True), 7),
+        (CreateTopicsRequest(topics=[], timeout_ms=0), 7),
+        (CreateTopicsRequest(topics=[_topic("d")], timeout_ms=30000), 7),
+        (grow(0, 3), 3), (grow(30000, 3), 3),
+        (elect(0, [("d", [0, 1])]), 2), (elect(0, [("d", [0])]), 0), (elect(0, None), 2), (elect(0, []), 2),
+        (elect(30000, [("d", [0, 1])]), 2),
+        (delete(0, 6), 6), (delete(0, 4), 4), (DeleteTopicsRequest(timeout_ms=0, topics=[]), 6),
+        (DeleteTopicsRequest(timeout_ms=0, topics=[DeleteTopicState(name=None, topic_id=uuid.UUID(int=0))]), 6),
+        (delete(30000, 6), 6),
+    ]
+    out = []
+    for body, version in steps:
+        r = _roundtrip(port, body, version)
+        out.append((type(body).__name__, version, getattr(r, "error_code", None), _parts(r)))
+    return out
+
+
+def test_timeout_ms_of_topic_writes_and_elections_is_the_deadline_kafkas_controller_keeps(controllers):
+    kafka, ours = (_deadline_session(controllers[side]) for side in ("kafka", "ours"))
+    for k, o in zip(kafka, ours):
+        assert k == o, f"\nKafka {k}\nours  {o}"
+    assert kafka[0][3] == [("x", 7, None, -1, -1), ("y", 7, None, -1, -1)]  # REQUEST_TIMED_OUT, no message
+    assert kafka[3][3] == [("d", 0, None, 2, 1)] and kafka[5][3] == [("d", 0, None)]
+    assert kafka[6][2:] == (7, [("d", [(0, 7, None), (1, 7, None)])])
+    assert kafka[11][3] == [("d", 7, None)] and kafka[15][3] == [("d", 0, None)]
+    assert kafka[14][3] == [(None, 42, "Neither topic name nor id were specified.")]  # no event: no deadline

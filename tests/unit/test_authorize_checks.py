@@ -125,6 +125,6 @@ def test_create_partitions_has_no_cluster_wide_grant():
     from wire.messages import CreatePartitionsRequest
     from wire.messages.create_partitions_request import CreatePartitionsTopic
     guard = guard_with(allow(A.ALTER, rtype=A.CLUSTER, name="kafka-cluster"))
-    c = call(registry.CREATE_PARTITIONS, CreatePartitionsRequest(topics=[CreatePartitionsTopic(name="a", count=2)]),
-             version=3)
+    body = CreatePartitionsRequest(topics=[CreatePartitionsTopic(name="a", count=2)], timeout_ms=30000)
+    c = call(registry.CREATE_PARTITIONS, body, version=3)
     assert guard.admit(c) is None and c.answers[0].results[0].error_code == 29

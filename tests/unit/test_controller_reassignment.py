@@ -247,7 +247,7 @@ def test_a_deleted_topic_is_unknown():
     c, epochs = cluster()
     make_topic(c, "t", [[1, 2]])
     assert reassign(c, "t", [(0, [3, 4])]) == [(0, 0, None)]
-    assert run(c, delete_topics_op(DeleteTopicsRequest(topic_names=["t"]), 5)).responses[0].error_code == 0
+    assert run(c, delete_topics_op(DeleteTopicsRequest(topic_names=["t"], timeout_ms=30000), 5)).responses[0].error_code == 0
     assert reassign(c, "t", [(0, [1, 2])])[0][1] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     assert listed(c) == []
 

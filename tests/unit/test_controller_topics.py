@@ -179,7 +179,8 @@ def test_delete_topics_by_name_and_id_in_one_batch():
     ids = {t.name: t.topic_id for t in made.topics}
     r = run(c, delete_topics_op(DeleteTopicsRequest(topics=[
         DeleteTopicState(name="a"), DeleteTopicState(topic_id=ids["b"]), DeleteTopicState(name="zz"),
-        DeleteTopicState(topic_id=uuid.UUID(int=99)), DeleteTopicState(name="c", topic_id=ids["c"])]), 6))
+        DeleteTopicState(topic_id=uuid.UUID(int=99)), DeleteTopicState(name="c", topic_id=ids["c"])],
+        timeout_ms=30000), 6))
     assert [(x.name, x.error_code) for x in r.responses] == [
         ("a", 0), ("b", 0), ("zz", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), (None, ErrorCode.UNKNOWN_TOPIC_ID),
         ("c", ErrorCode.INVALID_REQUEST)]
@@ -187,7 +188,7 @@ def test_delete_topics_by_name_and_id_in_one_batch():
     img = c.controller.image
     assert set(img.topics.by_name) == {"c"} and not any(k[1] == "a" for k in img.configs)
     assert c.data_batches()[-1] == [(9, 0), (9, 0)]
-    old = run(c, delete_topics_op(DeleteTopicsRequest(topic_names=["c", "c"]), 5))
+    old = run(c, delete_topics_op(DeleteTopicsRequest(topic_names=["c", "c"], timeout_ms=30000), 5))
     assert [x.error_code for x in old.responses] == [ErrorCode.INVALID_REQUEST] * 2
 
 
@@ -271,7 +272,7 @@ def test_create_partitions_grows_a_topic_at_its_replication_factor():
         CreatePartitionsTopic(name="t", count=5, assignments=None),
         CreatePartitionsTopic(name="u", count=3, assignments=[CreatePartitionsAssignment(broker_ids=[3]),
                                                               CreatePartitionsAssignment(broker_ids=[2])]),
-        CreatePartitionsTopic(name="zz", count=3, assignments=None)]), 3))
+        CreatePartitionsTopic(name="zz", count=3, assignments=None)], timeout_ms=30000), 3))
     assert [(x.name, x.error_code) for x in r.results] == [("t", 0), ("u", 0),
                                                            ("zz", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
     img = c.controller.image
@@ -280,7 +281,8 @@ def test_create_partitions_grows_a_topic_at_its_replication_factor():
     assert [img.topics.by_name["u"].partitions[i].replicas for i in (1, 2)] == [(3,), (2,)]
     bad = run(c, create_partitions_op(CreatePartitionsRequest(topics=[
         CreatePartitionsTopic(name="t", count=5, assignments=None),
-        CreatePartitionsTopic(name="u", count=4, assignments=[CreatePartitionsAssignment(broker_ids=[1, 2])])]), 3))
+        CreatePartitionsTopic(name="u", count=4, assignments=[CreatePartitionsAssignment(broker_ids=[1, 2])])],
+        timeout_ms=30000), 3))
     assert [x.error_code for x in bad.results] == [ErrorCode.INVALID_PARTITIONS, ErrorCode.INVALID_REPLICA_ASSIGNMENT]
 
 
@@ -377,7 +379,7 @@ def test_envelope_on_a_non_active_controller_is_an_envelope_not_controller():
     from wire.messages import EnvelopeRequest
 
     queue = WriteQueue()
-    controller = SimpleNamespace(submit_write=lambda name, run, fail, respond: queue.submit(name, run, fail, respond))
+    controller = SimpleNamespace(submit_write=queue.submit)
     inner = encode_request(19, 7, 5, CreateTopicsRequest(topics=[topic("x", 1, 1)]), "admin")[4:]
     answers = []
     call = SimpleNamespace(body=EnvelopeRequest(request_data=inner), done=False, respond=answers.append)

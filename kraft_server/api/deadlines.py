@@ -1,0 +1,77 @@
+"""The requests whose TimeoutMs is their deadline in the controller's write queue, as
+Kafka 4.3.1's ``ControllerApis`` sets it (``requestTimeoutMsToDeadlineNs``: arrival +
+TimeoutMs, so 0 or less has always passed by the time the event would run):
+CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders and
+AlterPartitionReassignments. One still queued at its deadline is answered
+REQUEST_TIMED_OUT on every part of the request with no message (``write_queue.py``;
+Kafka's queue fails the event with a bare ``TimeoutException`` and the request's
+``getErrorResponse`` answers it), validateOnly ones included. Once started, an
+operation waits for its commit however long that takes.
+
+A request for which Kafka's controller queues no event has no deadline: what
+``ControllerApis`` answers itself (a name given twice, ``__cluster_metadata``, a
+DeleteTopics entry with neither name nor id, items the authorizer refused) is taken
+out first, and ``QuorumController`` answers an empty remainder at once. An
+AlterPartitionReassignments with no topics is answered before the queue
+(``controller_writes.submit``).
+
+``deadline(api_key, version, body)``: the TimeoutMs to give the queue, or None.
+"""
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+
+from wire.messages import (
+    AlterPartitionReassignmentsRequest, CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest,
+    ElectLeadersRequest,
+)
+
+METADATA_TOPIC = "__cluster_metadata"
+ZERO_ID = uuid.UUID(int=0)
+
+
+def _once(names) -> set:
+    """The names given exactly once (Kafka answers the repeated ones itself)."""
+    return {n for n, k in Counter(names).items() if k == 1}
+
+
+def _create_topics_queued(version: int, body) -> bool:
+    return bool(_once(t.name for t in body.topics) - {METADATA_TOPIC})
+
+
+def _delete_topics_queued(version: int, body) -> bool:
+    """``ControllerApis.deleteTopics``: an entry with a name is a name, one with only a
+    non-zero id an id; a lookup event is queued for the names or ids given once."""
+    if version < 6:
+        return bool(_once(body.topic_names))
+    names = [t.name for t in body.topics if t.name is not None and t.topic_id == ZERO_ID]
+    ids = [t.topic_id for t in body.topics if t.name is None and t.topic_id != ZERO_ID]
+    return bool(_once(names) or _once(ids))
+
+
+def _create_partitions_queued(version: int, body) -> bool:
+    return bool(_once(t.name for t in body.topics))
+
+
+def _elect_leaders_queued(version: int, body) -> bool:
+    """Null is every partition (queued); an empty list is answered at once."""
+    return body.topic_partitions is None or len(body.topic_partitions) > 0
+
+
+# The requests with a deadline: api key -> (version, body) -> whether Kafka's controller
+# queues an event for it (then its TimeoutMs is that event's deadline).
+DEADLINES = {
+    CreateTopicsRequest.API_KEY: _create_topics_queued,
+    DeleteTopicsRequest.API_KEY: _delete_topics_queued,
+    CreatePartitionsRequest.API_KEY: _create_partitions_queued,
+    ElectLeadersRequest.API_KEY: _elect_leaders_queued,
+    AlterPartitionReassignmentsRequest.API_KEY: lambda version, body: True,
+}
+
+
+def deadline(api_key: int, version: int, body) -> int | None:
+    queued = DEADLINES.get(api_key)
+    if queued is None or not queued(version, body):
+        return None
+    return body.timeout_ms
