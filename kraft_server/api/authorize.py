@@ -27,7 +27,7 @@ from wire.messages import RESPONSES
 
 from . import registry as r
 from .authorize_groups import GROUP_APIS, admit_group_call
-from .authorize_items import Narrowed, split_configs, split_topics
+from .authorize_items import ConfigsHidden, Narrowed, split_configs, split_topics
 from .authorize_topics import CLIENT_TOPIC_CHECKS, Masked
 from .controller_writes import error_response
 
@@ -100,6 +100,11 @@ class Guard:
             log.info("refused %s: %s", call, message)
             call.respond(refusal(api_key, version, body, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, message))
             return None
+        if api_key == r.CREATE_TOPICS and version >= 5:  # configs are in the answer
+            def describable(name):
+                return self.allowed(principal, host, A.DESCRIBE_CONFIGS, A.TOPIC, name)
+            if not all(describable(t.name) for t in body.topics):
+                call = ConfigsHidden(call, describable)
         parts = self._items(principal, host, api_key, version, body)
         if parts is None:
             return call

@@ -88,3 +88,23 @@ def split_configs(api_key: int, body, allowed):
                                                    error_message(code)) for res, code in codes])
     return ((narrowed_body(body, "resources", kept) if kept else None), refused_answer,
             joiner(CONFIG_LISTS[api_key], refused_answer))
+
+
+class ConfigsHidden:
+    """CreateTopics v5+ with an authorizer: a created topic the principal may not
+    DESCRIBE_CONFIGS is answered without its configs, partition count or replication
+    factor, and with TopicConfigErrorCode TOPIC_AUTHORIZATION_FAILED, as Kafka's
+    ``ReplicationControlManager.createTopics`` answers topics outside ``describable``."""
+
+    def __init__(self, call, describable) -> None:
+        self.call, self.describable = call, describable  # describable(name) -> bool
+
+    def __getattr__(self, name):
+        return getattr(self.call, name)
+
+    def respond(self, body, api_version: int | None = None, shared: bool = False) -> None:
+        for t in body.topics:
+            if t.error_code == 0 and not self.describable(t.name):
+                t.configs, t.num_partitions, t.replication_factor = [], -1, -1
+                t.topic_config_error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        self.call.respond(body, api_version)

@@ -18,7 +18,7 @@ from wire.messages import (
     CreateTopicsRequest, DefaultPrincipalData, DescribeConfigsRequest, EnvelopeRequest, VoteRequest)
 from wire.messages.create_acls_request import AclCreation
 from wire.messages.create_topics_request import CreatableTopic
-from wire.messages.create_topics_response import CreatableTopicResult
+from wire.messages.create_topics_response import CreatableTopicConfigs, CreatableTopicResult
 from wire.messages.describe_configs_request import DescribeConfigsResource
 from wire.records import encode_metadata_record
 
@@ -68,8 +68,29 @@ def test_create_topics_goes_on_with_the_allowed_topics():
     assert [(t.name, t.error_code) for t in c.answers[0].topics] == [("b", 29), ("a", 0)]
     # CREATE on the cluster covers every topic
     everyone = guard_with(allow(A.CREATE, rtype=A.CLUSTER, name="kafka-cluster"))
-    c = call(registry.CREATE_TOPICS, body, version=7)
+    c = call(registry.CREATE_TOPICS, body, version=4)  # v5+ answers carry configs: see below
     assert everyone.admit(c) is c
+
+
+def test_create_topics_hides_the_configs_of_topics_the_principal_may_not_describe():
+    guard = guard_with(allow(A.CREATE, rtype=A.CLUSTER, name="kafka-cluster"), allow(A.DESCRIBE_CONFIGS, name="a"))
+    body = CreateTopicsRequest(topics=[CreatableTopic(name=n, num_partitions=2, replication_factor=1) for n in "ab"])
+    c = call(registry.CREATE_TOPICS, body, version=7)
+    wrapped = guard.admit(c)
+    config = CreatableTopicConfigs(name="cleanup.policy", value="delete", read_only=False, config_source=5,
+                                   is_sensitive=False)
+    wrapped.respond(SimpleNamespace(topics=[
+        CreatableTopicResult(name=n, error_code=0, num_partitions=2, replication_factor=1, configs=[config])
+        for n in "ab"]))
+    a, b = c.answers[0].topics
+    assert (a.topic_config_error_code, a.num_partitions, a.replication_factor, len(a.configs)) == (0, 2, 1, 1)
+    assert (b.topic_config_error_code, b.num_partitions, b.replication_factor, b.configs) == (29, -1, -1, [])
+    # v4 answers have no configs; a principal who may describe every topic is not wrapped
+    assert guard.admit(call(registry.CREATE_TOPICS, body, version=4)).body is body
+    describes_all = guard_with(allow(A.CREATE, rtype=A.CLUSTER, name="kafka-cluster"),
+                               allow(A.DESCRIBE_CONFIGS, name="*"))
+    c = call(registry.CREATE_TOPICS, body, version=7)
+    assert describes_all.admit(c) is c
 
 
 def test_describe_configs_per_resource():
