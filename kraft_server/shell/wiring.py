@@ -380,9 +380,15 @@ def run(config_path: str) -> int:
             log.info("[KRaftServer id=%d] listener %s on %s:%d", config.node_id, name, host, port)
         log.info("[KRaftServer id=%d] Kafka Server started", config.node_id)
 
+    from kraft_server.metrics.gc_pauses import GcPauses
+    pauses = GcPauses().install()  # collections that hold the loop (kraft_server/metrics/gc_pauses.py)
+    node.driver.after_cycle = _chain(node.driver.after_cycle, pauses.report)
     try:
         run_forever(node.driver, on_started=started)
     finally:
+        pauses.uninstall()
+        pauses.report()
+        log.info("garbage collections: %s", pauses.summary())
         node.raft_log.close()
         if node.groups is not None:
             node.groups.close()
