@@ -63,8 +63,11 @@ class Topic:
 
     def _keep(self, r: PartitionRecord) -> None:
         r.topic_id = self.topic_id
-        if r.directories and self._owner is not None:
-            r.directories = self._owner.shared_dirs(r.directories)
+        owner = self._owner
+        if owner is not None:
+            owner.made += 1
+            if r.directories:
+                r.directories = owner.shared_dirs(r.directories)
         self._partitions[r.partition_id] = r
 
     def pending_values(self, version: int) -> list | None:
@@ -93,6 +96,7 @@ class TopicsImage:
         self.by_raw_id: dict[bytes, Topic] = {}  # by the id's 16 bytes (snapshot loading)
         self._dirs: dict[uuid.UUID, uuid.UUID] = {}  # one object per directory id
         self.bad_records = 0  # pending partition values that did not decode
+        self.made = 0  # partition records decoded or replaced so far (collector.Freezer)
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -155,6 +159,7 @@ class TopicsImage:
             log.warning("PartitionChangeRecord for unknown partition %s-%d", r.topic_id, r.partition_id)
             return
         t.partitions[r.partition_id] = merge(p, r)
+        self.made += 1
 
     def clear_elr(self, topic_name: str) -> None:
         """ClearElrRecord: one topic, or every topic when the name is empty."""
@@ -168,6 +173,7 @@ class TopicsImage:
                     q.last_known_elr = None
                     q.partition_epoch += 1
                     t.partitions[pid] = q
+                    self.made += 1
 
     def snapshot_records(self, metadata_version: int):
         """``(record, version)``: TopicRecord then its PartitionRecords, per topic; a

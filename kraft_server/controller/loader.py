@@ -17,39 +17,22 @@ Rules, as the raft client applies them to its listeners:
 
 PartitionRecords are decoded when their topic is first read (``MetadataImage.replay``),
 so loading a snapshot costs little more than reading it.
-Replay allocates many long-lived objects (a record per partition), which makes
-CPython's cyclic collector scan the growing image again and again: it is paused
-while a slice or a snapshot is replayed, and after a large snapshot the image is
-moved out of its reach (``gc.freeze``; the records hold no cycles, reference
-counting still frees them).
+Replay allocates many long-lived objects; ``collector.py`` keeps CPython's cyclic
+collector off them: it is paused while a slice or a snapshot is replayed, and after
+a large snapshot the image is moved out of its reach (``gc.freeze``).
 """
 from __future__ import annotations
-
-import gc
-from contextlib import contextmanager
 
 from kraft_server.raft import MAX_BATCH_BYTES
 from wire.messages import NoOpRecord
 from wire.records import ControlRecordType, batch_records, batch_values, control_records, read_header, walk
 
+from .collector import FREEZE_RECORDS, collector_paused, freeze
 from .image import MetadataImage
 
 
 # A NoOpRecord value (frame version 1, type 20) changes nothing: not even copied out.
 NO_OP_PREFIX = bytes((1, NoOpRecord.API_KEY))
-# A snapshot of this many records or more is frozen out of the cyclic collector.
-FREEZE_RECORDS = 10_000
-
-
-@contextmanager
-def collector_paused():
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def batch_timestamp(buf, info) -> int:
@@ -140,9 +123,8 @@ class MetadataLoader:
                         img.replay(value, snapshot_id.offset - 1)
                     records += info.last_offset - info.base_offset + 1
         if records >= FREEZE_RECORDS:
-            self.image = None  # the image replaced goes before the survivors are frozen
-            gc.collect()
-            gc.freeze()
+            self.image = None  # the image replaced (frozen too, maybe) goes before the rest is frozen
+            freeze(whole=True)
         img.offset, img.epoch = snapshot_id.offset - 1, snapshot_id.epoch
         self.image = img
         self.next_offset = snapshot_id.offset

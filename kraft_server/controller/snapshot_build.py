@@ -51,7 +51,7 @@ class SnapshotBuild:
         self.slices = 0
         self.busy_s = time.perf_counter() - t0  # time spent on the loop's thread
 
-    def step(self, max_encodes: int = SLICE_ENCODES) -> bool:
+    def step(self, max_encodes: int | None = None) -> bool:
         """Render whole batches until ``max_encodes`` records were encoded or
         ``SLICE_BATCHES`` batches built (at least one), then the footer once every
         record is in; True when it is."""
@@ -59,6 +59,7 @@ class SnapshotBuild:
             return True
         t0 = time.perf_counter()
         items, epoch, now_ms = self.items, self.epoch, self.now_ms
+        max_encodes = SLICE_ENCODES if max_encodes is None else max_encodes
         encoded = batches = 0
         while self.next < len(items) and encoded < max_encodes and batches < SLICE_BATCHES:
             chunk = items[self.next:self.next + RECORDS_PER_BATCH]
