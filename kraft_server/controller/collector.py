@@ -13,6 +13,10 @@ permanent generation (``gc.freeze``), which no collection walks:
 * ``freeze(whole=True)`` after a large snapshot is loaded: unfreeze everything,
   collect (the replaced image, frozen earlier, is cyclic garbage now: a topic points
   at its ``TopicsImage``), freeze what is left;
+* ``Freezer.large_replay`` around a slice of replay of ``LARGE_REPLAY_BYTES`` or
+  more (one atomic batch of 100,000 PartitionChangeRecords, say): collect first,
+  while what is not frozen is small, replay with the collector paused, then freeze
+  what it made, image records that hold no cycles; their collection is skipped;
 * ``Freezer.poll`` after every controller poll: once ``FREEZE_RECORDS`` partition
   records were made since the last freeze (decoded on first read, or replaced by a
   change), collect what is not frozen, then freeze it. The collection first means no
@@ -36,6 +40,8 @@ log = logging.getLogger(__name__)
 FREEZE_RECORDS = 10_000
 # At most this often a freeze first looks at what earlier freezes froze.
 WHOLE_EVERY_MS = 600_000
+# A slice of replay this large is bracketed by a collection and a freeze (~10,000 records).
+LARGE_REPLAY_BYTES = 512 * 1024
 SLOW_FREEZE_MS = 100  # a freeze that took this long is logged at INFO
 
 
@@ -63,18 +69,21 @@ def freeze(whole: bool = False) -> tuple[int, float]:
 
 
 class Freezer:
-    def __init__(self, now_ms: int, threshold: int = FREEZE_RECORDS, whole_every_ms: int = WHOLE_EVERY_MS) -> None:
+    def __init__(self, now_ms: int | None = None, threshold: int = FREEZE_RECORDS,
+                 whole_every_ms: int = WHOLE_EVERY_MS) -> None:
         self.threshold = threshold
         self.whole_every_ms = whole_every_ms
         self.image_serial = None  # the image whose records are counted
         self.mark = 0  # its records made at the last freeze
-        self.last_whole_ms = now_ms
+        self.last_whole_ms = now_ms  # None: the first poll's time
         self.freezes = 0
 
     def poll(self, image, now_ms: int) -> bool:
         """Freeze when enough of ``image``'s partition records were made since the
         last freeze (``TopicsImage.made``); True when it did."""
         made = image.topics.made
+        if self.last_whole_ms is None:
+            self.last_whole_ms = now_ms
         if image.serial != self.image_serial:
             self.image_serial, self.mark = image.serial, 0  # a new image (snapshot loaded)
         if made - self.mark < self.threshold:
@@ -83,9 +92,26 @@ class Freezer:
         freed, ms = freeze(whole)
         if whole:
             self.last_whole_ms = now_ms
+        self._frozen(image, "whole" if whole else "unfrozen", freed, ms)
+        return True
+
+    @contextmanager
+    def large_replay(self, image):
+        """Around a large slice of replay (the collector paused): collect first, while
+        what is not frozen is small, then freeze what the replay made (image records:
+        no cycles) without collecting the slice's survivors again."""
+        t0 = time.perf_counter()
+        freed = gc.collect()
+        yield
+        gc.freeze()
+        self._frozen(image, "prior", freed, (time.perf_counter() - t0) * 1000)
+
+    def _frozen(self, image, kind: str, freed: int, ms: float) -> None:
+        made = image.topics.made
+        if image.serial != self.image_serial:
+            self.image_serial, self.mark = image.serial, 0
         self.freezes += 1
         log.log(logging.INFO if ms >= SLOW_FREEZE_MS else logging.DEBUG,
-                "froze the collector's objects after %d partition records (%s collection freed %d in %.0f ms)",
-                made - self.mark, "whole" if whole else "unfrozen", freed, ms)
+                "froze the collector's objects after %d partition records (%s collection freed %d; %.0f ms)",
+                made - self.mark, kind, freed, ms)
         self.mark = made
-        return True

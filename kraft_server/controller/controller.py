@@ -17,7 +17,6 @@ from wire.messages import RegisterControllerRecord
 from wire.messages.register_controller_record import ControllerEndpoint, ControllerFeature
 
 from .active import ActiveDuties
-from .collector import Freezer
 from .cluster.broker_requests import BrokerRequests
 from .loader import MetadataLoader
 from .cluster.registration import RegistrationSender, RegistrationWrites
@@ -112,7 +111,6 @@ class Controller:
         self.loader = MetadataLoader(raft_log)
         self.snapshots = SnapshotGenerator(settings.snapshot_max_bytes, settings.snapshot_interval_ms, now_ms)
         self.building = None  # the SnapshotBuild being rendered a slice per poll
-        self.freezer = Freezer(now_ms)
         self.duties = ActiveDuties(settings.node_id, settings.bootstrap_levels, settings.registration(),
                                    settings.max_idle_interval_ms)
         self.next_clean_ms = now_ms + settings.clean_interval_ms
@@ -248,7 +246,7 @@ class Controller:
         retry = self._poll_sender(now_ms)
         if retry is not None:
             deadline = min(deadline, retry)
-        self.freezer.poll(self.image, now_ms)  # records made since the last freeze (collector.py)
+        self.loader.freezer.poll(self.image, now_ms)  # records made since the last freeze (collector.py)
         # More to replay: ask for another cycle at once (after the sockets had a turn).
         return proposed or self.building is not None or self.loader.behind(self.core.high_watermark), deadline
 

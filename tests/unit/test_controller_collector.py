@@ -17,6 +17,7 @@ from kraft_server.controller.snapshot_build import render_snapshot
 from wire.messages import ClearElrRecord, PartitionChangeRecord
 from wire.records import encode_metadata_record
 
+from tests.unit.test_controller_active import Single
 from tests.unit.test_controller_snapshot_load import _SnapshotOnly, _image
 
 
@@ -112,3 +113,22 @@ def test_loading_a_large_snapshot_again_frees_the_image_it_replaces(monkeypatch)
     loader.load_snapshot(OffsetAndEpoch(10, 1))  # a follower installing the leader's snapshot
     assert first() is None  # frozen by the first load, garbage now: freed
     assert len(list(loader.image.topics.partitions())) == 80
+
+
+def test_a_large_replay_is_collected_before_and_frozen_after(tmp_path):
+    from kraft_server.log.file_log import FileReplicatedLog
+    from tests.unit.test_snapshot_build import _one_poll, _topic_values
+
+    s = Single(log=FileReplicatedLog(tmp_path / "__cluster_metadata-0"), idle_ms=50,
+               snapshot_max_bytes=1 << 30, retention_bytes=-1, retention_ms=-1)
+    s.run_for(200)
+    freezer = s.controller.loader.freezer
+    s.core.propose(_topic_values(0, 12_000), s.now)  # one batch of ~700 KB
+    s.core.drain_proposals()
+    garbage = _garbage_cycle()  # made before the replay: collected, not frozen
+    before = freezer.freezes
+    while not s.controller.image.topics:
+        _one_poll(s)
+    assert freezer.freezes == before + 1 and garbage() is None
+    t = s.controller.image.topics.by_name["big0"]
+    assert len(t.pending) == 12_000 and _frozen(t.pending)
