@@ -26,7 +26,7 @@ from . import records as rec
 from .configs.store import ConfigsImage
 from .client_quotas import ClientQuotasImage
 from .image_brokers import BrokersImage
-from .image_topics import TopicsImage
+from .image_topics import TopicsImage, encode_item
 from .scram_image import ScramImage
 from .acl_image import AclsImage
 
@@ -150,12 +150,11 @@ class MetadataImage:
         return dict(self.features)
 
     def snapshot_records(self) -> list[bytes]:
-        return [item if type(item) is bytes else item[0] if item[1] is None else encode_metadata_record(*item)
-                for item in self.snapshot_items()]
+        return [encode_item(item) for item in self.snapshot_items()]
 
     def snapshot_items(self) -> list:
         """What ``snapshot_records`` writes, the topics' records not yet encoded: values
-        (bytes) and ``(record, version)`` pairs (version None: the record is its value).
+        (bytes) and the topics' items (``image_topics.encode_item``).
         A change replaces a partition's record, never edits it, so the list keeps this
         image's state while replay goes on (``snapshot_build.py``)."""
         out = []

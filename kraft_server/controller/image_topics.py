@@ -14,7 +14,7 @@ import logging
 import uuid
 
 from wire.messages import PartitionRecord
-from wire.records import decode_metadata_record
+from wire.records import decode_metadata_record, encode_metadata_record
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ class Topic:
     values (``pending``) and are decoded, in order, the first time anything reads
     ``partitions``: replay and snapshot loading stay cheap, a topic nobody asks about
     costs its bytes only, and a snapshot writes those bytes back as they are."""
-    __slots__ = ("name", "topic_id", "_partitions", "pending", "_owner")
+    __slots__ = ("name", "topic_id", "_partitions", "pending", "_owner", "values")
 
     def __init__(self, name: str, topic_id: uuid.UUID, partitions: dict | None = None, owner=None) -> None:
         self.name = name
@@ -42,6 +42,10 @@ class Topic:
         self._partitions: dict[int, PartitionRecord] = {} if partitions is None else partitions
         self.pending: list | None = None
         self._owner = owner
+        # partition id -> the value of its record as committed or last written to a
+        # snapshot, while the record is unchanged: a snapshot writes it as it is
+        # instead of encoding the record again (``snapshot_records``)
+        self.values: dict[int, bytes] = {}
 
     @property
     def partitions(self) -> dict[int, PartitionRecord]:
@@ -60,6 +64,12 @@ class Topic:
                     self._owner.bad_records += 1
                 continue
             self._keep(r)
+            self.values[r.partition_id] = value
+
+    def remember(self, r: PartitionRecord, value: bytes) -> None:
+        """``value`` is ``r`` encoded: kept while ``r`` is the partition's record."""
+        if self._partitions.get(r.partition_id) is r:
+            self.values[r.partition_id] = value
 
     def _keep(self, r: PartitionRecord) -> None:
         r.topic_id = self.topic_id
@@ -69,6 +79,7 @@ class Topic:
             if r.directories:
                 r.directories = owner.shared_dirs(r.directories)
         self._partitions[r.partition_id] = r
+        self.values.pop(r.partition_id, None)
 
     def pending_values(self, version: int) -> list | None:
         """The undecoded PartitionRecord values, when they are the whole topic, written at
@@ -159,6 +170,7 @@ class TopicsImage:
             log.warning("PartitionChangeRecord for unknown partition %s-%d", r.topic_id, r.partition_id)
             return
         t.partitions[r.partition_id] = merge(p, r)
+        t.values.pop(r.partition_id, None)
         self.made += 1
 
     def clear_elr(self, topic_name: str) -> None:
@@ -173,11 +185,14 @@ class TopicsImage:
                     q.last_known_elr = None
                     q.partition_epoch += 1
                     t.partitions[pid] = q
+                    t.values.pop(pid, None)
                     self.made += 1
 
     def snapshot_records(self, metadata_version: int):
         """``(record, version)``: TopicRecord then its PartitionRecords, per topic; a
-        partition still undecoded comes as ``(value, None)``, its committed bytes."""
+        partition still undecoded, or unchanged since it was decoded or last written,
+        comes as ``(value, None)``; a record to encode as ``(record, version, topic)``
+        (``encode_item`` remembers its value in the topic)."""
         from wire.messages import TopicRecord
         version = partition_record_version(metadata_version)
         out = []
@@ -187,9 +202,27 @@ class TopicsImage:
             if values is not None:
                 out += [(v, None) for v in values]
                 continue
-            partitions = t.partitions
-            out += [(partitions[pid], version) for pid in sorted(partitions)]
+            partitions, known = t.partitions, t.values
+            for pid in sorted(partitions):
+                value = known.get(pid)
+                if value is not None and value[2] == version:  # frame 1, type 3, then the version
+                    out.append((value, None))
+                else:
+                    out.append((partitions[pid], version, t))
         return out
+
+
+def encode_item(item) -> bytes:
+    """A value of ``MetadataImage.snapshot_items``: bytes as they are, ``(value, None)``,
+    ``(record, version)`` encoded, ``(record, version, topic)`` encoded and remembered."""
+    if type(item) is bytes:
+        return item
+    if item[1] is None:
+        return item[0]
+    value = encode_metadata_record(item[0], item[1])
+    if len(item) == 3:
+        item[2].remember(item[0], value)
+    return value
 
 
 def copy_partition(p: PartitionRecord) -> PartitionRecord:

@@ -22,7 +22,9 @@ from __future__ import annotations
 import time
 
 from wire.messages import KRaftVersionRecord, SnapshotFooterRecord, SnapshotHeaderRecord
-from wire.records import ControlRecordType, build_control_batch, build_value_batch, encode_metadata_record
+from wire.records import ControlRecordType, build_control_batch, build_value_batch
+
+from .image_topics import encode_item
 
 RECORDS_PER_BATCH = 1024
 SLICE_ENCODES = 2048  # records encoded per turn of the loop (~20 ms on a loaded 2-core machine)
@@ -63,15 +65,8 @@ class SnapshotBuild:
         encoded = batches = 0
         while self.next < len(items) and encoded < max_encodes and batches < SLICE_BATCHES:
             chunk = items[self.next:self.next + RECORDS_PER_BATCH]
-            values = []
-            for item in chunk:
-                if type(item) is bytes:
-                    values.append(item)
-                elif item[1] is None:  # a record still as its committed value
-                    values.append(item[0])
-                else:
-                    values.append(encode_metadata_record(item[0], item[1]))
-                    encoded += 1
+            values = [encode_item(item) for item in chunk]
+            encoded += sum(1 for item in chunk if type(item) is not bytes and item[1] is not None)
             self.parts.append(build_value_batch(self.offset, epoch, now_ms, values))
             self.offset += len(chunk)
             self.next += len(chunk)

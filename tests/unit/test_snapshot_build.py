@@ -32,8 +32,7 @@ def _topic_values(t: int, partitions: int) -> list[bytes]:
 def test_sliced_build_writes_the_image_as_it_was_at_its_start(monkeypatch):
     monkeypatch.setattr(snapshot_build, "RECORDS_PER_BATCH", 64)
     img = _image(topics=12, partitions=200)
-    for t in list(img.topics)[:8]:
-        t.partitions  # decoded: these are encoded by the slices, the rest go as committed
+    _decoded(img)  # these are encoded by the slices, the rest go as committed
     expected = render_snapshot(_decoded(_image(topics=12, partitions=200)), OffsetAndEpoch(10, 1), 0, None, 5)
     build = SnapshotBuild(img, OffsetAndEpoch(10, 1), 0, None, 5)
     t0 = img.topics.by_name["t0"]
@@ -54,12 +53,13 @@ def test_sliced_build_writes_the_image_as_it_was_at_its_start(monkeypatch):
 
 
 def _replay_and_decode(s, topics: int) -> None:
-    """Run until ``topics`` topics are replayed, then decode them (as after an
-    election of every partition)."""
+    """Run until ``topics`` topics are replayed, then decode them, as changed since
+    (as after an election of every partition)."""
     while len(s.controller.image.topics) < topics:
         _one_poll(s)
     for t in s.controller.image.topics:
         t.partitions
+        t.values.clear()
 
 
 def _one_poll(s) -> None:
@@ -71,8 +71,10 @@ def _one_poll(s) -> None:
 
 
 def _decoded(img):
+    """The first 8 topics decoded and changed since (no value to write as it is)."""
     for t in list(img.topics)[:8]:
         t.partitions
+        t.values.clear()
     return img
 
 
@@ -101,13 +103,14 @@ def test_a_due_snapshot_is_rendered_over_several_polls(tmp_path, monkeypatch):
         polls += 1
     assert polls >= 5 and log.latest_snapshot() == sid
     # The counters kept counting (Kafka resets them when an emission starts): the
-    # next replay starts the next snapshot at once.
+    # next replay starts the next snapshot at once (written at once too: every record
+    # was just encoded, ``image_topics.Topic.values``).
     waited = 0
-    while s.controller.building is None:
+    while s.controller.building is None and log.latest_snapshot() == sid:
         _one_poll(s)
         waited += 1
-        assert waited <= 12  # a NoOp a 50 ms, a poll a 5 ms
-    assert s.controller.building.snapshot_id.offset > sid.offset
+        assert waited < 30  # a NoOp a 50 ms, a poll a 5 ms; the interval alone would take 40
+    assert (s.controller.building.snapshot_id if s.controller.building else log.latest_snapshot()) > sid
     assert s.controller.image.offset > sid.offset  # records came after it meanwhile
     # The file holds the image at its offset, not what was replayed while it was rendered.
     from_file = MetadataLoader(log)
@@ -135,3 +138,28 @@ def test_snapshot_on_request_finishes_the_one_being_rendered(tmp_path, monkeypat
     second = s.controller.snapshot(s.now, "requested")
     assert s.controller.building is None
     assert first in log.snapshot_ids() and second == log.latest_snapshot() and second.offset > first.offset
+
+
+def _to_encode(img) -> int:
+    return sum(1 for item in img.snapshot_items() if type(item) is tuple and len(item) == 3)
+
+
+def test_a_partition_is_encoded_again_only_once_it_changed():
+    img = _image(topics=2, partitions=50)
+    for t in img.topics:
+        t.partitions
+    assert _to_encode(img) == 0  # decoded: their committed values are still good
+    t0 = img.topics.by_name["t0"]
+    img.topics.change_partition(PartitionChangeRecord(partition_id=3, topic_id=t0.topic_id, leader=101))
+    img.topics.change_partition(PartitionChangeRecord(partition_id=4, topic_id=t0.topic_id, leader=101))
+    assert _to_encode(img) == 2
+    first = render_snapshot(img, OffsetAndEpoch(10, 1), 0, None, 5)
+    assert _to_encode(img) == 0  # written once: remembered
+    for t in img.topics:
+        t.values.clear()
+    assert render_snapshot(img, OffsetAndEpoch(10, 1), 0, None, 5) == first  # the same bytes encoded afresh
+    # A record replaced while its encoding was being written is not remembered for it.
+    build = SnapshotBuild(img, OffsetAndEpoch(10, 1), 0, None, 5)
+    img.topics.change_partition(PartitionChangeRecord(partition_id=7, topic_id=t0.topic_id, leader=102))
+    build.finish()
+    assert 7 not in t0.values and _to_encode(img) == 1
