@@ -102,9 +102,11 @@ class Freezer:
         no cycles) without collecting the slice's survivors again."""
         t0 = time.perf_counter()
         freed = gc.collect()
+        t1 = time.perf_counter()
         yield
+        t2 = time.perf_counter()
         gc.freeze()
-        self._frozen(image, "prior", freed, (time.perf_counter() - t0) * 1000)
+        self._frozen(image, "prior", freed, (t1 - t0 + time.perf_counter() - t2) * 1000)
 
     def _frozen(self, image, kind: str, freed: int, ms: float) -> None:
         made = image.topics.made
