@@ -1,8 +1,9 @@
 """``Controller``: the object a shell drives next to the Raft core.
 
 ``poll(now_ms)`` replays what was committed (``loader``), writes a snapshot when one
-is due (``snapshots``: rendered a slice per poll, ``snapshot_build.py``), runs Kafka's retention cleaning after a snapshot and every
-60 s (``retention``), and on the leader proposes what is due (``active``). It
+is due (``snapshots``; rendered a slice per poll, ``snapshot_build.py``), runs Kafka's
+retention cleaning after a snapshot and every 60 s (``retention``), and on the leader
+proposes what is due (``active``). It
 returns ``(proposed, next_deadline_ms)``: a shell that sees ``proposed`` runs the
 Ready loop again so the proposal is appended and replicated.
 """
