@@ -26,7 +26,7 @@ from . import records as rec
 from .configs.store import ConfigsImage
 from .client_quotas import ClientQuotasImage
 from .image_brokers import BrokersImage
-from .image_topics import TopicsImage, encode_item
+from .image_topics import TopicsImage, encode_item, partition_record_version
 from .scram_image import ScramImage
 from .acl_image import AclsImage
 
@@ -150,11 +150,13 @@ class MetadataImage:
         return dict(self.features)
 
     def snapshot_records(self) -> list[bytes]:
-        return [encode_item(item) for item in self.snapshot_items()]
+        version = partition_record_version(self.metadata_version() or 0)
+        return [encode_item(item, self.topics, version) for item in self.snapshot_items()]
 
     def snapshot_items(self) -> list:
         """What ``snapshot_records`` writes, the topics' records not yet encoded: values
-        (bytes) and the topics' items (``image_topics.encode_item``).
+        (bytes), TopicRecords as ``(record, 0)`` and PartitionRecords
+        (``image_topics.encode_item``).
         A change replaces a partition's record, never edits it, so the list keeps this
         image's state while replay goes on (``snapshot_build.py``)."""
         out = []

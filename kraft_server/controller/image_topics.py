@@ -188,11 +188,13 @@ class TopicsImage:
                     t.values.pop(pid, None)
                     self.made += 1
 
-    def snapshot_records(self, metadata_version: int):
-        """``(record, version)``: TopicRecord then its PartitionRecords, per topic; a
-        partition still undecoded, or unchanged since it was decoded or last written,
-        comes as ``(value, None)``; a record to encode as ``(record, version, topic)``
-        (``encode_item`` remembers its value in the topic)."""
+    def snapshot_records(self, metadata_version: int) -> list:
+        """Per topic (by name), its TopicRecord as ``(record, 0)``, then its partitions
+        (by id): the value of one still undecoded, or unchanged since it was decoded or
+        last written (bytes), else its PartitionRecord itself, to be encoded at
+        ``partition_record_version`` (``encode_partition``). No object per partition:
+        a snapshot's list of 100,000 of them would be that many more for the cyclic
+        collector to walk while the snapshot is written."""
         from wire.messages import TopicRecord
         version = partition_record_version(metadata_version)
         out = []
@@ -200,29 +202,32 @@ class TopicsImage:
             out.append((TopicRecord(name=t.name, topic_id=t.topic_id), 0))
             values = t.pending_values(version)
             if values is not None:
-                out += [(v, None) for v in values]
+                out += values
                 continue
             partitions, known = t.partitions, t.values
             for pid in sorted(partitions):
                 value = known.get(pid)
-                if value is not None and value[2] == version:  # frame 1, type 3, then the version
-                    out.append((value, None))
-                else:
-                    out.append((partitions[pid], version, t))
+                # frame 1, type 3, then the version
+                out.append(value if value is not None and value[2] == version else partitions[pid])
         return out
 
+    def encode_partition(self, r: PartitionRecord, version: int) -> bytes:
+        """``r`` encoded, remembered by its topic while it is the partition's record."""
+        value = encode_metadata_record(r, version)
+        t = self.by_id.get(r.topic_id)
+        if t is not None:
+            t.remember(r, value)
+        return value
 
-def encode_item(item) -> bytes:
-    """A value of ``MetadataImage.snapshot_items``: bytes as they are, ``(value, None)``,
-    ``(record, version)`` encoded, ``(record, version, topic)`` encoded and remembered."""
+
+def encode_item(item, topics: TopicsImage, version: int) -> bytes:
+    """A value of ``MetadataImage.snapshot_items``: bytes as they are, a ``(record,
+    version)`` pair encoded, a PartitionRecord encoded at ``version`` (and remembered)."""
     if type(item) is bytes:
         return item
-    if item[1] is None:
-        return item[0]
-    value = encode_metadata_record(item[0], item[1])
-    if len(item) == 3:
-        item[2].remember(item[0], value)
-    return value
+    if type(item) is tuple:
+        return encode_metadata_record(item[0], item[1])
+    return topics.encode_partition(item, version)
 
 
 def copy_partition(p: PartitionRecord) -> PartitionRecord:

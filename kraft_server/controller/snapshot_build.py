@@ -24,7 +24,7 @@ import time
 from wire.messages import KRaftVersionRecord, SnapshotFooterRecord, SnapshotHeaderRecord
 from wire.records import ControlRecordType, build_control_batch, build_value_batch
 
-from .image_topics import encode_item
+from .image_topics import encode_item, partition_record_version
 
 RECORDS_PER_BATCH = 1024
 SLICE_ENCODES = 2048  # records encoded per turn of the loop (~20 ms on a loaded 2-core machine)
@@ -48,6 +48,8 @@ class SnapshotBuild:
         self.parts = [build_control_batch(0, self.epoch, now_ms, head)]
         self.offset = len(head)
         self.items = image.snapshot_items()
+        self.topics = image.topics  # where an encoded partition is remembered
+        self.version = partition_record_version(image.metadata_version() or 0)
         self.next = 0  # the first item not yet in a batch
         self.done = False
         self.slices = 0
@@ -65,8 +67,9 @@ class SnapshotBuild:
         encoded = batches = 0
         while self.next < len(items) and encoded < max_encodes and batches < SLICE_BATCHES:
             chunk = items[self.next:self.next + RECORDS_PER_BATCH]
-            values = [encode_item(item) for item in chunk]
-            encoded += sum(1 for item in chunk if type(item) is not bytes and item[1] is not None)
+            topics, version = self.topics, self.version
+            values = [encode_item(item, topics, version) for item in chunk]
+            encoded += sum(1 for item in chunk if type(item) is not bytes)
             self.parts.append(build_value_batch(self.offset, epoch, now_ms, values))
             self.offset += len(chunk)
             self.next += len(chunk)
@@ -74,7 +77,7 @@ class SnapshotBuild:
         if self.next >= len(items):
             self.parts.append(build_control_batch(self.offset, epoch, now_ms, [
                 (ControlRecordType.SNAPSHOT_FOOTER, SnapshotFooterRecord(version=0))]))
-            self.items = None
+            self.items = self.topics = None
             self.done = True
         self.slices += 1
         self.busy_s += time.perf_counter() - t0

@@ -141,7 +141,7 @@ def test_snapshot_on_request_finishes_the_one_being_rendered(tmp_path, monkeypat
 
 
 def _to_encode(img) -> int:
-    return sum(1 for item in img.snapshot_items() if type(item) is tuple and len(item) == 3)
+    return sum(1 for item in img.snapshot_items() if isinstance(item, PartitionRecord))
 
 
 def test_a_partition_is_encoded_again_only_once_it_changed():
