@@ -78,19 +78,28 @@ def _decoded(img):
     return img
 
 
-def test_a_due_snapshot_is_rendered_over_several_polls(tmp_path, monkeypatch):
-    monkeypatch.setattr(snapshot_build, "SLICE_ENCODES", 50)
-    monkeypatch.setattr(snapshot_build, "RECORDS_PER_BATCH", 64)
+def _building(tmp_path, monkeypatch, slice_encodes: int, batch: int, interval_ms: int, topics: int,
+              partitions: int):
+    """A single controller, retention off, whose image holds ``topics`` topics of
+    ``partitions`` decoded partitions, run until a due snapshot starts rendering."""
+    monkeypatch.setattr(snapshot_build, "SLICE_ENCODES", slice_encodes)
+    monkeypatch.setattr(snapshot_build, "RECORDS_PER_BATCH", batch)
     log = FileReplicatedLog(tmp_path / "__cluster_metadata-0")
-    s = Single(log=log, idle_ms=50, snapshot_max_bytes=1 << 30, snapshot_interval_ms=200, retention_bytes=-1,
-               retention_ms=-1)
-    s.run_for(300)
-    for t in range(3):
-        s.core.propose(_topic_values(t, 300), s.now)
-    _replay_and_decode(s, 3)
-    # run until a snapshot starts, then count the polls that render it
+    s = Single(log=log, idle_ms=50, snapshot_max_bytes=1 << 30, snapshot_interval_ms=interval_ms,
+               retention_bytes=-1, retention_ms=-1)
+    s.run_for(2 * interval_ms)
+    for t in range(topics):
+        s.core.propose(_topic_values(t, partitions), s.now)
+    _replay_and_decode(s, topics)
     while s.controller.building is None:
         _one_poll(s)
+    return s, log
+
+
+def test_a_due_snapshot_is_rendered_over_several_polls(tmp_path, monkeypatch):
+    s, log = _building(tmp_path, monkeypatch, slice_encodes=50, batch=64, interval_ms=200, topics=3,
+                       partitions=300)
+    # count the polls that render it
     sid = s.controller.building.snapshot_id
     assert s.controller.image.offset == sid.offset - 1
     at_start = s.controller.image.content()
@@ -120,16 +129,8 @@ def test_a_due_snapshot_is_rendered_over_several_polls(tmp_path, monkeypatch):
 
 
 def test_snapshot_on_request_finishes_the_one_being_rendered(tmp_path, monkeypatch):
-    monkeypatch.setattr(snapshot_build, "SLICE_ENCODES", 10)
-    monkeypatch.setattr(snapshot_build, "RECORDS_PER_BATCH", 16)
-    log = FileReplicatedLog(tmp_path / "__cluster_metadata-0")
-    s = Single(log=log, idle_ms=50, snapshot_max_bytes=1 << 30, snapshot_interval_ms=100, retention_bytes=-1,
-               retention_ms=-1)
-    s.run_for(200)
-    s.core.propose(_topic_values(0, 200), s.now)
-    _replay_and_decode(s, 1)
-    while s.controller.building is None:
-        _one_poll(s)
+    s, log = _building(tmp_path, monkeypatch, slice_encodes=10, batch=16, interval_ms=100, topics=1,
+                       partitions=200)
     first = s.controller.building.snapshot_id
     s.core.propose([rec.feature_level("group.version", 1)], s.now)
     while s.controller.image.offset < first.offset:
