@@ -1,8 +1,9 @@
 """``Controller``: the object a shell drives next to the Raft core.
 
 ``poll(now_ms)`` replays what was committed (``loader``), writes a snapshot when one
-is due (``snapshots``), runs Kafka's retention cleaning after a snapshot and every
-60 s (``retention``), and on the leader proposes what is due (``active``). It
+is due (``snapshots``; rendered a slice per poll, ``snapshot_build.py``), runs Kafka's
+retention cleaning after a snapshot and every 60 s (``retention``), and on the leader
+proposes what is due (``active``). It
 returns ``(proposed, next_deadline_ms)``: a shell that sees ``proposed`` runs the
 Ready loop again so the proposal is appended and replicated.
 """
@@ -110,6 +111,7 @@ class Controller:
         self.settings = settings
         self.loader = MetadataLoader(raft_log)
         self.snapshots = SnapshotGenerator(settings.snapshot_max_bytes, settings.snapshot_interval_ms, now_ms)
+        self.building = None  # the SnapshotBuild being rendered a slice per poll
         self.duties = ActiveDuties(settings.node_id, settings.bootstrap_levels, settings.registration(),
                                    settings.max_idle_interval_ms)
         self.next_clean_ms = now_ms + settings.clean_interval_ms
@@ -210,8 +212,10 @@ class Controller:
         if loaded:
             self.snapshots.reset(now_ms)
         reason = self.snapshots.due(replayed, now_ms)
-        if reason is not None:
-            self.snapshot(now_ms, reason)
+        if reason is not None and self.building is None:
+            self.building = self._start_snapshot(now_ms, reason)
+        if self.building is not None and self.building.step():
+            self._finish_snapshot(now_ms)
         if now_ms >= self.next_clean_ms:
             self.clean(now_ms)
         proposed = self.duties.poll(self.core, self.image, self.loader.next_offset, now_ms)
@@ -244,8 +248,9 @@ class Controller:
         retry = self._poll_sender(now_ms)
         if retry is not None:
             deadline = min(deadline, retry)
+        self.loader.freezer.poll(self.image, now_ms)  # records made since the last freeze (collector.py)
         # More to replay: ask for another cycle at once (after the sockets had a turn).
-        return proposed or self.loader.behind(self.core.high_watermark), deadline
+        return proposed or self.building is not None or self.loader.behind(self.core.high_watermark), deadline
 
     def _periodic_elections(self, active: bool, now_ms: int) -> None:
         """While active: every ``leader.imbalance.check.interval.seconds`` move up to 1000
@@ -305,11 +310,30 @@ class Controller:
         return None
 
     def snapshot(self, now_ms: int, reason: str = "requested"):
+        """Write a snapshot of the image at once (one being rendered slice by slice is
+        finished first); its id, or None when it exists already."""
+        if self.building is not None:
+            self.building.finish()
+            self._finish_snapshot(now_ms)
+        build = self._start_snapshot(now_ms, reason)
+        if build is None:
+            return None
+        self.building = build
+        build.finish()
+        return self._finish_snapshot(now_ms)
+
+    def _start_snapshot(self, now_ms: int, reason: str):
         image = self.image
         voters = self.core.history.committed(image.offset + 1)
-        sid = self.snapshots.emit(self.log, image, self.core.kraft_version(), voters, now_ms)
+        build = self.snapshots.start(self.log, image, self.core.kraft_version(), voters, now_ms)
+        if build is not None:
+            log.info("[Controller %d] snapshot %s because %s", self.settings.node_id, build.snapshot_id, reason)
+        return build
+
+    def _finish_snapshot(self, now_ms: int):
+        build, self.building = self.building, None
+        sid = self.snapshots.finish(self.log, build, now_ms)
         if sid is not None:
-            log.info("[Controller %d] snapshot %s because %s", self.settings.node_id, sid, reason)
             self.clean(now_ms)
         return sid
 

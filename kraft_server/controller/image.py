@@ -26,7 +26,7 @@ from . import records as rec
 from .configs.store import ConfigsImage
 from .client_quotas import ClientQuotasImage
 from .image_brokers import BrokersImage
-from .image_topics import TopicsImage
+from .image_topics import TopicsImage, encode_item, partition_record_version
 from .scram_image import ScramImage
 from .acl_image import AclsImage
 
@@ -150,6 +150,15 @@ class MetadataImage:
         return dict(self.features)
 
     def snapshot_records(self) -> list[bytes]:
+        version = partition_record_version(self.metadata_version() or 0)
+        return [encode_item(item, self.topics, version) for item in self.snapshot_items()]
+
+    def snapshot_items(self) -> list:
+        """What ``snapshot_records`` writes, the topics' records not yet encoded: values
+        (bytes), TopicRecords as ``(record, 0)`` and PartitionRecords
+        (``image_topics.encode_item``).
+        A change replaces a partition's record, never edits it, so the list keeps this
+        image's state while replay goes on (``snapshot_build.py``)."""
         out = []
         if METADATA_VERSION in self.features:
             out.append(rec.feature_level(METADATA_VERSION, self.features[METADATA_VERSION]))
@@ -157,7 +166,7 @@ class MetadataImage:
         mv = self.metadata_version() or 0
         out += [encode_metadata_record(r, v) for r, v in self.brokers.snapshot_records(mv)]
         out += [rec.register_controller(self.controllers[i]) for i in sorted(self.controllers)]
-        out += [r if v is None else encode_metadata_record(r, v) for r, v in self.topics.snapshot_records(mv)]
+        out += self.topics.snapshot_records(mv)
         out += self.configs.snapshot_records()
         out += [encode_metadata_record(r, v) for r, v in self.quotas.snapshot_records()]
         if self.next_producer_id >= 0:

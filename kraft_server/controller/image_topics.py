@@ -14,7 +14,7 @@ import logging
 import uuid
 
 from wire.messages import PartitionRecord
-from wire.records import decode_metadata_record
+from wire.records import decode_metadata_record, encode_metadata_record
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ class Topic:
     values (``pending``) and are decoded, in order, the first time anything reads
     ``partitions``: replay and snapshot loading stay cheap, a topic nobody asks about
     costs its bytes only, and a snapshot writes those bytes back as they are."""
-    __slots__ = ("name", "topic_id", "_partitions", "pending", "_owner")
+    __slots__ = ("name", "topic_id", "_partitions", "pending", "_owner", "values")
 
     def __init__(self, name: str, topic_id: uuid.UUID, partitions: dict | None = None, owner=None) -> None:
         self.name = name
@@ -42,6 +42,10 @@ class Topic:
         self._partitions: dict[int, PartitionRecord] = {} if partitions is None else partitions
         self.pending: list | None = None
         self._owner = owner
+        # partition id -> the value of its record as committed or last written to a
+        # snapshot, while the record is unchanged: a snapshot writes it as it is
+        # instead of encoding the record again (``snapshot_records``)
+        self.values: dict[int, bytes] = {}
 
     @property
     def partitions(self) -> dict[int, PartitionRecord]:
@@ -60,12 +64,22 @@ class Topic:
                     self._owner.bad_records += 1
                 continue
             self._keep(r)
+            self.values[r.partition_id] = value
+
+    def remember(self, r: PartitionRecord, value: bytes) -> None:
+        """``value`` is ``r`` encoded: kept while ``r`` is the partition's record."""
+        if self._partitions.get(r.partition_id) is r:
+            self.values[r.partition_id] = value
 
     def _keep(self, r: PartitionRecord) -> None:
         r.topic_id = self.topic_id
-        if r.directories and self._owner is not None:
-            r.directories = self._owner.shared_dirs(r.directories)
+        owner = self._owner
+        if owner is not None:
+            owner.made += 1
+            if r.directories:
+                r.directories = owner.shared_dirs(r.directories)
         self._partitions[r.partition_id] = r
+        self.values.pop(r.partition_id, None)
 
     def pending_values(self, version: int) -> list | None:
         """The undecoded PartitionRecord values, when they are the whole topic, written at
@@ -93,6 +107,7 @@ class TopicsImage:
         self.by_raw_id: dict[bytes, Topic] = {}  # by the id's 16 bytes (snapshot loading)
         self._dirs: dict[uuid.UUID, uuid.UUID] = {}  # one object per directory id
         self.bad_records = 0  # pending partition values that did not decode
+        self.made = 0  # partition records decoded or replaced so far (collector.Freezer)
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -155,6 +170,8 @@ class TopicsImage:
             log.warning("PartitionChangeRecord for unknown partition %s-%d", r.topic_id, r.partition_id)
             return
         t.partitions[r.partition_id] = merge(p, r)
+        t.values.pop(r.partition_id, None)
+        self.made += 1
 
     def clear_elr(self, topic_name: str) -> None:
         """ClearElrRecord: one topic, or every topic when the name is empty."""
@@ -168,10 +185,16 @@ class TopicsImage:
                     q.last_known_elr = None
                     q.partition_epoch += 1
                     t.partitions[pid] = q
+                    t.values.pop(pid, None)
+                    self.made += 1
 
-    def snapshot_records(self, metadata_version: int):
-        """``(record, version)``: TopicRecord then its PartitionRecords, per topic; a
-        partition still undecoded comes as ``(value, None)``, its committed bytes."""
+    def snapshot_records(self, metadata_version: int) -> list:
+        """Per topic (by name), its TopicRecord as ``(record, 0)``, then its partitions
+        (by id): the value of one still undecoded, or unchanged since it was decoded or
+        last written (bytes), else its PartitionRecord itself, to be encoded at
+        ``partition_record_version`` (``encode_partition``). No object per partition:
+        a snapshot's list of 100,000 of them would be that many more for the cyclic
+        collector to walk while the snapshot is written."""
         from wire.messages import TopicRecord
         version = partition_record_version(metadata_version)
         out = []
@@ -179,11 +202,32 @@ class TopicsImage:
             out.append((TopicRecord(name=t.name, topic_id=t.topic_id), 0))
             values = t.pending_values(version)
             if values is not None:
-                out += [(v, None) for v in values]
+                out += values
                 continue
-            partitions = t.partitions
-            out += [(partitions[pid], version) for pid in sorted(partitions)]
+            partitions, known = t.partitions, t.values
+            for pid in sorted(partitions):
+                value = known.get(pid)
+                # frame 1, type 3, then the version
+                out.append(value if value is not None and value[2] == version else partitions[pid])
         return out
+
+    def encode_partition(self, r: PartitionRecord, version: int) -> bytes:
+        """``r`` encoded, remembered by its topic while it is the partition's record."""
+        value = encode_metadata_record(r, version)
+        t = self.by_id.get(r.topic_id)
+        if t is not None:
+            t.remember(r, value)
+        return value
+
+
+def encode_item(item, topics: TopicsImage, version: int) -> bytes:
+    """A value of ``MetadataImage.snapshot_items``: bytes as they are, a ``(record,
+    version)`` pair encoded, a PartitionRecord encoded at ``version`` (and remembered)."""
+    if type(item) is bytes:
+        return item
+    if type(item) is tuple:
+        return encode_metadata_record(item[0], item[1])
+    return topics.encode_partition(item, version)
 
 
 def copy_partition(p: PartitionRecord) -> PartitionRecord:

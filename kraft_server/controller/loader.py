@@ -17,39 +17,22 @@ Rules, as the raft client applies them to its listeners:
 
 PartitionRecords are decoded when their topic is first read (``MetadataImage.replay``),
 so loading a snapshot costs little more than reading it.
-Replay allocates many long-lived objects (a record per partition), which makes
-CPython's cyclic collector scan the growing image again and again: it is paused
-while a slice or a snapshot is replayed, and after a large snapshot the image is
-moved out of its reach (``gc.freeze``; the records hold no cycles, reference
-counting still frees them).
+Replay allocates many long-lived objects; ``collector.py`` keeps CPython's cyclic
+collector off them: it is paused while a slice or a snapshot is replayed, and after
+a large snapshot the image is moved out of its reach (``gc.freeze``).
 """
 from __future__ import annotations
-
-import gc
-from contextlib import contextmanager
 
 from kraft_server.raft import MAX_BATCH_BYTES
 from wire.messages import NoOpRecord
 from wire.records import ControlRecordType, batch_records, batch_values, control_records, read_header, walk
 
+from .collector import FREEZE_RECORDS, LARGE_REPLAY_BYTES, Freezer, collector_paused, freeze
 from .image import MetadataImage
 
 
 # A NoOpRecord value (frame version 1, type 20) changes nothing: not even copied out.
 NO_OP_PREFIX = bytes((1, NoOpRecord.API_KEY))
-# A snapshot of this many records or more is frozen out of the cyclic collector.
-FREEZE_RECORDS = 10_000
-
-
-@contextmanager
-def collector_paused():
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def batch_timestamp(buf, info) -> int:
@@ -62,6 +45,7 @@ class MetadataLoader:
         self.image = MetadataImage()
         self.next_offset = 0
         self.loaded_snapshot = None  # id of the snapshot the image was last rebuilt from
+        self.freezer = Freezer()  # keeps the collector off the image (collector.py)
 
     def catch_up(self, high_watermark: int | None, budget: int | None = None) -> tuple[int, bool]:
         """Replay what is committed, or about ``budget`` bytes of it (whole batches, at
@@ -88,28 +72,17 @@ class MetadataLoader:
     def _replay_log(self, log, limit: int, budget: int | None) -> int:
         replayed = 0
         img = self.image
-        replay = img.replay
         while self.next_offset < limit and (budget is None or replayed < budget):
             # at most what is left of the budget (the log returns at least one batch)
             want = MAX_BATCH_BYTES if budget is None else min(budget - replayed, MAX_BATCH_BYTES)
             data = log.read(self.next_offset, want)
             if not data:
                 break
-            last = None
-            for info in walk(data):
-                offset = info.last_offset
-                if offset < self.next_offset:
-                    continue
-                if offset >= limit or (budget is not None and last is not None and replayed >= budget):
-                    break
-                if not info.is_control:
-                    # Records are replayed "at" their batch's last offset: a broker applies
-                    # whole batches, so its registration counts as caught up from there (we
-                    # and Kafka write the RegisterBrokerRecord last in its batch).
-                    for value in batch_values(data, info, skip=NO_OP_PREFIX):
-                        replay(value, offset)
-                replayed += info.end - info.start
-                last = info
+            if len(data) >= LARGE_REPLAY_BYTES:
+                with self.freezer.large_replay(img):
+                    replayed, last = self._replay_data(data, limit, budget, replayed)
+            else:
+                replayed, last = self._replay_data(data, limit, budget, replayed)
             if last is None:
                 break
             # the image is at the slice's last batch (a control batch moves the offset only)
@@ -117,6 +90,27 @@ class MetadataLoader:
             img.last_timestamp = batch_timestamp(data, last)
             self.next_offset = last.last_offset + 1
         return replayed
+
+    def _replay_data(self, data, limit: int, budget: int | None, replayed: int):
+        """Replay the batches of ``data`` from ``next_offset``; returns (bytes replayed
+        in all, the last batch replayed or None)."""
+        replay = self.image.replay
+        last = None
+        for info in walk(data):
+            offset = info.last_offset
+            if offset < self.next_offset:
+                continue
+            if offset >= limit or (budget is not None and last is not None and replayed >= budget):
+                break
+            if not info.is_control:
+                # Records are replayed "at" their batch's last offset: a broker applies
+                # whole batches, so its registration counts as caught up from there (we
+                # and Kafka write the RegisterBrokerRecord last in its batch).
+                for value in batch_values(data, info, skip=NO_OP_PREFIX):
+                    replay(value, offset)
+            replayed += info.end - info.start
+            last = info
+        return replayed, last
 
     def behind(self, high_watermark: int | None) -> bool:
         """Is a committed, flushed batch waiting to be replayed?"""
@@ -140,9 +134,8 @@ class MetadataLoader:
                         img.replay(value, snapshot_id.offset - 1)
                     records += info.last_offset - info.base_offset + 1
         if records >= FREEZE_RECORDS:
-            self.image = None  # the image replaced goes before the survivors are frozen
-            gc.collect()
-            gc.freeze()
+            self.image = None  # the image replaced (frozen too, maybe) goes before the rest is frozen
+            freeze(whole=True)
         img.offset, img.epoch = snapshot_id.offset - 1, snapshot_id.epoch
         self.image = img
         self.next_offset = snapshot_id.offset

@@ -9,14 +9,11 @@ the time rule). Loading a snapshot or writing one resets both counters
 (``resetSnapshotCounters``); the clock starts when the generator does. Leaders
 and followers alike snapshot what they replayed.
 
-Layout (``RecordsSnapshotWriter``), every batch with the snapshot's epoch as its
-partition leader epoch and offsets from 0:
-
-* a control batch: SnapshotHeaderRecord (LastContainedLogTimestamp = append time
-  of the last replayed batch) and, under kraft.version ≥ 1, KRaftVersionRecord and
-  the VotersRecord in force at the snapshot's last offset;
-* data batches: the image's records (``MetadataImage.snapshot_records``);
-* a control batch with the SnapshotFooterRecord.
+Layout and rendering: ``snapshot_build.py``. A due snapshot is rendered a slice per
+turn of the loop (``start``, then ``SnapshotBuild.step``, then ``finish``), as Kafka
+writes it on the loader's thread and not the controller's; while one is being
+rendered no other starts (Kafka does not schedule one while its emitter's queue is
+busy) and the counters keep counting.
 
 The id is ``(last replayed offset + 1, its epoch)``; nothing is written when that
 snapshot exists already. The file appears only after fsync and rename
@@ -25,37 +22,15 @@ snapshot exists already. The file appears only after fsync and rename
 from __future__ import annotations
 
 import logging
+import time
 
 from kraft_server.common.values import OffsetAndEpoch
-from wire.messages import KRaftVersionRecord, SnapshotFooterRecord, SnapshotHeaderRecord
-from wire.records import ControlRecordType, build_batch, build_control_batch
+
+from .snapshot_build import RECORDS_PER_BATCH, SnapshotBuild, render_snapshot
 
 log = logging.getLogger(__name__)
 
-RECORDS_PER_BATCH = 1024
-
-
-def render_snapshot(image, snapshot_id: OffsetAndEpoch, kraft_version: int, voters,
-                    now_ms: int) -> bytes:
-    """The snapshot's bytes. ``voters`` is a ``VoterSet`` (used when kraft.version ≥ 1)."""
-    epoch = snapshot_id.epoch
-    head = [(ControlRecordType.SNAPSHOT_HEADER,
-             SnapshotHeaderRecord(version=0, last_contained_log_timestamp=max(image.last_timestamp, 0)))]
-    if kraft_version > 0:
-        head.append((ControlRecordType.KRAFT_VERSION,
-                     KRaftVersionRecord(version=0, kraft_version=kraft_version)))
-        if voters is not None:
-            head.append((ControlRecordType.KRAFT_VOTERS, voters.to_voters_record()))
-    parts = [build_control_batch(0, epoch, now_ms, head)]
-    offset = len(head)
-    values = image.snapshot_records()
-    for i in range(0, len(values), RECORDS_PER_BATCH):
-        chunk = values[i:i + RECORDS_PER_BATCH]
-        parts.append(build_batch(offset, epoch, now_ms, [(None, v) for v in chunk]))
-        offset += len(chunk)
-    parts.append(build_control_batch(offset, epoch, now_ms, [
-        (ControlRecordType.SNAPSHOT_FOOTER, SnapshotFooterRecord(version=0))]))
-    return b"".join(parts)
+__all__ = ["RECORDS_PER_BATCH", "SnapshotGenerator", "render_snapshot"]
 
 
 class SnapshotGenerator:
@@ -81,16 +56,30 @@ class SnapshotGenerator:
             return f"we have waited at least {self.max_interval_ms} ms"
         return None
 
-    def emit(self, raft_log, image, kraft_version: int, voters, now_ms: int) -> OffsetAndEpoch | None:
-        """Write the image as a snapshot; returns its id (None when it already exists)."""
+    def start(self, raft_log, image, kraft_version: int, voters, now_ms: int) -> SnapshotBuild | None:
+        """Begin rendering the image as a snapshot (None when that snapshot, or a newer
+        one, exists already)."""
         self.reset(now_ms)
         if image.offset < 0:
             return None
         snapshot_id = OffsetAndEpoch(image.offset + 1, image.epoch)
+        if self._superseded(raft_log, snapshot_id):
+            return None
+        return SnapshotBuild(image, snapshot_id, kraft_version, voters, now_ms)
+
+    @staticmethod
+    def _superseded(raft_log, snapshot_id) -> bool:
         latest = raft_log.latest_snapshot()
-        if latest is not None and (latest >= snapshot_id or latest.offset >= snapshot_id.offset):
-            return None  # Kafka: never older than (or equal to) the latest snapshot
-        data = render_snapshot(image, snapshot_id, kraft_version, voters, now_ms)
+        # Kafka: never older than (or equal to) the latest snapshot
+        return latest is not None and (latest >= snapshot_id or latest.offset >= snapshot_id.offset)
+
+    def finish(self, raft_log, build: SnapshotBuild, now_ms: int) -> OffsetAndEpoch | None:
+        """Write a rendered snapshot; its id (None when one as new came meanwhile)."""
+        snapshot_id = build.snapshot_id
+        if self._superseded(raft_log, snapshot_id):
+            return None
+        data = build.data()
+        t0 = time.perf_counter()
         writer = raft_log.create_snapshot(snapshot_id)
         try:
             writer.append(data)
@@ -99,5 +88,15 @@ class SnapshotGenerator:
             writer.abort()
             raise
         self.written.append(snapshot_id)
-        log.info("Created snapshot %s (%d bytes)", snapshot_id, len(data))
+        log.info("Created snapshot %s (%d bytes): rendered in %d slice(s), %.0f ms on the loop over %d ms, "
+                 "written in %.0f ms", snapshot_id, len(data), build.slices, build.busy_s * 1000,
+                 now_ms - build.now_ms, (time.perf_counter() - t0) * 1000)
         return snapshot_id
+
+    def emit(self, raft_log, image, kraft_version: int, voters, now_ms: int) -> OffsetAndEpoch | None:
+        """Write the image as a snapshot at once; returns its id (None when it already exists)."""
+        build = self.start(raft_log, image, kraft_version, voters, now_ms)
+        if build is None:
+            return None
+        build.finish()
+        return self.finish(raft_log, build, now_ms)

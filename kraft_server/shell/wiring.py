@@ -20,6 +20,7 @@ which turns them into the plain values the API handlers read
 from __future__ import annotations
 
 import logging
+import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -381,9 +382,16 @@ def run(config_path: str) -> int:
             log.info("[KRaftServer id=%d] listener %s on %s:%d", config.node_id, name, host, port)
         log.info("[KRaftServer id=%d] Kafka Server started", config.node_id)
 
+    from kraft_server.metrics.gc_pauses import SLOW_MS, GcPauses
+    # collections that hold the loop (kraft_server/metrics/gc_pauses.py); the bench lowers the INFO bar
+    pauses = GcPauses(float(os.environ.get("KRAFT_GC_SLOW_MS", SLOW_MS))).install()
+    node.driver.after_cycle = _chain(node.driver.after_cycle, pauses.report)
     try:
         run_forever(node.driver, on_started=started)
     finally:
+        pauses.uninstall()
+        pauses.report()
+        log.info("garbage collections: %s", pauses.summary())
         node.raft_log.close()
         if node.groups is not None:
             node.groups.close()
