@@ -189,9 +189,11 @@ def submit(view, api_key: int, version: int, body, respond, enveloped: bool = Fa
     if controller is None:
         respond(_NotController() if enveloped else _no_controller(api_key, version, body))
         return
-    if api_key == ALTER_PARTITION_REASSIGNMENTS and empty_alter_answer(body) is not None:
-        respond(empty_alter_answer(body))
-        return
+    if api_key == ALTER_PARTITION_REASSIGNMENTS:
+        empty = empty_alter_answer(body)
+        if empty is not None:
+            respond(empty)
+            return
     name, (run, fail) = _build(api_key, version, body, getattr(controller, "settings", None))
     if enveloped:
         plain_fail = fail

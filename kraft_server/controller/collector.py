@@ -81,12 +81,9 @@ class Freezer:
     def poll(self, image, now_ms: int) -> bool:
         """Freeze when enough of ``image``'s partition records were made since the
         last freeze (``TopicsImage.made``); True when it did."""
-        made = image.topics.made
         if self.last_whole_ms is None:
             self.last_whole_ms = now_ms
-        if image.serial != self.image_serial:
-            self.image_serial, self.mark = image.serial, 0  # a new image (snapshot loaded)
-        if made - self.mark < self.threshold:
+        if image.topics.made - self._mark_of(image) < self.threshold:
             return False
         whole = now_ms - self.last_whole_ms >= self.whole_every_ms
         freed, ms = freeze(whole)
@@ -108,12 +105,17 @@ class Freezer:
         gc.freeze()
         self._frozen(image, "prior", freed, (t1 - t0 + time.perf_counter() - t2) * 1000)
 
-    def _frozen(self, image, kind: str, freed: int, ms: float) -> None:
-        made = image.topics.made
+    def _mark_of(self, image) -> int:
+        """Records of ``image`` made at the last freeze (0 for a new image: a snapshot loaded)."""
         if image.serial != self.image_serial:
             self.image_serial, self.mark = image.serial, 0
+        return self.mark
+
+    def _frozen(self, image, kind: str, freed: int, ms: float) -> None:
+        made = image.topics.made
+        since = made - self._mark_of(image)
         self.freezes += 1
         log.log(logging.INFO if ms >= SLOW_FREEZE_MS else logging.DEBUG,
                 "froze the collector's objects after %d partition records (%s collection freed %d; %.0f ms)",
-                made - self.mark, kind, freed, ms)
+                since, kind, freed, ms)
         self.mark = made
