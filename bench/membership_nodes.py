@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.kafka_dist.ports import free_port  # noqa: F401  (re-exported)
 from wire.exceptions import DecodeError
 from wire.framing import FrameReader
 from wire.headers import decode_response, encode_request
@@ -56,12 +57,6 @@ KAFKA_REQUEST_LOG4J = """Configuration:
         level: DEBUG
 """
 ADD_RAFT_VOTER = AddRaftVoterRequest.API_KEY
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def now_ms() -> float:

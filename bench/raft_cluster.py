@@ -36,6 +36,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tools.kafka_dist.ports import free_port  # noqa: F401  (re-exported)
 from wire.exceptions import DecodeError
 from wire.records import iter_headers
 
@@ -71,12 +72,6 @@ KAFKA_LOG4J = """Configuration:
       - name: kafka.tools
         level: INFO
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def random_uuid() -> str:

@@ -56,6 +56,11 @@ Normalisations (each one a difference two correct controllers may show):
    caught up (timing). Kafka 4.3.1's ``processBrokerHeartbeat`` writes the state
    change first and the cordoned change after it in one batch when one heartbeat
    does both.
+11. ``normalise(..., split_ops=True)`` (two live runs) cuts each batch into the
+   operations it may hold: before every TopicRecord, RemoveTopicRecord,
+   BeginTransaction and RegisterController, before a PartitionRecord that does not
+   follow its topic's records, and wherever admin records and other records meet.
+   Kafka's Raft client may put a CreateTopics after a heartbeat's change in one batch.
 """
 from __future__ import annotations
 
@@ -68,6 +73,9 @@ PAYLOAD = re.compile(r"^\| offset: (\d+) .* payload: (\{.*\})\s*$")
 
 ADMIN_STARTS = {"BEGIN_TRANSACTION_RECORD", "REGISTER_CONTROLLER_RECORD", "TOPIC_RECORD", "PARTITION_RECORD",
                 "REMOVE_TOPIC_RECORD"}
+ADMIN_KINDS = ADMIN_STARTS | {"FEATURE_LEVEL_RECORD", "CONFIG_RECORD", "END_TRANSACTION_RECORD",
+                              "CLEAR_ELR_RECORD"}
+TOPIC_PARTS = {"TOPIC_RECORD", "CONFIG_RECORD", "CLEAR_ELR_RECORD", "PARTITION_RECORD"}
 BROKER_RECORDS = {"REGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD", "UNREGISTER_BROKER_RECORD"}
 SORTED_FIELDS = ("isr", "eligibleLeaderReplicas", "lastKnownElr")
 BROKER_LIST_FIELDS = ("replicas", "isr", "removingReplicas", "addingReplicas",
@@ -146,7 +154,7 @@ def _broker_ids(batches) -> set[int]:
     return {d["brokerId"] for b in batches for t, _, d in b.records if t == "REGISTER_BROKER_RECORD"}
 
 
-def normalise(batches: list[Batch], roles: dict, manual_topics=()) -> Decisions:
+def normalise(batches: list[Batch], roles: dict, manual_topics=(), split_ops: bool = False) -> Decisions:
     out = Decisions()
     labels = _Labels(roles, _broker_ids(batches))
     names: dict[str, str] = {}  # topic id -> name
@@ -154,7 +162,8 @@ def normalise(batches: list[Batch], roles: dict, manual_topics=()) -> Decisions:
     partitions: dict[tuple[str, int], list] = {}  # (topic, index) -> story
     fenced: dict[int, bool] = {}  # broker id -> fenced now
     phase: dict[tuple[str, int], int] = {}  # (topic, index) -> the admin batch that created it
-    for records in _split_cordon_only(batches):
+    pieces = _split_cordon_only(batches)
+    for records in (_split_ops(pieces) if split_ops else pieces):
         if not records:
             continue
         out.kinds |= {(t, v) for t, v, _ in records}
@@ -265,6 +274,27 @@ def _split_cordon_only(batches):
             yield rest
         else:
             yield records
+
+
+def _split_ops(pieces):
+    """Each piece cut where one operation may end and another begin (normalisation 11)."""
+    for records in pieces:
+        cut: list = []
+        for r in records:
+            prev = cut[-1][0] if cut else None
+            if prev is not None and _starts_op(prev, r[0]):
+                yield cut
+                cut = []
+            cut.append(r)
+        yield cut
+
+
+def _starts_op(prev: str, kind: str) -> bool:
+    if (prev in ADMIN_KINDS) != (kind in ADMIN_KINDS):
+        return True
+    if kind in ("TOPIC_RECORD", "REMOVE_TOPIC_RECORD", "BEGIN_TRANSACTION_RECORD", "REGISTER_CONTROLLER_RECORD"):
+        return True
+    return kind == "PARTITION_RECORD" and prev not in TOPIC_PARTS
 
 
 def _refence(record, fenced: dict) -> bool:

@@ -148,3 +148,31 @@ def test_a_cordon_only_change_in_the_unfence_batch_reads_as_its_own_batch_first(
                         {"brokerId": 7, "brokerEpoch": 5, "fenced": 1, "cordonedLogDirs": []})
     kept = md.normalise([md.Batch(0, [register]), md.Batch(1, [unfence, fence_and_cordon])], ROLES)
     assert kept.lifecycle["O1"][1] == (("BROKER_REGISTRATION_CHANGE_RECORD", 0), ("BROKER_REGISTRATION_CHANGE_RECORD", 3))
+
+
+def test_split_ops_reads_a_create_topics_merged_after_an_unfence_as_its_own_operation():
+    """Normalisation 11: a live Kafka put a CreateTopics behind a broker's unfence in one
+    batch; with ``split_ops`` it reads as the run that wrote them apart, without it not."""
+    topic = ("TOPIC_RECORD", 0, {"name": "__consumer_offsets", "topicId": "T1"})
+    config = ("CONFIG_RECORD", 0, {"resourceType": 2, "resourceName": "__consumer_offsets",
+                                   "name": "cleanup.policy", "value": "compact"})
+    part = ("PARTITION_RECORD", 2, {"topicId": "T1", "partitionId": 0, "replicas": [7], "isr": [7],
+                                    "leader": 7, "leaderEpoch": 0})
+    change = ("BROKER_REGISTRATION_CHANGE_RECORD", 0, {"brokerId": 7, "brokerEpoch": 5, "fenced": -1})
+    merged = [md.Batch(0, [change, topic, config, part])]
+    apart = [md.Batch(0, [change]), md.Batch(1, [topic, config, part])]
+    created = (("TOPIC_RECORD", 0), ("CONFIG_RECORD", 0), ("PARTITION_RECORD", 2))
+    assert md.normalise(apart, ROLES, split_ops=True).admin == [created]
+    assert md.normalise(merged, ROLES, split_ops=True).admin == [created]
+    assert md.normalise(merged, ROLES).admin == []  # batch level: not an admin batch
+    # two topics of one CreateTopics read as two operations, in order
+    other = ("TOPIC_RECORD", 0, {"name": "b", "topicId": "T2"})
+    two = md.normalise([md.Batch(0, [topic, part, other])], ROLES, split_ops=True)
+    assert two.admin == [(("TOPIC_RECORD", 0), ("PARTITION_RECORD", 2)), (("TOPIC_RECORD", 0),)]
+
+
+def test_split_ops_keeps_the_captured_run_equal_to_itself():
+    text = CAPTURE.read_text()
+    a = md.normalise(md.parse(text), ROLES, manual_topics=("manual",), split_ops=True)
+    assert md.differences(a, copy.deepcopy(a)) == []
+    assert len(a.admin) > len(decisions(text).admin)  # CreateTopics of four topics: four operations

@@ -24,7 +24,6 @@ import base64
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from . import bin_path, ensure_dist, java_executable
+from .ports import free_port  # noqa: F401  (re-exported)
 from .probe import ClusterInfo, QuorumInfo, describe_cluster, describe_quorum
 
 # JVM options that make short-lived test JVMs start faster than Kafka's
@@ -48,13 +48,6 @@ _RUNNING: "set[KafkaController]" = set()
 
 class ControllerError(RuntimeError):
     """The controller failed to format, start or become ready."""
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A currently free TCP port on ``host`` (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 def random_cluster_id() -> str:
