@@ -25,6 +25,8 @@ Differences from Kafka's tool, on purpose:
   buckets) and the node's Readys so far (``readys``: turns of its loop). Every 5 s it
   also prints Kafka's human summary line
   ``Throughput (bytes/second): ..., Latency (ms): ... p75 ... p99 ... p999``.
+  Each fsync of the log that took ``--slow-flush-ms`` or more (20) gives a
+  ``slow_flush`` line with its ``ms``, on every node: the disk stalls a latency window met.
 * It proposes no more than the leader accepts: ``RaftNode.append_room`` (the node's
   backpressure, ``QuorumConfig.max_backlog_bytes`` of uncommitted proposals) and at most
   ``--max-pending-batches`` full batches (8 MiB each, Kafka's limit); past them it skips
@@ -249,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--record-size", type=int, default=256, help="bytes per record (default 256)")
     p.add_argument("--report-interval-ms", type=int, default=1000)
     p.add_argument("--max-pending-batches", type=int, default=10)
+    p.add_argument("--slow-flush-ms", type=float, default=20.0,
+                   help="emit a slow_flush event for each fsync of the log this long or longer")
     p.add_argument("--max-backlog-bytes", type=int, default=None,
                    help="the leader's cap on uncommitted proposals (QuorumConfig.max_backlog_bytes)")
     args = p.parse_args(argv)
@@ -268,6 +272,9 @@ def main(argv: list[str] | None = None) -> int:
                         record_size=args.record_size, report_interval_ms=args.report_interval_ms,
                         max_pending_batches=args.max_pending_batches)
     node.driver.after_cycle = _Chain(node.driver.after_cycle, gen.after_cycle)
+    flushes = node.driver.shell.flush_times  # disk stalls, for the bench to set against latency
+    flushes.slow_ms = args.slow_flush_ms
+    flushes.on_slow = lambda ms: emit("slow_flush", ms=round(ms, 1))
 
     def started(bound):
         emit("listening", node=config.node_id, listeners={k: list(v) for k, v in bound.items()})

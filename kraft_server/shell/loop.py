@@ -13,6 +13,7 @@ both at once.
 """
 from __future__ import annotations
 
+from kraft_server.metrics.flush_times import FlushTimes
 from kraft_server.shell.log_writes import LogWriter
 
 
@@ -24,6 +25,7 @@ class Shell:
         self.log = log
         self.store = store
         self.writer = LogWriter(log)
+        self.flush_times = FlushTimes()  # each fsync timed (kraft_server/metrics/flush_times.py)
 
     def take(self):
         ready = self.core.ready()
@@ -36,7 +38,7 @@ class Shell:
     def finish(self, ready, now_ms: int, send, reply) -> bool:
         """Flush, send, advance; returns ``core.advance``'s answer (True: call again)."""
         if ready.flush:
-            self.log.flush()
+            self.flush_times.timed(self.log.flush)
         for request in ready.requests:
             send(request)
         for response in ready.responses:

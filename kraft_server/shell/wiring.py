@@ -392,6 +392,7 @@ def run(config_path: str) -> int:
         pauses.uninstall()
         pauses.report()
         log.info("garbage collections: %s", pauses.summary())
+        log.info("metadata log fsyncs: %s", node.driver.shell.flush_times.summary())
         node.raft_log.close()
         if node.groups is not None:
             node.groups.close()
