@@ -3,7 +3,9 @@ started with the installed pyspark's own ``spark-class``, ``kraft-metadata-strea
 --master spark://...`` with a parquet sink and a checkpoint, run twice with
 ``--available-now`` over our node's ``__cluster_metadata`` while the node keeps
 committing: every offset the sink holds appears once, the offsets are contiguous, and
-the second run resumed where the first stopped (more rows, the first run's kept)."""
+the second run resumed where the first stopped (more rows, the first run's kept).
+In ``make test-slow`` (about a minute); the default suite runs the same pipeline on a
+local Spark (``test_metadata_stream_spark.py``)."""
 from __future__ import annotations
 
 import os
@@ -22,6 +24,7 @@ from tools.kafka_dist.controller import free_port  # noqa: E402
 from tests.support.spark_env import require_java_and_connector_jars  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
 
 
 def _spark_class() -> Path:
