@@ -40,4 +40,9 @@ def test_bench_security_quick_json():
         assert tls["handshakes"]["connections"] > 0 and not tls["handshakes"]["errors"], tls
         assert tls["rss_idle_kb"] > 0
         for protocol in ("PLAINTEXT", "SSL", "SASL_SSL"):  # the rung ran and committed
-            assert report["results"][impl][protocol]["ladder"][0]["committed_per_s"] > 0
+            res = report["results"][impl][protocol]
+            assert res["ladder"][0]["committed_per_s"] > 0
+            assert res["p99_reps"] == [res["latency"]["p99"]]  # quick: one window, its p99
+            if impl == "ours":  # the slow fsyncs of the window, counted per side of the quorum
+                (stalls,) = res["slow_flush_reps"]
+                assert stalls["leader"] >= 0 and stalls["followers"] >= 0 and stalls["max_ms"] >= 0
