@@ -301,7 +301,8 @@ def main(argv=None) -> int:
     report = {"meta": {
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "quick": q,
         "rate": args.rate, "record_size": args.record_size, "warmup_s": args.warmup,
-        "measure_s": args.measure, "latency_reps": args.latency_reps, "ladder": args.ladder, "ladder_measure_s": args.ladder_measure,
+        "measure_s": args.measure, "latency_reps": args.latency_reps, "ladder": args.ladder,
+        "ladder_measure_s": args.ladder_measure,
         "handshake_s": args.handshake_s, "handshake_threads": args.handshake_threads, "idle": args.idle,
         "sasl": args.sasl,
         "kafka": "kafka.tools.TestRaftServer, kafka_2.13-4.3.1.jar (bench/raft_cluster.py)",
