@@ -208,83 +208,187 @@ def _roles(name: str, value: object) -> None:
 
 @dataclass(frozen=True)
 class _Def:
+    """One property the node reads: its Kafka name, type (``parse``), default, validator
+    and a one-line description (``docs/configuration.md`` is rendered from these by
+    ``python -m tools.docs_config``). ``read_by`` names the module that reads it as text
+    where it is used (typed there, not by :func:`_typed`); ``per_listener``: it may also be
+    given as ``listener.name.<listener>.<name>``."""
+
     name: str
     parse: Callable[[str, str], object]
     default: object
     check: Callable[[str, object], None] | None = None
+    doc: str = ""
+    read_by: str | None = None
+    per_listener: bool = False
+
+
+def _t_password(name: str, raw: str) -> str:
+    return raw.strip()
 
 
 GiB = 1024 * 1024 * 1024
 MiB = 1024 * 1024
+_SECURITY = "kraft_server/security"
 
 # Kafka 4.3.1's names, types, defaults and validators (checked against its ConfigDef).
 DEFINITIONS: tuple[_Def, ...] = (
-    _Def("node.id", _t_int, _REQUIRED, _at_least(0)),
-    _Def("process.roles", _t_list, _REQUIRED, _roles),
-    _Def("listeners", _t_list, ["PLAINTEXT://:9092"]),
-    _Def("advertised.listeners", _t_list, None),
-    _Def("controller.listener.names", _t_list, _REQUIRED),
+    # -- the node and its listeners
+    _Def("node.id", _t_int, _REQUIRED, _at_least(0), doc="This node's id, unique in the cluster."),
+    _Def("process.roles", _t_list, _REQUIRED, _roles,
+         doc="Must include `controller`: this node is a KRaft controller (start-up stops otherwise)."),
+    _Def("listeners", _t_list, ["PLAINTEXT://:9092"],
+         doc="`NAME://host:port` of every listener; an empty host means all interfaces."),
+    _Def("advertised.listeners", _t_list, None,
+         doc="Addresses given to others, by listener name; unset: `listeners`."),
+    _Def("controller.listener.names", _t_list, _REQUIRED,
+         doc="Listeners that are controller listeners; every other listener is a client listener."),
     _Def("listener.security.protocol.map", _t_string,
-         "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"),
-    _Def("controller.quorum.voters", _t_list, []),
-    _Def("controller.quorum.bootstrap.servers", _t_list, []),
-    _Def("metadata.log.dir", _t_string, None),
-    _Def("log.dirs", _t_list, None),
-    _Def("log.dir", _t_list, ["/tmp/kafka-logs"]),
-    _Def("controller.quorum.election.timeout.ms", _t_int, 1000, _at_least(0)),
-    _Def("controller.quorum.fetch.timeout.ms", _t_int, 2000, _at_least(0)),
-    _Def("controller.quorum.election.backoff.max.ms", _t_int, 1000, _at_least(0)),
-    _Def("controller.quorum.request.timeout.ms", _t_int, 2000, _at_least(0)),
-    _Def("controller.quorum.retry.backoff.ms", _t_int, 20, _at_least(0)),
-    _Def("controller.quorum.append.linger.ms", _t_int, 25, _at_least(0)),
-    _Def("controller.quorum.auto.join.enable", _t_bool, False),
-    _Def("metadata.log.segment.bytes", _t_int, GiB, _at_least(8 * MiB)),
+         "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
+         doc="`NAME:PROTOCOL` pairs; unmapped controller listeners are PLAINTEXT while this is left at its default."),
+    # -- the quorum
+    _Def("controller.quorum.voters", _t_list, [],
+         doc="`id@host:port` of every voter: a static quorum (kraft.version 0). Leave empty for a dynamic quorum."),
+    _Def("controller.quorum.bootstrap.servers", _t_list, [],
+         doc="`host:port` of controllers to find the quorum through (a dynamic quorum)."),
+    _Def("controller.quorum.election.timeout.ms", _t_int, 1000, _at_least(0),
+         doc="How long a follower waits without a leader before it stands for election."),
+    _Def("controller.quorum.fetch.timeout.ms", _t_int, 2000, _at_least(0),
+         doc="How long a follower waits without a successful Fetch before it looks for a new leader."),
+    _Def("controller.quorum.election.backoff.max.ms", _t_int, 1000, _at_least(0),
+         doc="The longest random back-off before a new election after a lost one."),
+    _Def("controller.quorum.request.timeout.ms", _t_int, 2000, _at_least(0),
+         doc="How long a Raft request waits for its answer."),
+    _Def("controller.quorum.retry.backoff.ms", _t_int, 20, _at_least(0),
+         doc="The pause before a failed Raft request is retried."),
+    _Def("controller.quorum.append.linger.ms", _t_int, 25, _at_least(0),
+         doc="How long the leader gathers proposals into one batch before it appends them."),
+    _Def("controller.quorum.auto.join.enable", _t_bool, False,
+         doc="An observer adds itself as a voter (AddRaftVoter) once caught up."),
+    # -- the metadata log
+    _Def("metadata.log.dir", _t_string, None,
+         doc="Directory of the metadata log, snapshots and `quorum-state`; unset: the first of the log directories."),
+    _Def("log.dirs", _t_list, None, doc="Log directories; each is formatted and checked at start-up."),
+    _Def("log.dir", _t_list, ["/tmp/kafka-logs"], doc="Used when `log.dirs` is unset."),
+    _Def("metadata.log.segment.bytes", _t_int, GiB, _at_least(8 * MiB),
+         doc="Size at which the metadata log rolls to a new segment."),
     # Kafka's internal override used by its own tests to roll tiny segments.
-    _Def("internal.metadata.log.segment.bytes", _t_int, None, _at_least(12)),
-    _Def("metadata.log.segment.ms", _t_long, 7 * 24 * 3600 * 1000),
-    _Def("metadata.max.retention.bytes", _t_long, 100 * MiB),
-    _Def("metadata.max.retention.ms", _t_long, 7 * 24 * 3600 * 1000),
-    _Def("metadata.log.max.record.bytes.between.snapshots", _t_long, 20 * MiB, _at_least(1)),
-    _Def("metadata.log.max.snapshot.interval.ms", _t_long, 3600 * 1000, _at_least(0)),
-    _Def("metadata.max.idle.interval.ms", _t_int, 500, _at_least(0)),
+    _Def("internal.metadata.log.segment.bytes", _t_int, None, _at_least(12),
+         doc="Kafka's internal override of `metadata.log.segment.bytes` (tests roll tiny segments with it)."),
+    _Def("metadata.log.segment.ms", _t_long, 7 * 24 * 3600 * 1000,
+         doc="Age at which the metadata log rolls to a new segment."),
+    _Def("metadata.max.retention.bytes", _t_long, 100 * MiB,
+         doc="Log size past which segments covered by a snapshot are deleted."),
+    _Def("metadata.max.retention.ms", _t_long, 7 * 24 * 3600 * 1000,
+         doc="Age past which segments covered by a snapshot are deleted."),
+    _Def("metadata.log.max.record.bytes.between.snapshots", _t_long, 20 * MiB, _at_least(1),
+         doc="Bytes of new records that trigger a snapshot."),
+    _Def("metadata.log.max.snapshot.interval.ms", _t_long, 3600 * 1000, _at_least(0),
+         doc="Time after which new records trigger a snapshot (0: never by time)."),
+    _Def("metadata.max.idle.interval.ms", _t_int, 500, _at_least(0),
+         doc="The active controller writes a NoOpRecord this often, so the log never idles."),
+    # -- the active controller and its brokers
     # The active controller's broker sessions (kraft_server/controller/broker_sessions.py).
-    _Def("broker.session.timeout.ms", _t_int, 9000, _at_least(1)),
+    _Def("broker.session.timeout.ms", _t_int, 9000, _at_least(1),
+         doc="A broker without a heartbeat for this long is fenced."),
     # Half of it is how long a heartbeat may wait for the controller (REQUEST_TIMED_OUT).
-    _Def("broker.heartbeat.interval.ms", _t_int, 2000, _at_least(1)),
+    _Def("broker.heartbeat.interval.ms", _t_int, 2000, _at_least(1),
+         doc="Brokers' heartbeat interval; half of it is a heartbeat's deadline in the controller's queue."),
     # The periodic preferred-leader election (kraft_server/controller/elections.py).
-    _Def("auto.leader.rebalance.enable", _t_bool, True),
-    _Def("leader.imbalance.check.interval.seconds", _t_long, 300, _at_least(1)),
-    _Def("unclean.leader.election.interval.ms", _t_long, 300000, _at_least(1)),
-    _Def("socket.request.max.bytes", _t_int, 100 * MiB, _at_least(1)),
+    _Def("auto.leader.rebalance.enable", _t_bool, True,
+         doc="Move leaderships back to preferred replicas periodically."),
+    _Def("leader.imbalance.check.interval.seconds", _t_long, 300, _at_least(1),
+         doc="How often the preferred-leader election runs."),
+    _Def("unclean.leader.election.interval.ms", _t_long, 300000, _at_least(1),
+         doc="How often leaderless partitions of topics with `unclean.leader.election.enable=true` get a leader."),
+    # Ours: fence a broker at once on evidence of a crash, not only when its session
+    # expires (kraft_server/controller/cluster/broker_liveness.py).
+    _Def("kraft.broker.fast.fencing.enable", _t_bool, True,
+         doc="Ours: fence a crashed broker at once (its connections closed and its listener refusing)."),
+    # -- connections and requests
+    _Def("socket.request.max.bytes", _t_int, 100 * MiB, _at_least(1), doc="The largest request accepted."),
     # Connection limits (kraft_server/net/limits.py), Kafka's names and defaults.
-    _Def("max.connections", _t_int, 2147483647, _at_least(0)),
-    _Def("max.connections.per.ip", _t_int, 2147483647, _at_least(0)),
-    _Def("connections.max.idle.ms", _t_long, 600000),
+    _Def("max.connections", _t_int, 2147483647, _at_least(0), doc="Connections accepted at once, all listeners."),
+    _Def("max.connections.per.ip", _t_int, 2147483647, _at_least(0), doc="Connections accepted at once from one address."),
+    _Def("connections.max.idle.ms", _t_long, 600000,
+         doc="An idle connection, or an unfinished TLS or SASL handshake, is closed after this."),
     # Requests read and not yet taken up by the Ready loop (kraft_server/net/request_queue.py).
-    _Def("queued.max.requests", _t_int, 500, _at_least(1)),
-    # The classic group coordinator (kraft_server/api/groups), Kafka's names and defaults.
-    _Def("group.initial.rebalance.delay.ms", _t_int, 3000, _at_least(0)),
-    _Def("group.min.session.timeout.ms", _t_int, 6000),
-    _Def("group.max.session.timeout.ms", _t_int, 1800000),
-    _Def("group.max.size", _t_int, 2147483647, _at_least(1)),
-    _Def("offset.metadata.max.bytes", _t_int, 4096),
-    _Def("offsets.retention.minutes", _t_int, 10080, _at_least(1)),
-    _Def("offsets.retention.check.interval.ms", _t_long, 600000, _at_least(1)),
+    _Def("queued.max.requests", _t_int, 500, _at_least(1),
+         doc="Requests read and not yet taken up; past this the node stops reading sockets."),
     # Consumer fetch sessions (KIP-227) kept for __cluster_metadata readers.
-    _Def("max.incremental.fetch.session.cache.slots", _t_int, 1000, _at_least(0)),
+    _Def("max.incremental.fetch.session.cache.slots", _t_int, 1000, _at_least(0),
+         doc="Incremental fetch sessions kept for consumers (least recently used evicted)."),
+    # -- the classic group coordinator (kraft_server/api/groups), Kafka's names and defaults
+    _Def("group.initial.rebalance.delay.ms", _t_int, 3000, _at_least(0),
+         doc="How long the first rebalance of an empty group waits for more members."),
+    _Def("group.min.session.timeout.ms", _t_int, 6000, doc="The shortest session timeout a member may ask for."),
+    _Def("group.max.session.timeout.ms", _t_int, 1800000, doc="The longest session timeout a member may ask for."),
+    _Def("group.max.size", _t_int, 2147483647, _at_least(1), doc="Members a group may have."),
+    _Def("offset.metadata.max.bytes", _t_int, 4096, doc="The longest metadata string of a committed offset."),
+    _Def("offsets.retention.minutes", _t_int, 10080, _at_least(1),
+         doc="Committed offsets of a group Empty this long expire."),
+    _Def("offsets.retention.check.interval.ms", _t_long, 600000, _at_least(1),
+         doc="How often expired offsets are removed."),
+    # -- ours: HTTP endpoints
     # Ours, not Kafka's: HOST:PORT of an optional Prometheus text endpoint (GET /metrics)
     # exporting the raft-metrics group; unset (the default) serves none.
     _Def("kraft.metrics.prometheus.listener", _t_string, None,
-         lambda name, value: parse_host_port(value, name) if value else None),
-    # Ours: fence a broker at once on evidence of a crash, not only when its session
-    # expires (kraft_server/controller/cluster/broker_liveness.py).
-    _Def("kraft.broker.fast.fencing.enable", _t_bool, True),
+         lambda name, value: parse_host_port(value, name) if value else None,
+         doc="Ours: `HOST:PORT` of a Prometheus endpoint (`GET /metrics`); unset: none."),
     # Ours: HOST:PORT of the read-only quorum console (kraft_server/console); unset: none.
     # It shares one HTTP server with the Prometheus endpoint when both name the same address.
     _Def("kraft.console.listener", _t_string, None,
-         lambda name, value: parse_host_port(value, name) if value else None),
+         lambda name, value: parse_host_port(value, name) if value else None,
+         doc="Ours: `HOST:PORT` of the read-only quorum console; unset: none. No TLS, no authentication."),
     # Ours: ``id@host:port`` of other nodes' consoles, so a page can link to the leader's.
-    _Def("kraft.console.peers", _t_list, [], lambda name, value: parse_voters(value, name)),
+    _Def("kraft.console.peers", _t_list, [], lambda name, value: parse_voters(value, name),
+         doc="Ours: `id@host:port` of the other nodes' consoles, so a page links to the leader's."),
+    # -- security: read as text per listener (kraft_server/security), Kafka's names
+    _Def("ssl.keystore.type", _t_string, "JKS", read_by=f"{_SECURITY}/keystores.py", per_listener=True,
+         doc="`PEM` or `PKCS12`; a JKS store stops start-up with the `keytool` command that converts it."),
+    _Def("ssl.keystore.location", _t_string, None, read_by=f"{_SECURITY}/keystores.py", per_listener=True,
+         doc="The key store file (PEM: one file with the key and its chain)."),
+    _Def("ssl.keystore.password", _t_password, None, read_by=f"{_SECURITY}/keystores.py", per_listener=True,
+         doc="Opens a PKCS12 key store."),
+    _Def("ssl.keystore.key", _t_password, None, read_by=f"{_SECURITY}/keystores.py", per_listener=True,
+         doc="The private key as inline PEM (needs `ssl.keystore.type=PEM`)."),
+    _Def("ssl.keystore.certificate.chain", _t_password, None, read_by=f"{_SECURITY}/keystores.py",
+         per_listener=True, doc="The certificate chain as inline PEM (needs `ssl.keystore.type=PEM`)."),
+    _Def("ssl.key.password", _t_password, None, read_by=f"{_SECURITY}/keystores.py", per_listener=True,
+         doc="Decrypts an encrypted PEM private key."),
+    _Def("ssl.truststore.type", _t_string, "JKS", read_by=f"{_SECURITY}/keystores.py", per_listener=True,
+         doc="`PEM` or `PKCS12`."),
+    _Def("ssl.truststore.location", _t_string, None, read_by=f"{_SECURITY}/keystores.py", per_listener=True,
+         doc="The trust store file; with no trust store the system's roots are trusted."),
+    _Def("ssl.truststore.password", _t_password, None, read_by=f"{_SECURITY}/keystores.py", per_listener=True,
+         doc="Opens a PKCS12 trust store."),
+    _Def("ssl.truststore.certificates", _t_password, None, read_by=f"{_SECURITY}/keystores.py",
+         per_listener=True, doc="Trusted certificates as inline PEM."),
+    _Def("ssl.client.auth", _t_string, "none", read_by=f"{_SECURITY}/tls.py", per_listener=True,
+         doc="`none`, `requested` or `required`: whether clients must show a certificate."),
+    _Def("ssl.enabled.protocols", _t_list, ["TLSv1.2", "TLSv1.3"], read_by=f"{_SECURITY}/tls.py",
+         per_listener=True, doc="TLS versions allowed."),
+    _Def("ssl.cipher.suites", _t_list, None, read_by=f"{_SECURITY}/tls.py", per_listener=True,
+         doc="Cipher suites by IANA name; unset: the TLS library's defaults."),
+    _Def("ssl.endpoint.identification.algorithm", _t_string, "https", read_by=f"{_SECURITY}/tls.py",
+         per_listener=True, doc="`https` checks a peer controller's host name; empty turns the check off."),
+    _Def("ssl.principal.mapping.rules", _t_string, "DEFAULT", read_by=f"{_SECURITY}/listeners.py",
+         per_listener=True, doc="`RULE:<regex>/<replacement>/[LU]` rules mapping a certificate's subject to a user name."),
+    _Def("sasl.enabled.mechanisms", _t_list, ["GSSAPI"], read_by=f"{_SECURITY}/sasl_config.py",
+         per_listener=True,
+         doc="SASL mechanisms of a SASL listener: `PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512` (GSSAPI is not served)."),
+    _Def("sasl.jaas.config", _t_password, None, read_by=f"{_SECURITY}/sasl_config.py", per_listener=True,
+         doc="The JAAS entry; also `listener.name.<l>.<mechanism>.sasl.jaas.config`."),
+    _Def("sasl.mechanism.controller.protocol", _t_string, "GSSAPI", read_by=f"{_SECURITY}/sasl_config.py",
+         doc="The mechanism this node uses when it dials other controllers."),
+    _Def("connections.max.reauth.ms", _t_long, 0, read_by=f"{_SECURITY}/sasl_config.py", per_listener=True,
+         doc="Lifetime of a SASL session (0: no limit); also per listener and mechanism."),
+    _Def("authorizer.class.name", _t_string, "", read_by=f"{_SECURITY}/authorizer.py",
+         doc="`org.apache.kafka.metadata.authorizer.StandardAuthorizer` turns ACL checks on; empty: none."),
+    _Def("super.users", _t_string, "", read_by=f"{_SECURITY}/authorizer.py",
+         doc="Principals allowed everything, separated by `;` (`User:a;User:b`)."),
+    _Def("allow.everyone.if.no.acl.found", _t_bool, False, read_by=f"{_SECURITY}/authorizer.py",
+         doc="Allow access to a resource that has no ACL."),
 )
 _BY_NAME = {d.name: d for d in DEFINITIONS}
 
@@ -292,6 +396,8 @@ _BY_NAME = {d.name: d for d in DEFINITIONS}
 def _typed(props: Mapping[str, str]) -> dict[str, object]:
     values: dict[str, object] = {}
     for d in DEFINITIONS:
+        if d.read_by is not None:  # read as text where it is used
+            continue
         if d.name in props and props[d.name] is not None:
             value = d.parse(d.name, str(props[d.name]))
         elif d.default is _REQUIRED:

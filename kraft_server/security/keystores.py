@@ -108,7 +108,7 @@ def load_keystore(get, prefix: str) -> tuple[bytes, bytes] | None:
 
 def _pkcs12(data: bytes, get, kind: str, prop: str, location: str):
     """A PKCS12 key or trust store opened with ``ssl.<kind>.password``."""
-    password = get(f"ssl.{kind}.password")
+    password = get("ssl.keystore.password") if kind == "keystore" else get("ssl.truststore.password")
     try:
         return pkcs12.load_pkcs12(data, password.encode() if password else None)
     except ValueError as exc:
