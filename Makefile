@@ -13,7 +13,8 @@ CODECS := $(STAMP)
 endif
 export KRAFT_CACHE ?= $(CURDIR)/.cache
 
-.PHONY: stream venv test test-slow fuzz simulate simulate-long bench bench-raft bench-startup bench-controller bench-membership codegen check-codegen kafka-dist run run-cluster clean
+# `make docs`: the site (mkdocs.yml, docs/) built in strict mode into site/.
+.PHONY: docs stream venv test test-slow fuzz simulate simulate-long bench bench-raft bench-startup bench-controller bench-membership codegen check-codegen kafka-dist run run-cluster clean
 
 $(STAMP): setup.cfg pyproject.toml setup.py
 	@command -v java >/dev/null || (apt-get update && apt-get install -y openjdk-17-jdk-headless)
@@ -22,7 +23,7 @@ $(STAMP): setup.cfg pyproject.toml setup.py
 	@command -v chromedriver >/dev/null || (apt-get update && apt-get install -y chromium chromium-driver)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	KRAFT_PURE_PYTHON=1 $(PY) -m pip install -q -e '.[test,spark]'
+	KRAFT_PURE_PYTHON=1 $(PY) -m pip install -q -e '.[test,spark,docs]'
 	touch $(STAMP)
 
 $(COMPILED): $(STAMP) $(wildcard wire/*.py wire/*.pxd wire/messages/*.py wire/messages/*.pxd wire/records/*.py wire/records/*.pxd)
@@ -37,6 +38,11 @@ $(BYTECODE): $(CODECS) $(shell find kraft_server wire tools codegen -name '*.py'
 	touch $(BYTECODE)
 
 venv: $(STAMP)
+
+# docs/configuration.md must match python -m tools.docs_config; broken links fail the build.
+docs: $(STAMP)
+	$(PY) -m tools.docs_config --check
+	$(PY) -m mkdocs build --strict --quiet --site-dir site
 
 kafka-dist: $(STAMP)
 	$(PY) -m tools.kafka_dist
