@@ -3,7 +3,7 @@ shows the broker's RegisterBrokerRecord and the image its registration (unfenced
 epoch and endpoint) and a topic's partition leaders and ISR, in headless Chromium.
 One broker JVM: about 12 s.
 
-``KRAFT_CONSOLE_SCREENSHOT=PATH`` saves the page there (the README's picture)."""
+``KRAFT_CONSOLE_SCREENSHOT=PATH`` saves the page there (the picture in docs/console.md)."""
 from __future__ import annotations
 
 import base64

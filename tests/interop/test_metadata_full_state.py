@@ -1,4 +1,4 @@
-"""The full current state after retention (README, "The full state after retention"):
+"""The full current state after retention (docs/metadata-topic.md, "the full state after retention"):
 a node snapshots every 3 KB of records and retention (8 KB) moves its log start past
 every record of its bootstrap. A kafka-python consumer that read ``__cluster_metadata`` and
 ``__cluster_metadata_control`` from offset 0 before retention and one that starts

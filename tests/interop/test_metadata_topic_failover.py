@@ -9,7 +9,7 @@ partition's leader, so consumers are built until one reads from a follower.
 (kafka-python 3.0.12 never goes back to its bootstrap servers: a consumer whose
 only known broker dies stays stuck. Our Metadata lists only the answering node,
 so a kafka-python consumer reading from the node that dies does not move on; see
-README.)
+docs/metadata-topic.md.)
 """
 from __future__ import annotations
 

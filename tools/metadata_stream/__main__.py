@@ -43,7 +43,7 @@ def parse_args(argv=None):
                    help="process what is there now, then stop (resumes from the checkpoint next time)")
     p.add_argument("--from-snapshot", action="store_true",
                    help="with --batch: the full state, __cluster_metadata_snapshot then the log from "
-                        "its end offset (see README); a stream: start the log at that offset")
+                        "its end offset (see docs/metadata-topic.md); a stream: start the log at that offset")
     p.add_argument("--view", choices=VIEWS + CONTROL_VIEWS, help="with --batch: print this view of the rows")
     p.add_argument("--types", help="comma-separated record types to keep (TopicRecord or Topic, ...); "
                    "every type when not given")

@@ -1,7 +1,7 @@
 """The full current state after retention: the snapshot at the log start, then the log.
 
-The node serves ``__cluster_metadata_snapshot``-0 (README, "The full state after
-retention"): the snapshot whose end offset S is ``__cluster_metadata``'s log start,
+The node serves ``__cluster_metadata_snapshot``-0 (docs/metadata-topic.md, "the full state
+after retention"): the snapshot whose end offset S is ``__cluster_metadata``'s log start,
 its metadata records as they are (null key) and its control records as data keyed by
 type name, those carrying the headers ``snapshot.end.offset`` and ``snapshot.epoch``.
 ``read_full_state`` reads it as a batch, checks the SnapshotHeader and SnapshotFooter

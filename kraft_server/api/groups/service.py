@@ -11,7 +11,7 @@ API handlers (one module per API in this package) and the node's loop see them.
   their offsets expire (``retention.py``).
 
 Offsets are per node: each node of a quorum keeps its own file and every node names
-itself the coordinator of every group (see the README, "Consumer groups").
+itself the coordinator of every group (see docs/metadata-topic.md, "Consumer groups").
 """
 from __future__ import annotations
 

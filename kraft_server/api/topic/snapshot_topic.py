@@ -1,6 +1,6 @@
 """``__cluster_metadata_snapshot``-0: the oldest snapshot at or after the metadata
 log's start offset, so that a consumer can rebuild the full current state after
-retention has deleted the beginning of ``__cluster_metadata`` (README: "The full
+retention has deleted the beginning of ``__cluster_metadata`` (docs/metadata-topic.md: "the full
 state after retention"). Retention moves the log start to a snapshot's end offset, so
 this is usually the snapshot *at* the log start; after a restart the log start is the
 first segment's base offset, at or below it.
