@@ -56,9 +56,11 @@ How to read the tables:
   (StandardAuthorizer reads them); their defaults are the authorizer's.
 - A property marked *per listener* may also be given as
   `listener.name.<lower-case listener name>.<property>`; that value wins for that listener.
-- Every property this page does not list is accepted and ignored, as Kafka logs and
-  ignores unknown ones. The controller still reports every property of the file as a
-  static broker config through DescribeConfigs.
+- Other properties are accepted, and the node does not act on them, as Kafka logs and
+  ignores unknown ones. Kafka's broker properties among them still show where Kafka's
+  controller shows them: DescribeConfigs reports their values from the file, and a
+  topic config's default comes from its broker synonym in the file (see
+  [Brokers on the quorum](brokers.md#configs)).
 - A missing required property or a bad value stops start-up with one line:
   `ERROR <what> (<property>)`, exit code 1 (see [Operations](operations.md)).
 
