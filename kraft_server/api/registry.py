@@ -22,7 +22,7 @@ ApiVersions, DescribeCluster and DescribeQuorum (enough for ``kafka-metadata-quo
 --bootstrap-server``), and ``__cluster_metadata``-0 as an ordinary topic to Kafka
 consumers (``api/topic/``): Metadata, ListOffsets, Fetch (consumer fetches; a
 replica id >= 0 still goes to the core), OffsetForLeaderEpoch,
-DescribeTopicPartitions, FindCoordinator (no coordinator: COORDINATOR_NOT_AVAILABLE)
+DescribeTopicPartitions
 and Produce (advertised from v0 as Kafka brokers do, for librdkafka; refused).
 The classic consumer-group APIs, FindCoordinator included, are answered by
 ``kraft_server/api/groups`` at Kafka 4.3.1's broker ranges.
