@@ -4,12 +4,10 @@ brokers that host nothing), CreateTopics v7 straight to a controller, and Metada
 v12 to a real broker. The same bytes go to our controllers and to Kafka's."""
 from __future__ import annotations
 
-import socket
 import threading
 import uuid
 
-from wire.framing import FrameReader
-from wire.headers import decode_response, encode_request
+from tools.blocking_client import BlockingConnection
 from wire.messages import (
     BrokerHeartbeatRequest, BrokerRegistrationRequest, CreateTopicsRequest, DescribeClusterRequest,
     ElectLeadersRequest, MetadataRequest,
@@ -25,27 +23,11 @@ BROKER_FEATURES = (("metadata.version", 7, 30), ("kraft.version", 0, 1), ("group
 CAUGHT_UP = (1 << 62)  # a CurrentMetadataOffset past any registration
 
 
-class Connection:
+class Connection(BlockingConnection):
     """One connection, one request at a time."""
 
     def __init__(self, host: str, port: int, timeout: float = 60.0) -> None:
-        self.sock = socket.create_connection((host, port), timeout=timeout)
-        self.reader = FrameReader()
-        self.correlation = 0
-
-    def request(self, body, version: int):
-        self.correlation += 1
-        self.sock.sendall(encode_request(body.API_KEY, version, self.correlation, body, "bench"))
-        frames = []
-        while not frames:
-            data = self.sock.recv(1 << 20)
-            if not data:
-                raise ConnectionError("closed")
-            frames = self.reader.feed(data)
-        return decode_response(frames[0], body.API_KEY, version)[1]
-
-    def close(self) -> None:
-        self.sock.close()
+        super().__init__(host, port, timeout=timeout, client_id="bench")
 
 
 def create_topics(conn: Connection, names, partitions: int, rf: int, validate_only: bool = False):

@@ -3,14 +3,17 @@
 ``Uuid.toString()`` is URL-safe base64 without padding (22 characters). Kafka's
 ``Uuid.randomUuid()`` redraws ids that would start with ``-`` (they look like
 CLI flags) and the reserved ids; ``DirectoryId.random()`` also avoids the first
-100 ids, which are reserved (``UNASSIGNED`` = zero, ``LOST`` = 1, ``MIGRATING`` = 2).
+100 ids, which are reserved (``MIGRATING`` = zero, ``UNASSIGNED`` = 1, ``LOST`` = 2, as
+Kafka's ``DirectoryId`` has them).
 """
 from __future__ import annotations
 
 import base64
 import uuid
 
-ZERO_UUID = uuid.UUID(int=0)
+ZERO_UUID = uuid.UUID(int=0)  # Uuid.ZERO_UUID
+# DirectoryId's reserved ids
+MIGRATING_DIR, UNASSIGNED_DIR, LOST_DIR = ZERO_UUID, uuid.UUID(int=1), uuid.UUID(int=2)
 METADATA_TOPIC_ID = uuid.UUID(int=1)  # Uuid.METADATA_TOPIC_ID, "AAAAAAAAAAAAAAAAAAAAAQ"
 _RESERVED_BELOW = 100
 

@@ -16,7 +16,7 @@ from kraft_server.security import acls as A
 from wire.errors import ErrorCode
 
 from . import registry as r
-from .views import ZERO_UUID
+from wire.uuids import ZERO_UUID
 
 DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 CLIENT_TOPIC_CHECKS = {r.FETCH: A.READ, r.METADATA: A.DESCRIBE, r.LIST_OFFSETS: A.DESCRIBE,

@@ -19,16 +19,15 @@ AlterPartitionReassignments with no topics is answered before the queue
 """
 from __future__ import annotations
 
-import uuid
 from collections import Counter
 
 from wire.messages import (
     AlterPartitionReassignmentsRequest, CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest,
     ElectLeadersRequest,
 )
+from wire.uuids import ZERO_UUID
 
 METADATA_TOPIC = "__cluster_metadata"
-ZERO_ID = uuid.UUID(int=0)
 
 
 def _once(names) -> set:
@@ -45,8 +44,8 @@ def _delete_topics_queued(version: int, body) -> bool:
     non-zero id an id; a lookup event is queued for the names or ids given once."""
     if version < 6:
         return bool(_once(body.topic_names))
-    names = [t.name for t in body.topics if t.name is not None and t.topic_id == ZERO_ID]
-    ids = [t.topic_id for t in body.topics if t.name is None and t.topic_id != ZERO_ID]
+    names = [t.name for t in body.topics if t.name is not None and t.topic_id == ZERO_UUID]
+    ids = [t.topic_id for t in body.topics if t.name is None and t.topic_id != ZERO_UUID]
     return bool(_once(names) or _once(ids))
 
 

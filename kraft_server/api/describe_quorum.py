@@ -24,7 +24,9 @@ from wire.messages import DescribeQuorumResponse
 from wire.messages.describe_quorum_response import (
     Listener, Node, PartitionData, ReplicaState, TopicData)
 
-from .views import ZERO_UUID, QuorumView, ReplicaView
+from wire.uuids import ZERO_UUID
+
+from .views import QuorumView, ReplicaView
 
 METADATA_TOPIC = "__cluster_metadata"
 METADATA_PARTITION = 0

@@ -18,7 +18,6 @@ from .describe_cluster import handle_describe_cluster_request
 from .describe_quorum import handle_describe_quorum_request
 from .groups import handle as handle_group_request
 from .metadata import handle_metadata_request
-from .find_coordinator import handle_find_coordinator_request
 from .raft_rpcs import to_core
 from .update_features import forwarded_to_controller
 from .topic.consumer_fetch import replica_id
@@ -107,8 +106,6 @@ class Dispatcher:
             handle_describe_topic_partitions_request(call, self.topics)
         elif key in registry.GROUP_APIS and self.groups is not None:
             handle_group_request(call, self.groups, self.view.node_id, self.advertised)
-        elif key == registry.FIND_COORDINATOR:  # no group service (unit tests)
-            handle_find_coordinator_request(call)
         elif key == registry.PRODUCE:
             handle_produce_request(call, self.topics)
         elif key == registry.UPDATE_FEATURES and forwarded_to_controller(call, self.view):

@@ -15,7 +15,7 @@ from wire.messages.metadata_response import MetadataResponseBroker, MetadataResp
 
 from .topic.catalog import NO_TOPICS
 from .topic.metadata_topic import metadata_topic
-from .views import ZERO_UUID
+from wire.uuids import ZERO_UUID
 
 
 def _topic(requested, topics, version: int) -> MetadataResponseTopic:

@@ -1,11 +1,10 @@
 """Which APIs each listener serves, with our version ranges.
 
 A controller listener serves the KRaft RPCs, DescribeQuorum, DescribeCluster,
-ControllerRegistration (KIP-919, controller listeners only, as Kafka lists it) and
-ApiVersions; Kafka's other controller APIs (CreateTopics, BrokerRegistration, ...)
-belong to the QuorumController, which this node does not run, so they are not
-advertised: an ApiVersions answer lists exactly what we implement (a client that
-sends anything else gets its connection closed, as from Kafka for an unknown key).
+ApiVersions and the active controller's APIs (``CONTROLLER_APIS``: registrations and
+heartbeats, topics and partitions, configs, features, quotas, ACLs, SCRAM, Envelope).
+An ApiVersions answer lists exactly what we implement (a client that sends anything
+else gets its connection closed, as from Kafka for an unknown key).
 
 Differences from Kafka 4.3.1's ranges, on purpose:
 
@@ -22,8 +21,7 @@ ApiVersions, DescribeCluster and DescribeQuorum (enough for ``kafka-metadata-quo
 --bootstrap-server``), and ``__cluster_metadata``-0 as an ordinary topic to Kafka
 consumers (``api/topic/``): Metadata, ListOffsets, Fetch (consumer fetches; a
 replica id >= 0 still goes to the core), OffsetForLeaderEpoch,
-DescribeTopicPartitions, FindCoordinator (no coordinator: COORDINATOR_NOT_AVAILABLE)
-and Produce (advertised from v0 as Kafka brokers do, for librdkafka; refused).
+DescribeTopicPartitions and Produce (advertised from v0 as Kafka brokers do, for librdkafka; refused).
 The classic consumer-group APIs, FindCoordinator included, are answered by
 ``kraft_server/api/groups`` at Kafka 4.3.1's broker ranges.
 """

@@ -11,8 +11,8 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from typing import Protocol
+from wire.uuids import ZERO_UUID
 
-ZERO_UUID = uuid.UUID(int=0)
 
 
 @dataclass(frozen=True)

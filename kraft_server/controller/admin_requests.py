@@ -34,8 +34,9 @@ from .replication.assign_dirs import assign_dirs, error_response as assign_dirs_
 from .replication.elections import PREFERRED, elect_leaders
 from .replication.partition_creation import create_partitions
 from .replication.topic_creation import create_topics
-from .replication.topic_deletion import ZERO, delete_topics
+from .replication.topic_deletion import delete_topics
 from .write_queue import Write
+from wire.uuids import ZERO_UUID
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +113,7 @@ def assign_dirs_op(request):
 
 def delete_topics_error_response(request, version: int, code: int) -> DeleteTopicsResponse:
     wanted = ([(t.name, t.topic_id) for t in request.topics] if version >= 6
-              else [(n, ZERO) for n in request.topic_names])
+              else [(n, ZERO_UUID) for n in request.topic_names])
     return DeleteTopicsResponse(throttle_time_ms=0, responses=[
         DeletableTopicResult(name=n, topic_id=i, error_code=code, error_message=fail_message(code))
         for n, i in wanted])

@@ -36,6 +36,7 @@ from wire.messages import AlterClientQuotasResponse, ClientQuotaRecord
 from wire.messages import alter_client_quotas_response as acq
 from wire.messages.client_quota_record import EntityData
 
+from .refused import Refused
 from .write_queue import Write
 
 log = logging.getLogger(__name__)
@@ -96,12 +97,6 @@ def quota_record(entity: Entity, key: str, value: float | None) -> ClientQuotaRe
                              key=key, value=0.0 if value is None else value, remove=value is None)
 
 
-class Refused(Exception):
-    def __init__(self, message: str, code: int = ErrorCode.INVALID_REQUEST):
-        super().__init__(message)
-        self.code = code
-
-
 def valid_ip_entity(name: str | None) -> bool:
     if name is None:
         return True
@@ -120,21 +115,21 @@ def valid_ip_entity(name: str | None) -> bool:
 def _check_parts(entity: Entity) -> dict[str, str]:
     """``validateEntity`` then ``configKeysForEntityType``: the keys the entity takes."""
     if not entity:
-        raise Refused("Invalid empty client quota entity")
+        raise Refused(ErrorCode.INVALID_REQUEST, "Invalid empty client quota entity")
     for kind, name in entity:
         if kind not in PART_ORDER:
-            raise Refused(f"Unhandled client quota entity type: {kind}")
+            raise Refused(ErrorCode.INVALID_REQUEST, f"Unhandled client quota entity type: {kind}")
         if name == "":
-            raise Refused(f"Empty {kind} not supported")
+            raise Refused(ErrorCode.INVALID_REQUEST, f"Empty {kind} not supported")
     kinds = {k for k, _ in entity}
     if IP in kinds:
         if kinds & {USER, CLIENT_ID}:
             # Kafka's message, missing space included
-            raise Refused("Invalid quota entity combination, IP entity shouldnot be combined "
+            raise Refused(ErrorCode.INVALID_REQUEST, "Invalid quota entity combination, IP entity shouldnot be combined "
                           "with User or ClientId")
         name = dict(entity)[IP]
         if not valid_ip_entity(name):
-            raise Refused(f"{name} is not a valid IP or resolvable host.")
+            raise Refused(ErrorCode.INVALID_REQUEST, f"{name} is not a valid IP or resolvable host.")
         return IP_KEYS
     return USER_CLIENT_KEYS
 
@@ -143,16 +138,16 @@ def _check_value(keys: dict[str, str], key: str, value: float) -> None:
     """``validateQuotaKeyValue``."""
     kind = keys.get(key)
     if kind is None:
-        raise Refused(f"Invalid configuration key {key}")
+        raise Refused(ErrorCode.INVALID_REQUEST, f"Invalid configuration key {key}")
     if not value > 0.0:
-        raise Refused(f"Quota {key} must be greater than 0")
+        raise Refused(ErrorCode.INVALID_REQUEST, f"Quota {key} must be greater than 0")
     if kind == DOUBLE:
         return
     if value > LIMITS[kind]:
         article = "an" if kind == INT else "a"
-        raise Refused(f"Proposed value for {key} is too large for {article} {kind}.")
+        raise Refused(ErrorCode.INVALID_REQUEST, f"Proposed value for {key} is too large for {article} {kind}.")
     if abs(value % 1.0) > 1e-6:
-        raise Refused(f"{key} cannot be a fractional value.")
+        raise Refused(ErrorCode.INVALID_REQUEST, f"{key} cannot be a fractional value.")
 
 
 def _alter_entity(current: dict[str, float], entity: Entity, ops: dict[str, float | None]) -> list:

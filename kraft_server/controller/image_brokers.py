@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import copy
 import logging
-import uuid
 from dataclasses import dataclass
 
 from wire.messages import RegisterBrokerRecord
+from wire.uuids import MIGRATING_DIR, UNASSIGNED_DIR, LOST_DIR
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +26,6 @@ UNFENCE = -1
 IN_CONTROLLED_SHUTDOWN = 1  # BrokerRegistrationInControlledShutdownChange
 # DirectoryId's reserved ids: MIGRATING (no directory recorded yet, pre-3.7), UNASSIGNED
 # (placed on a broker with several, not yet assigned) and LOST (offline)
-MIGRATING_DIR, UNASSIGNED_DIR, LOST_DIR = uuid.UUID(int=0), uuid.UUID(int=1), uuid.UUID(int=2)
 
 
 @dataclass

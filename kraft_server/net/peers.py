@@ -31,6 +31,7 @@ from collections import deque
 
 from kraft_server.raft import InboundResponse, OutboundRequest, SendFailure
 from .sasl_client import SaslClient, SaslFailed
+from wire.errors import ErrorCode
 from wire.exceptions import DecodeError, EncodeError
 from wire.framing import DEFAULT_MAX_BYTES, FrameReader
 from wire.headers import decode_response, encode_request
@@ -38,7 +39,6 @@ from wire.messages import REQUESTS, ApiVersionsRequest, ApiVersionsResponse
 
 log = logging.getLogger(__name__)
 
-UNSUPPORTED_VERSION = 35
 HANDSHAKE_VERSION = 4
 CLIENT_SOFTWARE_NAME = "kraft-server"
 CLIENT_SOFTWARE_VERSION = "0.1.0"
@@ -191,8 +191,8 @@ class PeerChannel(asyncio.Protocol):
             raise DecodeError("ApiVersions response too short")
         error_code = struct.unpack_from(">h", frame, 4)[0]
         _, body = decode_response(frame, ApiVersionsRequest.API_KEY,
-                                  0 if error_code == UNSUPPORTED_VERSION else version)
-        if body.error_code == UNSUPPORTED_VERSION:
+                                  0 if error_code == ErrorCode.UNSUPPORTED_VERSION else version)
+        if body.error_code == ErrorCode.UNSUPPORTED_VERSION:
             listed = [k for k in body.api_keys if k.api_key == ApiVersionsRequest.API_KEY]
             retry = min(listed[0].max_version, version - 1) if listed else 0
             if retry < 0 or retry >= version:

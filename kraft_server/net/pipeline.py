@@ -31,6 +31,7 @@ import logging
 import struct
 from collections import deque
 
+from wire.errors import ErrorCode
 from wire.exceptions import DecodeError, EncodeError
 from wire.framing import DEFAULT_MAX_BYTES, FrameReader, FrameTooLarge
 from wire.codec_support import encode_parts
@@ -47,7 +48,6 @@ from .sasl_gate import SASL_APIS, answer_sasl_call
 
 log = logging.getLogger(__name__)
 
-UNSUPPORTED_VERSION = 35
 DEFAULT_MAX_IN_FLIGHT = 64
 
 
@@ -236,7 +236,7 @@ class Pipeline:
             self._calls.append(call)
             # KIP-511: a v0 body the oldest client can parse, listing our range.
             self.complete(call, ApiVersionsResponse(
-                error_code=UNSUPPORTED_VERSION,
+                error_code=ErrorCode.UNSUPPORTED_VERSION,
                 api_keys=[ApiVersion(api_key=ApiVersionsRequest.API_KEY, min_version=lo, max_version=hi)]), 0)
             return None
         try:

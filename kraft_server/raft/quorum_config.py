@@ -10,8 +10,8 @@ import uuid
 from dataclasses import dataclass
 
 from kraft_server.raft.boundary import Endpoint
+from wire.uuids import ZERO_UUID
 
-ZERO_UUID = uuid.UUID(int=0)
 
 # The metadata partition every KRaft RPC names (``Topic.CLUSTER_METADATA_TOPIC_*``).
 METADATA_TOPIC = "__cluster_metadata"

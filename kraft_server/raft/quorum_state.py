@@ -36,7 +36,8 @@ from kraft_server.raft.roles import (
     CandidateState, FollowerState, LeaderState, ProspectiveState, ResignedState, UnattachedState,
 )
 from kraft_server.raft.roles.base import Role
-from kraft_server.raft.voters import ZERO_UUID, VoterKey, VoterSet
+from kraft_server.raft.voters import VoterKey, VoterSet
+from wire.uuids import ZERO_UUID
 
 
 class IllegalTransition(RuntimeError):

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 from kraft_server.raft.boundary import Endpoint
+from wire.uuids import ZERO_UUID
 
-ZERO_UUID = uuid.UUID(int=0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from tools.metadata_quorum.client import Endpoint, QuorumInfo, Replica, _quorum_
 from tools.metadata_quorum.describe import max_follower_lag, replication_text, status_text
 from tools.metadata_quorum.errors import KafkaApiError, TerseError
 from tools.metadata_quorum.reassign import Refused, parse_voter_endpoint, parse_voters, plan
-from wire.codec_support import ZERO_UUID
+from wire.uuids import ZERO_UUID
 from wire.messages import DescribeQuorumResponse
 from wire.messages import describe_quorum_response as dq
 

@@ -15,7 +15,8 @@ import pytest
 from tests.support.certs import PASSWORD, Pki
 from tests.support.kraft_nodes import OurNode, wait_for
 from tests.support.secure_client import (
-    Closed, SecureSession, client_context, describe_quorum_body, quorum_partition, sasl_command_config)
+    SecureSession, client_context, describe_quorum_body, quorum_partition, sasl_command_config)
+from tools.blocking_client import ConnectionClosed
 from tools.kafka_dist.controller import run_tool
 from wire.messages import SaslAuthenticateRequest, SaslHandshakeRequest
 
@@ -127,7 +128,7 @@ def test_refusals_with_kafkas_errors(sasl_node):
     # Any other request before authenticating: closed unanswered.
     s = SecureSession(node.port, client_context(pki))
     s.send(describe_quorum_body(), 2)
-    with pytest.raises(Closed):
+    with pytest.raises(ConnectionClosed):
         s.read_frame()
     # Already authenticated: SaslAuthenticate answered ILLEGAL_SASL_STATE, as Kafka's ControllerApis.
     s = _session(node, pki, "PLAIN", "carol", "carol-secret")

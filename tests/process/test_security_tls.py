@@ -13,7 +13,8 @@ import pytest
 from tests.support.certs import PASSWORD, Pki
 from tests.support.kraft_nodes import OurNode, wait_for
 from tests.support.secure_client import (
-    Closed, SecureSession, client_context, describe_quorum_body, quorum_partition)
+    SecureSession, client_context, describe_quorum_body, quorum_partition)
+from tools.blocking_client import ConnectionClosed
 from tools.kafka_dist.controller import run_tool
 
 TOPIC = "__cluster_metadata"
@@ -83,7 +84,7 @@ def test_refused_certificates_lose_only_their_connection(tls_node, who):
     node, pki = tls_node
     identity = {"none": None, "untrusted": pki.untrusted, "expired": pki.expired}[who]
     context = client_context(pki, identity)
-    with pytest.raises((ssl.SSLError, Closed, ConnectionResetError, BrokenPipeError)):
+    with pytest.raises((ssl.SSLError, ConnectionClosed, ConnectionResetError, BrokenPipeError)):
         session = SecureSession(node.port, context, timeout=5.0)
         try:  # TLS 1.3: the client learns of the refusal at its first read
             session.request(describe_quorum_body(), 2)

@@ -12,7 +12,8 @@ from wire.messages import begin_quorum_epoch_request as breq
 from kraft_server.raft.boundary import InboundRequest
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc import fetch
-from kraft_server.raft.voters import ZERO_UUID, VoterKey
+from kraft_server.raft.voters import VoterKey
+from wire.uuids import ZERO_UUID
 from tests.support.scenario_engine import Scenario
 
 

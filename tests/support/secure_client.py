@@ -9,42 +9,13 @@ import ssl
 import struct
 import time
 
-from wire.framing import FrameReader
-from wire.headers import decode_response, encode_request
+from tools.blocking_client import BlockingConnection
 
 
-class Closed(Exception):
-    """The server closed the connection."""
-
-
-class SecureSession:
+class SecureSession(BlockingConnection):
     def __init__(self, port: int, context: ssl.SSLContext | None = None, timeout: float = 10.0,
                  host: str = "127.0.0.1"):
-        raw = socket.create_connection((host, port), timeout=timeout)
-        self.sock = context.wrap_socket(raw, server_hostname=host) if context is not None else raw
-        self._reader = FrameReader()
-        self._frames: list = []
-        self._corr = 0
-
-    def send(self, body, version: int) -> int:
-        self._corr += 1
-        self.sock.sendall(encode_request(body.API_KEY, version, self._corr, body, "secure-test"))
-        return self._corr
-
-    def read_frame(self):
-        while not self._frames:
-            try:
-                data = self.sock.recv(65536)
-            except (ConnectionResetError, ssl.SSLError) as exc:
-                raise Closed(str(exc)) from None
-            if not data:
-                raise Closed("closed by the server")
-            self._frames.extend(self._reader.feed(data))
-        return self._frames.pop(0)
-
-    def request(self, body, version: int):
-        self.send(body, version)
-        return decode_response(self.read_frame(), body.API_KEY, version)[1]
+        super().__init__(host, port, timeout=timeout, context=context, client_id="secure-test")
 
     def raw_token(self, token: bytes) -> bytes:
         """A v0 SASL token exchange (no Kafka header)."""
@@ -74,9 +45,6 @@ class SecureSession:
             except (ConnectionResetError, ssl.SSLError, OSError):
                 return True
         return False
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 def client_context(pki, who=None) -> ssl.SSLContext:

@@ -9,7 +9,8 @@ import uuid
 from types import SimpleNamespace
 
 from kraft_server.controller.admin_requests import alter_partition_op, assign_dirs_op, create_topics_op, elect_leaders_op
-from kraft_server.controller.image_brokers import LOST_DIR, MIGRATING_DIR, UNASSIGNED_DIR, BrokerRegistration
+from kraft_server.controller.image_brokers import BrokerRegistration
+from wire.uuids import LOST_DIR, MIGRATING_DIR, UNASSIGNED_DIR
 from wire.errors import ErrorCode
 from wire.messages import BrokerHeartbeatRequest, CreateTopicsRequest, ElectLeadersRequest
 from wire.messages.elect_leaders_request import TopicPartitions

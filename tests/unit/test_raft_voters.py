@@ -118,7 +118,8 @@ def test_leader_rekeys_voter_states_when_the_set_gains_directory_ids():
     import uuid
 
     from kraft_server.raft.roles.leader import ReplicaState
-    from kraft_server.raft.voters import ZERO_UUID, VoterKey
+    from kraft_server.raft.voters import VoterKey
+    from wire.uuids import ZERO_UUID
 
     class Voters:
         def __init__(self, keys):

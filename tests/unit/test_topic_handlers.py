@@ -8,7 +8,6 @@ import uuid
 
 import pytest
 
-from kraft_server.api.find_coordinator import find_coordinator_response
 from kraft_server.api.metadata import metadata_response
 from kraft_server.api.topic import TOPIC, TOPIC_ID, MetadataPartition, Topics
 from kraft_server.api.topic.consumer_fetch import ConsumerFetch
@@ -22,7 +21,7 @@ from kraft_server.log.file_log import FileReplicatedLog
 from wire.errors import ErrorCode as E
 from wire.headers import encode_response
 from wire.messages import (
-    DescribeTopicPartitionsRequest, FetchRequest, FindCoordinatorRequest, ListOffsetsRequest,
+    DescribeTopicPartitionsRequest, FetchRequest, ListOffsetsRequest,
     MetadataRequest, OffsetForLeaderEpochRequest, ProduceRequest)
 from wire.messages.describe_topic_partitions_request import TopicRequest
 from wire.messages.fetch_request import FetchPartition, FetchTopic, ForgottenTopic, ReplicaState
@@ -382,18 +381,6 @@ def test_produce_acks_0_closes_the_connection(part):
     handle_produce_request(call, Topics([part]))
     assert call.response is None and call.closed
     assert produce_response(9, call.body, Topics([part])).responses == []
-
-
-@pytest.mark.parametrize("version", range(0, 7))
-def test_find_coordinator_has_no_coordinator(version):
-    body = FindCoordinatorRequest(key="g", coordinator_keys=["g", "h"])
-    r = find_coordinator_response(version, body)
-    encode_response(10, version, 1, r)
-    if version >= 4:
-        assert [(c.key, c.error_code, c.node_id) for c in r.coordinators] == [
-            ("g", E.COORDINATOR_NOT_AVAILABLE, -1), ("h", E.COORDINATOR_NOT_AVAILABLE, -1)]
-    else:
-        assert (r.error_code, r.node_id) == (E.COORDINATOR_NOT_AVAILABLE, -1)
 
 
 def test_large_fetch_answers_reference_the_segment_bytes(tmp_path):

@@ -28,19 +28,19 @@ Only PLAINTEXT is spoken; other ``security.protocol`` values are refused.
 """
 from __future__ import annotations
 
-import socket
 import time
 import uuid
 from dataclasses import dataclass, field
 
 from wire.errors import ErrorCode
-from wire.framing import FrameReader
-from wire.headers import decode_response, encode_request
+from wire.headers import decode_response
 from wire.messages import (
     AddRaftVoterRequest, ApiVersionsRequest, DescribeClusterRequest, DescribeQuorumRequest,
     MetadataRequest, RemoveRaftVoterRequest)
 from wire.messages import add_raft_voter_request as _add
 from wire.messages import describe_quorum_request as _dq
+
+from tools.blocking_client import BlockingConnection
 
 from .errors import ClientTimeout, KafkaApiError, TerseError
 from .reachability import Reachability, socket_error_text
@@ -153,38 +153,23 @@ class Connection:
     def __init__(self, host: str, port: int, client_id: str, timeout_s: float,
                  connect_timeout_s: float | None = None):
         self.host, self.port = host, port
-        self.client_id = client_id
-        self.timeout_s = timeout_s
-        self._correlation = 0
         self.api_versions: dict[int, tuple[int, int]] = {}
         try:
-            self.sock = socket.create_connection((host, port), timeout=connect_timeout_s or timeout_s)
+            self._conn = BlockingConnection(host, port, timeout=timeout_s, connect_timeout=connect_timeout_s,
+                                            client_id=client_id, nodelay=True)
         except OSError as exc:
             reason = socket_error_text(exc)
             raise _Unreachable(f"{host}:{port}: {reason}", reason) from exc
-        self.sock.settimeout(timeout_s)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._reader = FrameReader()
         self._handshake()
 
     def close(self) -> None:
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+        self._conn.close()
 
-    def _exchange(self, api_key: int, version: int, body):
-        self._correlation += 1
+    def _exchange(self, version: int, body):
         try:
-            self.sock.sendall(encode_request(api_key, version, self._correlation, body, self.client_id))
-            while True:
-                data = self.sock.recv(65536)
-                if not data:
-                    raise _Unreachable(f"{self.host}:{self.port}: connection closed by the server")
-                frames = self._reader.feed(data)
-                if frames:
-                    return frames[0]
-        except OSError as exc:
+            self._conn.send(body, version)
+            return self._conn.read_frame()
+        except OSError as exc:  # ConnectionClosed included
             raise _Unreachable(f"{self.host}:{self.port}: {exc}") from exc
 
     def _handshake(self) -> None:
@@ -192,7 +177,7 @@ class Connection:
                                      client_software_version=SOFTWARE_VERSION)
         version = CLIENT_MAX[API_VERSIONS]
         for _ in range(2):
-            frame = self._exchange(API_VERSIONS, version, request)
+            frame = self._exchange(version, request)
             try:
                 _, body = decode_response(frame, API_VERSIONS, version)
             except Exception:
@@ -222,7 +207,7 @@ class Connection:
     def request(self, api_key: int, body, version: int | None = None):
         if version is None:
             version = self.version_for(api_key)
-        frame = self._exchange(api_key, version, body)
+        frame = self._exchange(version, body)
         _, response = decode_response(frame, api_key, version)
         return response, version
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 
-from wire.codec_support import ZERO_UUID
+from wire.uuids import ZERO_UUID
 
 from wire.uuids import uuid_to_str
 

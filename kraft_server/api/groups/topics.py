@@ -6,11 +6,11 @@ OffsetCommit/OffsetFetch v10, which address topics by id.
 from __future__ import annotations
 
 import uuid
+from wire.uuids import ZERO_UUID
 
 METADATA_TOPIC = "__cluster_metadata"
 METADATA_PARTITION = 0
 METADATA_TOPIC_ID = uuid.UUID(int=1)
-ZERO_UUID = uuid.UUID(int=0)
 
 
 def topic_name(topic_id: uuid.UUID) -> str | None:

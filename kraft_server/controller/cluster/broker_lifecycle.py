@@ -34,12 +34,13 @@ from ..image_brokers import FENCE, IN_CONTROLLED_SHUTDOWN, UNFENCE, register_bro
 from ..image_topics import partition_record_version
 from ..replication.offline_dirs import offline_dirs_records
 from ..replication.partition_change import broker_removed, broker_returned, broker_unclean_shutdown, elr_enabled
+from wire.uuids import MIGRATING_DIR, UNASSIGNED_DIR, LOST_DIR
 
 METADATA_VERSION = "metadata.version"
 CORDONED_DIRS_MIN_MV = 30  # 4.3-IV0
 DIRECTORY_ASSIGNMENT_MIN_MV = 17  # 3.7-IV2
 # DirectoryId.MIGRATING, UNASSIGNED, LOST
-RESERVED_DIRS = frozenset({uuid.UUID(int=0), uuid.UUID(int=1), uuid.UUID(int=2)})
+RESERVED_DIRS = frozenset({MIGRATING_DIR, UNASSIGNED_DIR, LOST_DIR})
 
 
 class State(Enum):

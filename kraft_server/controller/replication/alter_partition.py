@@ -29,7 +29,6 @@ answered NEW_LEADER_ELECTED.
 """
 from __future__ import annotations
 
-import uuid
 
 from wire.errors import ErrorCode
 from wire.messages import PartitionChangeRecord
@@ -39,8 +38,8 @@ from .leader_acceptor import leader_acceptor
 from .partition_change import NO_CHANGE, NO_LEADER, assignment_change, effective_min_isr, elr_enabled, unclean_enabled
 from .reassignment_replicas import in_progress
 from .topic_creation import _directory as broker_directory
+from wire.uuids import ZERO_UUID
 
-ZERO = uuid.UUID(int=0)
 RECOVERED, RECOVERING = 0, 1
 
 
@@ -106,7 +105,7 @@ def alter_partition(image, req, version: int):
     pv = partition_record_version(image.metadata_version() or 0)
     topics, records = [], []
     for t in req.topics:
-        topic = image.topics.by_id.get(t.topic_id) if t.topic_id != ZERO else None
+        topic = image.topics.by_id.get(t.topic_id) if t.topic_id != ZERO_UUID else None
         results = []
         topics.append((t.topic_id, results))
         for part in t.partitions:

@@ -12,7 +12,7 @@ active ids and online directories (``BrokersImage.leading``).
 """
 from __future__ import annotations
 
-from ..image_brokers import LOST_DIR, UNASSIGNED_DIR
+from wire.uuids import LOST_DIR, UNASSIGNED_DIR
 
 _ALWAYS_ONLINE = UNASSIGNED_DIR.int  # and MIGRATING (0)
 _LOST = LOST_DIR.int

@@ -39,17 +39,10 @@ from ..image_topics import partition_record_version
 from .partition_change import assignment_change, unclean_enabled
 from .reassignment_replicas import in_progress, revert, start
 from .topic_creation import _directory
+from ..refused import Refused
 from ..write_queue import Write
 
 log = logging.getLogger(__name__)
-
-
-class Refused(Exception):
-    """A partition's error: code and message, as Kafka's ApiError carries them."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def _default_dir(image):

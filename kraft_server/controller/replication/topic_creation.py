@@ -31,13 +31,12 @@ from ..image_topics import partition_record_version
 from .partition_change import elr_enabled
 from .placement import Candidate, PlacementError, place
 from ..configs.control import new_topic_error
+from wire.uuids import ZERO_UUID, MIGRATING_DIR, UNASSIGNED_DIR
 
 MAX_PARTITIONS_PER_REQUEST = 10_000
 MAX_NAME_LENGTH = 249
 LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
 MIN_ISR = "min.insync.replicas"
-MIGRATING_DIR = uuid.UUID(int=0)
-UNASSIGNED_DIR = uuid.UUID(int=1)
 TOPIC_RESOURCE = 2
 
 
@@ -46,7 +45,7 @@ class TopicResult:
     name: str
     error: int = 0
     message: str | None = None
-    topic_id: uuid.UUID = uuid.UUID(int=0)
+    topic_id: uuid.UUID = ZERO_UUID
     num_partitions: int = -1
     replication_factor: int = -1
     configs: list = field(default_factory=list)  # (name, value) as set

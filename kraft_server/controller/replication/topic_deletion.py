@@ -9,13 +9,12 @@ Errors per topic: a name or id given twice (INVALID_REQUEST), neither or both gi
 """
 from __future__ import annotations
 
-import uuid
 from collections import Counter
 
 from wire.errors import ErrorCode, error_message
 from wire.messages import RemoveTopicRecord
+from wire.uuids import ZERO_UUID
 
-ZERO = uuid.UUID(int=0)
 
 
 def delete_topics(image, request, version: int):
@@ -23,21 +22,21 @@ def delete_topics(image, request, version: int):
     if version >= 6:
         wanted = [(t.name, t.topic_id) for t in request.topics]
     else:
-        wanted = [(n, ZERO) for n in request.topic_names]
+        wanted = [(n, ZERO_UUID) for n in request.topic_names]
     names = Counter(n for n, _ in wanted if n is not None)
-    ids = Counter(i for _, i in wanted if i != ZERO)
+    ids = Counter(i for _, i in wanted if i != ZERO_UUID)
     results, records, deleting = [], [], set()
     for name, topic_id in wanted:
         def fail(code, message=None):
             results.append((name, topic_id, code, message or error_message(code)))
-        if (name is None) == (topic_id == ZERO):
+        if (name is None) == (topic_id == ZERO_UUID):
             fail(ErrorCode.INVALID_REQUEST, "Neither topic name nor id were specified."
                  if name is None else "You may not specify both topic name and topic id.")
             continue
         if name is not None and names[name] > 1:
             fail(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
             continue
-        if topic_id != ZERO and ids[topic_id] > 1:
+        if topic_id != ZERO_UUID and ids[topic_id] > 1:
             fail(ErrorCode.INVALID_REQUEST, "Duplicate topic id.")
             continue
         topic = image.topics.by_name.get(name) if name is not None else image.topics.by_id.get(topic_id)

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from kraft_server.raft.quorum_config import OBSERVER_SESSION_TIMEOUT_MS
 from kraft_server.common.values import ElectionState
 from kraft_server.raft.roles.base import Role
-from kraft_server.raft.voters import ZERO_UUID, VoterKey, VoterSet, majority
+from kraft_server.raft.voters import VoterKey, VoterSet, majority
+from wire.uuids import ZERO_UUID
 
 ROLE = Role.LEADER
 

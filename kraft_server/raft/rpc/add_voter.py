@@ -26,7 +26,8 @@ from kraft_server.raft import membership
 from kraft_server.raft.boundary import Destination, Endpoint
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc.common import cluster_id_ok
-from kraft_server.raft.voters import ZERO_UUID, VoterKey, VoterNode
+from kraft_server.raft.voters import VoterKey, VoterNode
+from wire.uuids import ZERO_UUID
 
 API_KEY = AddRaftVoterRequest.API_KEY
 API_VERSIONS_KEY = ApiVersionsRequest.API_KEY

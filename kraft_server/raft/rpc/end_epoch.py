@@ -17,7 +17,8 @@ from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc.common import (
     cluster_id_ok, endpoints_from, handle_common_response, node_endpoints_for, single_partition,
 )
-from kraft_server.raft.voters import ZERO_UUID, VoterKey
+from kraft_server.raft.voters import VoterKey
+from wire.uuids import ZERO_UUID
 
 API_KEY = ereq.EndQuorumEpochRequest.API_KEY
 

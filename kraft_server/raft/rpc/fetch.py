@@ -39,7 +39,8 @@ from kraft_server.raft.roles.base import Role
 from kraft_server.raft.roles.follower import SnapshotDownload
 from kraft_server.raft.roles.leader import PendingFetch
 from kraft_server.raft.rpc.common import cluster_id_ok, handle_common_response, node_endpoints_for
-from kraft_server.raft.voters import ZERO_UUID, VoterKey
+from kraft_server.raft.voters import VoterKey
+from wire.uuids import ZERO_UUID
 
 API_KEY = freq.FetchRequest.API_KEY
 MIN_VERSION = 15  # ReplicaState (KIP-903); every KIP-853-era peer has it

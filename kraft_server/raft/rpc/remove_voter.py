@@ -19,7 +19,8 @@ from wire.messages import RemoveRaftVoterRequest
 from kraft_server.raft import membership
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc.common import cluster_id_ok
-from kraft_server.raft.voters import ZERO_UUID, VoterKey
+from kraft_server.raft.voters import VoterKey
+from wire.uuids import ZERO_UUID
 
 API_KEY = RemoveRaftVoterRequest.API_KEY
 

@@ -29,7 +29,8 @@ from kraft_server.raft.boundary import Endpoint
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc.common import cluster_id_ok, handle_common_response
 from kraft_server.raft.rpc.fetch import leader_only_error
-from kraft_server.raft.voters import ZERO_UUID, VoterKey, VoterNode
+from kraft_server.raft.voters import VoterKey, VoterNode
+from wire.uuids import ZERO_UUID
 
 API_KEY = ureq.UpdateRaftVoterRequest.API_KEY
 

@@ -24,7 +24,8 @@ from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc.common import (
     cluster_id_ok, handle_common_response, node_endpoints_for, single_partition,
 )
-from kraft_server.raft.voters import ZERO_UUID, ElectionResult, VoterKey, election_result
+from kraft_server.raft.voters import ElectionResult, VoterKey, election_result
+from wire.uuids import ZERO_UUID
 
 API_KEY = vreq.VoteRequest.API_KEY
 
