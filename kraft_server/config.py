@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
 
+from .common.java_numbers import parse_java_integer
 from .java_properties import PropertiesSyntaxError, load_properties, parse_properties
 
 __all__ = [
@@ -152,25 +153,22 @@ def _as_list(value: list[str] | str) -> list[str]:
 # Types and validators (ConfigDef)
 # ---------------------------------------------------------------------------------
 
-_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
-_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 _REQUIRED = object()
-_JAVA_INT = re.compile(r"^[+-]?[0-9]+$")
 
 
-def _parse_number(name: str, raw: str, kind: str, lo: int, hi: int) -> int:
-    s = raw.strip()
-    if not _JAVA_INT.match(s) or not lo <= int(s) <= hi:
+def _parse_number(name: str, raw: str, kind: str) -> int:
+    n = parse_java_integer(raw.strip(), kind)
+    if n is None:
         raise ConfigError(f"Invalid value {raw} for configuration {name}: Not a number of type {kind}")
-    return int(s)
+    return n
 
 
 def _t_int(name: str, raw: str) -> int:
-    return _parse_number(name, raw, "INT", _INT_MIN, _INT_MAX)
+    return _parse_number(name, raw, "INT")
 
 
 def _t_long(name: str, raw: str) -> int:
-    return _parse_number(name, raw, "LONG", _LONG_MIN, _LONG_MAX)
+    return _parse_number(name, raw, "LONG")
 
 
 def _t_bool(name: str, raw: str) -> bool:

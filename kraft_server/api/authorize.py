@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 
+from kraft_server.controller.configs import definitions as configs
 from kraft_server.security import acls as A
 from wire.errors import ErrorCode
 from wire.messages import RESPONSES
@@ -33,7 +34,6 @@ from .controller_writes import error_response
 
 log = logging.getLogger(__name__)
 
-CREATE_ACLS, DESCRIBE_ACLS, DELETE_ACLS = 30, 29, 31
 CLUSTER_CHECKS: dict[int, int] = {
     # Raft RPCs and what brokers and controllers send about themselves
     r.FETCH: A.CLUSTER_ACTION, r.FETCH_SNAPSHOT: A.CLUSTER_ACTION, r.VOTE: A.CLUSTER_ACTION,
@@ -45,9 +45,9 @@ CLUSTER_CHECKS: dict[int, int] = {
     # administration
     r.ADD_RAFT_VOTER: A.ALTER, r.REMOVE_RAFT_VOTER: A.ALTER, r.UPDATE_FEATURES: A.ALTER,
     r.ELECT_LEADERS: A.ALTER, r.UNREGISTER_BROKER: A.ALTER, r.ALTER_PARTITION_REASSIGNMENTS: A.ALTER,
-    r.ALTER_USER_SCRAM_CREDENTIALS: A.ALTER, CREATE_ACLS: A.ALTER, DELETE_ACLS: A.ALTER,
+    r.ALTER_USER_SCRAM_CREDENTIALS: A.ALTER, r.CREATE_ACLS: A.ALTER, r.DELETE_ACLS: A.ALTER,
     r.DESCRIBE_CLUSTER: A.ALTER,  # sic: ControllerApis.handleDescribeCluster asks ALTER
-    r.DESCRIBE_QUORUM: A.DESCRIBE, r.LIST_PARTITION_REASSIGNMENTS: A.DESCRIBE, DESCRIBE_ACLS: A.DESCRIBE,
+    r.DESCRIBE_QUORUM: A.DESCRIBE, r.LIST_PARTITION_REASSIGNMENTS: A.DESCRIBE, r.DESCRIBE_ACLS: A.DESCRIBE,
     r.ALTER_CLIENT_QUOTAS: A.ALTER_CONFIGS,
 }
 TOPIC_CHECKS: dict[int, int] = {r.CREATE_TOPICS: A.CREATE, r.DELETE_TOPICS: A.DELETE,
@@ -55,7 +55,7 @@ TOPIC_CHECKS: dict[int, int] = {r.CREATE_TOPICS: A.CREATE, r.DELETE_TOPICS: A.DE
 CONFIG_CHECKS: dict[int, int] = {r.ALTER_CONFIGS: A.ALTER_CONFIGS, r.INCREMENTAL_ALTER_CONFIGS: A.ALTER_CONFIGS,
                                  r.DESCRIBE_CONFIGS: A.DESCRIBE_CONFIGS}
 # config resource type -> ACL resource type (anything else: the cluster's)
-_CONFIG_RESOURCES = {2: A.TOPIC, 32: A.GROUP}
+_CONFIG_RESOURCES = {configs.TOPIC: A.TOPIC, configs.GROUP: A.GROUP}
 
 
 def call_host(call) -> str:

@@ -25,7 +25,8 @@ from wire.messages.describe_configs_response import (
 from wire.messages.incremental_alter_configs_response import AlterConfigsResourceResponse as IncrementalResult
 
 from kraft_server.controller.configs import control, loggers
-from kraft_server.controller.configs.definitions import BROKER_LOGGER, RESOURCE_NAMES
+from kraft_server.controller.configs.definitions import (
+    BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP, RESOURCE_NAMES, TOPIC)
 from kraft_server.controller.configs.describe import describe
 from kraft_server.controller.configs.validation import ResourceError
 from kraft_server.controller.write_queue import Write
@@ -34,7 +35,7 @@ log = logging.getLogger(__name__)
 
 INCREMENTAL = 44
 LEGACY = 33
-ALTERABLE = frozenset({2, 4, 16, 32})  # TOPIC, BROKER, CLIENT_METRICS, GROUP
+ALTERABLE = frozenset({TOPIC, BROKER, CLIENT_METRICS, GROUP})
 
 
 def _describe_result(r, version: int) -> DescribeConfigsResult:

@@ -38,6 +38,7 @@ from kraft_server.controller.replication.reassignment import (
     alter_error_response, alter_reassignments_op, empty_alter_answer, list_error_response, list_reassignments_op,
 )
 from . import config_requests, deadlines
+from .registry import CREATE_ACLS, DELETE_ACLS
 from kraft_server.controller.admin_requests import (
     allocate_error_response, allocate_producer_ids_op, alter_partition_error_response, alter_partition_op,
     assign_dirs_error_response, assign_dirs_op,
@@ -48,7 +49,6 @@ from kraft_server.controller.client_quotas import alter_client_quotas_error_resp
 from kraft_server.controller.scram_control import (
     alter_user_scram_credentials_error_response, alter_user_scram_credentials_op)
 from wire.messages import AlterUserScramCredentialsRequest
-from wire.messages import CreateAclsRequest, DeleteAclsRequest
 from kraft_server.controller.acl_control import (
     create_acls_error_response, create_acls_op, delete_acls_error_response, delete_acls_op)
 
@@ -83,7 +83,6 @@ ENVELOPED[UpdateFeaturesRequest.API_KEY] = (0, 2)
 ENVELOPED[AddRaftVoterRequest.API_KEY] = (0, 1)
 ENVELOPED[RemoveRaftVoterRequest.API_KEY] = (0, 0)
 # ACLs (controller/acl_control.py): kafka-acls through a broker; DescribeAcls a broker answers itself
-CREATE_ACLS, DELETE_ACLS = CreateAclsRequest.API_KEY, DeleteAclsRequest.API_KEY
 ENVELOPED.update({CREATE_ACLS: (1, 3), DELETE_ACLS: (1, 3)})
 
 

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from kraft_server.common.java_numbers import BOUNDS, parse_java_integer
+
 TOPIC = 2  # ConfigResource.Type ids
 BROKER = 4
 BROKER_LOGGER = 8
@@ -24,10 +26,7 @@ RESOURCE_NAMES = {TOPIC: "TOPIC", BROKER: "BROKER", BROKER_LOGGER: "BROKER_LOGGE
 # DescribeConfigsResponse.ConfigType ids
 CONFIG_TYPES = {"BOOLEAN": 1, "STRING": 2, "INT": 3, "SHORT": 4, "LONG": 5, "DOUBLE": 6, "LIST": 7,
                 "CLASS": 8, "PASSWORD": 9}
-INT_BOUNDS = {"INT": (-(1 << 31), (1 << 31) - 1), "SHORT": (-(1 << 15), (1 << 15) - 1),
-              "LONG": (-(1 << 63), (1 << 63) - 1)}
 COMMA = re.compile(r"\s*,\s*")
-JAVA_INTEGER = re.compile(r"^[+-]?[0-9]+$")
 THROTTLED_REPLICA = re.compile(r"^([0-9]+:[0-9]+)?$")
 
 
@@ -105,10 +104,9 @@ def _parse_type(d: ConfigDefinition, raw: str):
         if s.lower() in ("true", "false"):
             return s.lower() == "true"
         raise invalid(d.name, s, "Expected value to be either true or false")
-    if t in INT_BOUNDS:
-        lo, hi = INT_BOUNDS[t]
-        if JAVA_INTEGER.match(s) and lo <= int(s) <= hi:
-            return int(s)
+    if t in BOUNDS:
+        if (n := parse_java_integer(s, t)) is not None:
+            return n
         raise invalid(d.name, s, f"Not a number of type {t}")
     if t == "DOUBLE":
         try:

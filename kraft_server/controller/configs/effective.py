@@ -14,7 +14,9 @@ broker's ``KafkaConfig`` does, so the two can differ when layers set different s
 """
 from __future__ import annotations
 
-from .definitions import INT_BOUNDS, JAVA_INTEGER, TOPIC_DEFS
+from kraft_server.common.java_numbers import parse_java_integer
+
+from .definitions import TOPIC_DEFS
 from .describe import DEFAULT_CONFIG, TOPIC_CONFIG, UNIT_MS, Entry, NodeConfig
 
 
@@ -23,8 +25,7 @@ def _converted(synonym: str, raw: str) -> str:
     for suffix, factor in UNIT_MS.items():
         if synonym.endswith(suffix):
             s = raw.strip()
-            lo, hi = INT_BOUNDS["INT"]
-            n = int(s) if JAVA_INTEGER.match(s) and lo <= int(s) <= hi else 0
+            n = parse_java_integer(s, "INT") or 0
             return str(n * factor)
     return raw
 
