@@ -217,13 +217,15 @@ def _first_commit(cluster, after_ms: float = 0.0, min_epoch: int = -1, exclude: 
     return cluster.wait(got, 90, "first commit of a leader")
 
 
-def _latency(cluster, fc, t0: float, t1: float) -> dict:
+def _latency(cluster, fc, t0: float, t1: float, check_leader: bool = True) -> dict:
     """The commit latency in the window [t0, t1] on ``fc``'s leader; LeaderChanged when
     another node took over (ours: the old leader's seconds no longer cover the window;
-    Kafka: its WriteStats line comes from the new leader, or never)."""
+    Kafka: its WriteStats line comes from the new leader, or never). A ladder rung
+    (``check_leader=False``) takes what the first leader measured."""
     leader = fc.node
-    cluster.poll()
-    _check_leader(cluster, fc, t1)
+    if check_leader:
+        cluster.poll()
+        _check_leader(cluster, fc, t1)
     if cluster.name == "ours":
         hist, records = Counter(), 0
         for ev in cluster.events:
@@ -237,7 +239,8 @@ def _latency(cluster, fc, t0: float, t1: float) -> dict:
         ev = cluster.wait(lambda: cluster.find("summary", after_ms=t1, node=leader), 30,
                           "TestRaftServer summary line after the window")
     except TimeoutError:
-        _check_leader(cluster, fc)
+        if check_leader:
+            _check_leader(cluster, fc)
         raise
     capped = [q for q in ("p75", "p99", "p999") if ev.data[q] >= KAFKA_HIST_MAX_MS - 1]
     return {"p50": None, "p75": ev.data["p75"], "p99": ev.data["p99"], "p999": ev.data["p999"],
@@ -355,7 +358,7 @@ def _run_rate(impl: str, workdir: Path, rate: int, args) -> dict:
         try:
             fc, t0, t1 = _fresh_window(cluster, args.ladder_warmup, args.ladder_measure)
             rss = rss_kb(cluster.node(fc.node).proc.pid)
-            latency = _latency_any_leader(cluster, fc, t0, t1) if impl == "ours" else None
+            latency = _latency(cluster, fc, t0, t1, check_leader=False) if impl == "ours" else None
             _wait_until(cluster, t1 + 1500, watch=cluster.nodes)
         except NodeExited as exc:
             # a node that dies under the offered rate did not hold it: the rung counts
@@ -384,14 +387,6 @@ def run_linger0(impl: str, workdir: Path, rate: int, args, log=lambda msg: None)
             return _latency(cluster, fc, t0, t1)
     return {"rate": rate, **measure_with_repeats(f"{impl}: linger 0 at {rate} records/s", attempt, log)}
 
-
-def _latency_any_leader(cluster, fc, t0: float, t1: float) -> dict | None:
-    """A ladder rung's latency (ours): None when the leader changed (the rung's committed
-    rate is counted from a follower's log and stands either way)."""
-    try:
-        return _latency(cluster, fc, t0, t1)
-    except LeaderChanged:
-        return None
 
 
 def run_all(impls: list[str], base: Path, args, log) -> dict:
