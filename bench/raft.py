@@ -62,6 +62,12 @@ What is measured (per implementation; each phase on fresh directories):
    before it left.
    "Committed" counts what the most caught-up follower holds.
 
+A peer's election is weather, not a crash: when a latency window (the main run's or a
+linger-0 row's) fails because its quorum changed leader (ours or Kafka's), it is measured
+again on a fresh quorum, up to ``MAX_REPEATS`` times; each row says how often each side
+was repeated, and a row that still fails is reported as failed with the reason while the
+rest of the report stands.
+
 Ratios are ours/Kafka; targets: commit p99 (linger 25 and 0) and SIGSTOP failover <=
 Kafka's, throughput >= 1.5x Kafka's, kill -9 failover <= 0.15, start-up <= 0.2 and RSS
 <= 1/4 of Kafka's (issue "A KRaft node", item 9, and issue 12).
@@ -97,6 +103,7 @@ HELD_FRACTION = 0.95
 OVERLOAD_FACTOR = 4  # overload rungs: every ladder rate above capacity up to 4x it
 PLATEAU_FRACTION = 0.9  # under overload, committed >= 90% of the highest rate held
 KAFKA_HIST_MAX_MS = 250.0  # TestRaftServer's LatencyHistogram: Percentiles(1000 bytes, max 250.0)
+MAX_REPEATS = 3  # a window the leader changed in is measured again at most this many times
 
 
 def percentile(hist: Counter, q: float) -> float:
@@ -118,6 +125,47 @@ class NodeExited(RuntimeError):
         super().__init__(f"{cluster.name} node {node.node_id} exited\n{cluster.tails()}")
         self.node_id = node.node_id
         self.cause = _exit_cause(node)
+
+
+class LeaderChanged(RuntimeError):
+    """The quorum elected another leader while a window was measured on the old one."""
+
+
+def _leader_change(cluster, fc, until_ms: float = math.inf):
+    """The first event showing a leader of a later epoch than ``fc``'s, up to ``until_ms``."""
+    for ev in cluster.events:
+        if ev.kind in ("claim", "leader") and ev.epoch > fc.epoch and ev.t_ms <= until_ms:
+            return ev
+    return None
+
+
+def _check_leader(cluster, fc, until_ms: float = math.inf) -> None:
+    ev = _leader_change(cluster, fc, until_ms)
+    if ev is not None:
+        raise LeaderChanged(f"{cluster.name}: the leader changed during the window (node {fc.node} "
+                            f"led epoch {fc.epoch}; node {ev.leader} leads epoch {ev.epoch})")
+
+
+def measure_with_repeats(what: str, attempt, log, repeats: int = MAX_REPEATS) -> dict:
+    """``attempt(n)`` measures once (n = 0, 1, ...) and returns a dict. A window the leader
+    changed in (LeaderChanged) is measured again, at most ``repeats`` times; the result
+    says how often (``repeats``). A measurement that still fails, or fails another way
+    (a timeout, a node that exited), is ``{"failed": reason, "repeats": n}``."""
+    n = 0
+    while True:
+        try:
+            res = attempt(n)
+        except LeaderChanged as exc:
+            if n < repeats:
+                n += 1
+                log(f"{what}: {exc}; measuring it again ({n} of at most {repeats})")
+                continue
+            return {"failed": f"{exc} (after {n} repeats)", "repeats": n}
+        except (TimeoutError, RuntimeError) as exc:
+            log(f"{what}: failed: {exc}")
+            return {"failed": str(exc).splitlines()[0], "repeats": n}
+        res["repeats"] = n
+        return res
 
 
 def _exit_cause(node) -> str:
@@ -169,7 +217,15 @@ def _first_commit(cluster, after_ms: float = 0.0, min_epoch: int = -1, exclude: 
     return cluster.wait(got, 90, "first commit of a leader")
 
 
-def _latency(cluster, leader: int, t0: float, t1: float) -> dict:
+def _latency(cluster, fc, t0: float, t1: float, check_leader: bool = True) -> dict:
+    """The commit latency in the window [t0, t1] on ``fc``'s leader; LeaderChanged when
+    another node took over (ours: the old leader's seconds no longer cover the window;
+    Kafka: its WriteStats line comes from the new leader, or never). A ladder rung
+    (``check_leader=False``) takes what the first leader measured."""
+    leader = fc.node
+    if check_leader:
+        cluster.poll()
+        _check_leader(cluster, fc, t1)
     if cluster.name == "ours":
         hist, records = Counter(), 0
         for ev in cluster.events:
@@ -179,8 +235,13 @@ def _latency(cluster, leader: int, t0: float, t1: float) -> dict:
                     hist[int(k)] += v
         return {"p50": percentile(hist, .5), "p75": percentile(hist, .75), "p99": percentile(hist, .99),
                 "p999": percentile(hist, .999), "samples": records, "source": "exact, window"}
-    ev = cluster.wait(lambda: cluster.find("summary", after_ms=t1, node=leader), 30,
-                      "TestRaftServer summary line after the window")
+    try:
+        ev = cluster.wait(lambda: cluster.find("summary", after_ms=t1, node=leader), 30,
+                          "TestRaftServer summary line after the window")
+    except TimeoutError:
+        if check_leader:
+            _check_leader(cluster, fc)
+        raise
     capped = [q for q in ("p75", "p99", "p999") if ev.data[q] >= KAFKA_HIST_MAX_MS - 1]
     return {"p50": None, "p75": ev.data["p75"], "p99": ev.data["p99"], "p999": ev.data["p999"],
             "capped": capped,
@@ -200,7 +261,14 @@ def _generator_dead(cluster) -> bool:
 
 
 def run_main(impl: str, workdir: Path, args, log) -> dict:
-    """Start-up, latency, RSS, failover(s) on one quorum at ``args.rate``."""
+    """Start-up, latency, RSS, failover(s) on one quorum at ``args.rate``; measured again
+    on a fresh quorum when the leader changes in the latency window."""
+    return measure_with_repeats(
+        f"{impl}: main run", lambda n: {"rate": args.rate, **_run_main(
+            impl, workdir.with_name(workdir.name + (f"-again{n}" if n else "")), args, log)}, log)
+
+
+def _run_main(impl: str, workdir: Path, args, log) -> dict:
     res: dict = {"rate": args.rate}
     cluster = IMPLS[impl](workdir, throughput=args.rate, record_size=args.record_size)
     with cluster:
@@ -215,7 +283,7 @@ def run_main(impl: str, workdir: Path, args, log) -> dict:
         _wait_until(cluster, t1, watch=cluster.nodes)
         res["rss_kb"] = {n.node_id: rss_kb(n.proc.pid) for n in cluster.nodes}
         res["rss_leader_kb"] = res["rss_kb"][leader]
-        res["latency"] = _latency(cluster, leader, t0, t1)
+        res["latency"] = _latency(cluster, fc, t0, t1)
         _wait_until(cluster, max(now_ms(), t1) + 1500)  # let the followers fetch the window
         res["committed_per_s"] = _committed_rate(cluster, leader, t0, t1)
         res["held"] = (res["committed_per_s"] >= HELD_FRACTION * args.rate and not _generator_dead(cluster))
@@ -290,7 +358,7 @@ def _run_rate(impl: str, workdir: Path, rate: int, args) -> dict:
         try:
             fc, t0, t1 = _fresh_window(cluster, args.ladder_warmup, args.ladder_measure)
             rss = rss_kb(cluster.node(fc.node).proc.pid)
-            latency = _latency(cluster, fc.node, t0, t1) if impl == "ours" else None
+            latency = _latency(cluster, fc, t0, t1, check_leader=False) if impl == "ours" else None
             _wait_until(cluster, t1 + 1500, watch=cluster.nodes)
         except NodeExited as exc:
             # a node that dies under the offered rate did not hold it: the rung counts
@@ -306,14 +374,19 @@ def _run_rate(impl: str, workdir: Path, rate: int, args) -> dict:
             "p99_ms": latency["p99"] if latency else None, "elections": leaders}
 
 
-def run_linger0(impl: str, workdir: Path, rate: int, args) -> dict:
+def run_linger0(impl: str, workdir: Path, rate: int, args, log=lambda msg: None) -> dict:
     """Commit latency with ``controller.quorum.append.linger.ms=0`` at ``rate`` (item 3):
-    no linger to sit on, so the row shows the request path itself."""
-    cluster = IMPLS[impl](workdir, throughput=rate, record_size=args.record_size,
-                          quorum={"controller.quorum.append.linger.ms": "0"})
-    with cluster:
-        fc, t0, t1 = _fresh_window(cluster, args.warmup, args.measure)
-        return {"rate": rate, **_latency(cluster, fc.node, t0, t1)}
+    no linger to sit on, so the row shows the request path itself. Measured again on a
+    fresh quorum when the leader changes in the window."""
+    def attempt(n):
+        cluster = IMPLS[impl](workdir.with_name(workdir.name + (f"-again{n}" if n else "")),
+                              throughput=rate, record_size=args.record_size,
+                              quorum={"controller.quorum.append.linger.ms": "0"})
+        with cluster:
+            fc, t0, t1 = _fresh_window(cluster, args.warmup, args.measure)
+            return _latency(cluster, fc, t0, t1)
+    return {"rate": rate, **measure_with_repeats(f"{impl}: linger 0 at {rate} records/s", attempt, log)}
+
 
 
 def run_all(impls: list[str], base: Path, args, log) -> dict:
@@ -323,16 +396,22 @@ def run_all(impls: list[str], base: Path, args, log) -> dict:
     for impl in impls:
         log(f"{impl}: start-up, latency, RSS, failover")
         res = results[impl] = run_main(impl, base / f"{impl}-main", args, log)
-        res["ladder"] = [{"rate": args.rate, "committed_per_s": res["committed_per_s"],
-                          "generator_died": res["generator_died"], "held": res["held"]}]
+        # a failed main run has no first rung: that side's ladder is not climbed
+        res["ladder"] = [] if "failed" in res else [
+            {"rate": args.rate, "committed_per_s": res["committed_per_s"],
+             "generator_died": res["generator_died"], "held": res["held"]}]
     for rate in args.linger0:
         for impl in impls:
-            lat = run_linger0(impl, base / f"{impl}-linger0-{rate}", rate, args)
+            lat = run_linger0(impl, base / f"{impl}-linger0-{rate}", rate, args, log)
             results[impl].setdefault("linger0", {})[rate] = lat
-            log(f"{impl}: linger 0 at {rate} records/s: p99 {lat['p99']} ms")
+            log(f"{impl}: linger 0 at {rate} records/s: "
+                + (f"FAILED ({lat['failed']})" if "failed" in lat else f"p99 {lat['p99']} ms")
+                + (f", repeated {lat['repeats']}x" if lat["repeats"] else ""))
     for i, rate in enumerate(r for r in args.ladder if r > args.rate):
         for impl in impls:
             steps = results[impl]["ladder"]
+            if not steps:
+                continue
             held = [s["rate"] for s in steps if s["held"]]
             # Past the first rate not held, go on up to 4x the capacity: the committed
             # rate must stay at its plateau under overload (issue 12 item 4).
@@ -362,40 +441,62 @@ def run_all(impls: list[str], base: Path, args, log) -> dict:
 
 # -- report -------------------------------------------------------------------------------
 
+def _get(r: dict, *keys):
+    """``r[k1][k2]...``, or None where a failed measurement left it out."""
+    for k in keys:
+        if not isinstance(r, dict) or k not in r:
+            return None
+        r = r[k]
+    return r
+
+
+def _mib(kb):
+    return None if kb is None else kb / 1024
+
+
 def _rows(ours: dict, kafka: dict) -> list[dict]:
     def fo(r, key):
-        vals = [f[key] for f in r["failovers"] if f.get(key) is not None]
+        vals = [f[key] for f in r.get("failovers", []) if f.get(key) is not None]
         return sorted(vals)[len(vals) // 2] if vals else None
 
+    def largest_rss(r):
+        vals = [v for v in (r.get("rss_kb") or {}).values() if v]
+        return max(vals) / 1024 if vals else None
+
+    main = lambda r: r  # noqa: E731 -- the rows measured by the main run
     spec = [
-        ("commit latency p50 (ms)", ours["latency"]["p50"], kafka["latency"]["p50"], None, None),
-        ("commit latency p75 (ms)", ours["latency"]["p75"], kafka["latency"]["p75"], None, None),
-        ("commit latency p99 (ms)", ours["latency"]["p99"], kafka["latency"]["p99"], "<=", 1.0),
-        ("commit latency p999 (ms)", ours["latency"]["p999"], kafka["latency"]["p999"], None, None),
-        *[(f"commit latency p99, linger 0, {rate:,} records/s (ms)", ours["linger0"][rate]["p99"],
-           kafka["linger0"][rate]["p99"], "<=", 1.0) for rate in sorted(ours.get("linger0", {}))
-          if rate in kafka.get("linger0", {})],
-        ("throughput held (records/s)", ours["throughput_held"], kafka["throughput_held"], ">=", 1.5),
-        ("failover: kill -9 -> new leader commits (ms, median)", fo(ours, "failover_ms"),
-         fo(kafka, "failover_ms"), "<=", 0.15),
-        ("failover: SIGSTOP (silent) -> new leader commits (ms)",
-         ours.get("pause_failover", {}).get("failover_ms"), kafka.get("pause_failover", {}).get("failover_ms"),
-         "<=", 1.0),
-        ("  of which: kill -9 -> new leader elected (ms, median)", fo(ours, "election_ms"), fo(kafka, "election_ms"),
+        ("commit latency p50 (ms)", main, _get(ours, "latency", "p50"), _get(kafka, "latency", "p50"), None, None),
+        ("commit latency p75 (ms)", main, _get(ours, "latency", "p75"), _get(kafka, "latency", "p75"), None, None),
+        ("commit latency p99 (ms)", main, _get(ours, "latency", "p99"), _get(kafka, "latency", "p99"), "<=", 1.0),
+        ("commit latency p999 (ms)", main, _get(ours, "latency", "p999"), _get(kafka, "latency", "p999"),
          None, None),
-        ("start-up -> listening (ms, slowest of 3)", ours["startup"]["listening_ms"],
-         kafka["startup"]["listening_ms"], "<=", 0.2),
-        ("start-up -> leader known (ms, slowest of 3)", ours["startup"]["leader_known_ms"],
-         kafka["startup"]["leader_known_ms"], "<=", 0.2),
-        ("RSS of the leader under load (MiB)", ours["rss_leader_kb"] / 1024, kafka["rss_leader_kb"] / 1024,
-         "<=", 0.25),
-        ("RSS, largest of 3 (MiB)", max(v for v in ours["rss_kb"].values() if v) / 1024,
-         max(v for v in kafka["rss_kb"].values() if v) / 1024, "<=", 0.25),
+        *[(f"commit latency p99, linger 0, {rate:,} records/s (ms)", lambda r, rate=rate: r["linger0"][rate],
+           _get(ours, "linger0", rate, "p99"), _get(kafka, "linger0", rate, "p99"), "<=", 1.0)
+          for rate in sorted(ours.get("linger0", {})) if rate in kafka.get("linger0", {})],
+        ("throughput held (records/s)", None, ours["throughput_held"], kafka["throughput_held"], ">=", 1.5),
+        ("failover: kill -9 -> new leader commits (ms, median)", main, fo(ours, "failover_ms"),
+         fo(kafka, "failover_ms"), "<=", 0.15),
+        ("failover: SIGSTOP (silent) -> new leader commits (ms)", main,
+         _get(ours, "pause_failover", "failover_ms"), _get(kafka, "pause_failover", "failover_ms"), "<=", 1.0),
+        ("  of which: kill -9 -> new leader elected (ms, median)", main, fo(ours, "election_ms"),
+         fo(kafka, "election_ms"), None, None),
+        ("start-up -> listening (ms, slowest of 3)", main, _get(ours, "startup", "listening_ms"),
+         _get(kafka, "startup", "listening_ms"), "<=", 0.2),
+        ("start-up -> leader known (ms, slowest of 3)", main, _get(ours, "startup", "leader_known_ms"),
+         _get(kafka, "startup", "leader_known_ms"), "<=", 0.2),
+        ("RSS of the leader under load (MiB)", main, _mib(ours.get("rss_leader_kb")),
+         _mib(kafka.get("rss_leader_kb")), "<=", 0.25),
+        ("RSS, largest of 3 (MiB)", main, largest_rss(ours), largest_rss(kafka), "<=", 0.25),
     ]
-    capped = kafka["latency"].get("capped", [])
+    capped = _get(kafka, "latency", "capped") or []
     rows = []
-    for name, o, k, op, bound in spec:
-        rows.append(_row(name, o, k, op, bound, capped))
+    for name, source, o, k, op, bound in spec:
+        row = _row(name, o, k, op, bound, capped)
+        # how often each side's window was measured again, and why a side has no figure
+        sources = {"ours": source(ours) if source else {}, "kafka": source(kafka) if source else {}}
+        row["repeats"] = {impl: src.get("repeats", 0) for impl, src in sources.items()}
+        row["failed"] = {impl: src["failed"] for impl, src in sources.items() if "failed" in src}
+        rows.append(row)
     rows += _overload_rows(ours, kafka)
     return rows
 
@@ -432,7 +533,8 @@ def _overload_rows(ours: dict, kafka: dict) -> list[dict]:
             met, target = None, ""
         rows.append({"metric": name, "ours": o, "kafka": k,
                      "ratio": o / k if isinstance(o, (int, float)) and isinstance(k, (int, float)) and k else None,
-                     "target": target, "met": met, "kafka_is_lower_bound": False})
+                     "target": target, "met": met, "kafka_is_lower_bound": False,
+                     "repeats": {"ours": 0, "kafka": 0}, "failed": {}})
     return rows
 
 
@@ -464,17 +566,32 @@ def _fmt(v) -> str:
 def print_rows(rows: list[dict]) -> None:
     """The rows as a text table: metric, ours, kafka, ratio, target, met ('>=' marks a
     Kafka figure that is only a lower bound)."""
-    headers = ("metric", "ours", "kafka", "ours/kafka", "target", "met")
-    table = [[r["metric"], _fmt(r["ours"]), (">=" if r.get("kafka_is_lower_bound") else "") + _fmt(r["kafka"]),
+    headers = ("metric", "ours", "kafka", "ours/kafka", "target", "met", "repeated")
+    table = [[r["metric"], "FAILED" if "ours" in r.get("failed", {}) else _fmt(r["ours"]),
+              "FAILED" if "kafka" in r.get("failed", {}) else
+              (">=" if r.get("kafka_is_lower_bound") else "") + _fmt(r["kafka"]),
               "n/a" if r["ratio"] is None else ("<=" if r.get("kafka_is_lower_bound") else "") + f"{r['ratio']:.2f}",
               r["target"],
-              "" if r["met"] is None else ("yes" if r["met"] else "NO")] for r in rows]
+              "" if r["met"] is None else ("yes" if r["met"] else "NO"),
+              _fmt_repeats(r.get("repeats"))] for r in rows]
     widths = [max(len(str(x)) for x in col) for col in zip(headers, *table)]
     line = "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths)))
     print(line)
     print("-" * len(line))
     for row in table:
         print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
+    failures = {(impl, reason): r["metric"] for r in rows for impl, reason in r.get("failed", {}).items()}
+    for (impl, reason), metric in failures.items():  # one line per failed measurement
+        print(f"FAILED ({impl}), from '{metric.strip()}' on: {reason}")
+    if any(sum((r.get("repeats") or {}).values()) for r in rows):
+        print("repeated: how often the window was measured again (ours/kafka) because its "
+              "quorum changed leader during it")
+
+
+def _fmt_repeats(repeats) -> str:
+    if not repeats or not any(repeats.values()):
+        return ""
+    return f"{repeats.get('ours', 0)}/{repeats.get('kafka', 0)}"
 
 
 def print_table(report: dict) -> None:

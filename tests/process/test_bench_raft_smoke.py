@@ -37,6 +37,11 @@ def test_bench_raft_quick_json():
     rows = {r["metric"]: r for r in report["rows"]}
     assert tuple(rows) == ROWS
     for name, row in rows.items():
+        # a window the quorum changed leader in was measured again (at most MAX_REPEATS
+        # times); a row that failed even so would name why here
+        assert row["failed"] == {}, (name, row)
+        assert set(row["repeats"]) == {"ours", "kafka"}, (name, row)
+        assert all(isinstance(n, int) and 0 <= n <= 3 for n in row["repeats"].values()), (name, row)
         if name in OVERLOAD:
             assert row["ours"] is None and row["met"] is None, (name, row)
             continue
@@ -52,3 +57,6 @@ def test_bench_raft_quick_json():
         assert res["failovers"] and res["failovers"][0]["new_leader"] != res["failovers"][0]["killed"]
         assert res["pause_failover"]["new_leader"] != res["pause_failover"]["stopped"]
         assert res["linger0"]["1000"]["samples" if impl == "ours" else "p99"] > 0
+        assert res["repeats"] == rows["commit latency p99 (ms)"]["repeats"][impl]
+        assert res["linger0"]["1000"]["repeats"] == rows[
+            "commit latency p99, linger 0, 1,000 records/s (ms)"]["repeats"][impl]

@@ -180,6 +180,36 @@ def test_stale_generation_is_illegal(svc):
     assert heartbeat(svc, "nobody", 2) == E.UNKNOWN_MEMBER_ID
 
 
+def commit_error(svc, member_id, generation):
+    return send(svc, OffsetCommitRequest(
+        group_id="g", generation_id_or_member_epoch=generation, member_id=member_id, topics=[
+            OffsetCommitRequestTopic(name="__cluster_metadata", partitions=[
+                OffsetCommitRequestPartition(partition_index=0, committed_offset=5)])]),
+        8).answer.topics[0].partitions[0].error_code
+
+
+def test_a_leader_that_joins_again_in_a_stable_group_starts_a_new_generation(svc):
+    """kafka-python 3.0.12 sends a fresh JoinGroup when its previous round finished between
+    two polls. Kafka's classicGroupJoinExistingMember: in Stable a follower with unchanged
+    metadata gets the current generation back; the leader forces a rebalance. A commit
+    is accepted in the current generation while PreparingRebalance, refused with
+    REBALANCE_IN_PROGRESS while CompletingRebalance and with ILLEGAL_GENERATION after."""
+    a_id, b_id = stable_pair(svc)
+    again = join(svc, b_id)  # the follower: answered at once, same generation
+    assert (again.answer.error_code, again.answer.generation_id, state(svc)) == (0, 2, GroupState.STABLE)
+    assert sync(svc, b_id, 2).answer.assignment == b"y"
+    parked = join(svc, a_id)  # the leader: a new rebalance, b must rejoin
+    assert parked.answer is None and state(svc) is GroupState.PREPARING_REBALANCE
+    assert commit_error(svc, a_id, 2) == E.NONE  # generation 2 is still current
+    assert heartbeat(svc, b_id, 2) == E.REBALANCE_IN_PROGRESS
+    b3 = join(svc, b_id)
+    assert parked.answer.generation_id == b3.answer.generation_id == 3
+    assert commit_error(svc, a_id, 3) == E.REBALANCE_IN_PROGRESS  # CompletingRebalance
+    assert commit_error(svc, a_id, 2) == E.ILLEGAL_GENERATION
+    sync(svc, a_id, 3, [(a_id, b"x"), (b_id, b"y")])
+    assert state(svc) is GroupState.STABLE and commit_error(svc, a_id, 3) == E.NONE
+
+
 def test_member_id_required_only_from_v4_and_pending_ids_expire(svc):
     old = join(svc, version=3)
     assert old.answer.error_code == 0 and old.answer.member_id.startswith("client-")

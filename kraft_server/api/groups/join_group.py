@@ -2,11 +2,16 @@
 may come at once (errors, MEMBER_ID_REQUIRED on v4+) or when the rebalance completes."""
 from __future__ import annotations
 
+import logging
+
+from wire.errors import ErrorCode
 from wire.messages import JoinGroupResponse
 from wire.messages.join_group_response import JoinGroupResponseMember
 
 from .coordinator import JoinRequest, JoinResult
 from .service import client_host
+
+log = logging.getLogger(__name__)
 
 
 def join_group_response(version: int, result: JoinResult) -> JoinGroupResponse:
@@ -36,6 +41,13 @@ def join_request(version: int, body, client_id: str, host: str) -> JoinRequest:
 def handle_join_group_request(call, service) -> None:
     version = call.api_version
     req = join_request(version, call.body, call.header.client_id or "", client_host(call))
-    service.coordinator.join(req, service.now(),
-                             lambda result: call.respond(join_group_response(version, result)))
+    log.debug("group %s: JoinGroup v%d from %r (client %s, rebalance timeout %d ms)",
+              req.group_id, version, req.member_id, req.client_id, req.rebalance_timeout_ms)
+
+    def answer(result: JoinResult) -> None:
+        log.debug("group %s: JoinGroup answer to %s: %s, generation %d, leader %s",
+                  req.group_id, result.member_id, ErrorCode(result.error).name,
+                  result.generation_id, result.leader)
+        call.respond(join_group_response(version, result))
+    service.coordinator.join(req, service.now(), answer)
     service.touched()

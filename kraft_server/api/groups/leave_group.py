@@ -2,8 +2,13 @@
 member."""
 from __future__ import annotations
 
+import logging
+
+from wire.errors import ErrorCode
 from wire.messages import LeaveGroupResponse
 from wire.messages.leave_group_response import MemberResponse
+
+log = logging.getLogger(__name__)
 
 
 def handle_leave_group_request(call, service) -> None:
@@ -13,6 +18,8 @@ def handle_leave_group_request(call, service) -> None:
     else:
         members = [(m.member_id, m.group_instance_id) for m in body.members]
     top, errors = service.coordinator.leave(body.group_id, members, service.now())
+    log.debug("group %s: LeaveGroup of %s: %s", body.group_id, [m for m, _ in members],
+              [ErrorCode(e).name for e in errors])
     if version < 3:
         call.respond(LeaveGroupResponse(error_code=top or errors[0]))
     else:

@@ -35,6 +35,8 @@ def offset_commit(service, version: int, body) -> OffsetCommitResponse:
     group_error = service.coordinator.validate_commit(
         body.group_id, body.member_id, body.group_instance_id, body.generation_id_or_member_epoch,
         now, version)
+    log.debug("group %s: OffsetCommit v%d from %r, generation %d: %s", body.group_id, version,
+              body.member_id, body.generation_id_or_member_epoch, ErrorCode(group_error).name)
     max_bytes = service.settings.offset_metadata_max_bytes
     results, accepted = [], {}
     for t in body.topics:
