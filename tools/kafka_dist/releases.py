@@ -25,17 +25,20 @@ RELEASES: dict[str, dict] = {
     "4.0.2": {
         "log4j2": "2.24.3",
         "slf4j": "1.7.36",
+        # DumpLogSegments is in core (kafka.tools) up to 4.2, in the tools module from 4.3.
         "classes": {"kafka-dump-log": "kafka.tools.DumpLogSegments"},
         "metadata": ("4.0-IV3", 25),
     },
     "4.1.2": {
         "log4j2": "2.25.3",
         "slf4j": "1.7.36",
+        "classes": {"kafka-dump-log": "kafka.tools.DumpLogSegments"},
         "metadata": ("4.1-IV1", 27),
     },
     "4.2.2": {
         "log4j2": "2.25.5",
         "slf4j": "1.7.36",
+        "classes": {"kafka-dump-log": "kafka.tools.DumpLogSegments"},
         "metadata": ("4.2-IV1", 29),
     },
     "4.3.1": {
