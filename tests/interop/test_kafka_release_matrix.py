@@ -6,8 +6,9 @@ release registers on it and unfences, and that release's ``kafka-metadata-quorum
 topic is created (an Envelope to our controller), configured, described with its leader,
 and serves records to kafka-python. One broker, one controller, a handful of tool JVMs.
 
-A release newer than our controllers gets a second cell: the default release formats the
-quorum at our newest metadata.version, and the new release's broker and tools run on it."""
+A release newer than our controllers gets a second cell: the newest release whose own
+metadata.version we serve formats the quorum at our newest metadata.version, and the new
+release's broker and tools run on it."""
 from __future__ import annotations
 
 import re
@@ -19,7 +20,7 @@ from tests.interop.test_kafka_brokers_serve_topic import record_kinds, unfenced_
 from tests.support.jdk import need_jdk
 from tests.support.kafka_brokers import BROKER_ID_BASE, start_brokers
 from tests.support.kraft_nodes import OurNode, _roundtrip, wait_for
-from tools.kafka_dist import DEFAULT_RELEASE, MATRIX, RELEASES
+from tools.kafka_dist import MATRIX, RELEASES
 from tools.kafka_dist.controller import run_tool
 from wire.messages import ApiVersionsRequest
 
@@ -37,6 +38,12 @@ MISSING: dict[str, str] = {
 }
 
 
+def _formatter_at(level: int) -> str:
+    """The newest release whose own newest metadata.version is ``level`` or lower."""
+    fits = [v for v, facts in RELEASES.items() if facts["metadata"][1] <= level]
+    return max(fits, key=lambda v: tuple(int(x) for x in v.split(".")))
+
+
 def _cells() -> list:
     """(release, release whose kafka-storage formats our controller, metadata.version name, level)."""
     cells = []
@@ -46,7 +53,7 @@ def _cells() -> list:
         cells.append(pytest.param(version, version, mv_name, level, marks=marks, id=version))
         if level > LATEST_METADATA_VERSION[1]:
             ours = LATEST_METADATA_VERSION
-            cells.append(pytest.param(version, DEFAULT_RELEASE, *ours, id=f"{version}-at-{ours[0]}"))
+            cells.append(pytest.param(version, _formatter_at(ours[1]), *ours, id=f"{version}-at-{ours[0]}"))
     return cells
 
 
