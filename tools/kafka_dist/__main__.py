@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
         for version in versions:
             print(ensure_dist(version), flush=True)
     except (DistError, KeyError) as exc:
-        print(f"kafka_dist: {exc}", file=sys.stderr)
+        print(f"kafka_dist: {exc.args[0]}", file=sys.stderr)
         return 1
     return 0
 
