@@ -33,6 +33,7 @@ from kraft_server.log.startup import check_storage
 from wire.uuids import uuid_to_str
 from kraft_server.common.values import OffsetAndEpoch
 from tests.support.jdk import need_jdk
+from tests.support.kraft_nodes import kafka_release
 from tools.kafka_dist.controller import KafkaController, random_cluster_id, run_tool
 from tools.storage.__main__ import main as storage_main
 from wire.messages import FeatureLevelRecord, KRaftVersionRecord, LeaderChangeMessage, NoOpRecord, VotersRecord
@@ -152,7 +153,8 @@ def test_kafka_storage_info_reads_our_format(tmp_path, capsys):
 
 def _format_with_our_tool(ctl: KafkaController) -> None:
     ctl.write_config()
-    assert storage_main(["format", "-t", ctl.cluster_id, "-c", str(ctl.config_path), "--standalone"]) == 0
+    assert storage_main(["format", "-t", ctl.cluster_id, "-c", str(ctl.config_path), "--standalone",
+                         "--release-version", kafka_release()]) == 0
     ctl.formatted = True  # start() must not run kafka-storage over it
 
 
@@ -231,7 +233,8 @@ def test_real_controller_starts_on_our_static_format(tmp_path):
     ctl = KafkaController(tmp_path / "s", port=port, format_mode="static", overrides={
         "controller.quorum.voters": f"1@127.0.0.1:{port}", "controller.quorum.bootstrap.servers": ""})
     ctl.write_config()
-    assert storage_main(["format", "-t", ctl.cluster_id, "-c", str(ctl.config_path)]) == 0
+    assert storage_main(["format", "-t", ctl.cluster_id, "-c", str(ctl.config_path),
+                         "--release-version", kafka_release()]) == 0
     assert not (ctl.data_dir / PART).exists()
     ctl.formatted = True
     try:
@@ -257,7 +260,7 @@ def test_format_prints_what_kafka_prints(tmp_path, capsys, mode):
     cluster = random_cluster_id()
     kafka = run_tool("kafka-storage", "format", "-t", cluster, "-c", str(kcfg), *mode, check=False)
     capsys.readouterr()
-    code = storage_main(["format", "-t", cluster, "-c", str(ocfg), *mode])
+    code = storage_main(["format", "-t", cluster, "-c", str(ocfg), *mode, "--release-version", kafka_release()])
     ours = capsys.readouterr()
     assert code == kafka.returncode
     assert ours.out.replace(str(tmp_path / "o"), str(tmp_path / "k")) == kafka.stdout
