@@ -68,8 +68,8 @@ class OurNode:
 
     def format_with_ours(self, cluster_id: str) -> None:
         subprocess.run([sys.executable, "-m", "tools.storage", "format", "--cluster-id", cluster_id,
-                        "--standalone", "--config", str(self.config)], check=True, cwd=REPO,
-                       timeout=60)
+                        "--standalone", "--release-version", kafka_release(), "--config", str(self.config)],
+                       check=True, cwd=REPO, timeout=60)
 
     def start(self) -> None:
         log = open(self.log_path, "ab")
