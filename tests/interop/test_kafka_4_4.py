@@ -17,7 +17,8 @@ import uuid
 
 import pytest
 
-from kraft_server.log.bootstrap import read_bootstrap_checkpoint
+from kraft_server.common.features import SUPPORTED
+from kraft_server.log.bootstrap import DEFAULT_FEATURES, read_bootstrap_checkpoint
 from tests.support.jdk import need_jdk
 from tests.support.kraft_nodes import OurNode, storage_format, wait_for
 from tools.kafka_dist.controller import run_tool
@@ -103,9 +104,35 @@ def test_our_format_writes_what_kafka_4_4_writes(tmp_path, release):
                      "--config", str(node.kafka_config), *flags, check=False)
     kafka_levels = read_bootstrap_checkpoint(node.data)
     ours_dir = tmp_path / "ours"
+    ours_dir.mkdir()
     node2 = OurNode(ours_dir)
-    ours_dir.mkdir(exist_ok=True)
     code = storage_main(["format", "-t", "a" * 22, "-c", str(node2.config), "--standalone", *flags])
     assert (code == 0) == (theirs.returncode == 0), theirs.stdout + theirs.stderr
     assert read_bootstrap_checkpoint(node2.data) == kafka_levels
     assert (kafka_levels is None) == (theirs.returncode != 0)
+
+
+def test_we_advertise_what_a_kafka_4_4_controller_advertises(tmp_path):
+    """ApiVersions v4 from a live Kafka 4.4.0 controller: the same supported features in
+    the same order (QuorumFeatures), the same finalized levels after the same format, and
+    UnregisterController (94) at the same range on the controller listener."""
+    need_jdk()
+    from kraft_server.api.api_versions import api_versions_response
+    from kraft_server.api.registry import UNREGISTER_CONTROLLER, listener_apis
+    from kraft_server.api.views import Features
+    from tests.support.kraft_nodes import _roundtrip
+    from tools.kafka_dist.controller import KafkaController
+    from wire.messages import ApiVersionsRequest
+
+    request = ApiVersionsRequest(client_software_name="kraft-test", client_software_version="1")
+    with KafkaController(tmp_path / "kafka", version=K44) as ctl:  # formatted, started, active
+        theirs = _roundtrip(ctl.port, request, 4)
+    supported = [(f.name, f.min_version, f.max_version) for f in theirs.supported_features]
+    finalized = {f.name: f.max_version_level for f in theirs.finalized_features}
+    ours = api_versions_response(4, listener_apis(True), Features(
+        supported=dict(SUPPORTED), finalized=finalized, epoch=theirs.finalized_features_epoch), request)
+    assert [(f.name, f.min_version, f.max_version) for f in ours.supported_features] == supported
+    # a 4.4.0 controller formatted by 4.4.0's tool finalizes our default levels (and kraft.version 1)
+    assert finalized == dict(DEFAULT_FEATURES, **{"kraft.version": 1})
+    their_keys = {k.api_key: (k.min_version, k.max_version) for k in theirs.api_keys}
+    assert their_keys[UNREGISTER_CONTROLLER] == listener_apis(True)[UNREGISTER_CONTROLLER] == (0, 0)

@@ -19,8 +19,8 @@ import pytest
 
 from kraft_server.config import KafkaConfig
 from kraft_server.log import batch_index
+from kraft_server.common.features import default_levels
 from kraft_server.log.bootstrap import (
-    DEFAULT_FEATURES,
     parse_bootstrap_snapshot,
     read_bootstrap_checkpoint,
     render_bootstrap_checkpoint,
@@ -35,6 +35,7 @@ from kraft_server.common.values import OffsetAndEpoch
 from tests.support.jdk import need_jdk
 from tests.support.kraft_nodes import kafka_release
 from tools.kafka_dist.controller import KafkaController, random_cluster_id, run_tool
+from tools.kafka_dist.releases import DEFAULT_RELEASE, RELEASES
 from tools.storage.__main__ import main as storage_main
 from wire.messages import FeatureLevelRecord, KRaftVersionRecord, LeaderChangeMessage, NoOpRecord, VotersRecord
 from wire.messages.leader_change_message import Voter as LcVoter
@@ -45,6 +46,8 @@ from wire.records import ControlRecordType, control_batch, data_batch, frame_met
 pytestmark = pytest.mark.java
 
 PART = "__cluster_metadata-0"
+# what the pinned release's kafka-storage formats without --release-version
+PINNED_FEATURES = default_levels(RELEASES[DEFAULT_RELEASE]["metadata"][1])
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -119,7 +122,7 @@ def test_we_read_what_kafka_storage_formats(tmp_path, capsys):
     run_tool("kafka-storage", "format", "-t", cluster, "-c", str(cfg), "--standalone")
     props = read_meta_properties(meta)
     assert (props.cluster_id, props.node_id, props.version) == (cluster, 1, 1)
-    assert read_bootstrap_checkpoint(meta) == DEFAULT_FEATURES
+    assert read_bootstrap_checkpoint(meta) == PINNED_FEATURES
     with FileReplicatedLog.open(meta) as log:
         snap = parse_bootstrap_snapshot(log.bootstrap_checkpoint())
     assert snap.kraft_version == 1
@@ -133,7 +136,7 @@ def test_we_read_what_kafka_storage_formats(tmp_path, capsys):
     # our bytes are Kafka's bytes, timestamps aside
     kafka = (meta / "bootstrap.checkpoint").read_bytes()
     first_ts = int.from_bytes(kafka[27:35], "big")
-    ours = render_bootstrap_checkpoint(DEFAULT_FEATURES, now_ms=first_ts)
+    ours = render_bootstrap_checkpoint(PINNED_FEATURES, now_ms=first_ts)
     header_batch = 12 + int.from_bytes(kafka[8:12], "big")
     assert ours[:header_batch] == kafka[:header_batch] and len(ours) == len(kafka)
 
