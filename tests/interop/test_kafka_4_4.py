@@ -8,7 +8,11 @@
   4.3-IV0 to 4.4-IV2 (share.version 2 with it), and ``downgrade`` is refused across a
   metadata change as Kafka 4.4 refuses it.
 - 4.4.0's ``kafka-cluster unregister-controller`` gets Kafka's refusal for the active
-  controller itself.
+  controller itself, and removes a stopped Kafka 4.4.0 controller that had registered
+  with our leader.
+- a live 4.4.0 controller's ApiVersions: the same supported features as ours.
+
+Only the first test is in the default suite; the others start several JVMs (slow).
 """
 from __future__ import annotations
 
@@ -62,6 +66,7 @@ def test_our_node_starts_from_what_kafka_4_4_formats(tmp_path):
         node.stop()
 
 
+@pytest.mark.slow  # JVMs: 35-100 s on a shared machine
 def test_features_upgrade_to_4_4_and_refused_downgrade(tmp_path):
     need_jdk()
     node = OurNode(tmp_path)
@@ -112,6 +117,7 @@ def test_our_format_writes_what_kafka_4_4_writes(tmp_path, release):
     assert (kafka_levels is None) == (theirs.returncode != 0)
 
 
+@pytest.mark.slow  # JVMs: 35-100 s on a shared machine
 def test_we_advertise_what_a_kafka_4_4_controller_advertises(tmp_path):
     """ApiVersions v4 from a live Kafka 4.4.0 controller: the same supported features in
     the same order (QuorumFeatures), the same finalized levels after the same format, and
@@ -136,3 +142,51 @@ def test_we_advertise_what_a_kafka_4_4_controller_advertises(tmp_path):
     assert finalized == dict(DEFAULT_FEATURES, **{"kraft.version": 1})
     their_keys = {k.api_key: (k.min_version, k.max_version) for k in theirs.api_keys}
     assert their_keys[UNREGISTER_CONTROLLER] == listener_apis(True)[UNREGISTER_CONTROLLER] == (0, 0)
+
+
+def list_endpoints(boot: str) -> dict[int, str]:
+    """``kafka-cluster list-endpoints --bootstrap-controller`` (4.4.0): {id: "host:port"}."""
+    out = kafka44("kafka-cluster", "list-endpoints", "--bootstrap-controller", boot, check=False).stdout
+    return {int(c[0]): f"{c[1]}:{c[2]}" for c in (line.split() for line in out.splitlines()[1:])
+            if len(c) >= 3 and c[0].isdigit()}
+
+
+@pytest.mark.slow  # JVMs: 35-100 s on a shared machine
+def test_a_kafka_4_4_controller_registers_with_us_and_is_unregistered(tmp_path):
+    """Both formatted by 4.4.0's kafka-storage: our leader bootstraps from its snapshot 0-0,
+    a Kafka 4.4.0 controller observing it registers; once stopped, 4.4.0's
+    ``kafka-cluster unregister-controller`` removes its registration (DescribeCluster
+    no longer lists it); a second try gets CONTROLLER_ID_NOT_REGISTERED."""
+    need_jdk()
+    from tools.kafka_dist.controller import KafkaController, random_cluster_id
+
+    (tmp_path / "ours").mkdir()
+    node = OurNode(tmp_path / "ours", node_id=1)
+    cluster_id = random_cluster_id()
+    ctl = KafkaController(tmp_path / "kafka", node_id=2, cluster_id=cluster_id, version=K44,
+                          format_mode="no-initial-controllers", bootstrap_servers=node.bootstrap)
+    try:
+        kafka44("kafka-storage", "format", "--cluster-id", cluster_id, "--standalone",
+                "--config", str(node.kafka_config))
+        node.start()
+        node.wait_leader()
+        ctl.format()
+        ctl.start()
+        both = {1: f"127.0.0.1:{node.port}", 2: f"127.0.0.1:{ctl.port}"}
+        wait_for(lambda: list_endpoints(node.bootstrap) == both, 120, "Kafka 4.4.0's registration with us",
+                 interval=1.0)
+        assert '"maxSupportedVersion":33' in "".join(
+            line.replace(" ", "") for line in kafka44("kafka-dump-log", "--cluster-metadata-decoder", "--files",
+                                                      *map(str, sorted(node.data.glob("__cluster_metadata-0/*.log"))))
+            .stdout.splitlines() if '"controllerId":2' in line.replace(" ", ""))
+        ctl.stop()
+        un = kafka44("kafka-cluster", "unregister-controller", "--bootstrap-controller", node.bootstrap,
+                     "--id", "2", check=False)
+        assert un.returncode == 0, un.stdout + un.stderr
+        assert list_endpoints(node.bootstrap) == {1: f"127.0.0.1:{node.port}"}
+        again = kafka44("kafka-cluster", "unregister-controller", "--bootstrap-controller", node.bootstrap,
+                        "--id", "2", check=False)
+        assert again.returncode != 0 and "Controller ID 2 is not currently registered." in again.stdout + again.stderr
+    finally:
+        ctl.close()
+        node.kill()
