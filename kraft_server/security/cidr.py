@@ -1,0 +1,50 @@
+"""CIDR host patterns in ACLs (Kafka 4.4.0, from metadata.version 4.4-IV1;
+``org.apache.kafka.server.authorizer.internals.CidrUtils``).
+
+An ACL host containing ``/`` is a network: ``10.0.0.0/8``, ``2001:db8::/32`` (IPv6 when
+it contains ``:``). ``in_range(host, pattern)``: the caller's address is inside it, the
+network and broadcast addresses included (commons-net ``SubnetUtils`` with an inclusive
+host count); an address of the other family, or anything unparsable, is not.
+``invalid_reason(pattern)``: why a pattern is refused at creation, or None.
+"""
+from __future__ import annotations
+
+import ipaddress
+import re
+
+_IPV4 = re.compile(r"(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})/(\d{1,2})")
+
+
+def is_cidr(host: str) -> bool:
+    return "/" in host
+
+
+def invalid_reason(pattern: str) -> str | None:
+    """The message of commons-net's IllegalArgumentException for IPv4 (``Could not parse
+    [..]``, ``Value [..] not in range [a,b]``); for IPv6, ``Could not parse [..]``."""
+    if ":" in pattern:
+        try:
+            ipaddress.IPv6Network(pattern, strict=False)
+        except ValueError:
+            return f"Could not parse [{pattern}]"
+        return None
+    m = _IPV4.fullmatch(pattern)
+    if m is None:
+        return f"Could not parse [{pattern}]"
+    for octet in m.groups()[:4]:
+        if not 0 <= int(octet) <= 255:
+            return f"Value [{int(octet)}] not in range [0,255]"
+    if not 0 <= int(m.group(5)) <= 32:
+        return f"Value [{int(m.group(5))}] not in range [0,32]"
+    return None
+
+
+def in_range(host: str, pattern: str) -> bool:
+    if "/" not in pattern:
+        return False
+    try:
+        network = ipaddress.ip_network(pattern, strict=False)
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.version == network.version and address in network
