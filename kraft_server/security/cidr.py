@@ -20,13 +20,21 @@ def is_cidr(host: str) -> bool:
 
 
 def invalid_reason(pattern: str) -> str | None:
-    """The message of commons-net's IllegalArgumentException for IPv4 (``Could not parse
-    [..]``, ``Value [..] not in range [a,b]``); for IPv6, ``Could not parse [..]``."""
+    """The message of the IllegalArgumentException Kafka's shaded commons-net throws:
+    ``SubnetUtils`` for IPv4 (``Could not parse [..]``, ``Value [..] not in range [a,b]``),
+    ``SubnetUtils6`` for IPv6 (``Could not parse [..] - <why>``)."""
     if ":" in pattern:
+        address, _, prefix = pattern.rpartition("/")
+        if not prefix.isdigit():
+            return f"Could not parse [{pattern}] - invalid prefix length"
+        if not 0 <= int(prefix) <= 128:
+            return f"Could not parse [{pattern}] - prefix length must be between 0 and 128"
         try:
-            ipaddress.IPv6Network(pattern, strict=False)
+            parsed = ipaddress.ip_address(address)
         except ValueError:
-            return f"Could not parse [{pattern}]"
+            return f"Could not parse [{address}]"  # as Kafka 4.4.0 answers (checked live)
+        if parsed.version != 6:
+            return f"Could not parse [{address}] - not an IPv6 address"
         return None
     m = _IPV4.fullmatch(pattern)
     if m is None:

@@ -92,6 +92,10 @@ def test_snapshot_round_trip():
     ("10.0.0.0/33", 32, (42, "Invalid CIDR notation '10.0.0.0/33': Value [33] not in range [0,32]")),
     ("10.0.0.256/8", 32, (42, "Invalid CIDR notation '10.0.0.256/8': Value [256] not in range [0,255]")),
     ("10.0.0/8", 32, (42, "Invalid CIDR notation '10.0.0/8': Could not parse [10.0.0/8]")),
+    # the IPv6 answers of a live Kafka 4.4.0 controller (kafka-acls --allow-host)
+    ("2001:db8::/129", 32, (42, "Invalid CIDR notation '2001:db8::/129': Could not parse [2001:db8::/129] - "
+                                "prefix length must be between 0 and 128")),
+    ("2001:zz8::/32", 32, (42, "Invalid CIDR notation '2001:zz8::/32': Could not parse [2001:zz8::]")),
     ("10.0.0.1", 30, (0, None)),  # a plain address at any level
     ("*", 30, (0, None)),
     ("", 33, (42, "Host pattern cannot be null or empty")),
