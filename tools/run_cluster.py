@@ -67,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from wire.uuids import random_directory_id, random_uuid, uuid_to_str
+    from tools.kafka_dist import KAFKA_VERSION
     from tools.kafka_dist.broker import bootstrap_servers, start_brokers
     from tools.kafka_dist.controller import free_port
 
@@ -84,7 +85,9 @@ def main(argv: list[str] | None = None) -> int:
         for i, (port, client_port) in ports.items():
             config = _controller_config(workdir, i, port, client_port, quorum)
             subprocess.run([sys.executable, "-m", "tools.storage", "format", "--cluster-id", cluster_id,
-                            "--initial-controllers", voters, "--config", str(config)],
+                            "--initial-controllers", voters, "--config", str(config),
+                            # the brokers' release (ours formats 4.4-IV2 by default)
+                            "--release-version", ".".join(KAFKA_VERSION.split(".")[:2])],
                            check=True, cwd=REPO, stdout=subprocess.DEVNULL)
             log = open(config.parent / "node.log", "ab")
             procs.append(subprocess.Popen([sys.executable, "-m", "kraft_server", str(config)], cwd=REPO,

@@ -21,7 +21,7 @@ from wire.errors import ErrorCode
 from wire.messages import ApiVersionsResponse
 from wire.messages.api_versions_response import ApiVersion, FinalizedFeatureKey, SupportedFeatureKey
 
-from kraft_server.controller.controller import REGISTRATION_FEATURES
+from kraft_server.common import features
 
 from .views import Features
 
@@ -29,10 +29,9 @@ from .views import Features
 # a letter or digit.
 SOFTWARE_PATTERN = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
-# What a Kafka 4.3.1 controller advertises: every feature it can finalize, in its order
-# (read from a real controller's ApiVersions v4 answer); the same ranges our controllers
-# register with.
-SUPPORTED_FEATURES: dict[str, tuple[int, int]] = {name: (lo, hi) for name, lo, hi in REGISTRATION_FEATURES}
+# What a Kafka 4.4.0 controller advertises: every feature it can finalize, in its order;
+# the same ranges our controllers register with (``kraft_server/common/features.py``).
+SUPPORTED_FEATURES: dict[str, tuple[int, int]] = features.SUPPORTED
 
 
 def valid_request(body, version: int) -> bool:

@@ -1,6 +1,7 @@
 """CreateTopics (19, v2-7), DeleteTopics (20, v1-6), CreatePartitions (37, v0-3),
 ElectLeaders (43, v0-2), AlterPartitionReassignments (45, v0-1), ListPartitionReassignments (46, v0),
 AlterPartition (56, v2-3), UnregisterBroker (64, v0), AllocateProducerIds (67, v0),
+UnregisterController (94, v0; ``controller/cluster/unregister_controller.py``),
 AssignReplicasToDirs (73, v0), AlterClientQuotas (49, v0-1) and Envelope (58, v0; also carrying
 AlterConfigs and IncrementalAlterConfigs, ``config_requests.py``) on the
 controller listener: metadata writes of the active controller
@@ -30,6 +31,7 @@ from wire.messages import (
     REQUESTS, AllocateProducerIdsRequest, AlterClientQuotasRequest, AlterPartitionRequest, AssignReplicasToDirsRequest, CreatePartitionsRequest,
     CreateTopicsRequest,
     DeleteTopicsRequest, ElectLeadersRequest, EnvelopeResponse, UnregisterBrokerRequest,
+    UnregisterControllerRequest,
 )
 from wire.messages import AddRaftVoterRequest, DescribeQuorumRequest, RemoveRaftVoterRequest, UpdateFeaturesRequest
 
@@ -45,6 +47,7 @@ from kraft_server.controller.admin_requests import (
     create_partitions_error_response, create_partitions_op, create_topics_error_response, create_topics_op,
     delete_topics_error_response, delete_topics_op, elect_leaders_error_response, elect_leaders_op, unregister_broker_op, unregister_error_response,
 )
+from kraft_server.controller.cluster import unregister_controller
 from kraft_server.controller.client_quotas import alter_client_quotas_error_response, alter_client_quotas_op
 from kraft_server.controller.scram_control import (
     alter_user_scram_credentials_error_response, alter_user_scram_credentials_op)
@@ -61,6 +64,7 @@ DELETE_TOPICS = DeleteTopicsRequest.API_KEY
 ALTER_PARTITION = AlterPartitionRequest.API_KEY
 CREATE_PARTITIONS = CreatePartitionsRequest.API_KEY
 UNREGISTER_BROKER = UnregisterBrokerRequest.API_KEY
+UNREGISTER_CONTROLLER = UnregisterControllerRequest.API_KEY  # 94 (Kafka 4.4.0)
 ELECT_LEADERS = ElectLeadersRequest.API_KEY
 ALLOCATE_PRODUCER_IDS = AllocateProducerIdsRequest.API_KEY
 ASSIGN_REPLICAS_TO_DIRS = AssignReplicasToDirsRequest.API_KEY
@@ -68,7 +72,7 @@ ALTER_CLIENT_QUOTAS = AlterClientQuotasRequest.API_KEY
 # Inner requests an Envelope may carry that we answer, with their versions.
 ENVELOPED: dict[int, tuple[int, int]] = {CREATE_TOPICS: (2, 7), DELETE_TOPICS: (1, 6),
                                          CREATE_PARTITIONS: (0, 3), UNREGISTER_BROKER: (0, 0),
-                                         ELECT_LEADERS: (0, 2)}
+                                         ELECT_LEADERS: (0, 2), UNREGISTER_CONTROLLER: (0, 0)}
 # Reassignments (kafka-reassign-partitions through a broker; controller/reassignment.py).
 ALTER_PARTITION_REASSIGNMENTS = AlterPartitionReassignmentsRequest.API_KEY
 LIST_PARTITION_REASSIGNMENTS = ListPartitionReassignmentsRequest.API_KEY
@@ -104,6 +108,8 @@ def _build(api_key: int, version: int, body, settings=None):
         return "CreatePartitions", create_partitions_op(body, version)
     if api_key == UNREGISTER_BROKER:
         return "UnregisterBroker", unregister_broker_op(body)
+    if api_key == UNREGISTER_CONTROLLER:
+        return "UnregisterController", unregister_controller.unregister_controller_op(body, settings.node_id)
     if api_key == ELECT_LEADERS:
         return "ElectLeaders", elect_leaders_op(body, version)
     if api_key == ALLOCATE_PRODUCER_IDS:
@@ -140,6 +146,8 @@ def error_response(api_key: int, version: int, body, code: int):
         return create_partitions_error_response(body, code)
     if api_key == UNREGISTER_BROKER:
         return unregister_error_response(code)
+    if api_key == UNREGISTER_CONTROLLER:
+        return unregister_controller.error_response(code)
     if api_key == ELECT_LEADERS:
         return elect_leaders_error_response(body, version, code)
     if api_key == ASSIGN_REPLICAS_TO_DIRS:

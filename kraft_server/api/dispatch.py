@@ -81,7 +81,7 @@ class Dispatcher:
         elif key in (registry.CREATE_TOPICS, registry.DELETE_TOPICS, registry.ALTER_PARTITION,
                      registry.CREATE_PARTITIONS, registry.UNREGISTER_BROKER, registry.ELECT_LEADERS,
                      registry.ALLOCATE_PRODUCER_IDS, registry.ASSIGN_REPLICAS_TO_DIRS,
-                     registry.ALTER_CLIENT_QUOTAS):
+                     registry.ALTER_CLIENT_QUOTAS, registry.UNREGISTER_CONTROLLER):
             handle_controller_write(call, self.view)
         elif key in (registry.ALTER_PARTITION_REASSIGNMENTS, registry.LIST_PARTITION_REASSIGNMENTS,
                      registry.ALTER_USER_SCRAM_CREDENTIALS):

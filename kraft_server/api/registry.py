@@ -30,7 +30,7 @@ from __future__ import annotations
 from wire.messages import (  # the active controller's APIs (kraft_server/controller)
     AllocateProducerIdsRequest, AlterPartitionRequest, AssignReplicasToDirsRequest, BrokerHeartbeatRequest, BrokerRegistrationRequest,
     CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, ElectLeadersRequest, EnvelopeRequest,
-    UnregisterBrokerRequest,
+    UnregisterBrokerRequest, UnregisterControllerRequest,
 )
 from wire.messages import AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest
 from wire.messages import AlterConfigsRequest, DescribeConfigsRequest, IncrementalAlterConfigsRequest  # configs
@@ -73,6 +73,7 @@ DELETE_TOPICS = DeleteTopicsRequest.API_KEY
 ALTER_PARTITION = AlterPartitionRequest.API_KEY
 CREATE_PARTITIONS = CreatePartitionsRequest.API_KEY
 UNREGISTER_BROKER = UnregisterBrokerRequest.API_KEY
+UNREGISTER_CONTROLLER = UnregisterControllerRequest.API_KEY  # 94, Kafka 4.4.0
 ELECT_LEADERS = ElectLeadersRequest.API_KEY
 ALLOCATE_PRODUCER_IDS = AllocateProducerIdsRequest.API_KEY
 ASSIGN_REPLICAS_TO_DIRS = AssignReplicasToDirsRequest.API_KEY
@@ -124,6 +125,7 @@ CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     ALTER_CONFIGS: (0, 2),
     INCREMENTAL_ALTER_CONFIGS: (0, 1),
     ALTER_CLIENT_QUOTAS: (0, 1),  # kraft_server/controller/client_quotas.py
+    UNREGISTER_CONTROLLER: (0, 0),  # controller/cluster/unregister_controller.py (Kafka 4.4.0)
 }
 RECONFIGURATION_APIS: dict[int, tuple[int, int]] = {
     ADD_RAFT_VOTER: (0, 1),

@@ -9,10 +9,8 @@ controller leaves everything to the core.
 """
 from __future__ import annotations
 
-from kraft_server.controller.controller import REGISTRATION_FEATURES
+from kraft_server.common.features import SUPPORTED
 from kraft_server.controller.feature_control import KRAFT_VERSION, update_features_op
-
-LOCAL_FEATURES = {name: (lo, hi) for name, lo, hi in REGISTRATION_FEATURES}
 
 
 def forwarded_to_controller(call, view) -> bool:
@@ -21,7 +19,7 @@ def forwarded_to_controller(call, view) -> bool:
     names = {u.feature for u in call.body.feature_updates}
     if controller is None or names <= {KRAFT_VERSION}:
         return False
-    run, fail = update_features_op(call.body, call.api_version, controller.core, LOCAL_FEATURES,
+    run, fail = update_features_op(call.body, call.api_version, controller.core, SUPPORTED,
                                    controller.settings.node_id)
 
     def respond(body) -> None:

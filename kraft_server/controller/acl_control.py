@@ -4,7 +4,10 @@ decides them (``AclApis`` in front of ``AclControlManager`` and ``StandardAuthor
 CreateAcls: one result per creation, in order. INVALID_REQUEST for a CLUSTER resource
 not named ``kafka-cluster``, an empty name, a resource type or operation UNKNOWN/ANY,
 a pattern type other than LITERAL/PREFIXED, a permission other than ALLOW/DENY, or a
-principal without ``:`` (Kafka's messages). An ACL that exists already, or twice in
+principal without ``:``, an empty host (Kafka's messages). A CIDR host (``10.0.0.0/8``,
+Kafka 4.4.0) needs metadata.version 4.4-IV1 (else UNSUPPORTED_VERSION) and a valid
+network (else INVALID_REQUEST); the authorizer matches it against the caller's address
+(``security/cidr.py``). An ACL that exists already, or twice in
 one request, succeeds without a second record. New ACLs are AccessControlEntryRecords
 with fresh ids, in one atomic batch, answered after commit.
 
@@ -19,9 +22,11 @@ from __future__ import annotations
 
 import logging
 
+from kraft_server.common import metadata_version
+from kraft_server.security import cidr
 from kraft_server.security.acls import (
     ALLOW, ANY, CLUSTER, CLUSTER_NAME, DENY, LITERAL, OPERATIONS, PATTERN_TYPES, PERMISSIONS, PREFIXED,
-    RESOURCE_TYPES, UNKNOWN, Acl, AclFilter, known,
+    RESOURCE_TYPES, UNKNOWN, WILDCARD, Acl, AclFilter, known,
 )
 from wire.errors import ErrorCode
 from wire.messages import (
@@ -64,6 +69,22 @@ def check_new_acl(acl: Acl) -> str | None:
     if ":" not in acl.principal:
         return (f"Could not parse principal from `{acl.principal}` (no colon is present "
                 "separating the principal type from the principal name)")
+    if not acl.host:
+        return "Host pattern cannot be null or empty"
+    return None
+
+
+def check_host_pattern(host: str, mv: int) -> tuple[int, str] | None:
+    """``AclControlManager.validateHostPattern`` for a CIDR host (Kafka 4.4.0): below
+    4.4-IV1 UNSUPPORTED_VERSION, a malformed network INVALID_REQUEST."""
+    if host == WILDCARD or not cidr.is_cidr(host):
+        return None
+    if mv < metadata_version.CIDR_ACL:
+        return (ErrorCode.UNSUPPORTED_VERSION, "CIDR-based ACL host patterns require metadata version "
+                f"{metadata_version.name(metadata_version.CIDR_ACL)} or higher.")
+    why = cidr.invalid_reason(host)
+    if why is not None:
+        return ErrorCode.INVALID_REQUEST, f"Invalid CIDR notation '{host}': {why}"
     return None
 
 
@@ -78,8 +99,8 @@ def _entry_record(acl: Acl, taken) -> AccessControlEntryRecord:
         operation=acl.operation, permission_type=acl.permission)
 
 
-def create_acls(acls_image, creations) -> tuple[list, list]:
-    """(results, records) for the request's creations."""
+def create_acls(acls_image, creations, mv: int = metadata_version.LATEST_PRODUCTION) -> tuple[list, list]:
+    """(results, records) for the request's creations at metadata.version ``mv``."""
     existing = acls_image.acls()
     taken = {i for i, _ in acls_image.items()}
     results, records = [], []
@@ -88,6 +109,10 @@ def create_acls(acls_image, creations) -> tuple[list, list]:
         error = check_new_acl(acl)
         if error is not None:
             results.append(AclCreationResult(error_code=ErrorCode.INVALID_REQUEST, error_message=error))
+            continue
+        refused = check_host_pattern(acl.host, mv)
+        if refused is not None:
+            results.append(AclCreationResult(error_code=refused[0], error_message=refused[1]))
             continue
         if acl not in existing:
             existing.add(acl)
@@ -143,9 +168,9 @@ def describe_acls(acls_image, request) -> DescribeAclsResponse:
 
 
 def _op(decide, items, answer, error_response, verb: str):
-    """A write-queue operation: ``decide(acls image, items) -> (results, records)``."""
+    """A write-queue operation: ``decide(image, items) -> (results, records)``."""
     def run(image, next_offset, now_ms):
-        results, records = decide(image.acls, items)
+        results, records = decide(image, items)
         if records:
             log.info("[Controller] %s %d ACL(s)", verb, len(records))
         return Write(records, lambda: answer(results))
@@ -153,13 +178,14 @@ def _op(decide, items, answer, error_response, verb: str):
 
 
 def create_acls_op(request):
-    return _op(create_acls, request.creations,
+    return _op(lambda image, items: create_acls(image.acls, items, image.metadata_version() or 0),
+               request.creations,
                lambda results: CreateAclsResponse(throttle_time_ms=0, results=results),
                lambda code: create_acls_error_response(request, code), "creating")
 
 
 def delete_acls_op(request):
-    return _op(delete_acls, request.filters,
+    return _op(lambda image, items: delete_acls(image.acls, items), request.filters,
                lambda results: DeleteAclsResponse(throttle_time_ms=0, filter_results=results),
                lambda code: delete_acls_error_response(request, code), "removing")
 

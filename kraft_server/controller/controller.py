@@ -13,6 +13,7 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 
+from kraft_server.common.features import SUPPORTED
 from kraft_server.raft import Role
 from wire.messages import RegisterControllerRecord
 from wire.messages.register_controller_record import ControllerEndpoint, ControllerFeature
@@ -35,18 +36,10 @@ REPLAY_BUDGET_BYTES = 128 * 1024  # ~2k NoOp batches or ~450 records of 256 byte
 
 SECURITY_PROTOCOLS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
 
-# What a Kafka 4.3.1 controller puts in its registration
-# (``QuorumFeatures.defaultSupportedFeatureMap``), in the order it writes them
-# (read from a real controller's log with kafka-dump-log).
-REGISTRATION_FEATURES: tuple[tuple[str, int, int], ...] = (
-    ("group.version", 0, 1),
-    ("kraft.version", 0, 1),
-    ("metadata.version", 7, 30),
-    ("share.version", 0, 1),
-    ("streams.version", 0, 1),
-    ("transaction.version", 0, 2),
-    ("eligible.leader.replicas.version", 0, 1),
-)
+# What a Kafka 4.4.0 controller puts in its registration, in its order
+# (``kraft_server/common/features.py``).
+REGISTRATION_FEATURES: tuple[tuple[str, int, int], ...] = tuple(
+    (name, lo, hi) for name, (lo, hi) in SUPPORTED.items())
 
 
 @dataclass

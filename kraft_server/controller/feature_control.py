@@ -35,6 +35,7 @@ import logging
 from wire.errors import ErrorCode
 from wire.messages import ConfigRecord, FeatureLevelRecord, NoOpRecord
 
+from kraft_server.common import features, metadata_version
 from kraft_server.raft import feature_updates as raft_features
 
 from . import records as rec
@@ -48,15 +49,6 @@ KRAFT_VERSION = raft_features.KRAFT_VERSION
 ELR = "eligible.leader.replicas.version"
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = (raft_features.UPGRADE, raft_features.SAFE_DOWNGRADE,
                                              raft_features.UNSAFE_DOWNGRADE)
-# metadata.version levels whose change altered the metadata format (didMetadataChange)
-MV_CHANGED_METADATA = frozenset({7, 8, 11, 13, 14, 15, 17, 23, 30})
-MV_NAMES = {7: "3.3-IV3", 8: "3.4-IV0", 9: "3.5-IV0", 10: "3.5-IV1", 11: "3.5-IV2", 12: "3.6-IV0",
-            13: "3.6-IV1", 14: "3.6-IV2", 15: "3.7-IV0", 16: "3.7-IV1", 17: "3.7-IV2", 18: "3.7-IV3",
-            19: "3.7-IV4", 20: "3.8-IV0", 21: "3.9-IV0", 22: "4.0-IV0", 23: "4.0-IV1", 24: "4.0-IV2",
-            25: "4.0-IV3", 26: "4.1-IV0", 27: "4.1-IV1", 28: "4.2-IV0", 29: "4.2-IV1", 30: "4.3-IV0",
-            31: "4.4-IV0"}
-# (feature, level) -> the metadata.version it needs (Feature.validateVersion)
-DEPENDENCIES = {(ELR, 1): 23}
 
 
 class Refused(Exception):
@@ -106,8 +98,7 @@ def reason_not_supported(image, local: dict, node_id: int, voter_ids, feature: s
 
 def _metadata_version_change(current: int, level: int, kind: int) -> None:
     if level < current:
-        changed = any(v in MV_CHANGED_METADATA for v in range(level + 1, current + 1))
-        if changed:
+        if metadata_version.metadata_changed(level, current):
             why = ("Unsafe metadata downgrade is not supported in this version." if kind == UNSAFE_DOWNGRADE
                    else "Refusing to perform the requested downgrade because it might delete metadata "
                         "information.")
@@ -118,10 +109,11 @@ def _metadata_version_change(current: int, level: int, kind: int) -> None:
 
 
 def _check_dependencies(feature: str, level: int, proposed: dict[str, int]) -> None:
-    need = DEPENDENCIES.get((feature, level))
-    if need is not None and proposed.get(METADATA_VERSION, 0) < need:
-        raise Refused(f"{feature} could not be set to {level} because it depends on "
-                      f"metadata.version={need} ({MV_NAMES[need]})")
+    """``Feature.validateVersion``: the levels this one needs (only metadata.version today)."""
+    for name, need in features.dependencies(feature, level).items():
+        if name == METADATA_VERSION and proposed.get(METADATA_VERSION, 0) < need:
+            raise Refused(f"{feature} could not be set to {level} because it depends on "
+                          f"metadata.version={need} ({metadata_version.name(need)})")
 
 
 def _elr_safety_records(image, min_insync: int) -> list:

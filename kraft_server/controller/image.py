@@ -104,6 +104,10 @@ class MetadataImage:
         elif api_key == rec.REGISTER_CONTROLLER_RECORD:
             self.controllers[r.controller_id] = r
             self.registrations_replayed += 1
+        elif api_key == rec.UNREGISTER_CONTROLLER_RECORD:
+            if self.controllers.pop(r.controller_id, None) is None:
+                log.warning("Unable to replay %s: no controller registration found for that id", r)
+            self.registrations_replayed += 1
         elif api_key == rec.CONFIG_RECORD:
             self.configs.replay(r)
         elif api_key == rec.REGISTER_BROKER_RECORD:

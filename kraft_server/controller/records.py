@@ -29,6 +29,7 @@ from wire.messages import (
     TopicRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
+    UnregisterControllerRecord,
 )
 from wire.records import encode_metadata_record, unframe_metadata_record
 
@@ -50,6 +51,7 @@ REMOVE_TOPIC_RECORD = RemoveTopicRecord.API_KEY  # 9
 PRODUCER_IDS_RECORD = ProducerIdsRecord.API_KEY  # 15
 BROKER_REGISTRATION_CHANGE_RECORD = BrokerRegistrationChangeRecord.API_KEY  # 17
 CLEAR_ELR_RECORD = ClearElrRecord.API_KEY  # 28
+UNREGISTER_CONTROLLER_RECORD = UnregisterControllerRecord.API_KEY  # 29 (Kafka 4.4.0)
 CLIENT_QUOTA_RECORD = ClientQuotaRecord.API_KEY  # 14
 USER_SCRAM_CREDENTIAL_RECORD = 11  # UserScramCredentialRecord (controller/scram_image.py)
 REMOVE_USER_SCRAM_CREDENTIAL_RECORD = 22  # RemoveUserScramCredentialRecord
@@ -64,7 +66,7 @@ MODELLED_RECORDS = frozenset({
     PARTITION_CHANGE_RECORD, FENCE_BROKER_RECORD, UNFENCE_BROKER_RECORD, REMOVE_TOPIC_RECORD,
     PRODUCER_IDS_RECORD, BROKER_REGISTRATION_CHANGE_RECORD, CLEAR_ELR_RECORD,
     CLIENT_QUOTA_RECORD, USER_SCRAM_CREDENTIAL_RECORD, REMOVE_USER_SCRAM_CREDENTIAL_RECORD,
-    ACCESS_CONTROL_ENTRY_RECORD, REMOVE_ACCESS_CONTROL_ENTRY_RECORD,
+    ACCESS_CONTROL_ENTRY_RECORD, REMOVE_ACCESS_CONTROL_ENTRY_RECORD, UNREGISTER_CONTROLLER_RECORD,
 })
 
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC

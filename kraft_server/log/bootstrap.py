@@ -43,26 +43,22 @@ from wire.records import (
     unframe_metadata_record,
 )
 
+from kraft_server.common import features, metadata_version
+
 from .files import atomic_write
-from .snapshots import BOOTSTRAP_SNAPSHOT_ID, FileSnapshotWriter
+from .file_log import METADATA_PARTITION_DIR
+from .snapshots import BOOTSTRAP_SNAPSHOT_ID, FileSnapshotWriter, snapshot_path
 from wire.uuids import ZERO_UUID, uuid_from_str, uuid_to_str
 
 BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
 METADATA_VERSION = "metadata.version"
 KRAFT_VERSION = "kraft.version"
 
-# Apache Kafka 4.3.1's default feature levels for its latest production release
-# version, 4.3-IV0 (as its ``kafka-storage format`` writes them).
-LATEST_METADATA_VERSION = ("4.3-IV0", 30)
-DEFAULT_FEATURES: dict[str, int] = {
-    METADATA_VERSION: 30,
-    "eligible.leader.replicas.version": 1,
-    "group.version": 1,
-    "share.version": 1,
-    "streams.version": 1,
-    "transaction.version": 2,
-}
-RELEASE_VERSIONS = {"4.3": LATEST_METADATA_VERSION, "4.3-IV0": LATEST_METADATA_VERSION}
+# Apache Kafka 4.4.0's default feature levels: its latest production metadata.version,
+# 4.4-IV2 (as its ``kafka-storage format`` writes them).
+LATEST_METADATA_VERSION = (metadata_version.name(metadata_version.LATEST_PRODUCTION),
+                           metadata_version.LATEST_PRODUCTION)
+DEFAULT_FEATURES: dict[str, int] = features.default_levels(metadata_version.LATEST_PRODUCTION)
 
 
 def _now_ms() -> int:
@@ -108,12 +104,25 @@ def write_bootstrap_checkpoint(directory: str | Path, features: dict[str, int], 
     return path
 
 
+def bootstrap_file_bytes(directory: str | Path) -> bytes | None:
+    """Where the bootstrap records are: ``bootstrap.checkpoint`` (Kafka 3.x to 4.3 and
+    ours), else the bootstrap snapshot ``__cluster_metadata-0/...0-0.checkpoint``,
+    whose data batch holds them in what Kafka 4.4's ``kafka-storage`` formats
+    (``Formatter.writeBoostrapSnapshot``; no bootstrap.checkpoint then)."""
+    for path in (Path(directory) / BOOTSTRAP_CHECKPOINT,
+                 snapshot_path(Path(directory) / METADATA_PARTITION_DIR, BOOTSTRAP_SNAPSHOT_ID)):
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            continue
+    return None
+
+
 def bootstrap_extra_records(directory: str | Path) -> list[bytes]:
     """The checkpoint's records other than feature levels (``--add-scram`` credentials),
     framed, in file order; the first active controller commits them with the levels."""
-    try:
-        data = (Path(directory) / BOOTSTRAP_CHECKPOINT).read_bytes()
-    except FileNotFoundError:
+    data = bootstrap_file_bytes(directory)
+    if data is None:
         return []
     return [bytes(record.value) for batch in iter_batches(data) if not batch.is_control
             for record in batch.records
@@ -134,11 +143,11 @@ def parse_bootstrap_checkpoint(data: bytes) -> dict[str, int]:
 
 
 def read_bootstrap_checkpoint(directory: str | Path) -> dict[str, int] | None:
-    try:
-        data = (Path(directory) / BOOTSTRAP_CHECKPOINT).read_bytes()
-    except FileNotFoundError:
+    """The formatted feature levels (``bootstrap_file_bytes``); None when there are none."""
+    data = bootstrap_file_bytes(directory)
+    if data is None:
         return None
-    return parse_bootstrap_checkpoint(data)
+    return parse_bootstrap_checkpoint(data) or None
 
 
 # ---------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ import logging
 
 from kraft_server.config import ConfigError
 
+from . import cidr
 from .acls import (
     ALL, ALLOW, ALTER, ALTER_CONFIGS, DELETE, DENY, DESCRIBE, DESCRIBE_CONFIGS, LITERAL, OPERATIONS,
     PREFIXED, READ, RESOURCE_TYPES, WILDCARD, WILDCARD_PRINCIPAL, WRITE,
@@ -69,7 +70,7 @@ class AclIndex:
 def _matches(acl, principal: str, host: str, operation: int) -> bool:
     if acl.principal != principal and acl.principal != WILDCARD_PRINCIPAL:
         return False
-    if acl.host != WILDCARD and acl.host != host:
+    if acl.host != WILDCARD and acl.host != host and not cidr.in_range(host, acl.host):
         return False
     if acl.operation == ALL or acl.operation == operation:
         return True

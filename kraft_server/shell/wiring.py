@@ -101,26 +101,14 @@ def quorum_config(config: KafkaConfig, meta) -> QuorumConfig:
 
 
 def bootstrap_feature_levels(metadata_log_dir: Path) -> dict[str, int]:
-    """Feature levels ``kafka-storage format`` wrote to ``bootstrap.checkpoint``."""
-    path = Path(metadata_log_dir) / "bootstrap.checkpoint"
+    """Feature levels ``kafka-storage format`` wrote (``log/bootstrap.py``: bootstrap.checkpoint,
+    or the bootstrap snapshot of Kafka 4.4's format)."""
+    from kraft_server.log.bootstrap import read_bootstrap_checkpoint
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return {}
-    from wire.messages import FeatureLevelRecord
-    from wire.records import decode_metadata_record, iter_batches, unframe_metadata_record
-    levels: dict[str, int] = {}
-    try:
-        for batch in iter_batches(data):
-            if batch.is_control:
-                continue
-            for record in batch.records:
-                if unframe_metadata_record(record.value)[0] == FeatureLevelRecord.API_KEY:
-                    rec = decode_metadata_record(record.value).message
-                    levels[rec.name] = rec.feature_level
+        return read_bootstrap_checkpoint(metadata_log_dir) or {}
     except ValueError as exc:
-        log.warning("cannot read %s: %s", path, exc)
-    return levels
+        log.warning("cannot read the bootstrap records in %s: %s", metadata_log_dir, exc)
+        return {}
 
 
 # -- the view the API handlers read ------------------------------------------------------

@@ -21,7 +21,7 @@ import pytest
 from tests.support.certs import Pki
 from tests.support.jdk import need_jdk
 from tests.support.kafka_brokers import start_brokers
-from tests.support.kraft_nodes import REPO, OurNode, wait_for
+from tests.support.kraft_nodes import OurNode, REPO, kafka_release, wait_for
 from tests.support.secure_client import sasl_command_config, sasl_ssl_controller
 from tools.kafka_dist.controller import KafkaController, run_tool
 
@@ -39,7 +39,7 @@ def test_kafka_acls_through_a_broker_is_checked_as_the_client(tmp_path):
                                              f"authorizer.class.name={AUTHORIZER}", "super.users=User:broker"))
     cluster_id = uuid.uuid4().hex[:22]
     subprocess.run([sys.executable, "-m", "tools.storage", "format", "--cluster-id", cluster_id, "--standalone",
-                    "--config", str(node.config), "--add-scram", "SCRAM-SHA-512=[name=broker,password=broker-secret]"],
+                    "--release-version", kafka_release(), "--config", str(node.config), "--add-scram", "SCRAM-SHA-512=[name=broker,password=broker-secret]"],
                    check=True, cwd=REPO, timeout=60)
     admin = sasl_command_config(tmp_path / "admin.properties", pki, "SCRAM-SHA-512", "broker", "broker-secret")
     node.start()

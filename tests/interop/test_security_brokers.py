@@ -16,7 +16,7 @@ import pytest
 from tests.support.certs import Pki
 from tests.support.jdk import need_jdk
 from tests.support.kafka_brokers import start_brokers
-from tests.support.kraft_nodes import REPO, OurNode, wait_for
+from tests.support.kraft_nodes import OurNode, REPO, kafka_release, wait_for
 from tests.support.secure_client import SecureSession, client_context, sasl_ssl_controller
 from tools.kafka_dist.controller import run_tool
 
@@ -47,7 +47,7 @@ def test_a_kafka_broker_on_our_sasl_ssl_quorum(tmp_path):
                                                               "SCRAM-SHA-256,SCRAM-SHA-512"))
     cluster_id = uuid.uuid4().hex[:22]
     subprocess.run([sys.executable, "-m", "tools.storage", "format", "--cluster-id", cluster_id, "--standalone",
-                    "--config", str(node.config), "--add-scram", "SCRAM-SHA-512=[name=broker,password=broker-secret]"],
+                    "--release-version", kafka_release(), "--config", str(node.config), "--add-scram", "SCRAM-SHA-512=[name=broker,password=broker-secret]"],
                    check=True, cwd=REPO, timeout=60)
     node.start()
     brokers = []

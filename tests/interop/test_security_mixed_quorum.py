@@ -17,7 +17,7 @@ import pytest
 
 from tests.support.certs import PASSWORD, Pki
 from tests.support.jdk import need_jdk
-from tests.support.kraft_nodes import OurNode, set_property, wait_for
+from tests.support.kraft_nodes import OurNode, kafka_release, set_property, wait_for
 from tests.support.secure_client import SecureSession, client_context, quorum_partition
 from tools.kafka_dist.controller import KafkaController, random_cluster_id, run_tool
 
@@ -148,7 +148,7 @@ def test_a_kafka_observer_fetches_from_our_leader_over_sasl_ssl(tmp_path):
         *(f"{k}={v}" for k, v in sasl.items()),
         "listener.security.protocol.map=CONTROLLER:SASL_SSL,CLIENT:PLAINTEXT"))
     subprocess.run([sys.executable, "-m", "tools.storage", "format", "--cluster-id", cluster_id, "--standalone",
-                    "--config", str(node.config), "--add-scram", "SCRAM-SHA-512=[name=admin,password=admin-secret]"],
+                    "--release-version", kafka_release(), "--config", str(node.config), "--add-scram", "SCRAM-SHA-512=[name=admin,password=admin-secret]"],
                    check=True, cwd=REPO, timeout=60)
     ctl = KafkaController(tmp_path / "kafka", node_id=2, cluster_id=cluster_id, format_mode="no-initial-controllers",
                           bootstrap_servers=node.bootstrap,

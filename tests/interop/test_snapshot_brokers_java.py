@@ -15,7 +15,7 @@ from kraft_server.controller.admin_requests import allocate_producer_ids_op, cre
 from kraft_server.shell.wiring import build_node
 from tests.interop.test_snapshot_java import PART, _drive
 from tests.support.jdk import need_jdk
-from tests.support.kraft_nodes import wait_for
+from tests.support.kraft_nodes import kafka_release, wait_for
 from tests.unit.test_controller_brokers import heartbeat, registration
 from tests.unit.test_controller_topics import topic
 from tools.kafka_dist.controller import KafkaController, run_tool
@@ -33,7 +33,8 @@ def _jdk():
 def test_kafka_loads_our_snapshot_of_brokers_and_topics(tmp_path):
     ctl = KafkaController(tmp_path / "k", overrides={"broker.session.timeout.ms": "4000"})
     ctl.write_config()
-    assert storage_main(["format", "-t", ctl.cluster_id, "-c", str(ctl.config_path), "--standalone"]) == 0
+    assert storage_main(["format", "-t", ctl.cluster_id, "-c", str(ctl.config_path), "--standalone",
+                         "--release-version", kafka_release()]) == 0
     ctl.formatted = True
     clock = [int(time.time() * 1000)]
     node = build_node(KafkaConfig.from_file(str(ctl.config_path)), str(ctl.config_path), clock=lambda: clock[0])

@@ -10,6 +10,7 @@ import pytest
 from kraft_server.config import KafkaConfig
 from kraft_server.shell.wiring import build_node
 from tests.support.jdk import need_jdk
+from tests.support.kraft_nodes import kafka_release
 from tools.kafka_dist.controller import KafkaController, run_tool
 from tools.storage.__main__ import main as storage_main
 
@@ -41,7 +42,8 @@ def _drive(node, clock, ms: int, step: int = 10) -> None:
 def test_kafka_reads_and_starts_from_our_snapshot(tmp_path):
     ctl = KafkaController(tmp_path / "k", overrides={"internal.metadata.log.segment.bytes": "2048"})
     ctl.write_config()
-    assert storage_main(["format", "-t", ctl.cluster_id, "-c", str(ctl.config_path), "--standalone"]) == 0
+    assert storage_main(["format", "-t", ctl.cluster_id, "-c", str(ctl.config_path), "--standalone",
+                         "--release-version", kafka_release()]) == 0
     ctl.formatted = True
 
     clock = [int(time.time() * 1000)]

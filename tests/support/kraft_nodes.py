@@ -68,8 +68,8 @@ class OurNode:
 
     def format_with_ours(self, cluster_id: str) -> None:
         subprocess.run([sys.executable, "-m", "tools.storage", "format", "--cluster-id", cluster_id,
-                        "--standalone", "--config", str(self.config)], check=True, cwd=REPO,
-                       timeout=60)
+                        "--standalone", "--release-version", kafka_release(), "--config", str(self.config)],
+                       check=True, cwd=REPO, timeout=60)
 
     def start(self) -> None:
         log = open(self.log_path, "ab")
@@ -152,12 +152,23 @@ def set_property(path: Path, key: str, value: str) -> None:
     path.write_text("\n".join(lines + [f"{key}={value}"]) + "\n")
 
 
+def kafka_release() -> str:
+    """The pinned Kafka's release (``4.3`` for 4.3.1): the ``--release-version`` our nodes
+    are formatted with when Kafka peers join them, so that their metadata.version is one
+    those peers support (our tool's default is 4.4.0's, 4.4-IV2)."""
+    from tools.kafka_dist import KAFKA_VERSION
+    return ".".join(KAFKA_VERSION.split(".")[:2])
+
+
 def storage_format(config: Path, cluster_id: str, *flags: str) -> None:
-    """Our ``kraft-storage format`` (in-process: the same CLI code, no interpreter start-up)."""
+    """Our ``kraft-storage format`` (in-process: the same CLI code, no interpreter start-up),
+    at the pinned Kafka's release unless ``flags`` name one."""
     import contextlib
     import io
 
     from tools.storage.__main__ import main as storage_main
+    if not {"-r", "--release-version"} & set(flags):
+        flags = (*flags, "--release-version", kafka_release())
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
         rc = storage_main(["format", "--cluster-id", cluster_id, "--config", str(config), *flags])

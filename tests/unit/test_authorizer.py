@@ -32,6 +32,17 @@ CASES = [
     ([acl(principal="User:*")], "User:bob", HOST, A.READ, "foo", True),  # the wildcard principal
     ([acl(host=HOST)], ALICE, HOST, A.READ, "foo", True),
     ([acl(host="10.0.0.2")], ALICE, HOST, A.READ, "foo", False),
+    # CIDR host patterns (Kafka 4.4.0, CidrUtils.isInRange): network and broadcast included
+    ([acl(host="10.0.0.0/8")], ALICE, HOST, A.READ, "foo", True),
+    ([acl(host="10.0.0.1/32")], ALICE, HOST, A.READ, "foo", True),
+    ([acl(host="10.0.0.0/31")], ALICE, HOST, A.READ, "foo", True),
+    ([acl(host="10.0.0.2/31")], ALICE, HOST, A.READ, "foo", False),
+    ([acl(host="11.0.0.0/8")], ALICE, HOST, A.READ, "foo", False),
+    ([acl(host="0.0.0.0/0")], ALICE, HOST, A.READ, "foo", True),
+    ([acl(host="::/0")], ALICE, HOST, A.READ, "foo", False),  # an IPv6 network never holds an IPv4 address
+    ([acl(host="2001:db8::/32")], ALICE, "2001:db8::7", A.READ, "foo", True),
+    ([acl(host="2001:db8::/32")], ALICE, "2001:db9::7", A.READ, "foo", False),
+    ([acl(host="10.0.0.0/8", perm=A.DENY), acl()], ALICE, HOST, A.READ, "foo", False),
     ([acl(op=A.ALL)], ALICE, HOST, A.ALTER_CONFIGS, "foo", True),
     # DENY before ALLOW, whatever the order and however the DENY matches
     ([acl(), acl(perm=A.DENY)], ALICE, HOST, A.READ, "foo", False),

@@ -81,3 +81,26 @@ def test_snapshot_round_trip():
     assert copy.content() == image.content() and len(copy.acls.acls()) == 2
     kinds = [decode_metadata_record(v).message.API_KEY for v in image.snapshot_records()]
     assert kinds.count(18) == 2
+
+
+@pytest.mark.parametrize("host, mv, answer", [
+    ("10.0.0.0/8", 32, (0, None)),
+    ("10.0.0.0/8", 33, (0, None)),
+    ("2001:db8::/32", 32, (0, None)),
+    ("10.0.0.0/8", 31, (35, "CIDR-based ACL host patterns require metadata version 4.4-IV1 or higher.")),
+    ("10.0.0.0/8", 30, (35, "CIDR-based ACL host patterns require metadata version 4.4-IV1 or higher.")),
+    ("10.0.0.0/33", 32, (42, "Invalid CIDR notation '10.0.0.0/33': Value [33] not in range [0,32]")),
+    ("10.0.0.256/8", 32, (42, "Invalid CIDR notation '10.0.0.256/8': Value [256] not in range [0,255]")),
+    ("10.0.0/8", 32, (42, "Invalid CIDR notation '10.0.0/8': Could not parse [10.0.0/8]")),
+    # the IPv6 answers of a live Kafka 4.4.0 controller (kafka-acls --allow-host)
+    ("2001:db8::/129", 32, (42, "Invalid CIDR notation '2001:db8::/129': Could not parse [2001:db8::/129] - "
+                                "prefix length must be between 0 and 128")),
+    ("2001:zz8::/32", 32, (42, "Invalid CIDR notation '2001:zz8::/32': Could not parse [2001:zz8::]")),
+    ("10.0.0.1", 30, (0, None)),  # a plain address at any level
+    ("*", 30, (0, None)),
+    ("", 33, (42, "Host pattern cannot be null or empty")),
+])
+def test_cidr_host_patterns_from_4_4_iv1(host, mv, answer):
+    results, records = create_acls(MetadataImage().acls, [creation(host=host)], mv)
+    assert [(r.error_code, r.error_message) for r in results] == [answer]
+    assert len(records) == (1 if answer[0] == 0 else 0)

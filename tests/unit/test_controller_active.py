@@ -95,7 +95,7 @@ def test_features_come_from_committed_records():
     assert levels == {} and epoch == -1
     s.run_for(200)
     levels, epoch = s.controller.finalized_features()
-    assert levels["metadata.version"] == 30 and "kraft.version" not in levels  # static quorum: level 0
+    assert levels["metadata.version"] == DEFAULT_FEATURES["metadata.version"] and "kraft.version" not in levels
     assert epoch == s.controller.image.offset == s.core.high_watermark - 1
 
 

@@ -19,9 +19,10 @@ from wire.records import encode_metadata_record
 from tests.unit.test_controller_active import Single
 
 CLUSTER = "c" * 22
-FEATURES = [("metadata.version", 7, 30), ("kraft.version", 0, 1), ("group.version", 0, 1),
+# what a Kafka 4.4.0 broker registers with
+FEATURES = [("metadata.version", 7, 33), ("kraft.version", 0, 1), ("group.version", 0, 1),
             ("transaction.version", 0, 2), ("eligible.leader.replicas.version", 0, 1),
-            ("share.version", 0, 1), ("streams.version", 0, 1)]
+            ("share.version", 0, 2), ("streams.version", 0, 1)]
 
 
 def registration(broker_id, incarnation=None, cluster=CLUSTER, dirs=None, features=FEATURES):

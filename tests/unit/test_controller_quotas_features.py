@@ -159,8 +159,16 @@ def decide(img, *updates, core=None, validate_only=False):
     (30, 21, 1, "Invalid update version 21 for feature metadata.version. Can't downgrade the version of this "
                 "feature without setting the upgrade type to either safe or unsafe downgrade."),
     (21, 30, 2, "Invalid update version 30 for feature metadata.version. Can't downgrade to a newer version."),
-    (30, 31, 1, "Invalid update version 31 for feature metadata.version. Local controller 1 only supports "
-                "versions 7-30"),
+    (30, 33, 1, None),  # kafka-features upgrade --release-version 4.4
+    (30, 34, 1, "Invalid update version 34 for feature metadata.version. Local controller 1 only supports "
+                "versions 7-33"),
+    (31, 30, 2, None),  # 4.4-IV0 changed no metadata
+    (32, 31, 2, "Unsupported metadata.version downgrade from 32 to 31. Refusing to perform the requested "
+                "downgrade because it might delete metadata information."),
+    (33, 32, 3, "Unsupported metadata.version downgrade from 33 to 32. Unsafe metadata downgrade is not "
+                "supported in this version."),
+    (33, 30, 2, "Unsupported metadata.version downgrade from 33 to 30. Refusing to perform the requested "
+                "downgrade because it might delete metadata information."),
 ])
 def test_metadata_version_changes(current, target, kind, why):
     img = image_at(current)
@@ -171,6 +179,15 @@ def test_metadata_version_changes(current, target, kind, why):
         with pytest.raises(Refused) as refused:
             decide(img, ("metadata.version", target, kind))
         assert str(refused.value) == why
+
+
+def test_share_version_2_is_supported_and_a_4_3_broker_refuses_it():
+    assert decide(image_at(33, share_version=1), ("share.version", 2, 1))
+    img = image_at(30, broker_features={"metadata.version": (7, 30), "share.version": (0, 1)})
+    with pytest.raises(Refused, match="Broker 100 only supports versions 0-1"):
+        decide(img, ("share.version", 2, 1))
+    with pytest.raises(Refused, match="Broker 100 only supports versions 7-30"):
+        decide(img, ("metadata.version", 33, 1))
 
 
 def test_every_broker_and_controller_must_support_the_level():

@@ -40,6 +40,7 @@ KAFKA_TYPES = [
     (23, "BeginTransactionRecord", 0), (24, "EndTransactionRecord", 0),
     (25, "AbortTransactionRecord", 0), (26, "RemoveDelegationTokenRecord", 0),
     (27, "RegisterControllerRecord", 0), (28, "ClearElrRecord", 0),
+    (29, "UnregisterControllerRecord", 0),  # Kafka 4.4.0
 ]
 
 
@@ -52,7 +53,7 @@ def test_registry_is_the_facts_sheet_table():
     ours = [(k, c.__name__, c.MAX_VERSION) for k, c in sorted(METADATA_RECORD_TYPES.items())]
     assert ours == KAFKA_TYPES
     assert all(c.MIN_VERSION == 0 and c.FLEXIBLE_MIN == 0 for c in METADATA_RECORD_TYPES.values())
-    assert len(PAIRS) == sum(last + 1 for _, _, last in KAFKA_TYPES) == 37
+    assert len(PAIRS) == sum(last + 1 for _, _, last in KAFKA_TYPES) == 38
     for (key, version), cls in PAIRS:
         assert cls.API_KEY == key and metadata_record_class(key, version) is cls
 
@@ -112,7 +113,7 @@ def test_versions_differ_where_kafka_added_fields():
     (b"\x01\x06\x00\x00", "Unknown metadata id 6"),
     (b"\x01\x0d\x00\x00", "Unknown metadata id 13"),
     (b"\x01\x10\x00\x00", "Unknown metadata id 16"),
-    (b"\x01\x1d\x00\x00", "Unknown metadata id 29"),
+    (b"\x01\x1e\x00\x00", "Unknown metadata id 30"),
     (b"\x01\x80\x80\x02\x00\x00", "too large"),
     (b"\x01\x14\x00\x00\x00", "1 byte\\(s\\) of garbage after NoOpRecord"),
     (b"\x01\x0c\x00\x05abc", "past the end|malformed"),

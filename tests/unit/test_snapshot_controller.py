@@ -7,6 +7,7 @@ from kraft_server.controller import records as rec
 from kraft_server.controller.loader import MetadataLoader
 from kraft_server.controller.retention import maybe_clean
 from kraft_server.controller.snapshot_generator import SnapshotGenerator
+from kraft_server.log.bootstrap import DEFAULT_FEATURES
 from kraft_server.log.file_log import FileReplicatedLog
 from wire.records import batch_records, control_records, walk
 
@@ -141,5 +142,5 @@ def test_follower_style_load_when_below_log_start(tmp_path):
     loader = MetadataLoader(log)
     replayed, loaded = loader.catch_up(sid.offset + 5)
     assert loaded and replayed == 0 and loader.next_offset == sid.offset
-    assert loader.image.features["metadata.version"] == 30
+    assert loader.image.features["metadata.version"] == DEFAULT_FEATURES["metadata.version"]
     assert loader.image.offset == sid.offset - 1

@@ -51,7 +51,7 @@ def test_standalone(tmp_path, capsys):
     code, out, err = run(capsys, "format", "-t", CLUSTER, "-c", cfg, "--standalone")
     assert code == 0, err
     meta_dir = tmp_path / "meta"
-    assert f"Formatting dynamic metadata voter directory {meta_dir} with metadata.version 4.3-IV0." in out
+    assert f"Formatting dynamic metadata voter directory {meta_dir} with metadata.version 4.4-IV2." in out
     meta = read_meta_properties(meta_dir)
     assert (meta.cluster_id, meta.node_id, meta.version) == (CLUSTER, 1, 1)
     snap = parse_bootstrap_snapshot((meta_dir / SNAP).read_bytes())
@@ -71,7 +71,7 @@ def test_initial_controllers_and_data_dirs(tmp_path, capsys):
     voters = "1@h1:9093:J8aAPcfLQt2bqs1JT_rMgQ,2@[::1]:9094:RfMK0YppTxK3V3jMWbHC9Q"
     code, out, err = run(capsys, "format", "--cluster-id", CLUSTER, "--config", cfg, "--initial-controllers", voters)
     assert code == 0, err
-    assert f"Formatting data directory {data} with metadata.version 4.3-IV0." in out
+    assert f"Formatting data directory {data} with metadata.version 4.4-IV2." in out
     meta = read_meta_properties(tmp_path / "meta")
     assert uuid_to_str(meta.directory_id) == "RfMK0YppTxK3V3jMWbHC9Q"
     assert read_meta_properties(data).directory_id not in (meta.directory_id, None)
@@ -146,6 +146,49 @@ def test_release_version(tmp_path, capsys):
     code, _, err = run(capsys, "format", "-t", CLUSTER, "-c", cfg, "-s", "-r", "9.9")
     assert code == 1 and err.startswith("Unknown metadata.version '9.9'. Supported metadata.version are: 3.3-IV3")
     assert run(capsys, "format", "-t", CLUSTER, "-c", cfg, "-s", "-r", "4.3")[0] == 0
+    assert read_bootstrap_checkpoint(tmp_path / "meta")["metadata.version"] == 30
+
+
+@pytest.mark.parametrize("release, levels", [
+    # Kafka 4.4.0's Feature.defaultLevel for each release (a release name means its newest level)
+    (None, {"metadata.version": 33, "eligible.leader.replicas.version": 1, "group.version": 1,
+            "share.version": 2, "streams.version": 1, "transaction.version": 2}),
+    ("4.4-IV0", {"metadata.version": 31, "eligible.leader.replicas.version": 1, "group.version": 1,
+                 "share.version": 2, "streams.version": 1, "transaction.version": 2}),
+    ("4.3", {"metadata.version": 30, "eligible.leader.replicas.version": 1, "group.version": 1,
+             "share.version": 1, "streams.version": 1, "transaction.version": 2}),
+    ("4.0", {"metadata.version": 25, "group.version": 1, "transaction.version": 2}),
+    ("4.0.1", {"metadata.version": 25, "group.version": 1, "transaction.version": 2}),
+    ("4.0-IV0", {"metadata.version": 22, "group.version": 1}),
+    ("3.9", {"metadata.version": 21}),
+    ("3.9-IV0", {"metadata.version": 21}),
+    ("3.3", {"metadata.version": 7}),
+])
+def test_release_versions_and_their_feature_levels(tmp_path, capsys, release, levels):
+    cfg = write_config(tmp_path)
+    code, out, err = run(capsys, "format", "-t", CLUSTER, "-c", cfg, "-s", *(["-r", release] if release else []))
+    assert code == 0, err
+    assert read_bootstrap_checkpoint(tmp_path / "meta") == levels
+    from kraft_server.common.metadata_version import name
+    assert f"with metadata.version {name(levels['metadata.version'])}." in out
+
+
+@pytest.mark.parametrize("release", ["4.5", "4.5-IV0", "3.2", "3.3-IV2", "latest", ""])
+def test_release_versions_kafka_refuses(tmp_path, capsys, release):
+    cfg = write_config(tmp_path)
+    code, _, err = run(capsys, "format", "-t", CLUSTER, "-c", cfg, "-s", "-r", release)
+    assert code == 1
+    assert err.startswith(f"Unknown metadata.version '{release}'. Supported metadata.version are: 3.3-IV3, ")
+    assert err.rstrip().endswith("4.3-IV0, 4.4-IV0, 4.4-IV1, 4.4-IV2")
+    assert not (tmp_path / "meta" / "meta.properties").exists()
+
+
+def test_scram_needs_3_5_iv2(tmp_path, capsys):
+    cfg = write_config(tmp_path)
+    scram = "SCRAM-SHA-256=[name=alice,password=alice-secret]"
+    code, _, err = run(capsys, "format", "-t", CLUSTER, "-c", cfg, "-s", "-r", "3.5-IV1", "-S", scram)
+    assert code == 1 and err.strip() == "SCRAM is only supported in metadata.version 3.5-IV2 or later."
+    assert run(capsys, "format", "-t", CLUSTER, "-c", cfg, "-s", "-r", "3.5-IV2", "-S", scram)[0] == 0
 
 
 def test_config_errors_are_reported(tmp_path, capsys):

@@ -23,10 +23,9 @@ from typing import Callable
 
 from kraft_server.config import KafkaConfig
 from wire.records import encode_metadata_record
+from kraft_server.common import features as feature_levels
+from kraft_server.common import metadata_version
 from kraft_server.log.bootstrap import (
-    DEFAULT_FEATURES,
-    LATEST_METADATA_VERSION,
-    RELEASE_VERSIONS,
     DynamicVoter,
     DynamicVoterError,
     parse_dynamic_voters,
@@ -37,12 +36,6 @@ from kraft_server.log.file_log import METADATA_PARTITION_DIR
 from kraft_server.log.meta_properties import META_PROPERTIES, MetaProperties, read_meta_properties, write_meta_properties
 from kraft_server.log.startup import all_log_dirs
 from wire.uuids import random_directory_id
-
-SUPPORTED_METADATA_VERSIONS = (
-    "3.3-IV3, 3.4-IV0, 3.5-IV0, 3.5-IV1, 3.5-IV2, 3.6-IV0, 3.6-IV1, 3.6-IV2, 3.7-IV0, 3.7-IV1, 3.7-IV2, "
-    "3.7-IV3, 3.7-IV4, 3.8-IV0, 3.9-IV0, 4.0-IV0, 4.0-IV1, 4.0-IV2, 4.0-IV3, 4.1-IV0, 4.1-IV1, 4.2-IV0, "
-    "4.2-IV1, 4.3-IV0"
-)
 
 
 class FormatterError(RuntimeError):
@@ -116,14 +109,19 @@ def _initial_voters(req: FormatRequest) -> list[DynamicVoter] | None:
 
 
 def _features(req: FormatRequest) -> tuple[str, dict[str, int]]:
-    if req.release_version is None or req.release_version in RELEASE_VERSIONS:
-        return LATEST_METADATA_VERSION[0], dict(DEFAULT_FEATURES)
-    raise FormatterError(
-        f"Unknown metadata.version '{req.release_version}'. Supported metadata.version are: "
-        f"{SUPPORTED_METADATA_VERSIONS}"
-        if req.release_version not in SUPPORTED_METADATA_VERSIONS.split(", ")
-        else f"kraft-storage only formats with the latest metadata.version, {LATEST_METADATA_VERSION[0]}."
-    )
+    """``--release-version`` (Kafka's ``MetadataVersion.fromVersionString``: a release such
+    as ``4.0`` or ``4.0.1``, or a level name such as ``3.9-IV0``; the latest production
+    level without it) and the feature levels that release formats with."""
+    level = metadata_version.LATEST_PRODUCTION
+    if req.release_version is not None:
+        try:
+            level = metadata_version.from_version_string(req.release_version)
+        except ValueError as exc:
+            raise FormatterError(str(exc)) from None
+    if req.scram_records and level < metadata_version.SCRAM:
+        raise FormatterError(f"SCRAM is only supported in metadata.version "
+                             f"{metadata_version.name(metadata_version.SCRAM)} or later.")
+    return metadata_version.name(level), feature_levels.default_levels(level)
 
 
 def _bootstrap_description(features: dict[str, int]) -> str:

@@ -135,6 +135,9 @@ from .unfence_broker_record import UnfenceBrokerRecord
 from .unregister_broker_record import UnregisterBrokerRecord
 from .unregister_broker_request import UnregisterBrokerRequest
 from .unregister_broker_response import UnregisterBrokerResponse
+from .unregister_controller_record import UnregisterControllerRecord
+from .unregister_controller_request import UnregisterControllerRequest
+from .unregister_controller_response import UnregisterControllerResponse
 from .update_features_request import UpdateFeaturesRequest
 from .update_features_response import UpdateFeaturesResponse
 from .update_raft_voter_request import UpdateRaftVoterRequest
@@ -198,6 +201,7 @@ REQUESTS = {
     80: AddRaftVoterRequest,
     81: RemoveRaftVoterRequest,
     82: UpdateRaftVoterRequest,
+    94: UnregisterControllerRequest,
 }
 RESPONSES = {
     0: ProduceResponse,
@@ -252,6 +256,7 @@ RESPONSES = {
     80: AddRaftVoterResponse,
     81: RemoveRaftVoterResponse,
     82: UpdateRaftVoterResponse,
+    94: UnregisterControllerResponse,
 }
 METADATA_RECORDS = {
     0: RegisterBrokerRecord,
@@ -280,6 +285,7 @@ METADATA_RECORDS = {
     26: RemoveDelegationTokenRecord,
     27: RegisterControllerRecord,
     28: ClearElrRecord,
+    29: UnregisterControllerRecord,
 }
 BY_NAME = {
     'AbortTransactionRecord': AbortTransactionRecord,
@@ -413,6 +419,9 @@ BY_NAME = {
     'UnregisterBrokerRecord': UnregisterBrokerRecord,
     'UnregisterBrokerRequest': UnregisterBrokerRequest,
     'UnregisterBrokerResponse': UnregisterBrokerResponse,
+    'UnregisterControllerRecord': UnregisterControllerRecord,
+    'UnregisterControllerRequest': UnregisterControllerRequest,
+    'UnregisterControllerResponse': UnregisterControllerResponse,
     'UpdateFeaturesRequest': UpdateFeaturesRequest,
     'UpdateFeaturesResponse': UpdateFeaturesResponse,
     'UpdateRaftVoterRequest': UpdateRaftVoterRequest,

@@ -41,6 +41,7 @@ import logging
 import random
 from dataclasses import dataclass
 
+from kraft_server.common import metadata_version
 from kraft_server.raft import Backpressure, Destination, NotLeader, OutboundRequest, Role
 from wire.errors import ErrorCode, error_message
 from wire.messages import ControllerRegistrationRequest, ControllerRegistrationResponse, RegisterControllerRecord
@@ -52,7 +53,7 @@ from .. import records as rec
 log = logging.getLogger(__name__)
 
 CONTROLLER_REGISTRATION = ControllerRegistrationRequest.API_KEY
-CONTROLLER_REGISTRATION_MIN_MV = 15  # MetadataVersion.IBP_3_7_IV0 (KIP-919)
+CONTROLLER_REGISTRATION_MIN_MV = metadata_version.CONTROLLER_REGISTRATION  # 3.7-IV0 (KIP-919)
 BACKOFF_INITIAL_MS = 100
 BACKOFF_MAX_MS = 120_000
 BACKOFF_JITTER = 0.02
