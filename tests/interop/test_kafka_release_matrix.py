@@ -31,11 +31,7 @@ BROKER = BROKER_ID_BASE
 
 # Cells that fail only for a feature our controllers do not have yet (strict: a cell
 # that starts passing fails the run until its mark is removed).
-MISSING: dict[str, str] = {
-    "4.4.0": "4.4 formats a quorum our controllers cannot start: kafka-storage format writes the "
-             "feature levels into the 0-0 checkpoint only (no bootstrap.checkpoint), and "
-             "metadata.version 4.4-IV2 (33)",
-}
+MISSING: dict[str, str] = {}
 
 
 def _formatter_at(level: int) -> str:
