@@ -38,8 +38,10 @@ $(BYTECODE): $(CODECS) $(shell find kraft_server wire tools codegen -name '*.py'
 
 venv: $(STAMP)
 
+# The default release and every release of the version matrix (tools/kafka_dist/releases.py);
+# KAFKA_VERSION=X prepares that one release only.
 kafka-dist: $(STAMP)
-	$(PY) -m tools.kafka_dist
+	$(PY) -m tools.kafka_dist $(if $(KAFKA_VERSION),--version $(KAFKA_VERSION),--matrix)
 
 codegen: $(STAMP)
 	$(PY) -m codegen

@@ -73,6 +73,40 @@ def test_layout_and_api(dist_home):
     assert (dist_home / "config" / "tools-log4j2.yaml").is_file()
 
 
+def test_release_table():
+    """Every release names its own pins; moved classes are per release; one default."""
+    assert kafka_dist.DEFAULT_RELEASE == kafka_dist.KAFKA_VERSION in kafka_dist.RELEASES
+    assert set(kafka_dist.MATRIX) <= set(kafka_dist.RELEASES)
+    assert recipe.for_release().fingerprint() == recipe.fingerprint()
+    prints = {v: recipe.for_release(v).fingerprint() for v in kafka_dist.RELEASES}
+    assert len(set(prints.values())) == len(prints)
+    assert recipe.for_release("4.3.1").tools["kafka-configs"] == ("kafka.admin.ConfigCommand", "kafka_2.13-4.3.1.jar")
+    assert recipe.for_release("4.4.0").tools["kafka-configs"] == (
+        "org.apache.kafka.tools.ConfigCommand", "kafka-tools-4.4.0.jar")
+    assert "<version>4.1.2</version>" in recipe.for_release("4.1.2").pom_xml()
+    with pytest.raises(KeyError, match="not in tools/kafka_dist/releases.py"):
+        recipe.for_release("3.9.1")
+
+
+@pytest.mark.parametrize("version", kafka_dist.MATRIX)
+def test_matrix_release_prepared(version):
+    """Each matrix release sits in its own home, next to the others: its own jars only,
+    each wrapper's main class present in that release's jars."""
+    need_jdk()
+    home = kafka_dist.ensure_dist(version)
+    r = recipe.for_release(version)
+    assert home == kafka_dist.home_dir(version) and home.name == f"kafka-{version}"
+    libs = home / "libs"
+    assert all((libs / jar).is_file() for jar in r.required_jars)
+    assert [p.name for p in libs.glob("kafka-clients-*.jar")] == [f"kafka-clients-{version}.jar"]
+    assert kafka_dist.upstream_jar("kafka-raft", version) == libs / f"kafka-raft-{version}.jar"
+    for name, (cls, jar) in r.tools.items():
+        with zipfile.ZipFile(libs / jar) as zf:
+            zf.getinfo(cls.replace(".", "/") + ".class")  # KeyError if absent
+        assert cls in kafka_dist.bin_path(name, version).read_text()
+    assert f"Apache Kafka {version} " in kafka_dist.bin_path("kafka-run-class", version).read_text()
+
+
 def test_cli_prints_home_last_and_is_idempotent(dist_home):
     out = subprocess.run(
         [sys.executable, "-m", "tools.kafka_dist"], cwd=REPO, capture_output=True, text=True, timeout=120, check=True

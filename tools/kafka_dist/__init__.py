@@ -1,18 +1,19 @@
 """A local Apache Kafka distribution pinned from Maven Central.
 
-``python -m tools.kafka_dist`` (or :func:`ensure_dist`) resolves
-``org.apache.kafka:kafka_2.13`` and ``org.apache.kafka:kafka-tools`` at
-:data:`KAFKA_VERSION`, plus the log4j2 backend the release ships, into
-``$KRAFT_CACHE/kafka-<version>/libs`` (``KRAFT_CACHE`` defaults to
-``<repo>/.cache``), and writes bash wrappers into ``bin/``. The first run
-needs Maven Central (or a warm ``~/.m2``); later runs only stat a marker.
+``python -m tools.kafka_dist [--version X | --matrix]`` (or :func:`ensure_dist`)
+resolves ``org.apache.kafka:kafka_2.13`` and ``org.apache.kafka:kafka-tools`` at one
+release (default :data:`KAFKA_VERSION`, the suite's default release), plus the log4j2
+backend that release ships, into ``$KRAFT_CACHE/kafka-<version>/libs``
+(``KRAFT_CACHE`` defaults to ``<repo>/.cache``), and writes bash wrappers into
+``bin/``. Releases live side by side; ``releases.py`` holds their facts. The first
+run needs Maven Central (or a warm ``~/.m2``); later runs only stat a marker.
 
-API::
+API (``version=None`` is the default release)::
 
-    ensure_dist() -> Path             prepare if needed, return the home
-    upstream_jar("kafka-clients")     -> home/libs/kafka-clients-4.3.1.jar
-    classpath() -> str                all jars in libs/, os.pathsep-joined
-    bin_path("kafka-storage") -> Path a wrapper script in home/bin
+    ensure_dist(version=None) -> Path             prepare if needed, return the home
+    upstream_jar("kafka-clients", version=None)   -> home/libs/kafka-clients-4.3.1.jar
+    classpath(version=None) -> str                all jars in libs/, os.pathsep-joined
+    bin_path("kafka-storage", version=None)       a wrapper script in home/bin
 """
 
 from __future__ import annotations
@@ -24,9 +25,13 @@ from pathlib import Path
 
 from .prepare import DistError, cache_root, home_dir
 from .recipe import KAFKA_VERSION, LOG4J2_VERSION, SCALA_BINARY_VERSION
+from .releases import DEFAULT_RELEASE, MATRIX, RELEASES
 
 __all__ = [
     "KAFKA_VERSION",
+    "DEFAULT_RELEASE",
+    "MATRIX",
+    "RELEASES",
     "SCALA_BINARY_VERSION",
     "LOG4J2_VERSION",
     "DistError",
@@ -41,26 +46,28 @@ __all__ = [
 ]
 
 
-def ensure_dist() -> Path:
-    """Prepare the distribution if needed (idempotent) and return its home."""
+def ensure_dist(version: str | None = None) -> Path:
+    """Prepare release ``version`` (default: the default release) if needed
+    (idempotent) and return its home."""
     from .prepare import prepare
 
-    return prepare()
+    return prepare(version=version)
 
 
-def upstream_jar(artifact: str) -> Path:
+def upstream_jar(artifact: str, version: str | None = None) -> Path:
     """The pinned jar of ``artifact`` in the distribution's libs/.
 
     Kafka artifacts (``"kafka-clients"``, ``"kafka-raft"``, ``"kafka-metadata"``,
     ``"kafka_2.13"``; ``"kafka"`` is an alias for the core jar) resolve to
-    exactly ``<artifact>-<KAFKA_VERSION>.jar``; any other artifact id
+    exactly ``<artifact>-<version>.jar``; any other artifact id
     (``"log4j-core"``, ``"jackson-databind"``...) to the single
     ``<artifact>-<version>.jar`` present.
     """
-    libs = ensure_dist() / "libs"
+    version = version or DEFAULT_RELEASE
+    libs = ensure_dist(version) / "libs"
     if artifact == "kafka":
         artifact = f"kafka_{SCALA_BINARY_VERSION}"
-    exact = libs / f"{artifact}-{KAFKA_VERSION}.jar"
+    exact = libs / f"{artifact}-{version}.jar"
     if artifact.startswith("kafka") and exact.is_file():
         return exact
     pattern = re.compile(re.escape(artifact) + r"-\d[^/]*\.jar")
@@ -72,15 +79,15 @@ def upstream_jar(artifact: str) -> Path:
     raise LookupError(f"several jars match artifact {artifact!r}: {[p.name for p in found]}")
 
 
-def classpath() -> str:
+def classpath(version: str | None = None) -> str:
     """Every jar of the distribution, joined with ``os.pathsep``."""
-    libs = ensure_dist() / "libs"
+    libs = ensure_dist(version) / "libs"
     return os.pathsep.join(str(p) for p in sorted(libs.glob("*.jar")))
 
 
-def bin_path(name: str) -> Path:
+def bin_path(name: str, version: str | None = None) -> Path:
     """A wrapper script in ``home/bin`` (e.g. ``"kafka-metadata-quorum"``)."""
-    path = ensure_dist() / "bin" / name
+    path = ensure_dist(version) / "bin" / name
     if not path.is_file():
         raise FileNotFoundError(f"no script {name!r} in {path.parent}")
     return path

@@ -1,5 +1,6 @@
-"""An Apache Kafka 4.3.1 broker-only process (``process.roles=broker``) attached to a
-controller quorum (ours or Kafka's) through ``controller.quorum.bootstrap.servers``.
+"""An Apache Kafka broker-only process (``process.roles=broker``) attached to a
+controller quorum (ours or Kafka's) through ``controller.quorum.bootstrap.servers``;
+the default release unless ``version`` names another.
 
 It is a ``KafkaController`` (same work directory layout, start/stop, log handling and
 clean-up) with broker properties: one PLAINTEXT listener on a free loopback port,
@@ -15,9 +16,9 @@ BROKER_ID_BASE = 100  # clear of the controllers' node ids
 
 class KafkaBroker(KafkaController):
     def __init__(self, workdir: Path, node_id: int, cluster_id: str, controllers: str,
-                 replication: int = 1, overrides: dict | None = None) -> None:
+                 replication: int = 1, overrides: dict | None = None, version: str | None = None) -> None:
         super().__init__(workdir, node_id=node_id, cluster_id=cluster_id, format_mode="static",
-                         overrides=overrides)
+                         overrides=overrides, version=version)
         self.controllers = controllers
         self.replication = replication
 
@@ -47,13 +48,14 @@ class KafkaBroker(KafkaController):
 
 
 def start_brokers(workdir: Path, n: int, cluster_id: str, controllers: str,
-                  overrides: dict | None = None) -> list[KafkaBroker]:
-    """``n`` started brokers (ids 100, 101, ...); the caller closes each one."""
+                  overrides: dict | None = None, version: str | None = None) -> list[KafkaBroker]:
+    """``n`` started brokers (ids 100, 101, ...) of release ``version`` (default: the
+    default release); the caller closes each one."""
     brokers = []
     try:
         for i in range(n):
             b = KafkaBroker(Path(workdir) / f"broker{i}", BROKER_ID_BASE + i, cluster_id, controllers,
-                            replication=min(3, n), overrides=overrides)
+                            replication=min(3, n), overrides=overrides, version=version)
             brokers.append(b)
             b.start()
     except BaseException:

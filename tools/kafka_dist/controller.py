@@ -76,10 +76,12 @@ def run_tool(
     check: bool = True,
     env: Mapping[str, str] | None = None,
     fast: bool = True,
+    version: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run a wrapper from ``home/bin``; returns the completed process (text)."""
+    """Run a wrapper from release ``version``'s ``home/bin`` (default: the default
+    release); returns the completed process (text)."""
     proc = subprocess.run(
-        [str(bin_path(name)), *args],
+        [str(bin_path(name, version)), *args],
         env=tool_env(env, fast=fast),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -102,7 +104,8 @@ class KafkaController:
       * ``"initial-controllers"``: ``--initial-controllers <initial_controllers>``;
       * ``"no-initial-controllers"``: observer that joins later;
       * ``"static"``: no flag; pass ``controller.quorum.voters`` in ``overrides``.
-    ``overrides`` are merged last into server.properties.
+    ``overrides`` are merged last into server.properties. ``version`` names the
+    Apache Kafka release that runs it (default: the default release).
     """
 
     def __init__(
@@ -120,6 +123,7 @@ class KafkaController:
         overrides: Mapping[str, str] | None = None,
         env: Mapping[str, str] | None = None,
         fast_jvm: bool = True,
+        version: str | None = None,
     ) -> None:
         if workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix=f"kafka-ctl-{node_id}-")
@@ -138,6 +142,7 @@ class KafkaController:
         self.overrides = dict(overrides or {})
         self.env = dict(env or {})
         self.fast_jvm = fast_jvm
+        self.version = version
         self.proc: subprocess.Popen[bytes] | None = None
         self.formatted = False
         self.timings: dict[str, float] = {}
@@ -192,7 +197,7 @@ class KafkaController:
 
     # ---- lifecycle --------------------------------------------------------
     def format(self, extra_args: Iterable[str] = ()) -> subprocess.CompletedProcess[str]:
-        ensure_dist()
+        ensure_dist(self.version)
         self.write_config()
         args = ["format", "--cluster-id", self.cluster_id, "--config", str(self.config_path)]
         if self.format_mode == "standalone":
@@ -207,7 +212,7 @@ class KafkaController:
             raise ValueError(f"unknown format_mode {self.format_mode!r}")
         args += list(extra_args)
         t0 = time.monotonic()
-        out = run_tool("kafka-storage", *args, env=self.env, fast=self.fast_jvm)
+        out = run_tool("kafka-storage", *args, env=self.env, fast=self.fast_jvm, version=self.version)
         self.timings["format"] = time.monotonic() - t0
         self.formatted = True
         return out
@@ -221,7 +226,7 @@ class KafkaController:
         log = open(self.log_path, "ab")
         try:
             self.proc = subprocess.Popen(
-                [str(bin_path("kafka-server-start")), str(self.config_path)],
+                [str(bin_path("kafka-server-start", self.version)), str(self.config_path)],
                 env=self._server_env(),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -344,6 +349,7 @@ class KafkaController:
     def run_tool(self, name: str, *args: str, **kwargs) -> subprocess.CompletedProcess[str]:
         kwargs.setdefault("env", self.env)
         kwargs.setdefault("fast", self.fast_jvm)
+        kwargs.setdefault("version", self.version)
         return run_tool(name, *args, **kwargs)
 
     def log_text(self) -> str:

@@ -43,8 +43,8 @@ def cache_root() -> Path:
     return Path(env).expanduser().resolve() if env else REPO_ROOT / ".cache"
 
 
-def home_dir() -> Path:
-    return cache_root() / f"kafka-{recipe.KAFKA_VERSION}"
+def home_dir(version: str | None = None) -> Path:
+    return cache_root() / f"kafka-{version or recipe.DEFAULT_RELEASE}"
 
 
 def read_marker(home: Path) -> dict | None:
@@ -54,12 +54,13 @@ def read_marker(home: Path) -> dict | None:
         return None
 
 
-def is_prepared(home: Path) -> bool:
+def is_prepared(home: Path, r: recipe.Recipe | None = None) -> bool:
+    r = r or recipe.for_release()
     marker = read_marker(home)
-    if not marker or marker.get("fingerprint") != recipe.fingerprint():
+    if not marker or marker.get("fingerprint") != r.fingerprint():
         return False
     libs = home / "libs"
-    return all((libs / jar).is_file() for jar in recipe.REQUIRED_JARS)
+    return all((libs / jar).is_file() for jar in r.required_jars)
 
 
 def _mvn() -> str:
@@ -100,14 +101,15 @@ def maven_offline_then_online(base: list[str], log: TextIO, banner: str) -> int:
     return online.returncode
 
 
-def _check_classes(libs: Path) -> None:
-    for tool, (cls, jar) in recipe.TOOLS.items():
+def _check_classes(libs: Path, r: recipe.Recipe) -> None:
+    for tool, (cls, jar) in r.tools.items():
         entry = cls.replace(".", "/") + ".class"
         with zipfile.ZipFile(libs / jar) as zf:
             try:
                 zf.getinfo(entry)
             except KeyError:
-                raise DistError(f"{tool}: class {cls} not found in {jar}") from None
+                raise DistError(f"{tool}: class {cls} not found in {jar} (Apache Kafka {r.version}; "
+                                f"name the release's class in tools/kafka_dist/releases.py)") from None
 
 
 def _write(path: Path, text: str, mode: int = 0o644) -> None:
@@ -115,52 +117,54 @@ def _write(path: Path, text: str, mode: int = 0o644) -> None:
     path.chmod(mode)
 
 
-def _build(staging: Path, log: TextIO) -> dict:
+def _build(staging: Path, log: TextIO, r: recipe.Recipe) -> dict:
     started = time.monotonic()
     maven_dir = staging / ".maven"
     libs = staging / "libs"
     for d in (maven_dir, libs, staging / "bin", staging / "config", staging / "logs"):
         d.mkdir(parents=True)
     pom = maven_dir / "pom.xml"
-    _write(pom, recipe.pom_xml())
+    _write(pom, r.pom_xml())
     _run_maven(pom, libs, log)
 
-    missing = [jar for jar in recipe.REQUIRED_JARS if not (libs / jar).is_file()]
+    missing = [jar for jar in r.required_jars if not (libs / jar).is_file()]
     if missing:
         raise DistError(f"Maven finished but these jars are missing from libs/: {missing}")
-    _check_classes(libs)
+    _check_classes(libs, r)
 
     for name, text in recipe.CONFIGS.items():
         _write(staging / "config" / name, text)
-    for name, text in recipe.scripts().items():
+    for name, text in r.scripts().items():
         _write(staging / "bin" / name, text, 0o755)
 
     jars = sorted(p.name for p in libs.glob("*.jar"))
     return {
-        "kafka_version": recipe.KAFKA_VERSION,
-        "fingerprint": recipe.fingerprint(),
+        "kafka_version": r.version,
+        "fingerprint": r.fingerprint(),
         "jars": jars,
         "prepared_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "prepare_seconds": round(time.monotonic() - started, 2),
     }
 
 
-def prepare(log: TextIO | None = None) -> Path:
-    """Prepare the distribution if needed and return its home directory."""
-    home = home_dir()
-    if is_prepared(home):
+def prepare(log: TextIO | None = None, version: str | None = None) -> Path:
+    """Prepare release ``version`` (default: the default release) if needed and
+    return its home directory."""
+    r = recipe.for_release(version)
+    home = home_dir(r.version)
+    if is_prepared(home, r):
         return home
     log = log or sys.stderr
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
-    with open(root / f"kafka-{recipe.KAFKA_VERSION}.lock", "w") as lock:
+    with open(root / f"kafka-{r.version}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if is_prepared(home):  # somebody else finished while we waited
+        if is_prepared(home, r):  # somebody else finished while we waited
             return home
-        print(f"kafka_dist: preparing Apache Kafka {recipe.KAFKA_VERSION} in {home}", file=log, flush=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".kafka-{recipe.KAFKA_VERSION}.staging-", dir=root))
+        print(f"kafka_dist: preparing Apache Kafka {r.version} in {home}", file=log, flush=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".kafka-{r.version}.staging-", dir=root))
         try:
-            marker = _build(staging, log)
+            marker = _build(staging, log, r)
             # Marker last: only a complete build carries it.
             (staging / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
             staging.chmod(0o755)  # mkdtemp made it 0700

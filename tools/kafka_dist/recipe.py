@@ -13,88 +13,114 @@ from __future__ import annotations
 import hashlib
 import json
 
-KAFKA_VERSION = "4.3.1"
-SCALA_BINARY_VERSION = "2.13"
+from .releases import DEFAULT_RELEASE, MATRIX, RELEASES, release_facts
 
-# The logging backend the 4.3.1 release tarball ships in libs/ (Kafka's
-# build adds these as release-only dependencies, so they are not in the
-# published poms): log4j2 core + the slf4j-1.x binding + the log4j 1.2
-# bridge. 2.25.4 is the log4j version kafka-server-4.3.1.pom declares;
-# slf4j-api 1.7.36 is what every Kafka 4.3.1 pom declares (jetty 12 would
-# otherwise drag in slf4j 2.x, which the 1.x binding cannot serve).
-LOG4J2_VERSION = "2.25.4"
-SLF4J_VERSION = "1.7.36"
+KAFKA_VERSION = DEFAULT_RELEASE
+SCALA_BINARY_VERSION = "2.13"
 
 MAVEN_DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 
-# (groupId, artifactId, version)
-DEPENDENCIES: tuple[tuple[str, str, str], ...] = (
-    ("org.apache.kafka", f"kafka_{SCALA_BINARY_VERSION}", KAFKA_VERSION),
-    ("org.apache.kafka", "kafka-tools", KAFKA_VERSION),
-    ("org.apache.logging.log4j", "log4j-api", LOG4J2_VERSION),
-    ("org.apache.logging.log4j", "log4j-core", LOG4J2_VERSION),
-    ("org.apache.logging.log4j", "log4j-slf4j-impl", LOG4J2_VERSION),
-    ("org.apache.logging.log4j", "log4j-1.2-api", LOG4J2_VERSION),
-)
-
-# Versions forced over Maven's nearest-wins mediation.
-MANAGED: tuple[tuple[str, str, str], ...] = (
-    ("org.slf4j", "slf4j-api", SLF4J_VERSION),
-    ("org.apache.logging.log4j", "log4j-api", LOG4J2_VERSION),
-    ("org.apache.logging.log4j", "log4j-core", LOG4J2_VERSION),
-)
-
-# Jars that must be in libs/ for the preparation to count as complete.
-REQUIRED_JARS: tuple[str, ...] = (
-    f"kafka_{SCALA_BINARY_VERSION}-{KAFKA_VERSION}.jar",
-    f"kafka-tools-{KAFKA_VERSION}.jar",
-    f"kafka-clients-{KAFKA_VERSION}.jar",
-    f"kafka-raft-{KAFKA_VERSION}.jar",
-    f"kafka-metadata-{KAFKA_VERSION}.jar",
-    f"kafka-server-common-{KAFKA_VERSION}.jar",
-    f"log4j-core-{LOG4J2_VERSION}.jar",
-    f"log4j-slf4j-impl-{LOG4J2_VERSION}.jar",
-    f"slf4j-api-{SLF4J_VERSION}.jar",
-)
-
-# Wrapper script -> (main class, jar that must contain it). Class names were
-# checked against the 4.3.1 jars: DumpLogSegments moved from core
-# (kafka.tools) to the tools module in 4.x.
-TOOLS: dict[str, tuple[str, str]] = {
-    "kafka-storage": ("kafka.tools.StorageTool", f"kafka_{SCALA_BINARY_VERSION}-{KAFKA_VERSION}.jar"),
-    "kafka-server-start": ("kafka.Kafka", f"kafka_{SCALA_BINARY_VERSION}-{KAFKA_VERSION}.jar"),
-    "kafka-metadata-quorum": (
-        "org.apache.kafka.tools.MetadataQuorumCommand",
-        f"kafka-tools-{KAFKA_VERSION}.jar",
-    ),
-    "kafka-dump-log": ("org.apache.kafka.tools.DumpLogSegments", f"kafka-tools-{KAFKA_VERSION}.jar"),
-    "kafka-console-consumer": (
-        "org.apache.kafka.tools.consumer.ConsoleConsumer",
-        f"kafka-tools-{KAFKA_VERSION}.jar",
-    ),
-    "kafka-features": ("org.apache.kafka.tools.FeatureCommand", f"kafka-tools-{KAFKA_VERSION}.jar"),
+# Wrapper script -> main class, in the default release. A release names its own
+# classes where they moved (``releases.RELEASES[v]["classes"]``). Which jar holds
+# each class is found by package: ``kafka.*`` in the core jar, the rest in kafka-tools.
+TOOL_CLASSES: dict[str, str] = {
+    "kafka-storage": "kafka.tools.StorageTool",
+    "kafka-server-start": "kafka.Kafka",
+    "kafka-metadata-quorum": "org.apache.kafka.tools.MetadataQuorumCommand",
+    "kafka-dump-log": "org.apache.kafka.tools.DumpLogSegments",
+    "kafka-console-consumer": "org.apache.kafka.tools.consumer.ConsoleConsumer",
+    "kafka-features": "org.apache.kafka.tools.FeatureCommand",
     # Broker-side tools (a quorum of ours with Apache Kafka brokers attached).
-    "kafka-topics": ("org.apache.kafka.tools.TopicCommand", f"kafka-tools-{KAFKA_VERSION}.jar"),
-    "kafka-console-producer": ("org.apache.kafka.tools.ConsoleProducer", f"kafka-tools-{KAFKA_VERSION}.jar"),
-    "kafka-consumer-groups": (
-        "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
-        f"kafka-tools-{KAFKA_VERSION}.jar",
-    ),
-    "kafka-broker-api-versions": (
-        "org.apache.kafka.tools.BrokerApiVersionsCommand",
-        f"kafka-tools-{KAFKA_VERSION}.jar",
-    ),
-    "kafka-producer-perf-test": ("org.apache.kafka.tools.ProducerPerformance", f"kafka-tools-{KAFKA_VERSION}.jar"),
-    "kafka-consumer-perf-test": ("org.apache.kafka.tools.ConsumerPerformance", f"kafka-tools-{KAFKA_VERSION}.jar"),
-    "kafka-cluster": ("org.apache.kafka.tools.ClusterTool", f"kafka-tools-{KAFKA_VERSION}.jar"),
-    "kafka-reassign-partitions": (
-        "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
-        f"kafka-tools-{KAFKA_VERSION}.jar",
-    ),
-    "kafka-leader-election": ("org.apache.kafka.tools.LeaderElectionCommand", f"kafka-tools-{KAFKA_VERSION}.jar"),
-    "kafka-configs": ("kafka.admin.ConfigCommand", f"kafka_{SCALA_BINARY_VERSION}-{KAFKA_VERSION}.jar"),
-    "kafka-acls": ("org.apache.kafka.tools.AclCommand", f"kafka-tools-{KAFKA_VERSION}.jar"),
+    "kafka-topics": "org.apache.kafka.tools.TopicCommand",
+    "kafka-console-producer": "org.apache.kafka.tools.ConsoleProducer",
+    "kafka-consumer-groups": "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+    "kafka-broker-api-versions": "org.apache.kafka.tools.BrokerApiVersionsCommand",
+    "kafka-producer-perf-test": "org.apache.kafka.tools.ProducerPerformance",
+    "kafka-consumer-perf-test": "org.apache.kafka.tools.ConsumerPerformance",
+    "kafka-cluster": "org.apache.kafka.tools.ClusterTool",
+    "kafka-reassign-partitions": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
+    "kafka-leader-election": "org.apache.kafka.tools.LeaderElectionCommand",
+    "kafka-configs": "kafka.admin.ConfigCommand",
+    "kafka-acls": "org.apache.kafka.tools.AclCommand",
 }
+
+
+class Recipe:
+    """Everything that shapes ``$KRAFT_CACHE/kafka-<version>/`` for one release."""
+
+    def __init__(self, version: str) -> None:
+        facts = release_facts(version)
+        self.version = version
+        self.log4j2 = facts["log4j2"]
+        self.slf4j = facts["slf4j"]
+        core = f"kafka_{SCALA_BINARY_VERSION}-{version}.jar"
+        tools_jar = f"kafka-tools-{version}.jar"
+        classes = {**TOOL_CLASSES, **facts.get("classes", {})}
+        # Wrapper script -> (main class, jar that must contain it).
+        self.tools: dict[str, tuple[str, str]] = {
+            name: (cls, core if cls.startswith("kafka.") else tools_jar) for name, cls in classes.items()
+        }
+        # (groupId, artifactId, version); the logging backend the release tarball
+        # ships in libs/ (release-only dependencies, not in the published poms).
+        self.dependencies: tuple[tuple[str, str, str], ...] = (
+            ("org.apache.kafka", f"kafka_{SCALA_BINARY_VERSION}", version),
+            ("org.apache.kafka", "kafka-tools", version),
+            ("org.apache.logging.log4j", "log4j-api", self.log4j2),
+            ("org.apache.logging.log4j", "log4j-core", self.log4j2),
+            ("org.apache.logging.log4j", "log4j-slf4j-impl", self.log4j2),
+            ("org.apache.logging.log4j", "log4j-1.2-api", self.log4j2),
+        )
+        # Versions forced over Maven's nearest-wins mediation (jetty 12 would
+        # otherwise drag in slf4j 2.x, which the 1.x binding cannot serve).
+        self.managed: tuple[tuple[str, str, str], ...] = (
+            ("org.slf4j", "slf4j-api", self.slf4j),
+            ("org.apache.logging.log4j", "log4j-api", self.log4j2),
+            ("org.apache.logging.log4j", "log4j-core", self.log4j2),
+        )
+        # Jars that must be in libs/ for the preparation to count as complete.
+        self.required_jars: tuple[str, ...] = (
+            core,
+            tools_jar,
+            f"kafka-clients-{version}.jar",
+            f"kafka-raft-{version}.jar",
+            f"kafka-metadata-{version}.jar",
+            f"kafka-server-common-{version}.jar",
+            f"log4j-core-{self.log4j2}.jar",
+            f"log4j-slf4j-impl-{self.log4j2}.jar",
+            f"slf4j-api-{self.slf4j}.jar",
+        )
+
+    def pom_xml(self) -> str:
+        managed = "".join(_dep_xml(*d, indent="      ") for d in self.managed)
+        deps = "".join(_dep_xml(*d, indent="    ") for d in self.dependencies)
+        return POM.format(version=self.version, managed=managed, deps=deps)
+
+    def scripts(self) -> dict[str, str]:
+        out = {"kafka-run-class": KAFKA_RUN_CLASS.replace("@VERSION@", self.version)}
+        for name, (cls, _jar) in self.tools.items():
+            template = KAFKA_SERVER_START if name == "kafka-server-start" else KAFKA_TOOL
+            out[name] = template.replace("@CLASS@", cls)
+        return out
+
+    def fingerprint(self) -> str:
+        """A hash of everything that shapes the distribution."""
+        blob = json.dumps(
+            {
+                "version": self.version,
+                "pom": self.pom_xml(),
+                "plugin": MAVEN_DEPENDENCY_PLUGIN,
+                "required": self.required_jars,
+                "tools": self.tools,
+                "configs": CONFIGS,
+                "scripts": self.scripts(),
+            },
+            sort_keys=True,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def for_release(version: str | None = None) -> Recipe:
+    return Recipe(version or DEFAULT_RELEASE)
 
 
 def _dep_xml(group: str, artifact: str, version: str, indent: str) -> str:
@@ -107,18 +133,15 @@ def _dep_xml(group: str, artifact: str, version: str, indent: str) -> str:
     )
 
 
-def pom_xml() -> str:
-    managed = "".join(_dep_xml(*d, indent="      ") for d in MANAGED)
-    deps = "".join(_dep_xml(*d, indent="    ") for d in DEPENDENCIES)
-    return f"""<?xml version="1.0" encoding="UTF-8"?>
-<!-- Generated by tools.kafka_dist: resolves the Apache Kafka {KAFKA_VERSION} runtime. -->
+POM = """<?xml version="1.0" encoding="UTF-8"?>
+<!-- Generated by tools.kafka_dist: resolves the Apache Kafka {version} runtime. -->
 <project xmlns="http://maven.apache.org/POM/4.0.0"
          xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
          xsi:schemaLocation="http://maven.apache.org/POM/4.0.0 https://maven.apache.org/xsd/maven-4.0.0.xsd">
   <modelVersion>4.0.0</modelVersion>
   <groupId>local.kraft-server</groupId>
   <artifactId>kafka-dist</artifactId>
-  <version>{KAFKA_VERSION}</version>
+  <version>{version}</version>
   <packaging>pom</packaging>
   <properties>
     <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
@@ -229,26 +252,23 @@ exec "$base_dir/bin/kafka-run-class" @CLASS@ "$@"
 """
 
 
+# The default release's recipe under the names callers used before the matrix.
+_DEFAULT = Recipe(DEFAULT_RELEASE)
+LOG4J2_VERSION = _DEFAULT.log4j2
+SLF4J_VERSION = _DEFAULT.slf4j
+DEPENDENCIES = _DEFAULT.dependencies
+MANAGED = _DEFAULT.managed
+REQUIRED_JARS = _DEFAULT.required_jars
+TOOLS = _DEFAULT.tools
+
+
+def pom_xml() -> str:
+    return _DEFAULT.pom_xml()
+
+
 def scripts() -> dict[str, str]:
-    out = {"kafka-run-class": KAFKA_RUN_CLASS.replace("@VERSION@", KAFKA_VERSION)}
-    for name, (cls, _jar) in TOOLS.items():
-        template = KAFKA_SERVER_START if name == "kafka-server-start" else KAFKA_TOOL
-        out[name] = template.replace("@CLASS@", cls)
-    return out
+    return _DEFAULT.scripts()
 
 
 def fingerprint() -> str:
-    """A hash of everything that shapes the distribution."""
-    blob = json.dumps(
-        {
-            "version": KAFKA_VERSION,
-            "pom": pom_xml(),
-            "plugin": MAVEN_DEPENDENCY_PLUGIN,
-            "required": REQUIRED_JARS,
-            "tools": TOOLS,
-            "configs": CONFIGS,
-            "scripts": scripts(),
-        },
-        sort_keys=True,
-    )
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return _DEFAULT.fingerprint()
