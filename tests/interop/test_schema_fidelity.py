@@ -30,11 +30,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.schemas_release import PENDING_RECORDS, SCHEMAS_RELEASE
+
 REPO = Path(__file__).resolve().parents[2]
 SCHEMAS = REPO / "schemas"
-# The release whose JSON our schemas follow (not the suite's default release, which the
-# interop tests run): tools/kafka_dist prepares it beside the default one.
-KAFKA_VERSION = "4.4.0"
+KAFKA_VERSION = SCHEMAS_RELEASE  # not the suite's default release (tests/support/schemas_release.py)
 
 # (artifact, folder inside the jar) searched for a spec of the same base name.
 UPSTREAM_LOCATIONS = (
@@ -312,13 +312,6 @@ def test_required_schema_present(rel: str):
     assert (SCHEMAS / rel).is_file(), f"schemas/{rel} is missing"
 
 
-# Records of the followed release that another branch adds (each must still be missing
-# here: once it lands, drop it from this list).
-PENDING_RECORDS = {
-    "UnregisterControllerRecord": "type 29 (Kafka 4.4); branch mv33 adds it with UnregisterController",
-}
-
-
 def test_every_upstream_metadata_record_has_a_schema():
     """A decoder of ``__cluster_metadata`` needs every record type Kafka can write: each
     ``common/metadata/*.json`` of the kafka-metadata jar has ours in ``schemas/records``
@@ -326,7 +319,7 @@ def test_every_upstream_metadata_record_has_a_schema():
     upstream = {stem for stem, found in upstream_index().items()
                 if any(artifact == "kafka-metadata" for artifact, _ in found)}
     ours = {p.stem for p in (SCHEMAS / "records").glob("*.json")}
-    assert sorted(upstream - ours) == sorted(PENDING_RECORDS)
+    assert sorted(upstream - ours) == sorted(PENDING_RECORDS)  # tests/support/schemas_release.py
     keys = sorted(load_upstream(*upstream_index()[stem][0])["apiKey"] for stem in upstream)
     assert keys == [k for k in range(30) if k not in (6, 13, 16)]
 
