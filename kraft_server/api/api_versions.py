@@ -18,7 +18,8 @@ Kafka 4.4.0's controller and broker (``tests/interop/test_api_versions.py``):
   ``ApiVersionsRequest.isValid``). On a client listener (Kafka's broker listener,
   ``KafkaApis``) naming a cluster other than ours, or a node other than this one, is
   REBOOTSTRAP_REQUIRED; a controller listener (Kafka's ``ControllerApis``) does not
-  compare them. Either error answer is Kafka's: the error code, throttle time 0, no
+  compare them, nor does any listener before SASL authentication completes (Kafka's
+  ``SaslServerAuthenticator`` answers that ApiVersions without the check). Either error answer is Kafka's: the error code, throttle time 0, no
   keys and no features, and the connection stays open.
 """
 from __future__ import annotations
