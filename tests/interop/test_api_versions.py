@@ -313,3 +313,39 @@ def test_controller_listener_ranges_match_kafka_4_4(v5_peers, version):
     compare_with_real(ours, theirs, version, V5_RELEASE)
     missing = {k.api_key for k in theirs.api_keys} - {k.api_key for k in ours.api_keys}
     assert missing == set(NOT_SERVED_ON_CONTROLLER)
+
+
+@pytest.mark.java
+def test_delete_groups_v3_as_a_kafka_4_4_broker(v5_peers):
+    """DeleteGroups v3 (Kafka 4.4's per-group ErrorMessage) for a group nobody knows, to
+    the 4.4.0 broker at hand and to our client listener: the same bytes (the message is
+    null: Kafka fills it only when the deletion itself fails). The broker answers
+    NOT_COORDINATOR/COORDINATOR_NOT_AVAILABLE until its __consumer_offsets is loaded,
+    which FindCoordinator starts; polled with a deadline."""
+    import socket
+    from tests.support.kraft_nodes import wait_for
+    from wire.framing import FrameReader
+    from wire.headers import decode_response, encode_request
+    from wire.messages import DeleteGroupsRequest, FindCoordinatorRequest
+
+    def ask(port, body, version):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(encode_request(body.API_KEY, version, 5, body, "v5-interop"))
+            reader, frames = FrameReader(), []
+            while not frames:
+                data = s.recv(65536)
+                assert data, "connection closed"
+                frames = reader.feed(data)
+        return frames[0], decode_response(frames[0], body.API_KEY, version)[1]
+
+    request = DeleteGroupsRequest(groups_names=["nobody-knows-me"])
+    broker = v5_peers["broker"].port
+
+    def loaded():
+        ask(broker, FindCoordinatorRequest(key_type=0, coordinator_keys=["nobody-knows-me"]), 4)
+        frame, body = ask(broker, request, 3)
+        return (frame, body) if body.results[0].error_code == 69 else None  # GROUP_ID_NOT_FOUND
+    kafka_frame, kafka = wait_for(loaded, 120, "the broker's group coordinator", interval=0.5)
+    ours_frame, ours = ask(v5_peers["ours"].client_port, request, 3)
+    assert kafka.results[0].error_message is None
+    assert ours_frame[4:] == kafka_frame[4:]  # after the correlation id; throttle 0 on both
