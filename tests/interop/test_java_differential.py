@@ -478,7 +478,7 @@ WIDE_VARINTS = {
     "unknown tag size past 32 bits": "011900" "01" "05" "8180808010" "aa",
     # a negative size of an unknown tag: refused
     "unknown tag size negative": "011900" "01" "05" "ffffffff0f" "aa",
-    # tag count 2**31: a negative int, refused (from Kafka 4.4; 4.3 read no tagged field)
+    # tag count 2**31: a negative int, no tagged field read
     "tag count 2**31": "011800" "8080808008",
     # frame version 2**32 + 1: the int is 1
     "frame version past 32 bits": "8180808010" "1400" "00",

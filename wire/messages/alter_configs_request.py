@@ -338,7 +338,6 @@ def _d_AlterableConfig_v2(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -384,7 +383,6 @@ def _d_AlterConfigsResource_v2(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -419,7 +417,6 @@ def _d_AlterConfigsRequest_v2(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):

@@ -324,7 +324,6 @@ def _d_ApiVersion_v3(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -358,7 +357,6 @@ def _d_SupportedFeatureKey_v3(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -392,7 +390,6 @@ def _d_FinalizedFeatureKey_v3(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -433,7 +430,6 @@ def _d_ApiVersionsResponse_v3(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):

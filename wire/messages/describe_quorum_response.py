@@ -600,7 +600,6 @@ def _d_ReplicaState_v0(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -629,7 +628,6 @@ def _c_ReplicaState_v0(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -682,7 +680,6 @@ def _d_PartitionData_v0(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -735,7 +732,6 @@ def _c_PartitionData_v0(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -783,7 +779,6 @@ def _d_TopicData_v0(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -827,7 +822,6 @@ def _c_TopicData_v0(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -868,7 +862,6 @@ def _d_DescribeQuorumResponse_v0(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -906,7 +899,6 @@ def _c_DescribeQuorumResponse_v0(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -934,7 +926,6 @@ def _d_ReplicaState_v1(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -963,7 +954,6 @@ def _c_ReplicaState_v1(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1016,7 +1006,6 @@ def _d_PartitionData_v1(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1069,7 +1058,6 @@ def _c_PartitionData_v1(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1117,7 +1105,6 @@ def _d_TopicData_v1(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1161,7 +1148,6 @@ def _c_TopicData_v1(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1202,7 +1188,6 @@ def _d_DescribeQuorumResponse_v1(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1240,7 +1225,6 @@ def _c_DescribeQuorumResponse_v1(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1268,7 +1252,6 @@ def _d_ReplicaState_v2(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1297,7 +1280,6 @@ def _c_ReplicaState_v2(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1362,7 +1344,6 @@ def _d_PartitionData_v2(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1427,7 +1408,6 @@ def _c_PartitionData_v2(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1475,7 +1455,6 @@ def _d_TopicData_v2(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1519,7 +1498,6 @@ def _c_TopicData_v2(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1568,7 +1546,6 @@ def _d_Listener_v2(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1614,7 +1591,6 @@ def _c_Listener_v2(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1653,7 +1629,6 @@ def _d_Node_v2(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1689,7 +1664,6 @@ def _c_Node_v2(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1751,7 +1725,6 @@ def _d_DescribeQuorumResponse_v2(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1809,7 +1782,6 @@ def _c_DescribeQuorumResponse_v2(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1885,7 +1857,6 @@ def _d_PartitionData_v3(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1960,7 +1931,6 @@ def _c_PartitionData_v3(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -2008,7 +1978,6 @@ def _d_TopicData_v3(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -2052,7 +2021,6 @@ def _c_TopicData_v3(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -2114,7 +2082,6 @@ def _d_DescribeQuorumResponse_v3(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -2172,7 +2139,6 @@ def _c_DescribeQuorumResponse_v3(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):

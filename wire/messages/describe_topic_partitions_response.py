@@ -293,7 +293,6 @@ def _d_DescribeTopicPartitionsResponsePartition_v0(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -344,7 +343,6 @@ def _d_DescribeTopicPartitionsResponseTopic_v0(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -378,7 +376,6 @@ def _d_Cursor_v0(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -418,7 +415,6 @@ def _d_DescribeTopicPartitionsResponse_v0(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):

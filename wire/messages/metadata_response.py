@@ -2584,7 +2584,6 @@ def _d_MetadataResponseBroker_v9(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -2634,7 +2633,6 @@ def _c_MetadataResponseBroker_v9(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -2688,7 +2686,6 @@ def _d_MetadataResponsePartition_v9(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -2743,7 +2740,6 @@ def _c_MetadataResponsePartition_v9(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -2798,7 +2794,6 @@ def _d_MetadataResponseTopic_v9(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -2851,7 +2846,6 @@ def _c_MetadataResponseTopic_v9(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -2918,7 +2912,6 @@ def _d_MetadataResponse_v9(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -2983,7 +2976,6 @@ def _c_MetadataResponse_v9(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -3038,7 +3030,6 @@ def _d_MetadataResponseTopic_v10(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -3091,7 +3082,6 @@ def _c_MetadataResponseTopic_v10(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -3158,7 +3148,6 @@ def _d_MetadataResponse_v10(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -3223,7 +3212,6 @@ def _c_MetadataResponse_v10(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -3289,7 +3277,6 @@ def _d_MetadataResponse_v11(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -3352,7 +3339,6 @@ def _c_MetadataResponse_v11(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -3407,7 +3393,6 @@ def _d_MetadataResponseTopic_v12(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -3460,7 +3445,6 @@ def _c_MetadataResponseTopic_v12(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -3526,7 +3510,6 @@ def _d_MetadataResponse_v12(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -3589,7 +3572,6 @@ def _c_MetadataResponse_v12(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -3656,7 +3638,6 @@ def _d_MetadataResponse_v13(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -3721,7 +3702,6 @@ def _c_MetadataResponse_v13(b, pp):
         p += 1
     else:
         _k, p = _ruv(b, p)
-        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
