@@ -233,7 +233,7 @@ def v5_peers(tmp_path_factory):
     ctl = KafkaController(work / "controller", node_id=1, cluster_id=CLUSTER, version=V5_RELEASE)
     brokers = []
     try:
-        ours.format_with_ours(CLUSTER)
+        ours.format_with_ours(CLUSTER, release=V5_RELEASE)
         ours.start()
         ours.wait_leader()
         ctl.start_ready(timeout=180)
