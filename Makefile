@@ -60,9 +60,15 @@ check-codegen: $(STAMP)
 
 # KRAFT_STRICT_SKIPS: a real-peer test that skips for something this Makefile installs
 # (a JDK, Maven, kcat, the spark extra, the pinned jars) fails the run (tests/conftest.py).
+# The default suite runs on TEST_WORKERS pytest-xdist workers (mostly waiting on JVMs and
+# sockets, so more workers than cores); --dist loadfile keeps each file on one worker, so a
+# module's shared Kafka cluster is built once. TEST_WORKERS=0 runs it in one process.
+# docs/development.md has the layout and the timings.
+TEST_WORKERS ?= 4
 test: $(BYTECODE) kafka-dist
 	$(PY) -m codegen --check
-	KRAFT_STRICT_SKIPS=1 $(PY) -m pytest -m 'not slow' -p no:cacheprovider --durations=30
+	KRAFT_STRICT_SKIPS=1 $(PY) -m pytest -m 'not slow' -p no:cacheprovider --durations=30 \
+		-n $(TEST_WORKERS) --dist loadfile
 
 test-slow: $(BYTECODE) kafka-dist
 	KRAFT_STRICT_SKIPS=1 $(PY) -m pytest -m slow -p no:cacheprovider

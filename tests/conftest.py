@@ -1,5 +1,20 @@
-"""Shared pytest hooks: the header names the seeds this run's sweeps draw."""
+"""Shared pytest hooks: the header names the seeds this run's sweeps draw; under
+pytest-xdist every worker draws the same ones; strict skips fail the run."""
 from __future__ import annotations
+
+
+def pytest_configure(config):
+    # Under pytest-xdist the controller settles the fresh seeds before it starts the
+    # workers, which inherit its environment: every worker then collects the same sweep
+    # ids (xdist requires it) and the header's replay seed is the one the workers ran,
+    # even where no git checkout makes each process draw its own by chance.
+    # The same for the fresh seeds other modules draw (tests/support/fresh_seeds.py).
+    import os
+    if os.environ.get("PYTEST_XDIST_WORKER") is None and getattr(config.option, "numprocesses", None):
+        from tests.simulation.seeds import fresh_first_seed
+        from tests.support.fresh_seeds import ENV, draw_run_seed
+        os.environ.setdefault("SIM_FIRST_SEED", str(fresh_first_seed()[0]))
+        os.environ.setdefault(ENV, draw_run_seed())
 
 
 def pytest_report_header(config):

@@ -5,7 +5,6 @@ chaos and membership configurations. The shell and the controller may write; the
 core may only read. Seeds: a fixed one per configuration plus fresh ones (printed)."""
 from __future__ import annotations
 
-import random
 import sys
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from kraft_server.raft.voter_history import VoterHistory
 from kraft_server.raft.voters import VoterSet
 from tests.simulation import cluster, membership
 from tests.simulation.runner import run_case
+from tests.support.fresh_seeds import fresh_rng
 from tests.unit.test_log_contract import batch
 
 CORE = str(Path(raft_package.__file__).parent) + "/"
@@ -82,7 +82,7 @@ def test_the_guard_catches_a_write_from_the_core():
     assert log.end_offset() == 2
 
 
-FRESH = random.SystemRandom().randrange(10**6)
+FRESH = fresh_rng(__name__).randrange(10**6)
 CASES = [(profile, nodes, member, seed)
          for profile, nodes, member in (("default", 3, False), ("chaos", 5, False), ("default", 3, True))
          for seed in (11, FRESH)]

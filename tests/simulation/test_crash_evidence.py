@@ -7,17 +7,17 @@ Fresh seeds each run besides fixed ones (printed, replayable with ``SIM_SEED``).
 from __future__ import annotations
 
 import os
-import random
 
 import pytest
 
 from kraft_server.raft.boundary import SendFailure
 from kraft_server.raft.roles.base import Role
 from tests.simulation.cluster import HEALTHY, Simulation
+from tests.support.fresh_seeds import fresh_rng
 
 FIXED = [1, 2, 3, 7, 11]
 FRESH = [int(os.environ["SIM_SEED"])] if "SIM_SEED" in os.environ else \
-    [random.SystemRandom().randrange(1 << 30) for _ in range(3)]
+    [fresh_rng(__name__).randrange(1 << 30) for _ in range(3)]
 print(f"crash-evidence fresh seeds {FRESH} (replay: SIM_SEED=<seed>)")
 SEEDS = FIXED + FRESH
 

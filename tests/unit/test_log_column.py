@@ -12,8 +12,9 @@ from array import array
 import pytest
 
 from kraft_server.log.column import Column
+from tests.support.fresh_seeds import fresh_rng
 
-SEED = int(os.environ.get("COLUMN_SEED", random.randrange(1 << 32)))
+SEED = int(os.environ.get("COLUMN_SEED", fresh_rng(__name__).randrange(1 << 32)))
 
 
 def mapped_column(tmp_path, values) -> Column:

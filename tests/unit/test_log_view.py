@@ -14,9 +14,11 @@ from kraft_server.log import memory
 from kraft_server.log.file_log import FileReplicatedLog
 from kraft_server.raft.log_view import LogView
 from kraft_server.shell.log_writes import LogWriter
+from tests.support.fresh_seeds import fresh_rng
 from wire.records import data_batch, frame_metadata_record
 
-FRESH = [random.SystemRandom().randrange(10**9) for _ in range(3)]
+_RNG = fresh_rng(__name__)
+FRESH = [_RNG.randrange(10**9) for _ in range(3)]
 SEEDS = [1, 2, 3, 4, 5] + FRESH
 
 

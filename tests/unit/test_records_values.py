@@ -13,7 +13,9 @@ from wire.records import (
     HEADER_SIZE, Record, RecordBatch, batch_records, batch_values, build_batch, build_value_batch, walk,
 )
 
-SEED = int(os.environ.get("VALUES_SEED", random.randrange(1 << 32)))
+from tests.support.fresh_seeds import fresh_rng
+
+SEED = int(os.environ.get("VALUES_SEED", fresh_rng(__name__).randrange(1 << 32)))
 
 
 def _values(rng: random.Random, n: int) -> list[bytes]:

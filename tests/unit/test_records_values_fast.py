@@ -15,7 +15,9 @@ from wire.records.batch import build_value_batch as ref_build
 from wire.records.record import decode_values as ref_decode
 from wire.records.record import encode_values as ref_encode
 
-SEED = int(os.environ.get("VALUES_SEED", random.randrange(1 << 32)))
+from tests.support.fresh_seeds import fresh_rng
+
+SEED = int(os.environ.get("VALUES_SEED", fresh_rng(__name__).randrange(1 << 32)))
 NO_OP = b"\x01\x14"
 
 
