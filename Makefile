@@ -39,16 +39,13 @@ $(BYTECODE): $(CODECS) $(shell find kraft_server wire tools codegen -name '*.py'
 
 venv: $(STAMP)
 
-<<<<<<< HEAD
 # docs/configuration.md must match python -m tools.docs_config; broken links fail the build.
 docs: $(STAMP)
 	$(PY) -m tools.docs_config --check
 	$(PY) -m mkdocs build --strict --quiet --site-dir site
 
-=======
 # The default release and every release of the version matrix (tools/kafka_dist/releases.py);
 # KAFKA_VERSION=X prepares that one release only.
->>>>>>> matrix
 kafka-dist: $(STAMP)
 	$(PY) -m tools.kafka_dist $(if $(KAFKA_VERSION),--version $(KAFKA_VERSION),--matrix)
 
