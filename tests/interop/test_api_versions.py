@@ -162,19 +162,21 @@ NOT_SERVED_ON_CONTROLLER = {
 }
 
 
-def _exchange(sock, version: int, body, correlation_id: int):
+def _exchange(conn, version: int, body):
     """One ApiVersions request on an open connection: (frame, decoded body), or None when
     the peer closed the connection."""
-    from wire.framing import FrameReader
-    from wire.headers import decode_response, encode_request
-    sock.sendall(encode_request(18, version, correlation_id, body, "v5-interop"))
-    reader, frames = FrameReader(), []
-    while not frames:
-        data = sock.recv(65536)
-        if not data:
-            return None
-        frames = reader.feed(data)
-    return frames[0], decode_response(frames[0], 18, version)[1]
+    from tools.blocking_client import ConnectionClosed
+    conn.send(body, version)
+    try:
+        frame = conn.read_frame()
+    except ConnectionClosed:
+        return None
+    return frame, decode_response(frame, 18, version)[1]
+
+
+def _connect(port: int):
+    from tools.blocking_client import BlockingConnection
+    return BlockingConnection("127.0.0.1", port, timeout=10, client_id="v5-interop")
 
 
 def _request(cluster_id, node_id):
@@ -187,7 +189,6 @@ def _answers(port: int, own_id: int) -> dict:
     request on the same one (the connection must stay open): case -> (error code, key
     count, throttle, the error answer's bytes after the correlation id, then the second
     answer's error code)."""
-    import socket
     cases = {
         "neither": (None, -1), "both, ours": (CLUSTER, own_id), "cluster only": (CLUSTER, -1),
         "node only": (None, own_id), "another cluster": ("another-cluster", own_id),
@@ -195,9 +196,12 @@ def _answers(port: int, own_id: int) -> dict:
     }
     out = {}
     for case, (cluster_id, node_id) in cases.items():
-        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-            frame, body = _exchange(s, 5, _request(cluster_id, node_id), 1)
-            again = _exchange(s, 5, _request(None, -1), 2)
+        conn = _connect(port)
+        try:
+            frame, body = _exchange(conn, 5, _request(cluster_id, node_id))
+            again = _exchange(conn, 5, _request(None, -1))
+        finally:
+            conn.close()
             out[case] = (body.error_code, len(body.api_keys), body.throttle_time_ms,
                          bytes(frame[4:]) if body.error_code else None,
                          None if again is None else again[1].error_code)
@@ -255,11 +259,13 @@ def v5_peers(tmp_path_factory):
 
 
 def _exchange_once(port: int):
-    import socket
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        answer = _exchange(s, 5, _request(None, -1), 1)
-        assert answer is not None, "connection closed"
-        return answer[1]
+    conn = _connect(port)
+    try:
+        answer = _exchange(conn, 5, _request(None, -1))
+    finally:
+        conn.close()
+    assert answer is not None, "connection closed"
+    return answer[1]
 
 
 @pytest.mark.java
@@ -307,11 +313,13 @@ def test_unknown_version_answered_as_kafka_4_4(v5_peers):
 def test_controller_listener_ranges_match_kafka_4_4(v5_peers, version):
     """Our controller listener's ranges equal a live 4.4.0 controller's, at every version,
     but for the keys in ``NOT_SERVED_ON_CONTROLLER``."""
-    import socket
     answers = []
     for node in (v5_peers["ours"], v5_peers["controller"]):
-        with socket.create_connection(("127.0.0.1", node.port), timeout=10) as s:
-            answers.append(_exchange(s, version, _request(None, -1), 1)[1])
+        conn = _connect(node.port)
+        try:
+            answers.append(_exchange(conn, version, _request(None, -1))[1])
+        finally:
+            conn.close()
     ours, theirs = answers
     compare_with_real(ours, theirs, version, V5_RELEASE)
     missing = {k.api_key for k in theirs.api_keys} - {k.api_key for k in ours.api_keys}
@@ -325,21 +333,18 @@ def test_delete_groups_v3_as_a_kafka_4_4_broker(v5_peers):
     null: Kafka fills it only when the deletion itself fails). The broker answers
     NOT_COORDINATOR/COORDINATOR_NOT_AVAILABLE until its __consumer_offsets is loaded,
     which FindCoordinator starts; polled with a deadline."""
-    import socket
     from tests.support.kraft_nodes import wait_for
-    from wire.framing import FrameReader
-    from wire.headers import decode_response, encode_request
+    from wire.headers import decode_response
     from wire.messages import DeleteGroupsRequest, FindCoordinatorRequest
 
     def ask(port, body, version):
-        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-            s.sendall(encode_request(body.API_KEY, version, 5, body, "v5-interop"))
-            reader, frames = FrameReader(), []
-            while not frames:
-                data = s.recv(65536)
-                assert data, "connection closed"
-                frames = reader.feed(data)
-        return frames[0], decode_response(frames[0], body.API_KEY, version)[1]
+        conn = _connect(port)
+        try:
+            conn.send(body, version)
+            frame = conn.read_frame()
+        finally:
+            conn.close()
+        return frame, decode_response(frame, body.API_KEY, version)[1]
 
     request = DeleteGroupsRequest(groups_names=["nobody-knows-me"])
     broker = v5_peers["broker"].port
