@@ -84,7 +84,11 @@ class _Voters:
 
 
 def format_node(config_path: Path, cluster_id: str, **flags) -> object:
-    """Our ``kraft-storage format`` in-process; returns the metadata dir's directory id."""
+    """Our ``kraft-storage format`` in-process, at the pinned Kafka release's
+    metadata.version (its controllers join these logs); returns the metadata dir's
+    directory id."""
+    from tools.kafka_dist import KAFKA_VERSION
+    flags.setdefault("release_version", ".".join(KAFKA_VERSION.split(".")[:2]))
     config = KafkaConfig.from_file(config_path)
     result = format_storage(FormatRequest(config=config, cluster_id=cluster_id,
                                           printer=lambda _line: None, **flags))
