@@ -168,7 +168,7 @@ def run_one(impl: str, count: int, workdir: Path, args, log) -> dict:
             res["readys_per_s"] = _readys_per_s(cluster, fc.node, t0, t1)
             if load is not None:
                 load.find("stats")  # raises if the tool died during the window
-            res["latency"] = _latency(cluster, fc.node, t0, t1)
+            res["latency"] = _latency(cluster, fc, t0, t1)
             if load is not None:
                 res["bracket"] = _paused_and_fetching(cluster, leader, load, args)
             moved = cluster.find("claim", after_ms=fc.t_ms + 1, min_epoch=fc.epoch + 1)

@@ -100,7 +100,7 @@ def run_latency(impl: str, protocol: str, workdir: Path, args, log, tls: bool = 
     idle-connection rows. Ours also counts the slow fsyncs in the window."""
     with make_cluster(impl, protocol, workdir, args.rate, args) as cluster:
         fc, t0, t1 = _fresh_window(cluster, args.warmup, args.measure)
-        res = {"latency": _latency(cluster, fc.node, t0, t1),
+        res = {"latency": _latency(cluster, fc, t0, t1),
                "rss_leader_kb": rss_kb(cluster.node(fc.node).proc.pid)}
         stalls = ""
         if impl == "ours":
