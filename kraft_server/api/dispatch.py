@@ -65,7 +65,13 @@ class Dispatcher:
         if key == registry.FETCH and call.listener in self.controller_listeners:
             self.submit(to_core(call))  # the hot path: replicas' Fetches, straight to the core
         elif key == registry.API_VERSIONS:
-            handle_api_versions_request(call, self.tables[call.listener], self.view.features())
+            # KIP-1242's target is checked on a client listener, as a broker's KafkaApis does;
+            # not on a controller listener, nor before SASL completes (Kafka's
+            # SaslServerAuthenticator answers that ApiVersions itself, unchecked).
+            unchecked = (call.listener in self.controller_listeners
+                         or getattr(call.pipeline, "authenticating", False))
+            handle_api_versions_request(call, self.tables[call.listener], self.view.features(),
+                                        None if unchecked else (self.view.cluster_id, self.view.node_id))
         elif key == registry.DESCRIBE_CLUSTER:
             handle_describe_cluster_request(
                 call, self.view, controller_listener=call.listener in self.controller_listeners,

@@ -98,7 +98,7 @@ ACL_APIS: dict[int, tuple[int, int]] = {CREATE_ACLS: (1, 3), DESCRIBE_ACLS: (1, 
 
 CONTROLLER_APIS: dict[int, tuple[int, int]] = {
     FETCH: (4, 18),
-    API_VERSIONS: (0, 4),
+    API_VERSIONS: (0, 5),
     VOTE: (0, 2),
     BEGIN_QUORUM_EPOCH: (0, 1),
     END_QUORUM_EPOCH: (0, 1),
@@ -143,7 +143,7 @@ GROUP_APIS: dict[int, tuple[int, int]] = {
     SyncGroupRequest.API_KEY: (0, 5),
     DescribeGroupsRequest.API_KEY: (0, 6),
     ListGroupsRequest.API_KEY: (0, 5),
-    DeleteGroupsRequest.API_KEY: (0, 2),
+    DeleteGroupsRequest.API_KEY: (0, 3),
     OffsetDeleteRequest.API_KEY: (0, 0),
 }
 CLIENT_APIS: dict[int, tuple[int, int]] = {
@@ -154,7 +154,7 @@ CLIENT_APIS: dict[int, tuple[int, int]] = {
     FIND_COORDINATOR: (0, 6),
     OFFSET_FOR_LEADER_EPOCH: (2, 4),
     DESCRIBE_TOPIC_PARTITIONS: (0, 0),
-    API_VERSIONS: (0, 4),
+    API_VERSIONS: (0, 5),
     DESCRIBE_QUORUM: (0, 3),
     DESCRIBE_CLUSTER: (0, 2),
     **GROUP_APIS,

@@ -164,6 +164,11 @@ class Pipeline:
         self.principal = ANONYMOUS  # set by net/secure.py (mutual TLS, SASL)
         self.gate = None  # net/sasl_gate.py SaslGate until SASL authentication succeeds
 
+    @property
+    def authenticating(self) -> bool:
+        """SASL has not completed yet (an ApiVersions now is the pre-authentication one)."""
+        return self.gate is not None and self.gate.state != "COMPLETE"
+
     # -- input ---------------------------------------------------------------------
     def receive_data(self, data) -> None:
         """Buffer bytes; raises ``ProtocolViolation`` on an oversized frame (the whole

@@ -7,8 +7,9 @@ pinned distribution; marked ``java``).
    ``kafka-metadata-quorum --bootstrap-controller`` must print the right leader,
    epoch, high watermark and voter, for ``describe --status`` and
    ``describe --replication``. SIGTERM must shut it down cleanly (exit 0).
-2. ApiVersions v0-4 from a real Kafka 4.3.1 controller and from our node, live,
-   same shape, our ranges (``tests/interop/test_api_versions.py`` does it offline).
+2. ApiVersions, every version the default release serves, from a real Kafka controller
+   of that release and from our node, live, same shape, the ranges that release gives
+   (``tests/interop/test_api_versions.py`` does it offline, and v5 against 4.4.0).
 
 Every process started here is killed in a finalizer; every wait polls with a deadline.
 """
@@ -131,13 +132,18 @@ def _api_versions(port: int, version: int):
 @pytest.mark.parametrize("standalone_node", ["kafka-storage"], indirect=True)  # one live comparison
 def test_api_versions_same_shape_as_a_live_kafka_controller(standalone_node, tmp_path_factory):
     from tests.interop.test_api_versions import compare_with_real
+    from tools.kafka_dist import DEFAULT_RELEASE
     from tools.kafka_dist.controller import KafkaController
     node, _, _ = standalone_node
-    ctl = KafkaController(tmp_path_factory.mktemp("kafka"), node_id=1)
+    ctl = KafkaController(tmp_path_factory.mktemp("kafka"), node_id=1)  # the default release
     try:
         ctl.start_ready(timeout=120)
-        for version in range(5):
-            compare_with_real(_api_versions(node.port, version), _api_versions(ctl.port, version), version)
+        # every version the release serves (4.3.1: 0-4; 4.4.0: 0-5), with its ranges
+        newest = {k.api_key: k.max_version for k in _api_versions(ctl.port, 0).api_keys}[18]
+        assert newest >= 4
+        for version in range(newest + 1):
+            compare_with_real(_api_versions(node.port, version), _api_versions(ctl.port, version),
+                              version, DEFAULT_RELEASE)
     finally:
         ctl.close()
 

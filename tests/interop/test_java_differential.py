@@ -1,4 +1,5 @@
-"""Differential test of the generated codecs against Apache Kafka 4.3.1's own Java classes.
+"""Differential test of the generated codecs against the Java classes of the Apache Kafka
+release our schemas follow (4.4.0, ``tests/support/schemas_release.py``).
 
 For every message class of the target package (``wire.messages``) and every version it
 supports, except our documented extension DescribeQuorum v3, three kinds of objects:
@@ -22,7 +23,7 @@ those (``test_synthetic_against_kafka_generator``). Specs naming a known codegen
 strict xfails: they start failing (XPASS) once the bug is fixed.
 
 Metadata record values (``__cluster_metadata``: frame version, type, version, record) go
-through Kafka's ``MetadataRecordSerde``: the registry of ``wire.records.metadata`` is its
+through Kafka's ``MetadataRecordSerde`` of the suite's default release (``metadata_codec``): the registry of ``wire.records.metadata`` is its
 ``MetadataRecordType`` table; every (type, version) framed by us is read and written back
 byte for byte (defaults, every field set, hypothesis examples with unknown tags); values
 both must refuse are refused by both; future versions are read (or refused) as Kafka
@@ -51,6 +52,7 @@ from hypothesis import HealthCheck, assume, given, settings
 
 from tests.support import strategies as S
 from tests.support.java_tester import JavaCodecTester, build_synthetic_classes
+from tests.support.schemas_release import PENDING_RECORDS, SCHEMAS_RELEASE
 from tests.support.jdk import need_jdk
 
 pytestmark = pytest.mark.java
@@ -108,7 +110,21 @@ def _versions(name: str) -> list[int]:
 def java_codec(tmp_path_factory):
     """One CodecTester JVM over Kafka's own classes; always terminated at the end."""
     need_jdk()
-    tester = JavaCodecTester.start(tmp_path_factory.mktemp("codec-tester"))
+    tester = JavaCodecTester.start(tmp_path_factory.mktemp("codec-tester"), version=SCHEMAS_RELEASE)
+    try:
+        yield tester
+    finally:
+        tester.close()
+
+
+@pytest.fixture(scope="session")
+def metadata_codec(tmp_path_factory):
+    """A CodecTester JVM over the default release's classes, for ``__cluster_metadata``
+    values: their schemas are the same in 4.3.1 and 4.4.0, and how malformed values are
+    read follows the release the suite runs (Kafka 4.4's readers refuse a tagged-field
+    count that is a negative int, 4.3.1's read none, as ours do while it is the default)."""
+    need_jdk()
+    tester = JavaCodecTester.start(tmp_path_factory.mktemp("codec-tester-metadata"))
     try:
         yield tester
     finally:
@@ -326,13 +342,13 @@ def _metadata_pairs():
     return sorted(METADATA_RECORD_DECODERS.items())
 
 
-def _kafka_reads_value(java_codec, api_key, version, cls, obj, what):
+def _kafka_reads_value(metadata_codec, api_key, version, cls, obj, what):
     """Kafka's MetadataRecordSerde reads our framed value of obj and writes the same bytes
     back; ours decodes it to obj."""
     from wire.records import MetadataRecord, decode_metadata_record, encode_metadata_record
 
     value = encode_metadata_record(obj, version)
-    [reply] = java_codec.metadata_values([value])
+    [reply] = metadata_codec.metadata_values([value])
     STATS["metadata_values"] += 1
     where = f"{cls.__name__} v{version} ({what}) value {value.hex()[:400]}"
     assert reply.get("ok"), f"{where}: {reply.get('error')}"
@@ -342,12 +358,15 @@ def _kafka_reads_value(java_codec, api_key, version, cls, obj, what):
 
 
 @metadata_only_ours
-def test_metadata_record_types_match_kafka(java_codec):
+def test_metadata_record_types_match_kafka(metadata_codec):
     """Our (type, versions) registry is Kafka's MetadataRecordType table, no more, no less."""
     from wire.records import METADATA_RECORD_DECODERS, METADATA_RECORD_TYPES
 
-    kafka = {t["id"]: (t["class"], t["lowest"], t["highest"]) for t in java_codec.metadata_types()}
+    kafka = {t["id"]: (t["class"], t["lowest"], t["highest"]) for t in metadata_codec.metadata_types()}
     ours = {k: (c.__name__, c.MIN_VERSION, c.MAX_VERSION) for k, c in METADATA_RECORD_TYPES.items()}
+    # the default release's types; a newer release's that another branch adds are left out
+    pending = {key for key, _why in PENDING_RECORDS.values() if key in kafka}
+    kafka = {k: v for k, v in kafka.items() if k not in pending}
     assert ours == kafka
     assert len(ours) == 26
     assert set(METADATA_RECORD_DECODERS) == {(k, v) for k, (_, lo, hi) in kafka.items()
@@ -356,19 +375,19 @@ def test_metadata_record_types_match_kafka(java_codec):
 
 @metadata_only_ours
 @pytest.mark.parametrize("pair", _metadata_pairs(), ids=lambda p: f"{p[1].__name__}-v{p[0][1]}")
-def test_metadata_record_values_read_by_kafka(java_codec, pair):
+def test_metadata_record_values_read_by_kafka(metadata_codec, pair):
     """Every record type at every version, framed: defaults, every field set, hypothesis
     examples, and examples with unknown tagged fields."""
     (api_key, version), cls = pair
     model = MODELS[cls.__name__]
-    _kafka_reads_value(java_codec, api_key, version, cls, S.default_message(cls), "all defaults")
-    _kafka_reads_value(java_codec, api_key, version, cls, S.filled_message(model, cls, version),
+    _kafka_reads_value(metadata_codec, api_key, version, cls, S.default_message(cls), "all defaults")
+    _kafka_reads_value(metadata_codec, api_key, version, cls, S.filled_message(model, cls, version),
                        "every field non-default")
 
     @SETTINGS
     @given(S.messages(model, cls, version, unknown_tags=model.flexible(version)))
     def examples(obj):
-        _kafka_reads_value(java_codec, api_key, version, cls, obj, "hypothesis example")
+        _kafka_reads_value(metadata_codec, api_key, version, cls, obj, "hypothesis example")
 
     examples()
 
@@ -408,9 +427,9 @@ def _ours(value):
 
 
 @metadata_only_ours
-def test_metadata_record_refusals_agree(java_codec):
+def test_metadata_record_refusals_agree(metadata_codec):
     cases = _refusal_cases()
-    replies = java_codec.metadata_values(list(cases.values()))
+    replies = metadata_codec.metadata_values(list(cases.values()))
     STATS["metadata_values"] += len(cases)
     wrong = []
     for (name, value), reply in zip(cases.items(), replies):
@@ -422,7 +441,7 @@ def test_metadata_record_refusals_agree(java_codec):
 
 
 @metadata_only_ours
-def test_metadata_record_future_versions_read_as_kafka_reads_them(java_codec):
+def test_metadata_record_future_versions_read_as_kafka_reads_them(metadata_codec):
     """Kafka's readers take a version past the last one they know with the newest layout,
     but refuse a nested struct element at it: so do ours. Every type, filled (struct
     elements present) and with default (empty) arrays, one and many versions ahead."""
@@ -435,7 +454,7 @@ def test_metadata_record_future_versions_read_as_kafka_reads_them(java_codec):
             body = obj.encode(cls.MAX_VERSION)
             for future in (cls.MAX_VERSION + 1, 0x7FFF):
                 values.append((cls, future, frame_metadata_record(key, future, body)))
-    replies = java_codec.metadata_values([v for _, _, v in values])
+    replies = metadata_codec.metadata_values([v for _, _, v in values])
     STATS["metadata_values"] += len(values)
     read_by_both = refused_by_both = 0
     for (cls, future, value), reply in zip(values, replies):
@@ -473,7 +492,8 @@ WIDE_VARINTS = {
     "unknown tag size past 32 bits": "011900" "01" "05" "8180808010" "aa",
     # a negative size of an unknown tag: refused
     "unknown tag size negative": "011900" "01" "05" "ffffffff0f" "aa",
-    # tag count 2**31: a negative int, no tagged field read
+    # tag count 2**31: a negative int, no tagged field read (Kafka 4.4 refuses it: see
+    # metadata_codec)
     "tag count 2**31": "011800" "8080808008",
     # frame version 2**32 + 1: the int is 1
     "frame version past 32 bits": "8180808010" "1400" "00",
@@ -493,9 +513,9 @@ WIDE_VARINTS = {
 
 
 @pytest.mark.parametrize("name", sorted(WIDE_VARINTS))
-def test_metadata_record_wide_varints_agree(java_codec, name):
+def test_metadata_record_wide_varints_agree(metadata_codec, name):
     value = bytes.fromhex(WIDE_VARINTS[name])
-    [reply] = java_codec.metadata_values([value])
+    [reply] = metadata_codec.metadata_values([value])
     STATS["metadata_values"] += 1
     ok, ours = _ours(value)
     assert ok == bool(reply.get("ok")), \
@@ -534,7 +554,7 @@ def _mutate_value(rnd, value: bytes) -> bytes:
 
 
 @metadata_only_ours
-def test_metadata_record_mutants_agree(java_codec, capsys):
+def test_metadata_record_mutants_agree(metadata_codec, capsys):
     """Mutated values of every (type, version): Kafka reads one exactly when ours does, as
     the same type and version, and then both write back the same bytes."""
     from wire.records import encode_metadata_record
@@ -556,7 +576,7 @@ def test_metadata_record_mutants_agree(java_codec, capsys):
             for _ in range(rnd.randint(1, 3)):
                 value = _mutate_value(rnd, value)
             values.append(value)
-        replies = java_codec.metadata_values(values)
+        replies = metadata_codec.metadata_values(values)
         STATS["metadata_values"] += len(values)
         wrong = []
         for value, reply in zip(values, replies):

@@ -1,7 +1,9 @@
-"""Our schemas/*.json have exactly Apache Kafka 4.3.1's wire shape.
+"""Our schemas/*.json have exactly Apache Kafka 4.4.0's wire shape (the newest release we
+follow; every older version of each message is part of that shape, so older clients are
+answered byte for byte as before).
 
 Every ``.json`` under ``schemas/`` is matched by base name with the upstream spec of the same
-name inside the pinned jars (kafka-clients and kafka-raft ``common/message/``, kafka-metadata
+name inside release 4.4.0's jars (kafka-clients and kafka-raft ``common/message/``, kafka-metadata
 ``common/metadata/``), and compared attribute by attribute, recursing into nested struct
 fields and ``commonStructs``. Prose (``about``) is ours and is not compared; ``entityType`` may
 be dropped, but if kept it must match.
@@ -28,16 +30,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.schemas_release import PENDING_RECORDS, SCHEMAS_RELEASE
+
 REPO = Path(__file__).resolve().parents[2]
 SCHEMAS = REPO / "schemas"
-KAFKA_VERSION = "4.3.1"
-# Schemas of messages newer than the pinned release, matched against the release that
-# brought them (its jars, prepared by tools.kafka_dist).
-NEWER: dict[str, str] = {
-    "UnregisterControllerRequest": "4.4.0",
-    "UnregisterControllerResponse": "4.4.0",
-    "UnregisterControllerRecord": "4.4.0",
-}
+KAFKA_VERSION = SCHEMAS_RELEASE  # not the suite's default release (tests/support/schemas_release.py)
 
 # (artifact, folder inside the jar) searched for a spec of the same base name.
 UPSTREAM_LOCATIONS = (
@@ -107,21 +104,17 @@ def load_json_with_comments(path) -> dict:
     return json.loads(strip_comments(Path(path).read_text(encoding="utf-8")))
 
 
-def _jar(artifact: str, version: str = KAFKA_VERSION) -> Path:
-    try:
-        from tools.kafka_dist import upstream_jar
-    except ImportError:
-        return (Path.home() / ".m2/repository/org/apache/kafka" / artifact / version
-                / f"{artifact}-{version}.jar")
-    return upstream_jar(artifact, version)
+def _jar(artifact: str) -> Path:
+    from tools.kafka_dist import upstream_jar
+    return upstream_jar(artifact, KAFKA_VERSION)
 
 
 @lru_cache(maxsize=None)
-def upstream_index(version: str = KAFKA_VERSION) -> dict[str, list[tuple[str, str]]]:
+def upstream_index() -> dict[str, list[tuple[str, str]]]:
     """Base name -> [(artifact, entry)] over the three upstream locations."""
     index: dict[str, list[tuple[str, str]]] = {}
     for artifact, folder in UPSTREAM_LOCATIONS:
-        with zipfile.ZipFile(_jar(artifact, version)) as jar:
+        with zipfile.ZipFile(_jar(artifact)) as jar:
             for entry in jar.namelist():
                 rest = entry[len(folder):]
                 if entry.startswith(folder) and rest.endswith(".json") and "/" not in rest:
@@ -129,9 +122,9 @@ def upstream_index(version: str = KAFKA_VERSION) -> dict[str, list[tuple[str, st
     return index
 
 
-def load_upstream(artifact: str, entry: str, version: str = KAFKA_VERSION) -> dict:
+def load_upstream(artifact: str, entry: str) -> dict:
     """One upstream spec; those use // comments too (license header, version notes)."""
-    with zipfile.ZipFile(_jar(artifact, version)) as jar:
+    with zipfile.ZipFile(_jar(artifact)) as jar:
         return json.loads(strip_comments(jar.read(entry).decode("utf-8")))
 
 
@@ -293,12 +286,11 @@ def _rel(path: Path) -> str:
 @pytest.mark.parametrize("path", SCHEMA_FILES, ids=[_rel(p) for p in SCHEMA_FILES])
 def test_schema_matches_upstream(path: Path):
     stem = path.stem
-    version = NEWER.get(stem, KAFKA_VERSION)
-    found = upstream_index(version).get(stem)
-    assert found, f"{_rel(path)}: no upstream spec named {stem}.json in {UPSTREAM_LOCATIONS} of {version}"
+    found = upstream_index().get(stem)
+    assert found, f"{_rel(path)}: no upstream spec named {stem}.json in {UPSTREAM_LOCATIONS}"
     assert len(found) == 1, f"{stem}.json is ambiguous upstream: {found}"
     ours = load_json_with_comments(path)
-    upstream = load_upstream(*found[0], version)
+    upstream = load_upstream(*found[0])
 
     assert unknown_keys(ours) == [], f"{_rel(path)}: keys outside Kafka's dialect"
 
@@ -322,15 +314,14 @@ def test_required_schema_present(rel: str):
 
 def test_every_upstream_metadata_record_has_a_schema():
     """A decoder of ``__cluster_metadata`` needs every record type Kafka can write: each
-    ``common/metadata/*.json`` of the pinned kafka-metadata jar has ours in ``schemas/records``
-    (same base name), and the set is the 26 of the facts sheet (keys 0-28 but 6, 13, 16)."""
+    ``common/metadata/*.json`` of the kafka-metadata jar has ours in ``schemas/records``
+    (same base name), but the pending ones; Kafka 4.4.0 has 27 (keys 0-29 but 6, 13, 16)."""
     upstream = {stem for stem, found in upstream_index().items()
                 if any(artifact == "kafka-metadata" for artifact, _ in found)}
     ours = {p.stem for p in (SCHEMAS / "records").glob("*.json")}
-    assert sorted(upstream - ours) == []
-    keys = sorted(load_json_with_comments(SCHEMAS / "records" / f"{stem}.json")["apiKey"]
-                  for stem in upstream)
-    assert keys == [k for k in range(29) if k not in (6, 13, 16)]
+    assert sorted(upstream - ours) == sorted(PENDING_RECORDS)  # tests/support/schemas_release.py
+    keys = sorted(load_upstream(*upstream_index()[stem][0])["apiKey"] for stem in upstream)
+    assert keys == [k for k in range(30) if k not in (6, 13, 16)]
 
 
 def test_base_names_are_unique():

@@ -152,7 +152,7 @@ public final class CodecTester {
                 case "metadata_types": return metadataTypes();
                 case "ping": {
                     ObjectNode r = ok();
-                    r.put("kafka", org.apache.kafka.common.utils.AppInfoParser.getVersion());
+                    r.put("kafka", kafkaVersion());
                     return r;
                 }
                 default: return failure("unknown mode " + mode);
@@ -441,6 +441,21 @@ public final class CodecTester {
         int n = Math.min(a.length, b.length);
         for (int i = 0; i < n; i++) if (a[i] != b[i]) return i;
         return n;
+    }
+
+
+    /** The release of the Kafka classes on the classpath (AppInfoParser moved to
+     * ``utils.internals`` in 4.4). */
+    static String kafkaVersion() {
+        for (String name : new String[] {"org.apache.kafka.common.utils.AppInfoParser",
+                                         "org.apache.kafka.common.utils.internals.AppInfoParser"}) {
+            try {
+                return (String) Class.forName(name).getMethod("getVersion").invoke(null);
+            } catch (ReflectiveOperationException e) {
+                // not in this release: try the next name
+            }
+        }
+        return "unknown";
     }
 
     private static ObjectNode ok() {

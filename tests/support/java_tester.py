@@ -147,12 +147,13 @@ class JavaCodecTester:
 
     @classmethod
     def start(cls, workdir: Path, extra_classpath: list[Path] = (),
-              java_package: str | None = None) -> "JavaCodecTester":
-        """Compile (cached) and start the JVM. ``extra_classpath``/``java_package``: test
+              java_package: str | None = None, version: str | None = None) -> "JavaCodecTester":
+        """Compile (cached) and start the JVM over Kafka release ``version``'s classes
+        (default: the default release). ``extra_classpath``/``java_package``: test
         message classes made by Kafka's generator from our own specs."""
         from tools.kafka_dist import classpath, java_executable, javac_executable
 
-        cp = classpath()
+        cp = classpath(version)
         classes = compile_tester(cp, javac_executable())
         workdir.mkdir(parents=True, exist_ok=True)
         err = workdir / "codec-tester.stderr"

@@ -66,9 +66,12 @@ class OurNode:
         run_tool("kafka-storage", "format", "--cluster-id", cluster_id,
                  "--no-initial-controllers", "--config", str(self.kafka_config))
 
-    def format_with_ours(self, cluster_id: str) -> None:
+    def format_with_ours(self, cluster_id: str, release: str | None = None) -> None:
+        """Formatted by our kraft-storage at ``release``'s metadata.version (default: the
+        suite's Kafka release)."""
         subprocess.run([sys.executable, "-m", "tools.storage", "format", "--cluster-id", cluster_id,
-                        "--standalone", "--release-version", kafka_release(), "--config", str(self.config)],
+                        "--standalone", "--release-version", release or kafka_release(),
+                        "--config", str(self.config)],
                        check=True, cwd=REPO, timeout=60)
 
     def start(self) -> None:

@@ -244,6 +244,27 @@ def test_delete_groups_and_offsets(svc):
     assert svc.coordinator.group("empty") is None and svc.store.get("busy")[TP].offset == 7
 
 
+def test_delete_groups_v3_error_message(svc, monkeypatch):
+    """v3 (Kafka 4.4): the per-group checks leave ErrorMessage null, as Kafka's do; a
+    deletion that fails on disk says why. Older versions do not carry it on the wire."""
+    from wire.headers import encode_response
+    from wire.messages import DeleteGroupsRequest
+    commit(svc, 8, [("__cluster_metadata", None, [(0, 42)])], group="empty")
+    results = send(svc, DeleteGroupsRequest(groups_names=["nope"]), 3).results
+    assert [(r.error_code, r.error_message) for r in results] == [(E.GROUP_ID_NOT_FOUND, None)]
+
+    def broken(fd):
+        raise OSError(5, "Input/output error")
+    monkeypatch.setattr(offset_store.os, "fsync", broken)
+    answer = send(svc, DeleteGroupsRequest(groups_names=["empty"]), 3)
+    (result,) = answer.results
+    assert result.error_code == E.COORDINATOR_NOT_AVAILABLE
+    assert result.error_message == "cannot delete the group's offsets: Input/output error"
+    assert svc.coordinator.group("empty") is not None  # nothing deleted, nothing acknowledged
+    v2, v3 = (encode_response(42, v, 1, answer) for v in (2, 3))
+    assert b"Input/output error" in v3 and b"Input/output error" not in v2
+
+
 def test_offsets_expire_after_retention(tmp_path):
     from .test_groups_coordinator import Clock, advance, joined_member, sync
     from wire.messages import LeaveGroupRequest

@@ -167,3 +167,38 @@ def test_kip368_session_lifetime_reauthentication_and_expiry(monkeypatch):
     pipeline.receive_data(encode_request(55, 2, 3, DescribeQuorumRequest(topics=[]), "c"))
     with pytest.raises(ProtocolViolation, match="expired session"):
         pipeline.next_call()
+
+
+def test_api_versions_before_sasl_completes_is_not_target_checked():
+    """KIP-1242 on a SASL client listener: the ApiVersions before authentication is
+    answered as Kafka's SaslServerAuthenticator answers it (no ClusterId/NodeId check);
+    once authenticated, one naming another cluster gets REBOOTSTRAP_REQUIRED, as from
+    Kafka's KafkaApis."""
+    from kraft_server.api.dispatch import Dispatcher
+    from kraft_server.api.views import Features
+
+    class View:
+        cluster_id, node_id = "c1", 3
+
+        def features(self):
+            return Features()
+
+    pipeline = _pipeline()
+    dispatcher = Dispatcher(View(), None, tables={"CLIENT": listener_apis(False)},
+                            controller_listeners={"CONTROLLER"}, advertised={})
+    elsewhere = ApiVersionsRequest(client_software_name="t", client_software_version="1",
+                                   cluster_id="another", node_id=3)
+    pipeline.receive_data(encode_request(18, 5, 1, elsewhere, "c"))
+    dispatcher(pipeline.next_call())
+    first = _answer(pipeline, 18, 5)
+    assert first.error_code == 0 and first.api_keys
+    pipeline.receive_data(encode_request(17, 1, 2, SaslHandshakeRequest(mechanism="PLAIN"), "c"))
+    assert pipeline.next_call() is None
+    pipeline.output()
+    pipeline.receive_data(encode_request(36, 2, 3, SaslAuthenticateRequest(auth_bytes=b"\0alice\0secret"), "c"))
+    assert pipeline.next_call() is None and pipeline.principal == "User:alice"
+    pipeline.output()
+    pipeline.receive_data(encode_request(18, 5, 4, elsewhere, "c"))
+    dispatcher(pipeline.next_call())
+    second = _answer(pipeline, 18, 5)
+    assert second.error_code == 129 and second.api_keys == []

@@ -13,21 +13,24 @@ from wire.codec_support import (
 
 __all__ = ('ApiVersionsRequest',)
 
+_S_i = _SC('>i')
 
 
 class ApiVersionsRequest(_Message):
     """Kafka request ApiVersionsRequest; see schemas/messages/ApiVersionsRequest.json."""
-    __slots__ = ('client_software_name', 'client_software_version', 'unknown_tagged_fields')
+    __slots__ = ('client_software_name', 'client_software_version', 'cluster_id', 'node_id', 'unknown_tagged_fields')
     API_KEY = 18
     MESSAGE_TYPE = 'request'
     MIN_VERSION = 0
-    MAX_VERSION = 4
+    MAX_VERSION = 5
     FLEXIBLE_MIN = 3
     LISTENERS = ('broker', 'controller')
 
-    def __init__(self, *, client_software_name='', client_software_version='', unknown_tagged_fields=()):
+    def __init__(self, *, client_software_name='', client_software_version='', cluster_id=None, node_id=-1, unknown_tagged_fields=()):
         self.client_software_name = client_software_name
         self.client_software_version = client_software_version
+        self.cluster_id = cluster_id
+        self.node_id = node_id
         self.unknown_tagged_fields = unknown_tagged_fields
 
     def __eq__(self, other):
@@ -35,6 +38,8 @@ class ApiVersionsRequest(_Message):
             return NotImplemented
         return (self.client_software_name == other.client_software_name
                 and self.client_software_version == other.client_software_version
+                and self.cluster_id == other.cluster_id
+                and self.node_id == other.node_id
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
 _DEFAULT_ApiVersionsRequest = ApiVersionsRequest()
@@ -76,10 +81,45 @@ def _e_ApiVersionsRequest_v3(w, o):
     else: w.append(0)
 
 
+def _e_ApiVersionsRequest_v5(w, o):
+    _x1 = o.client_software_name
+    _s3 = _x1.encode('utf-8')
+    _n2 = len(_s3)
+    if _n2 > 32767: raise _EncodeError('string field ClientSoftwareName is too long')
+    _n2 += 1
+    if _n2 < 128: w.append(_n2)
+    else: w += _wuv(_n2)
+    w += _s3
+    _x4 = o.client_software_version
+    _s6 = _x4.encode('utf-8')
+    _n5 = len(_s6)
+    if _n5 > 32767: raise _EncodeError('string field ClientSoftwareVersion is too long')
+    _n5 += 1
+    if _n5 < 128: w.append(_n5)
+    else: w += _wuv(_n5)
+    w += _s6
+    _x7 = o.cluster_id
+    if _x7 is None:
+        w.append(0)
+    else:
+        _s9 = _x7.encode('utf-8')
+        _n8 = len(_s9)
+        if _n8 > 32767: raise _EncodeError('string field ClusterId is too long')
+        _n8 += 1
+        if _n8 < 128: w.append(_n8)
+        else: w += _wuv(_n8)
+        w += _s9
+    w += _S_i.pack(o.node_id)
+    if o.unknown_tagged_fields: _write_tags(w, [], o.unknown_tagged_fields)
+    else: w.append(0)
+
+
 def _d_ApiVersionsRequest_v0(b, p):
     o = _new(ApiVersionsRequest)
     o.client_software_name = ''
     o.client_software_version = ''
+    o.cluster_id = None
+    o.node_id = -1
     o.unknown_tagged_fields = ()
     return o, p
 
@@ -108,6 +148,8 @@ def _d_ApiVersionsRequest_v3(b, p):
         if _end4 > len(b): raise _DecodeError('ClientSoftwareVersion: length {} past the end'.format(_n3))
         o.client_software_version = str(b[p:_end4], 'utf-8', 'replace')
         p = _end4
+    o.cluster_id = None
+    o.node_id = -1
     o.unknown_tagged_fields = ()
     if b[p] == 0:
         p += 1
@@ -126,5 +168,60 @@ def _d_ApiVersionsRequest_v3(b, p):
     return o, p
 
 
-ApiVersionsRequest._ENC = (_e_ApiVersionsRequest_v0, _e_ApiVersionsRequest_v1, _e_ApiVersionsRequest_v2, _e_ApiVersionsRequest_v3, _e_ApiVersionsRequest_v3)
-ApiVersionsRequest._DEC = (_d_ApiVersionsRequest_v0, _d_ApiVersionsRequest_v0, _d_ApiVersionsRequest_v0, _d_ApiVersionsRequest_v3, _d_ApiVersionsRequest_v3)
+def _d_ApiVersionsRequest_v5(b, p):
+    o = _new(ApiVersionsRequest)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field ClientSoftwareName was serialized as null')
+    else:
+        if _n1 > 32767: raise _DecodeError('string field ClientSoftwareName had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('ClientSoftwareName: length {} past the end'.format(_n1))
+        o.client_software_name = str(b[p:_end2], 'utf-8', 'replace')
+        p = _end2
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        raise _DecodeError('non-nullable field ClientSoftwareVersion was serialized as null')
+    else:
+        if _n3 > 32767: raise _DecodeError('string field ClientSoftwareVersion had invalid length {}'.format(_n3))
+        _end4 = p + _n3
+        if _end4 > len(b): raise _DecodeError('ClientSoftwareVersion: length {} past the end'.format(_n3))
+        o.client_software_version = str(b[p:_end4], 'utf-8', 'replace')
+        p = _end4
+    _n5 = b[p] - 1
+    if _n5 < 127: p += 1
+    else: _n5, p = _rlen(b, p)
+    if _n5 < 0:
+        o.cluster_id = None
+    else:
+        if _n5 > 32767: raise _DecodeError('string field ClusterId had invalid length {}'.format(_n5))
+        _end6 = p + _n5
+        if _end6 > len(b): raise _DecodeError('ClusterId: length {} past the end'.format(_n5))
+        o.cluster_id = str(b[p:_end6], 'utf-8', 'replace')
+        p = _end6
+    o.node_id, = _S_i.unpack_from(b, p)
+    p += 4
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+ApiVersionsRequest._ENC = (_e_ApiVersionsRequest_v0, _e_ApiVersionsRequest_v1, _e_ApiVersionsRequest_v2, _e_ApiVersionsRequest_v3, _e_ApiVersionsRequest_v3, _e_ApiVersionsRequest_v5)
+ApiVersionsRequest._DEC = (_d_ApiVersionsRequest_v0, _d_ApiVersionsRequest_v0, _d_ApiVersionsRequest_v0, _d_ApiVersionsRequest_v3, _d_ApiVersionsRequest_v3, _d_ApiVersionsRequest_v5)

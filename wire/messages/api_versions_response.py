@@ -84,7 +84,7 @@ class ApiVersionsResponse(_Message):
     API_KEY = 18
     MESSAGE_TYPE = 'response'
     MIN_VERSION = 0
-    MAX_VERSION = 4
+    MAX_VERSION = 5
     FLEXIBLE_MIN = 3
 
     def __init__(self, *, error_code=0, api_keys=_D, throttle_time_ms=0, supported_features=_D, finalized_features_epoch=-1, finalized_features=_D, zk_migration_ready=False, unknown_tagged_fields=()):
@@ -476,5 +476,5 @@ def _d_ApiVersionsResponse_v3(b, p):
     return o, p
 
 
-ApiVersionsResponse._ENC = (_e_ApiVersionsResponse_v0, _e_ApiVersionsResponse_v1, _e_ApiVersionsResponse_v2, _e_ApiVersionsResponse_v3, _e_ApiVersionsResponse_v3)
-ApiVersionsResponse._DEC = (_d_ApiVersionsResponse_v0, _d_ApiVersionsResponse_v1, _d_ApiVersionsResponse_v1, _d_ApiVersionsResponse_v3, _d_ApiVersionsResponse_v3)
+ApiVersionsResponse._ENC = (_e_ApiVersionsResponse_v0, _e_ApiVersionsResponse_v1, _e_ApiVersionsResponse_v2, _e_ApiVersionsResponse_v3, _e_ApiVersionsResponse_v3, _e_ApiVersionsResponse_v3)
+ApiVersionsResponse._DEC = (_d_ApiVersionsResponse_v0, _d_ApiVersionsResponse_v1, _d_ApiVersionsResponse_v1, _d_ApiVersionsResponse_v3, _d_ApiVersionsResponse_v3, _d_ApiVersionsResponse_v3)

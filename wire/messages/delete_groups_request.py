@@ -23,7 +23,7 @@ class DeleteGroupsRequest(_Message):
     API_KEY = 42
     MESSAGE_TYPE = 'request'
     MIN_VERSION = 0
-    MAX_VERSION = 2
+    MAX_VERSION = 3
     FLEXIBLE_MIN = 2
     LISTENERS = ('broker',)
 
@@ -154,5 +154,5 @@ def _d_DeleteGroupsRequest_v2(b, p):
     return o, p
 
 
-DeleteGroupsRequest._ENC = (_e_DeleteGroupsRequest_v0, _e_DeleteGroupsRequest_v1, _e_DeleteGroupsRequest_v2)
-DeleteGroupsRequest._DEC = (_d_DeleteGroupsRequest_v0, _d_DeleteGroupsRequest_v0, _d_DeleteGroupsRequest_v2)
+DeleteGroupsRequest._ENC = (_e_DeleteGroupsRequest_v0, _e_DeleteGroupsRequest_v1, _e_DeleteGroupsRequest_v2, _e_DeleteGroupsRequest_v2)
+DeleteGroupsRequest._DEC = (_d_DeleteGroupsRequest_v0, _d_DeleteGroupsRequest_v0, _d_DeleteGroupsRequest_v2, _d_DeleteGroupsRequest_v2)

@@ -19,11 +19,12 @@ _S_i = _SC('>i')
 
 class DeletableGroupResult(_Struct):
     """Kafka struct DeletableGroupResult of DeleteGroupsResponse; see schemas/messages/DeleteGroupsResponse.json."""
-    __slots__ = ('group_id', 'error_code', 'unknown_tagged_fields')
+    __slots__ = ('group_id', 'error_code', 'error_message', 'unknown_tagged_fields')
 
-    def __init__(self, *, group_id='', error_code=0, unknown_tagged_fields=()):
+    def __init__(self, *, group_id='', error_code=0, error_message=None, unknown_tagged_fields=()):
         self.group_id = group_id
         self.error_code = error_code
+        self.error_message = error_message
         self.unknown_tagged_fields = unknown_tagged_fields
 
     def __eq__(self, other):
@@ -31,6 +32,7 @@ class DeletableGroupResult(_Struct):
             return NotImplemented
         return (self.group_id == other.group_id
                 and self.error_code == other.error_code
+                and self.error_message == other.error_message
                 and _same_tags(self.unknown_tagged_fields, other.unknown_tagged_fields))
 
 
@@ -40,7 +42,7 @@ class DeleteGroupsResponse(_Message):
     API_KEY = 42
     MESSAGE_TYPE = 'response'
     MIN_VERSION = 0
-    MAX_VERSION = 2
+    MAX_VERSION = 3
     FLEXIBLE_MIN = 2
 
     def __init__(self, *, throttle_time_ms=0, results=_D, unknown_tagged_fields=()):
@@ -133,6 +135,45 @@ def _e_DeleteGroupsResponse_v2(w, o):
     else: w.append(0)
 
 
+def _e_DeletableGroupResult_v3(w, o):
+    _x1 = o.group_id
+    _s3 = _x1.encode('utf-8')
+    _n2 = len(_s3)
+    if _n2 > 32767: raise _EncodeError('string field GroupId is too long')
+    _n2 += 1
+    if _n2 < 128: w.append(_n2)
+    else: w += _wuv(_n2)
+    w += _s3
+    w += _S_h.pack(o.error_code)
+    _x4 = o.error_message
+    if _x4 is None:
+        w.append(0)
+    else:
+        _s6 = _x4.encode('utf-8')
+        _n5 = len(_s6)
+        if _n5 > 32767: raise _EncodeError('string field ErrorMessage is too long')
+        _n5 += 1
+        if _n5 < 128: w.append(_n5)
+        else: w += _wuv(_n5)
+        w += _s6
+    if o.unknown_tagged_fields: _write_tags(w, [], o.unknown_tagged_fields)
+    else: w.append(0)
+
+
+def _e_DeleteGroupsResponse_v3(w, o):
+    w += _S_i.pack(o.throttle_time_ms)
+    _x1 = o.results
+    _n2 = len(_x1)
+    _n2 += 1
+    if _n2 < 128: w.append(_n2)
+    else: w += _wuv(_n2)
+    _n2 -= 1
+    for _e3 in _x1:
+        _e_DeletableGroupResult_v3(w, _e3)
+    if o.unknown_tagged_fields: _write_tags(w, [], o.unknown_tagged_fields)
+    else: w.append(0)
+
+
 def _d_DeletableGroupResult_v0(b, p):
     o = _new(DeletableGroupResult)
     _n1, = _S_h.unpack_from(b, p)
@@ -146,6 +187,7 @@ def _d_DeletableGroupResult_v0(b, p):
         p = _end2
     o.error_code, = _S_h.unpack_from(b, p)
     p += 2
+    o.error_message = None
     o.unknown_tagged_fields = ()
     return o, p
 
@@ -184,6 +226,7 @@ def _d_DeletableGroupResult_v2(b, p):
         p = _end2
     o.error_code, = _S_h.unpack_from(b, p)
     p += 2
+    o.error_message = None
     o.unknown_tagged_fields = ()
     if b[p] == 0:
         p += 1
@@ -236,5 +279,83 @@ def _d_DeleteGroupsResponse_v2(b, p):
     return o, p
 
 
-DeleteGroupsResponse._ENC = (_e_DeleteGroupsResponse_v0, _e_DeleteGroupsResponse_v1, _e_DeleteGroupsResponse_v2)
-DeleteGroupsResponse._DEC = (_d_DeleteGroupsResponse_v0, _d_DeleteGroupsResponse_v0, _d_DeleteGroupsResponse_v2)
+def _d_DeletableGroupResult_v3(b, p):
+    o = _new(DeletableGroupResult)
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field GroupId was serialized as null')
+    else:
+        if _n1 > 32767: raise _DecodeError('string field GroupId had invalid length {}'.format(_n1))
+        _end2 = p + _n1
+        if _end2 > len(b): raise _DecodeError('GroupId: length {} past the end'.format(_n1))
+        o.group_id = str(b[p:_end2], 'utf-8', 'replace')
+        p = _end2
+    o.error_code, = _S_h.unpack_from(b, p)
+    p += 2
+    _n3 = b[p] - 1
+    if _n3 < 127: p += 1
+    else: _n3, p = _rlen(b, p)
+    if _n3 < 0:
+        o.error_message = None
+    else:
+        if _n3 > 32767: raise _DecodeError('string field ErrorMessage had invalid length {}'.format(_n3))
+        _end4 = p + _n3
+        if _end4 > len(b): raise _DecodeError('ErrorMessage: length {} past the end'.format(_n3))
+        o.error_message = str(b[p:_end4], 'utf-8', 'replace')
+        p = _end4
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+def _d_DeleteGroupsResponse_v3(b, p):
+    o = _new(DeleteGroupsResponse)
+    o.throttle_time_ms, = _S_i.unpack_from(b, p)
+    p += 4
+    _n1 = b[p] - 1
+    if _n1 < 127: p += 1
+    else: _n1, p = _rlen(b, p)
+    if _n1 < 0:
+        raise _DecodeError('non-nullable field Results was serialized as null')
+    else:
+        if _n1 > len(b) - p: raise _DecodeError('Results: array of {} elements exceeds the remaining bytes'.format(_n1))
+        _a2 = []
+        for _ in range(_n1):
+            _e3, p = _d_DeletableGroupResult_v3(b, p)
+            _a2.append(_e3)
+        o.results = _a2
+    o.unknown_tagged_fields = ()
+    if b[p] == 0:
+        p += 1
+    else:
+        _k, p = _ruv(b, p)
+        if _k > len(b) - p: raise _DecodeError('too many tagged fields')
+        _u = []
+        for _ in range(_k):
+            _tag, p = _ruv(b, p)
+            _size, p = _ruv(b, p)
+            _end = p + _size
+            if _size < 0 or _end > len(b): raise _DecodeError('tagged field past the end')
+            _u.append((_tag, bytes(b[p:_end])))
+            p = _end
+        if _u: o.unknown_tagged_fields = _u
+    return o, p
+
+
+DeleteGroupsResponse._ENC = (_e_DeleteGroupsResponse_v0, _e_DeleteGroupsResponse_v1, _e_DeleteGroupsResponse_v2, _e_DeleteGroupsResponse_v3)
+DeleteGroupsResponse._DEC = (_d_DeleteGroupsResponse_v0, _d_DeleteGroupsResponse_v0, _d_DeleteGroupsResponse_v2, _d_DeleteGroupsResponse_v3)
