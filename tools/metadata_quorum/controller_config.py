@@ -1,6 +1,6 @@
 """What ``add-controller`` reads from the new controller's properties file.
 
-As ``MetadataQuorumCommand`` (4.3.1) does, with its messages:
+As ``MetadataQuorumCommand`` (4.4.0) does, with its messages:
 
 - ``node.id``: present and not negative; ``process.roles`` must contain
   ``controller``;
