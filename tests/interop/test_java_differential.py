@@ -51,7 +51,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
 from tests.support import strategies as S
-from tests.support.java_tester import JavaCodecTester, build_synthetic_classes
+from tests.support.java_tester import GENERATOR_VERSION, JavaCodecTester, build_synthetic_classes
 from tests.support.schemas_release import PENDING_RECORDS, SCHEMAS_RELEASE
 from tests.support.jdk import need_jdk
 
@@ -137,7 +137,7 @@ def synth_java(tmp_path_factory):
     need_jdk()
     classes = build_synthetic_classes(SYNTH_DIR, SYNTH_PACKAGE)
     tester = JavaCodecTester.start(tmp_path_factory.mktemp("codec-tester-synth"), [classes],
-                                   java_package=SYNTH_PACKAGE)
+                                   java_package=SYNTH_PACKAGE, version=GENERATOR_VERSION)
     try:
         yield tester
     finally:
