@@ -120,7 +120,7 @@ bench-membership: $(BYTECODE) kafka-dist
 run: $(BYTECODE)
 	$(PY) -m tools.run_local --config config/server.properties
 
-# Three of our controllers and three Apache Kafka 4.3.1 brokers on loopback (tools/run_cluster.py).
+# Three of our controllers and three Apache Kafka 4.4.0 brokers on loopback (tools/run_cluster.py).
 run-cluster: $(BYTECODE)
 	$(PY) -m tools.run_cluster
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import uuid
 
+from kraft_server.common.features import SUPPORTED
 from tools.blocking_client import BlockingConnection
 from wire.messages import (
     BrokerHeartbeatRequest, BrokerRegistrationRequest, CreateTopicsRequest, DescribeClusterRequest,
@@ -16,10 +17,8 @@ from wire.messages.broker_registration_request import Feature, Listener
 from wire.messages.create_topics_request import CreatableTopic
 from wire.messages.metadata_request import MetadataRequestTopic
 
-# What a Kafka 4.3.1 broker offers (wide enough for every finalized level).
-BROKER_FEATURES = (("metadata.version", 7, 30), ("kraft.version", 0, 1), ("group.version", 0, 1),
-                   ("transaction.version", 0, 2), ("eligible.leader.replicas.version", 0, 1),
-                   ("share.version", 0, 1), ("streams.version", 0, 1))
+# What a broker of the release our controllers follow offers (wide enough for every finalized level).
+BROKER_FEATURES = tuple((name, lo, hi) for name, (lo, hi) in SUPPORTED.items())
 CAUGHT_UP = (1 << 62)  # a CurrentMetadataOffset past any registration
 
 

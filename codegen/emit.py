@@ -543,12 +543,14 @@ class ModuleEmitter:
         field present at ``v`` is read by the field's type, its size prefix unused (so a
         wrong size is not noticed); a tag the struct gives a field only at other versions
         is refused ("Tag 2 is not valid for version 1"); any other tag is kept as unknown
-        bytes of its size."""
+        bytes of its size. A count that is a negative Java int is refused, as from Kafka
+        4.4 (4.3's readers read no tagged field then)."""
         self.put(fn, 1, "o.unknown_tagged_fields", "()")
         fn.add(1, f"if {'_u8(b, p)' if fn.compiled else 'b[p]'} == 0:")
         fn.add(2, "p += 1")
         fn.add(1, "else:")
         fn.add(2, "_k, p = _ruv(b, p)")
+        fn.add(2, "if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')")  # Kafka 4.4
         fn.add(2, "if _k > len(b) - p: raise _DecodeError('too many tagged fields')")
         fn.add(2, "_u = []")
         fn.add(2, "for _ in range(_k):")

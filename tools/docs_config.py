@@ -1,5 +1,5 @@
 """Render docs/configuration.md from the node's property declarations
-(``kraft_server.config.DEFINITIONS``), with Kafka 4.3.1's defaults beside ours
+(``kraft_server.config.DEFINITIONS``), with Kafka 4.4.0's defaults beside ours
 (``kraft_server/controller/configs/kafka_config_defs.json``, read from the pinned jars).
 
     python -m tools.docs_config           # write docs/configuration.md
@@ -42,7 +42,7 @@ INTRO = """\
 
 The node reads a Kafka `server.properties` file: `kraft-server FILE` (or
 `python -m kraft_server FILE`). Names, types, defaults and error messages are Apache
-Kafka 4.3.1's, so a file written for a Kafka controller works here. `config/` has
+Kafka 4.4.0's, so a file written for a Kafka controller works here. `config/` has
 commented examples: `config/server.properties` (one node),
 `config/quorum/controller-1.properties` (and 2, 3: three nodes),
 `config/server-ssl.properties` (mutual TLS) and `config/server-sasl-ssl.properties`
@@ -50,7 +50,7 @@ commented examples: `config/server.properties` (one node),
 
 How to read the tables:
 
-- **Kafka** says how the property compares with Kafka 4.3.1's: *same* (same type and
+- **Kafka** says how the property compares with Kafka 4.4.0's: *same* (same type and
   default), *ours* (a `kraft.` property Kafka does not have), or Kafka's default where
   it differs. The authorizer's two properties are not in Kafka's broker definitions
   (StandardAuthorizer reads them); their defaults are the authorizer's.

@@ -1,5 +1,5 @@
-"""``make run-cluster``: three of our controllers and three Apache Kafka 4.3.1 brokers
-on loopback, for trying the quorum with real Kafka clients.
+"""``make run-cluster``: three of our controllers and three Apache Kafka brokers of the
+default release (4.4.0) on loopback, for trying the quorum with real Kafka clients.
 
     python -m tools.run_cluster [--controllers 3] [--brokers 3] [--dir ./data-cluster]
 

@@ -1,6 +1,6 @@
-"""Kafka's error codes: every ``org.apache.kafka.common.protocol.Errors`` of 4.3.1.
+"""Kafka's error codes: every ``org.apache.kafka.common.protocol.Errors`` of 4.4.0.
 
-Generated from Apache Kafka 4.3.1's ``Errors.values()`` by
+Generated from Apache Kafka 4.4.0's ``Errors.values()`` by
 ``tests/java/ErrorsDump.java`` run against the pinned kafka-clients jar
 (``python -m tools.kafka_dist.errors_table > wire/errors.py``);
 ``tests/interop/test_errors.py`` re-runs that program and checks this module against
@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
-KAFKA_VERSION = "4.3.1"
+KAFKA_VERSION = "4.4.0"
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,7 +287,7 @@ _TABLE: tuple[tuple[int, str, bool, str | None, str], ...] = (
     (123, "INVALID_SHARE_SESSION_EPOCH", True, "InvalidShareSessionEpochException",
      "The share session epoch is invalid."),
     (124, "FENCED_STATE_EPOCH", False, "FencedStateEpochException",
-     "The share coordinator rejected the request because the share-group state epoch did not match."),
+     "The coordinator rejected the request because the state epoch did not match."),
     (125, "INVALID_VOTER_KEY", False, "InvalidVoterKeyException",
      "The voter key doesn't match the receiving replica's key."),
     (126, "DUPLICATE_VOTER", False, "DuplicateVoterException",
@@ -306,6 +306,12 @@ _TABLE: tuple[tuple[int, str, bool, str | None, str], ...] = (
      "The supplied topology epoch is outdated."),
     (133, "SHARE_SESSION_LIMIT_REACHED", True, "ShareSessionLimitReachedException",
      "The limit of share sessions has been reached."),
+    (134, "GROUP_DELETION_FAILED", False, "GroupDeletionFailedException",
+     "DeleteGroups could not complete; see the error message on the per-group result for details."),
+    (135, "STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED", False, "StreamsTopologyDescriptionUpdateFailedException",
+     "The broker could not process the topology description update; see the error message for details."),
+    (136, "CONTROLLER_ID_NOT_REGISTERED", False, "ControllerIdNotRegisteredException",
+     "The given controller ID was not registered."),
 )
 # fmt: on
 
@@ -448,6 +454,9 @@ class ErrorCode(IntEnum):
     STREAMS_INVALID_TOPOLOGY_EPOCH = 131
     STREAMS_TOPOLOGY_FENCED = 132
     SHARE_SESSION_LIMIT_REACHED = 133
+    GROUP_DELETION_FAILED = 134
+    STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED = 135
+    CONTROLLER_ID_NOT_REGISTERED = 136
 
 
 ERRORS: dict[int, ErrorInfo] = {row[0]: ErrorInfo(*row) for row in _TABLE}
@@ -461,7 +470,7 @@ def error_info(code: int) -> ErrorInfo:
 
 
 def error_name(code: int) -> str:
-    """Kafka's name for ``code``, or ``"UNKNOWN_ERROR_CODE(<code>)"`` for a code Kafka 4.3.1 lacks."""
+    """Kafka's name for ``code``, or ``"UNKNOWN_ERROR_CODE(<code>)"`` for a code Kafka 4.4.0 lacks."""
     info = ERRORS.get(code)
     return info.name if info is not None else f"UNKNOWN_ERROR_CODE({code})"
 

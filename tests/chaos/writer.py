@@ -23,6 +23,7 @@ import threading
 import time
 import uuid
 
+from kraft_server.common.features import SUPPORTED
 from wire.errors import ErrorCode
 from wire.messages import BrokerHeartbeatRequest, BrokerRegistrationRequest, CreateTopicsRequest
 from wire.messages.broker_registration_request import Feature, Listener
@@ -35,9 +36,7 @@ log = logging.getLogger(__name__)
 REQUEST_TIMEOUT_S = 4.0
 BROKER_ID = 100
 HEARTBEAT_S = 0.25
-FEATURES = [("metadata.version", 7, 30), ("kraft.version", 0, 1), ("group.version", 0, 1),
-            ("transaction.version", 0, 2), ("eligible.leader.replicas.version", 0, 1),
-            ("share.version", 0, 1), ("streams.version", 0, 1)]
+FEATURES = [(name, lo, hi) for name, (lo, hi) in SUPPORTED.items()]  # what our controllers support
 
 
 def _targets(monitor, ports: dict[int, int], turn: int) -> int:

@@ -1,4 +1,4 @@
-"""Admin answers of the active controller, ours against a live Apache Kafka 4.3.1
+"""Admin answers of the active controller, ours against a live Apache Kafka
 controller (issue 26's gaps).
 
 CreateTopics' configs list (v5+):
@@ -23,6 +23,7 @@ import uuid
 
 import pytest
 
+from kraft_server.common.features import SUPPORTED
 from tests.support.jdk import need_jdk
 from tests.support.kraft_nodes import OurNode, _roundtrip, wait_for
 from tools.kafka_dist.controller import KafkaController
@@ -46,9 +47,8 @@ STATIC = {"log.retention.hours": "48", "log.roll.ms": "3600000", "log.segment.by
           "broker.session.timeout.ms": "60000"}
 DYNAMIC = {"": [("log.segment.bytes", "2097152"), ("log.retention.minutes", "30")],
            str(NODE): [("log.cleaner.delete.retention.ms", "1000")]}
-FEATURES = (("metadata.version", 7, 30), ("kraft.version", 0, 1), ("group.version", 0, 1),
-            ("transaction.version", 0, 2), ("eligible.leader.replicas.version", 0, 1),
-            ("share.version", 0, 1), ("streams.version", 0, 1))
+# what a broker of the release our controller follows offers (4.4.0: metadata.version to 33)
+FEATURES = tuple((name, lo, hi) for name, (lo, hi) in SUPPORTED.items())
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,11 @@
 """Differential test of the active controller (issue 11 f): one scripted admin sequence
-(``tests/support/controller_scenario.py``: three Apache Kafka 4.3.1 brokers register and
+(``tests/support/controller_scenario.py``: three Apache Kafka brokers register and
 unfence, one with two log directories (AssignReplicasToDirs); CreateTopics with RF 1 and RF 3, configs, more partitions than brokers, a
 manual assignment; DeleteTopics; ``__consumer_offsets`` and an auto-created topic
 through the clients; the broker leading most partitions killed with SIGKILL, fenced,
 restarted, unfenced and back in every ISR; another broker's controlled shutdown) run
-against a 1-voter quorum of Kafka 4.3.1's controller and a 1-voter quorum of ours.
+against a 1-voter quorum of Kafka's controller and a 1-voter quorum of ours (both the
+default release, 4.4.0).
 Both metadata logs are dumped with the pinned distribution's ``kafka-dump-log
 --cluster-metadata-decoder`` and reduced to their decisions by
 ``tests/support/metadata_dump.py`` (every normalisation is listed there: NoOps, runs
@@ -18,7 +19,7 @@ LeaderRecoveryState, Directories) for the manual topic and for every placed
 partition whose replica order (as roles) occurs in both runs.
 
 The default suite runs ours live against a Kafka dump captured with this script
-(``tests/data/controller_diff/kafka-4.3.1.dump.txt``; regenerate with
+(``tests/data/controller_diff/kafka-4.4.0.dump.txt``; regenerate with
 ``python -m tests.interop.test_controller_differential capture``); the slow variant
 runs Kafka's controller live too, with CreatePartitions and a preferred election of
 every partition added. Differences found this way and fixed in
@@ -35,10 +36,11 @@ import pytest
 from tests.support import controller_scenario as scenario
 from tests.support import metadata_dump as md
 from tests.support.jdk import need_jdk
+from tools.kafka_dist import KAFKA_VERSION
 
 pytestmark = pytest.mark.java
 CLUSTER = "Q29udHJvbGxlckRpZmZUZXN0"
-CAPTURED = Path(__file__).resolve().parents[1] / "data" / "controller_diff" / "kafka-4.3.1.dump.txt"
+CAPTURED = Path(__file__).resolve().parents[1] / "data" / "controller_diff" / f"kafka-{KAFKA_VERSION}.dump.txt"
 ROLES = {"victim": scenario.VICTIM, "shutdown": scenario.LEAVING}
 MANUAL = ("manual",)
 

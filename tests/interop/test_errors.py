@@ -1,4 +1,4 @@
-"""wire/errors.py against Kafka 4.3.1's own ``Errors`` enum."""
+"""wire/errors.py against the default release's (Kafka 4.4.0) own ``Errors`` enum."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def test_table_equals_kafka_errors_enum(tmp_path):
     except FileNotFoundError as exc:
         pytest.skip(f"no JDK: {exc}")
 
-    rows = java_errors(tmp_path / "classes")  # javac ErrorsDump.java + run against kafka-clients-4.3.1.jar
+    rows = java_errors(tmp_path / "classes")  # javac ErrorsDump.java + run against the default release's kafka-clients jar
     assert len(rows) > 100
     java = [(r["code"], r["name"], r["retriable"]) for r in rows]
     ours = [(e.code, e.name, e.retriable) for e in ERRORS.values()]
@@ -32,7 +32,7 @@ def test_enum_and_table_agree():
     assert [(m.name, m.value) for m in ErrorCode] == [(e.name, e.code) for e in ERRORS.values()]
     assert len(set(ERRORS)) == len(ERRORS) == len(ERRORS_BY_NAME)
     assert all(isinstance(e, ErrorInfo) and e.message for e in ERRORS.values())
-    assert errors.KAFKA_VERSION == "4.3.1"
+    assert errors.KAFKA_VERSION == "4.4.0"
 
 
 @pytest.mark.parametrize(

@@ -51,7 +51,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
 from tests.support import strategies as S
-from tests.support.java_tester import JavaCodecTester, build_synthetic_classes
+from tests.support.java_tester import GENERATOR_VERSION, JavaCodecTester, build_synthetic_classes
 from tests.support.schemas_release import NEWER_THAN_DEFAULT_RECORDS, PENDING_RECORDS, SCHEMAS_RELEASE
 from tests.support.jdk import need_jdk
 
@@ -122,7 +122,7 @@ def metadata_codec(tmp_path_factory):
     """A CodecTester JVM over the default release's classes, for ``__cluster_metadata``
     values: their schemas are the same in 4.3.1 and 4.4.0, and how malformed values are
     read follows the release the suite runs (Kafka 4.4's readers refuse a tagged-field
-    count that is a negative int, 4.3.1's read none, as ours do while it is the default)."""
+    count that is a negative int, as ours do; 4.3.1's read none)."""
     need_jdk()
     tester = JavaCodecTester.start(tmp_path_factory.mktemp("codec-tester-metadata"))
     try:
@@ -137,7 +137,7 @@ def synth_java(tmp_path_factory):
     need_jdk()
     classes = build_synthetic_classes(SYNTH_DIR, SYNTH_PACKAGE)
     tester = JavaCodecTester.start(tmp_path_factory.mktemp("codec-tester-synth"), [classes],
-                                   java_package=SYNTH_PACKAGE)
+                                   java_package=SYNTH_PACKAGE, version=GENERATOR_VERSION)
     try:
         yield tester
     finally:
@@ -505,8 +505,7 @@ WIDE_VARINTS = {
     "unknown tag size past 32 bits": "011900" "01" "05" "8180808010" "aa",
     # a negative size of an unknown tag: refused
     "unknown tag size negative": "011900" "01" "05" "ffffffff0f" "aa",
-    # tag count 2**31: a negative int, no tagged field read (Kafka 4.4 refuses it: see
-    # metadata_codec)
+    # tag count 2**31: a negative int, refused (from Kafka 4.4; 4.3 read no tagged field)
     "tag count 2**31": "011800" "8080808008",
     # frame version 2**32 + 1: the int is 1
     "frame version past 32 bits": "8180808010" "1400" "00",

@@ -1,4 +1,4 @@
-"""Kafka 4.3.1's own tools through a Kafka broker on our quorum (issue 26): client quotas
+"""Kafka's own tools (the default release's) through a Kafka broker on our quorum (issue 26): client quotas
 (``kafka-configs``: the broker forwards AlterClientQuotas in an Envelope, answers
 DescribeClientQuotas from the ClientQuotaRecords it replayed and throttles by them),
 feature flags
@@ -17,6 +17,7 @@ import re
 
 import pytest
 
+from kraft_server.common.features import default_levels
 from tests.interop.test_kafka_brokers_serve_topic import record_kinds
 from tests.support.admin_session import (
     feature_session, features_described, quorum_replication, quorum_status, quota_session,
@@ -25,6 +26,7 @@ from tests.support.jdk import need_jdk
 from tests.support.kafka_brokers import start_brokers
 from tests.support.kraft_nodes import OurNode, make_quorum, wait_for
 from tools.kafka_dist.controller import run_tool
+from tools.kafka_dist.releases import DEFAULT_RELEASE, release_facts
 
 pytestmark = pytest.mark.java
 CLUSTER = "QWRtaW5Ub29sc09uT3Vycw"
@@ -102,11 +104,10 @@ def test_feature_flags_through_a_broker(cluster):
                                              "for all features since the following feature had an error: "
                                              "Invalid update version 2 for feature group.version. Local "
                                              "controller 1 only supports versions 0-1")
-    assert said["release 4.3"].splitlines()[1:] == [
-        f"{f} was upgraded to {lvl}." for f, lvl in (
-            ("eligible.leader.replicas.version", 1), ("group.version", 1), ("kraft.version", 1),
-            ("metadata.version", 30), ("share.version", 1), ("streams.version", 1),
-            ("transaction.version", 2))]
+    # every feature at the level the brokers' release defaults to (4.4: metadata.version 33, share.version 2)
+    levels = {**default_levels(release_facts(DEFAULT_RELEASE)["metadata"][1]), "kraft.version": 1}
+    assert said["release upgrade"].splitlines()[1:] == [
+        f"{f} was upgraded to {lvl}." for f, lvl in sorted(levels.items())]
     assert "Feature: group.version                             SupportedMinVersion: 0                " \
            "SupportedMaxVersion: 1                FinalizedVersionLevel: 1" in said["describe before"]
     assert said["describe before"].count("Feature: ") == 7
@@ -129,10 +130,12 @@ def test_metadata_version_upgrade_from_3_9_with_a_broker_running(tmp_path):
                  "the broker at metadata.version 3.9-IV0")
         run_tool("kafka-topics", "--bootstrap-server", bootstrap, "--create", "--topic", "before",
                  "--partitions", "2", "--replication-factor", "1", timeout=90)
-        up = run_tool("kafka-features", "--bootstrap-server", bootstrap, "upgrade", "--metadata", "4.3", timeout=90)
-        assert "metadata.version was upgraded to 30." in up.stdout
-        wait_for(lambda: "FinalizedVersionLevel: 4.3-IV0" in features_described(bootstrap), 60,
-                 "the broker at metadata.version 4.3-IV0")
+        name, level = release_facts(DEFAULT_RELEASE)["metadata"]  # the brokers' newest level
+        up = run_tool("kafka-features", "--bootstrap-server", bootstrap, "upgrade", "--metadata",
+                      name.split("-")[0], timeout=90)
+        assert f"metadata.version was upgraded to {level}." in up.stdout
+        wait_for(lambda: f"FinalizedVersionLevel: {name}" in features_described(bootstrap), 60,
+                 f"the broker at metadata.version {name}")
         run_tool("kafka-topics", "--bootstrap-server", bootstrap, "--create", "--topic", "after",
                  "--partitions", "2", "--replication-factor", "1", timeout=90)
         topics = run_tool("kafka-topics", "--bootstrap-server", bootstrap, "--describe", timeout=90).stdout
@@ -184,13 +187,14 @@ def test_release_upgrade_moves_kraft_version_with_the_other_features(tmp_path):
     try:
         node.wait_leader()
         boot = node.bootstrap
-        wait_for(lambda: "FinalizedVersionLevel: 4.3-IV0" in features_described(boot, "--bootstrap-controller"),
-                 60, "the controller at metadata.version 4.3-IV0")
+        name = release_facts(DEFAULT_RELEASE)["metadata"][0]  # the harness formats at the pinned release
+        wait_for(lambda: f"FinalizedVersionLevel: {name}" in features_described(boot, "--bootstrap-controller"),
+                 60, f"the controller at metadata.version {name}")
         assert "Feature: kraft.version                             SupportedMinVersion: 0                " \
                "SupportedMaxVersion: 1                FinalizedVersionLevel: 0" in \
                features_described(boot, "--bootstrap-controller")
-        up = run_tool("kafka-features", "--bootstrap-controller", boot, "upgrade", "--release-version", "4.3",
-                      timeout=90, check=False)
+        up = run_tool("kafka-features", "--bootstrap-controller", boot, "upgrade", "--release-version",
+                      name.split("-")[0], timeout=90, check=False)
         assert "kraft.version was upgraded to 1." in up.stdout and up.returncode == 0, up.stdout + up.stderr
         assert "FinalizedVersionLevel: 1" in [l for l in features_described(boot, "--bootstrap-controller")
                                                .splitlines() if "kraft.version" in l][0]

@@ -1,5 +1,5 @@
-"""``kafka-configs`` of Apache Kafka 4.3.1 against a quorum of ours with a real 4.3.1
-broker on it, compared with the same commands against Kafka's own controller
+"""``kafka-configs`` of Apache Kafka (the default release) against a quorum of ours with
+a real broker of that release on it, compared with the same commands against Kafka's own controller
 (issue 26, configs): a topic config set through the broker (an Envelope carrying
 IncrementalAlterConfigs) is a ConfigRecord the broker replays (its own DescribeConfigs
 shows it); the cluster-wide broker default likewise; the reassignment throttles
@@ -22,6 +22,7 @@ import pytest
 from tests.support.jdk import need_jdk
 from tests.support.kafka_brokers import start_brokers
 from tests.support.kraft_nodes import OurNode, _roundtrip, wait_for
+from tools.kafka_dist import KAFKA_VERSION
 from tools.kafka_dist.controller import KafkaController, run_tool
 
 pytestmark = pytest.mark.java
@@ -29,7 +30,7 @@ CLUSTER = "Q29uZmlnc09uT3VyUXVvcnVt"
 TOPIC = "configured"
 # Kafka's controller's DescribeConfigs v4 answer for the topic after
 # ``alter_and_describe_topic`` (``python -m tests.interop.test_kafka_configs_cli capture``)
-CAPTURED = Path(__file__).resolve().parents[1] / "data" / "configs" / "kafka-4.3.1-describe-topic.json"
+CAPTURED = Path(__file__).resolve().parents[1] / "data" / "configs" / f"kafka-{KAFKA_VERSION}-describe-topic.json"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -218,7 +219,7 @@ def test_describe_through_the_controller_matches_kafkas_controller(ours, theirs)
 
 def test_config_definitions_match_the_pinned_jars():
     """``kafka_config_defs.json`` is what ``python -m tools.kafka_configdefs`` reads from
-    the 4.3.1 jars today."""
+    the default release's jars today."""
     from tools.kafka_configdefs.__main__ import TARGET, dump
     assert dump() == TARGET.read_text(encoding="utf-8")
 

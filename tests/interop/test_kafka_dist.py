@@ -1,7 +1,7 @@
 """The pinned Apache Kafka distribution and the real-controller harness.
 
-The controller test formats a storage dir, starts a real Kafka 4.3.1
-``process.roles=controller`` node (standalone dynamic quorum) on a free
+The controller test formats a storage dir, starts a real Kafka
+(the default release) ``process.roles=controller`` node (standalone dynamic quorum) on a free
 loopback port, and runs ``kafka-metadata-quorum describe --status`` against it.
 """
 
@@ -21,6 +21,7 @@ from tests.support.jdk import need_jdk
 from tools import kafka_dist
 from tools.kafka_dist import recipe
 from tools.kafka_dist.controller import KafkaController
+from tools.kafka_dist.releases import DEFAULT_RELEASE
 
 pytestmark = pytest.mark.java
 
@@ -45,11 +46,12 @@ def kafka_controller(request, dist_home, tmp_path_factory) -> KafkaController:
 
 def test_layout_and_api(dist_home):
     assert dist_home.name == f"kafka-{kafka_dist.KAFKA_VERSION}"
-    assert kafka_dist.KAFKA_VERSION == "4.3.1"
+    version = kafka_dist.KAFKA_VERSION
+    assert version == DEFAULT_RELEASE == "4.4.0"
     for artifact in ("kafka-clients", "kafka-raft", "kafka-metadata", "kafka-server-common", "kafka_2.13"):
         jar = kafka_dist.upstream_jar(artifact)
-        assert jar == dist_home / "libs" / f"{artifact}-4.3.1.jar" and jar.is_file()
-    assert kafka_dist.upstream_jar("kafka").name == "kafka_2.13-4.3.1.jar"
+        assert jar == dist_home / "libs" / f"{artifact}-{version}.jar" and jar.is_file()
+    assert kafka_dist.upstream_jar("kafka").name == f"kafka_2.13-{version}.jar"
     assert kafka_dist.upstream_jar("log4j-core").name == f"log4j-core-{recipe.LOG4J2_VERSION}.jar"
     with pytest.raises(FileNotFoundError):
         kafka_dist.upstream_jar("no-such-artifact")

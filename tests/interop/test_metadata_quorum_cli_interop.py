@@ -1,5 +1,5 @@
 """``kraft-metadata-quorum`` against real peers (marked ``java``): Apache Kafka
-4.3.1 controllers started from ``tools/kafka_dist`` and our own node.
+controllers (the default release) started from ``tools/kafka_dist`` and our own node.
 
 1. ``describe --status`` / ``--replication`` print what Kafka's own
    ``kafka-metadata-quorum`` prints on the same quorum (timestamps, lag and the
@@ -291,7 +291,7 @@ def test_add_and_remove_controllers_on_a_real_kafka_dynamic_quorum(tmp_path):
 
         out = ours("--bootstrap-controller", quorum.bootstrap(), "remove-controller",
                    "-i", "3", "-d", _directory_id(three)).stdout
-        assert out == f"Removed  KRaft controller 3 with directory id {_directory_id(three)}\n"
+        assert out == f"Removed KRaft controller 3 with directory id {_directory_id(three)}\n"
         status = _kafka_status(boot)
         assert sorted(_voter_ids(status)) == [1, 2], status
         # The removed controller keeps fetching, as an observer.
@@ -443,7 +443,7 @@ def test_add_and_remove_a_kafka_observer_on_our_leader(our_node, tmp_path):
                  30, "the VotersRecord to commit")
         out = ours("--bootstrap-controller", node.bootstrap, "remove-controller",
                    "-i", "2", "-d", _directory_id(ctl)).stdout
-        assert out == f"Removed  KRaft controller 2 with directory id {_directory_id(ctl)}\n"
+        assert out == f"Removed KRaft controller 2 with directory id {_directory_id(ctl)}\n"
         status = parse_status(ours("--bootstrap-controller", node.bootstrap, "describe", "--status").stdout)
         assert _voter_ids(status) == [1]
     finally:

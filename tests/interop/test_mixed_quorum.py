@@ -1,4 +1,4 @@
-"""Mixed quorums with real Apache Kafka 4.3.1 controllers: controller registrations
+"""Mixed quorums with real Apache Kafka controllers (the default release): controller registrations
 (KIP-919) and a voter added by Kafka's own ``add-controller`` (KIP-853). Needs a JDK
 and the pinned distribution (marked ``java``); ``tests/interop/test_interop_quorum.py`` has
 the plain replication cases, which these do not repeat.
@@ -37,6 +37,7 @@ from tests.support.kraft_nodes import OurNode, parse_status, segment_files, set_
 from tests.support.kraft_nodes import wait_for as kraft_wait_for
 from tools.kafka_dist.controller import KafkaController, random_cluster_id, run_tool
 from tools.kafka_dist.probe import describe_quorum
+from tools.kafka_dist.releases import DEFAULT_RELEASE, release_facts
 
 pytestmark = pytest.mark.java
 
@@ -101,7 +102,8 @@ def test_a_kafka_controller_registers_with_our_leader(tmp_path):
         lines = wait_for(registered, 120, "Kafka's RegisterControllerRecord in our log", interval=1.0)
         record = lines[-1].replace(" ", "")
         assert f'"name":"CONTROLLER","host":"127.0.0.1","port":{ctl.port},"securityProtocol":0' in record
-        assert '"name":"metadata.version","minSupportedVersion":7,"maxSupportedVersion":30' in record
+        newest = release_facts(DEFAULT_RELEASE)["metadata"][1]  # the release's newest production level
+        assert f'"name":"metadata.version","minSupportedVersion":7,"maxSupportedVersion":{newest}' in record
         assert "Our registration has been persisted to the metadata log" in wait_for(
             lambda: "persisted to the metadata log" in ctl.log_text() and ctl.log_text(), 60,
             "Kafka's ControllerRegistrationManager to see its record")

@@ -12,6 +12,7 @@ from kraft_server.shell.wiring import build_node
 from tests.support.jdk import need_jdk
 from tests.support.kraft_nodes import kafka_release
 from tools.kafka_dist.controller import KafkaController, run_tool
+from tools.kafka_dist.releases import DEFAULT_RELEASE, release_facts
 from tools.storage.__main__ import main as storage_main
 
 pytestmark = pytest.mark.java
@@ -65,7 +66,8 @@ def test_kafka_reads_and_starts_from_our_snapshot(tmp_path):
     part = ctl.data_dir / PART
     snap = part / f"{second.offset:020d}-{second.epoch:010d}.checkpoint"
     out = run_tool("kafka-dump-log", "--cluster-metadata-decoder", "--files", str(snap), timeout=120).stdout
-    for needle in ("SnapshotHeader", "KRaftVersion", "KRaftVoters", '"name":"metadata.version","featureLevel":30',
+    level = release_facts(DEFAULT_RELEASE)["metadata"][1]  # formatted at the pinned release
+    for needle in ("SnapshotHeader", "KRaftVersion", "KRaftVoters", f'"name":"metadata.version","featureLevel":{level}',
                    "REGISTER_CONTROLLER_RECORD", "CONFIG_RECORD", "SnapshotFooter"):
         assert needle in out, out
     assert "NO_OP_RECORD" not in out and "Exception" not in out

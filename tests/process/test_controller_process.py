@@ -8,6 +8,7 @@ import uuid
 from kraft_server.controller import records as rec
 from kraft_server.log.file_log import FileReplicatedLog
 from tests.support.kraft_nodes import OurNode, _roundtrip, wait_for
+from tools.kafka_dist.releases import DEFAULT_RELEASE, release_facts
 from wire.messages import ApiVersionsRequest
 from wire.records import batch_records, walk
 
@@ -28,7 +29,8 @@ def test_process_writes_metadata_and_snapshots(tmp_path):
         resp = _roundtrip(node.port, ApiVersionsRequest(client_software_name="t",
                                                         client_software_version="1"), 4)
         finalized = {f.name: f.max_version_level for f in resp.finalized_features}
-        assert finalized["metadata.version"] == 30 and finalized["kraft.version"] == 1
+        level = release_facts(DEFAULT_RELEASE)["metadata"][1]  # formatted at the pinned release
+        assert finalized["metadata.version"] == level and finalized["kraft.version"] == 1
         assert finalized["group.version"] == 1 and resp.finalized_features_epoch >= 12
     finally:
         node.stop()

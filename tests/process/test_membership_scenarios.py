@@ -1,5 +1,5 @@
 """Dynamic-quorum scenarios (KIP-853) with our nodes as processes, each run with Apache
-Kafka 4.3.1's real ``kafka-metadata-quorum`` and with ours (``python -m
+Kafka's real ``kafka-metadata-quorum`` (the default release's) and with ours (``python -m
 tools.metadata_quorum``), while the leader commits records all the time (the nodes run
 ``tools/raft_load_server.py``: a load generator proposes records on the leader, and the
 controller writes a NoOpRecord every 50 ms). A recorder thread notes every high
@@ -19,7 +19,7 @@ must hold identical bytes for every offset below the highest high watermark seen
 (f) two concurrent adds: the new voter of the first is paused (SIGSTOP) so the leader's
     ApiVersions probe to it hangs and the add stays pending; the second add gets Kafka's
     AddVoterHandler answer, REQUEST_TIMED_OUT "Request timed out waiting for leader to
-    handle previous voter change request" (the string in kafka-raft-4.3.1.jar) (a TimeoutException, as each tool prints it);
+    handle previous voter change request" (the string in kafka-raft-4.3.1.jar and 4.4.0.jar) (a TimeoutException, as each tool prints it);
     resumed, the first add succeeds;
 (g) a static quorum upgraded with the real ``kafka-features ... upgrade --feature
     kraft.version=1``, then grown with add-controller.
@@ -225,7 +225,7 @@ def test_b_disk_failure_replaces_the_voters_directory(scenario, tool):
         "org.apache.kafka.common.errors.DuplicateVoterException: "), dup.stderr
 
     out = _ok(remove_controller(tool, boot, 3, old), "remove-controller")
-    assert out == f"Removed  KRaft controller 3 with directory id {old}\n", out
+    assert out == f"Removed KRaft controller 3 with directory id {old}\n", out
     s.wait_voters({1, 2})
     s.wait_observer(three)
     out = _ok(add_controller(tool, boot, three), "add-controller")
@@ -256,7 +256,7 @@ def test_c_node_failure_adds_4_and_removes_dead_3(scenario, tool):
     assert out.startswith(f"Added controller 4 with directory id {four.directory_id()}"), out
     s.wait_voters({1, 2, 3, 4})
     out = _ok(remove_controller(tool, boot, 3, old), "remove-controller")
-    assert out == f"Removed  KRaft controller 3 with directory id {old}\n", out
+    assert out == f"Removed KRaft controller 3 with directory id {old}\n", out
     s.wait_voters({1, 2, 4})
     assert status_voter_ids(describe(tool, boot)) == [1, 2, 4]
     _report(s.finish([1, 2, 4]))
@@ -271,7 +271,7 @@ def test_d_removing_the_current_leader(scenario, tool):
     leader, part = s.leader()
     gone = leader.node_id
     out = _ok(remove_controller(tool, s.bootstrap(1, 2, 3), gone, leader.directory_id()), "remove-controller")
-    assert out == f"Removed  KRaft controller {gone} with directory id {leader.directory_id()}\n", out
+    assert out == f"Removed KRaft controller {gone} with directory id {leader.directory_id()}\n", out
     rest = [i for i in (1, 2, 3) if i != gone]
     new_leader, part = s.leader(rest, timeout=90)
     assert new_leader.node_id in rest and part.leader_epoch > 0

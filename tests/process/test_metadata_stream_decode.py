@@ -12,6 +12,7 @@ pd = pytest.importorskip("pandas", reason="pandas (the `spark` extra) is not ins
 
 from tests.support.kraft_nodes import OurNode, wait_for  # noqa: E402
 from tests.support.metadata_rows import source_rows  # noqa: E402
+from tools.kafka_dist.releases import DEFAULT_RELEASE, release_facts  # noqa: E402
 from tools.metadata_stream import transactions as txn  # noqa: E402
 from tools.metadata_stream.decode import decode_batch  # noqa: E402
 from tools.metadata_stream.rowtype import RowType, uuid_text  # noqa: E402
@@ -104,7 +105,8 @@ def test_real_log_decodes_to_typed_rows(real_rows, row_type):
         assert set_columns == ([row_type.columns[record.api_key]] if record.api_key in row_type.columns else [])
     features = {r["feature_level_record"]["name"]: r["feature_level_record"]["feature_level"]
                 for r in out if r["type"] == 12}
-    assert features["metadata.version"] == 30 and features["transaction.version"] == 2
+    level = release_facts(DEFAULT_RELEASE)["metadata"][1]  # formatted at the pinned release
+    assert features["metadata.version"] == level and features["transaction.version"] == 2
     controller = next(r for r in out if r["type"] == 27)
     message = decode_metadata_record(real_rows[9]["value"]).message
     assert controller["register_controller_record"]["controller_id"] == 1

@@ -1,5 +1,5 @@
-"""What an operator runs through a Kafka 4.3.1 broker (``--bootstrap-server``) for client
-quotas, feature flags and the quorum, with what each tool printed, normalised so that
+"""What an operator runs through a Kafka broker of the default release
+(``--bootstrap-server``) for client quotas, feature flags and the quorum, with what each tool printed, normalised so that
 the same session on our quorum and on Kafka's controllers can be compared: feature
 epochs, directory ids, offsets, timestamps and the cluster's ports differ by nature."""
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import time
 
+from tools.kafka_dist import KAFKA_VERSION
 from tools.kafka_dist.controller import run_tool
 
 QUOTA_CHANGES = [  # (name, kafka-configs arguments after --bootstrap-server B --alter)
@@ -29,13 +30,14 @@ QUOTA_VIEWS = [
     ("user and client", ["--entity-type", "users", "--entity-name", "u1", "--entity-type", "clients",
                          "--entity-name", "c2"]),
 ]
+RELEASE = ".".join(KAFKA_VERSION.split(".")[:2])  # the brokers' release line, e.g. "4.4"
 FEATURE_STEPS = [
     ("disable group.version", ["downgrade", "--feature", "group.version=0"]),
     ("dry run", ["upgrade", "--feature", "group.version=1", "--dry-run"]),
     ("upgrade group.version", ["upgrade", "--feature", "group.version=1"]),
     ("beyond support", ["upgrade", "--feature", "group.version=2"]),
     ("unsafe metadata downgrade", ["downgrade", "--metadata", "4.2"]),
-    ("release 4.3", ["upgrade", "--release-version", "4.3"]),
+    ("release upgrade", ["upgrade", "--release-version", RELEASE]),
 ]
 
 
@@ -51,7 +53,7 @@ def _said(proc) -> str:
 # The default suite's short sessions (each tool run is a JVM start: seconds on a busy machine).
 SHORT_QUOTA_CHANGES = ("client c1", "ip", "fractional", "delete")
 SHORT_QUOTA_VIEWS = ("clients", "ips")
-SHORT_FEATURE_STEPS = ("disable group.version", "upgrade group.version", "beyond support", "release 4.3")
+SHORT_FEATURE_STEPS = ("disable group.version", "upgrade group.version", "beyond support", "release upgrade")
 
 
 def quota_session(bootstrap: str, short: bool = False) -> dict[str, str]:

@@ -62,17 +62,24 @@ def compile_tester(classpath: str, javac: str) -> Path:
     return out
 
 
+# org.apache.kafka:generator is not on Maven Central for 4.4.0 (mvn, 2026-12-01): the
+# synthetic specs go through 4.3.1's, compiled and run against 4.3.1's kafka-clients (its
+# output does not compile against 4.4's, which moved ByteUtils).
+GENERATOR_VERSION = "4.3.1"
+
+
 def kafka_generator_jar() -> Path:
-    """``org.apache.kafka:generator`` at the pinned Kafka version, fetched with Maven into the cache.
+    """``org.apache.kafka:generator`` (``GENERATOR_VERSION``), fetched with Maven into the cache.
 
     (tools/kafka_dist does not ship it: the generator is a build tool, not part of the
     distribution.) Offline first, then Maven Central, as tools/kafka_dist does.
     """
     import shutil
 
-    from tools.kafka_dist import KAFKA_VERSION, cache_root
+    from tools.kafka_dist import cache_root
     from tools.kafka_dist.recipe import MAVEN_DEPENDENCY_PLUGIN
 
+    KAFKA_VERSION = GENERATOR_VERSION
     out = cache_root() / f"kafka-generator-{KAFKA_VERSION}"
     jar = out / f"generator-{KAFKA_VERSION}.jar"
     if jar.is_file():
@@ -102,7 +109,7 @@ def build_synthetic_classes(spec_dir: Path, package: str) -> Path:
     """
     from tools.kafka_dist import cache_root, classpath, java_executable, javac_executable
 
-    cp = classpath()
+    cp = classpath(GENERATOR_VERSION)  # the generator's output compiles against its own release
     gen = kafka_generator_jar()
     specs = sorted(Path(spec_dir).glob("*.json"))
     h = hashlib.sha256(package.encode())

@@ -1,12 +1,12 @@
-"""Every API key of Apache Kafka 4.3.1, as plain data: reference data for the tests.
+"""Every API key of Apache Kafka 4.4.0 (the default release), as plain data: reference data for the tests.
 
 The server takes its API keys from the generated messages (``XRequest.API_KEY``,
 from ``schemas/``); this table describes all of Kafka's APIs, which the server
 neither implements nor needs, so it lives with the tests that use it.
 
-One row per ``*Request.json`` in kafka-clients 4.3.1 (``common/message/``), which is
+One row per ``*Request.json`` in kafka-clients 4.4.0 (``common/message/``), which is
 also one row per ``org.apache.kafka.common.protocol.ApiKeys`` constant, in key order
-0-92. ``tests/unit/test_api_keys.py`` checks every row against the JSON in the jar.
+0-94. ``tests/unit/test_api_keys.py`` checks every row against the JSON in the jar.
 
 Each row: the key; Kafka's ``ApiKeys`` enum name (``"FETCH"``); the JSON message
 name prefix (``"Fetch"``, as in ``FetchRequest.json``); the request's
@@ -17,11 +17,11 @@ upstream marks the latest version unstable (``latestVersionUnstable``).
 Unusual rows:
 
 - Keys 4-7 (LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown) are the
-  ZooKeeper-era inter-broker APIs. 4.3.1 keeps their JSON files and enum constants
+  ZooKeeper-era inter-broker APIs. 4.4.0 keeps their JSON files and enum constants
   but with ``validVersions "none"`` and no listeners; they are written here as
   0..-1 (an empty range), which is what Kafka's ``ApiMessageType`` reports.
 - InitProducerId (22) has ``validVersions 0-6`` with ``latestVersionUnstable``: a
-  stock 4.3.1 server advertises only 0-5 (see :meth:`ApiKeyInfo.advertised_max`).
+  stock 4.4.0 server advertises only 0-5 (see :meth:`ApiKeyInfo.advertised_max`).
 - SaslHandshake (17) and OffsetDelete (47) are never flexible.
 - AddRaftVoter (80) and RemoveRaftVoter (81) list ``["controller", "broker"]``;
   the order in the JSON carries no meaning, so listeners are a frozenset.
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from wire.headers import API_VERSIONS_KEY
 
-KAFKA_VERSION = "4.3.1"
+KAFKA_VERSION = "4.4.0"
 
 BROKER = "broker"
 CONTROLLER = "controller"
@@ -115,7 +115,7 @@ _TABLE: tuple[tuple, ...] = (
     (15, "DESCRIBE_GROUPS", "DescribeGroups", 0, 6, _B, 5),
     (16, "LIST_GROUPS", "ListGroups", 0, 5, _B, 3),
     (17, "SASL_HANDSHAKE", "SaslHandshake", 0, 1, _BC, None),
-    (18, "API_VERSIONS", "ApiVersions", 0, 4, _BC, 3),
+    (18, "API_VERSIONS", "ApiVersions", 0, 5, _BC, 3),
     (19, "CREATE_TOPICS", "CreateTopics", 2, 7, _BC, 5),
     (20, "DELETE_TOPICS", "DeleteTopics", 1, 6, _BC, 4),
     (21, "DELETE_RECORDS", "DeleteRecords", 0, 2, _B, 2),
@@ -125,7 +125,7 @@ _TABLE: tuple[tuple, ...] = (
     (25, "ADD_OFFSETS_TO_TXN", "AddOffsetsToTxn", 0, 4, _B, 3),
     (26, "END_TXN", "EndTxn", 0, 5, _B, 3),
     (27, "WRITE_TXN_MARKERS", "WriteTxnMarkers", 1, 2, _B, 1),
-    (28, "TXN_OFFSET_COMMIT", "TxnOffsetCommit", 0, 5, _B, 3),
+    (28, "TXN_OFFSET_COMMIT", "TxnOffsetCommit", 0, 6, _B, 3),
     (29, "DESCRIBE_ACLS", "DescribeAcls", 1, 3, _BC, 2),
     (30, "CREATE_ACLS", "CreateAcls", 1, 3, _BC, 2),
     (31, "DELETE_ACLS", "DeleteAcls", 1, 3, _BC, 2),
@@ -139,7 +139,7 @@ _TABLE: tuple[tuple, ...] = (
     (39, "RENEW_DELEGATION_TOKEN", "RenewDelegationToken", 1, 2, _BC, 2),
     (40, "EXPIRE_DELEGATION_TOKEN", "ExpireDelegationToken", 1, 2, _BC, 2),
     (41, "DESCRIBE_DELEGATION_TOKEN", "DescribeDelegationToken", 1, 3, _BC, 2),
-    (42, "DELETE_GROUPS", "DeleteGroups", 0, 2, _B, 2),
+    (42, "DELETE_GROUPS", "DeleteGroups", 0, 3, _B, 2),
     (43, "ELECT_LEADERS", "ElectLeaders", 0, 2, _BC, 2),
     (44, "INCREMENTAL_ALTER_CONFIGS", "IncrementalAlterConfigs", 0, 1, _BC, 1),
     (45, "ALTER_PARTITION_REASSIGNMENTS", "AlterPartitionReassignments", 0, 1, _BC, 0),
@@ -185,23 +185,25 @@ _TABLE: tuple[tuple, ...] = (
     (85, "WRITE_SHARE_GROUP_STATE", "WriteShareGroupState", 0, 1, _B, 0),
     (86, "DELETE_SHARE_GROUP_STATE", "DeleteShareGroupState", 0, 0, _B, 0),
     (87, "READ_SHARE_GROUP_STATE_SUMMARY", "ReadShareGroupStateSummary", 0, 1, _B, 0),
-    (88, "STREAMS_GROUP_HEARTBEAT", "StreamsGroupHeartbeat", 0, 0, _B, 0),
-    (89, "STREAMS_GROUP_DESCRIBE", "StreamsGroupDescribe", 0, 0, _B, 0),
+    (88, "STREAMS_GROUP_HEARTBEAT", "StreamsGroupHeartbeat", 0, 1, _B, 0),
+    (89, "STREAMS_GROUP_DESCRIBE", "StreamsGroupDescribe", 0, 1, _B, 0),
     (90, "DESCRIBE_SHARE_GROUP_OFFSETS", "DescribeShareGroupOffsets", 0, 1, _B, 0),
     (91, "ALTER_SHARE_GROUP_OFFSETS", "AlterShareGroupOffsets", 0, 0, _B, 0),
     (92, "DELETE_SHARE_GROUP_OFFSETS", "DeleteShareGroupOffsets", 0, 0, _B, 0),
+    (93, "STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE", "StreamsGroupTopologyDescriptionUpdate", 0, 0, _B, 0),
+    (94, "UNREGISTER_CONTROLLER", "UnregisterController", 0, 0, _BC, 0),
 )
 # fmt: on
 
 API_KEYS: dict[int, ApiKeyInfo] = {row[0]: ApiKeyInfo(*row) for row in _TABLE}
 API_KEYS_BY_NAME: dict[str, ApiKeyInfo] = {info.name: info for info in API_KEYS.values()}
 
-# What a 4.3.1 KRaft controller can be asked over its listener (before intersecting with
+# What a 4.4.0 KRaft controller can be asked over its listener (before intersecting with
 # what we implement): the keys whose request JSON lists "controller".
 CONTROLLER_API_KEYS: frozenset[int] = frozenset(
     k for k, info in API_KEYS.items() if CONTROLLER in info.listeners)
 
 
 def api_key_info(key: int) -> ApiKeyInfo | None:
-    """The row for ``key``, or None for a key Kafka 4.3.1 does not define."""
+    """The row for ``key``, or None for a key Kafka 4.4.0 does not define."""
     return API_KEYS.get(key)

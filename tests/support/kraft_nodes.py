@@ -156,9 +156,9 @@ def set_property(path: Path, key: str, value: str) -> None:
 
 
 def kafka_release() -> str:
-    """The pinned Kafka's release (``4.3`` for 4.3.1): the ``--release-version`` our nodes
-    are formatted with when Kafka peers join them, so that their metadata.version is one
-    those peers support (our tool's default is 4.4.0's, 4.4-IV2)."""
+    """The pinned Kafka's release (``4.4`` for 4.4.0): the ``--release-version`` our nodes
+    are formatted with, so that their metadata.version is one Kafka peers of that release
+    support (an older pinned release, such as 4.3.1, supports levels only up to its own)."""
     from tools.kafka_dist import KAFKA_VERSION
     return ".".join(KAFKA_VERSION.split(".")[:2])
 

@@ -1,4 +1,4 @@
-"""Kafka 4.3.1's config definitions as facts for the controller's config handling.
+"""The default release's (Kafka 4.4.0) config definitions as facts for the controller's config handling.
 
 ``python -m tools.kafka_configdefs`` compiles ``DumpConfigDefs.java`` against the
 pinned distribution (``tools/kafka_dist``), runs it, and writes

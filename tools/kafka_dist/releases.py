@@ -19,7 +19,7 @@ Per release:
 
 from __future__ import annotations
 
-DEFAULT_RELEASE = "4.3.1"
+DEFAULT_RELEASE = "4.4.0"
 
 RELEASES: dict[str, dict] = {
     "4.0.2": {

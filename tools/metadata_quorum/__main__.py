@@ -124,7 +124,7 @@ def _remove_controller(admin: AdminClient, args) -> None:
     if not args.dry_run:
         admin.remove_raft_voter(args.controller_id, directory_id)
     verb = "DRY RUN of removing " if args.dry_run else "Removed "
-    print(f"{verb} KRaft controller {args.controller_id} with directory id {uuid_to_str(directory_id)}")
+    print(f"{verb}KRaft controller {args.controller_id} with directory id {uuid_to_str(directory_id)}")
 
 
 def _reassign(admin: AdminClient, args) -> int:

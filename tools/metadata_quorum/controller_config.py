@@ -1,6 +1,6 @@
 """What ``add-controller`` reads from the new controller's properties file.
 
-As ``MetadataQuorumCommand`` (4.3.1) does, with its messages:
+As ``MetadataQuorumCommand`` (4.4.0) does, with its messages:
 
 - ``node.id``: present and not negative; ``process.roles`` must contain
   ``controller``;
@@ -31,7 +31,7 @@ def load_command_config(path: str | None) -> dict[str, str]:
     if path is None:
         return {}
     if not Path(path).exists():
-        raise TerseError(f"Properties file {path} does not exists!")  # sic, 4.3.1
+        raise TerseError(f"Properties file {path} does not exist.")
     return load_properties(path)
 
 

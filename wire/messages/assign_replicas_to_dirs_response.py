@@ -154,6 +154,7 @@ def _d_PartitionData_v0(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -189,6 +190,7 @@ def _d_TopicData_v0(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -224,6 +226,7 @@ def _d_DirectoryData_v0(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -258,6 +261,7 @@ def _d_AssignReplicasToDirsResponse_v0(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):

@@ -305,6 +305,7 @@ def _d_DescribeClusterBroker_v0(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -366,6 +367,7 @@ def _d_DescribeClusterResponse_v0(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -428,6 +430,7 @@ def _d_DescribeClusterResponse_v1(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -476,6 +479,7 @@ def _d_DescribeClusterBroker_v2(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -538,6 +542,7 @@ def _d_DescribeClusterResponse_v2(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):

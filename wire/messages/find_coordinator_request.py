@@ -225,6 +225,7 @@ def _d_FindCoordinatorRequest_v3(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -270,6 +271,7 @@ def _d_FindCoordinatorRequest_v4(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):

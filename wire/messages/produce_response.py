@@ -873,6 +873,7 @@ def _d_BatchIndexAndErrorMessage_v9(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -919,6 +920,7 @@ def _d_PartitionProduceResponse_v9(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -966,6 +968,7 @@ def _d_TopicProduceResponse_v9(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1001,6 +1004,7 @@ def _d_ProduceResponse_v9(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1026,6 +1030,7 @@ def _d_LeaderIdAndEpoch_v10(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1072,6 +1077,7 @@ def _d_PartitionProduceResponse_v10(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1119,6 +1125,7 @@ def _d_TopicProduceResponse_v10(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1165,6 +1172,7 @@ def _d_NodeEndpoint_v10(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1200,6 +1208,7 @@ def _d_ProduceResponse_v10(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1250,6 +1259,7 @@ def _d_TopicProduceResponse_v13(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -1285,6 +1295,7 @@ def _d_ProduceResponse_v13(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):

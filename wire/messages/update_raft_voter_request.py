@@ -175,6 +175,7 @@ def _d_Listener_v0(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -197,6 +198,7 @@ def _d_KRaftVersionFeature_v0(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):
@@ -244,6 +246,7 @@ def _d_UpdateRaftVoterRequest_v0(b, p):
         p += 1
     else:
         _k, p = _ruv(b, p)
+        if _k < 0: raise _DecodeError('Invalid negative number of tagged fields')
         if _k > len(b) - p: raise _DecodeError('too many tagged fields')
         _u = []
         for _ in range(_k):

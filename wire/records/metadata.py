@@ -9,8 +9,8 @@ The message bytes are the record (TopicRecord, RegisterBrokerRecord, ...)
 written by the generated codecs at ``version``, with no size prefix.
 
 :data:`METADATA_RECORD_DECODERS` maps ``(apiKey, version)`` to the generated class
-for each of the 26 record types Kafka 4.3.1 writes (its ``MetadataRecordType``:
-keys 0-28 but the retired 6, 13 and 16) at each version it knows;
+for each of the 27 record types Kafka 4.4.0 writes (its ``MetadataRecordType``:
+keys 0-29 but the retired 6, 13 and 16) at each version it knows;
 :func:`decode_metadata_record` reads a whole value as ``MetadataRecordSerde`` does,
 refusing what it refuses: an unknown type, a malformed body, and bytes left over
 after the body.
@@ -22,7 +22,7 @@ a version past the last one Kafka 4.3.1 knows reads with the newest layout (new
 tagged fields land among the unknown ones; a new untagged field shows up as bytes
 left over, refused), and a negative one (the frame's version varint is read as a Java
 int, then cast to a short: ``ff ff ff ff 0f`` is -1) with the layout of version 0.
-Every field of the 26 schemas has an open-ended range ("n+"), so those are exactly
+Every field of the 27 schemas has an open-ended range ("n+"), so those are exactly
 the layouts Kafka's reader sees (``tests/test_records_metadata.py`` checks that).
 Nested structs are stricter: each element's reader refuses a version past the
 message's last ("Can't read version 5 of BrokerEndpoint"), so a future version is

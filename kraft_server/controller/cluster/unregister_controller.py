@@ -26,15 +26,10 @@ from ..write_queue import Write
 
 log = logging.getLogger(__name__)
 
-# Kafka 4.4.0's Errors.CONTROLLER_ID_NOT_REGISTERED (wire/errors.py is generated from the
-# pinned release's jar, 4.3.1, which does not have it).
-CONTROLLER_ID_NOT_REGISTERED = 136
-NOT_REGISTERED_TEXT = "The given controller ID was not registered."
-
 
 def error_response(code: int, message: str | None = None) -> UnregisterControllerResponse:
     if message is None:
-        message = NOT_REGISTERED_TEXT if code == CONTROLLER_ID_NOT_REGISTERED else error_message(code)
+        message = error_message(code)
     return UnregisterControllerResponse(throttle_time_ms=0, error_code=code, error_message=message)
 
 
@@ -45,7 +40,7 @@ def refusal(image, node_id: int, controller_id: int) -> tuple[int, str] | None:
         return (ErrorCode.UNSUPPORTED_VERSION,
                 "The current MetadataVersion is too old to support controller unregistration.")
     if controller_id not in image.controllers:
-        return CONTROLLER_ID_NOT_REGISTERED, f"Controller ID {controller_id} is not currently registered."
+        return ErrorCode.CONTROLLER_ID_NOT_REGISTERED, f"Controller ID {controller_id} is not currently registered."
     return None
 
 

@@ -1,4 +1,4 @@
-"""Kafka 4.3.1's config definitions (``LogConfig`` for topics, ``KafkaConfig`` for
+"""Kafka 4.4.0's config definitions (``LogConfig`` for topics, ``KafkaConfig`` for
 brokers) and how a value is parsed and checked against them (``ConfigDef.parseType``
 and its validators), with Kafka's ``ConfigException`` messages.
 
