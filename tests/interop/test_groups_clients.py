@@ -71,22 +71,32 @@ def consumer(node, group: str, **kw) -> KafkaConsumer:
                          session_timeout_ms=10000, heartbeat_interval_ms=500, **kw)
 
 
+def subscribed(node, group: str, **kw) -> KafkaConsumer:
+    """A consumer subscribed to the topic, with the topic's metadata fetched first, so that
+    a leader's first assignment already sees its partition. Otherwise that leader rejoins
+    once the metadata arrives, and when that rejoin finishes after a poll has timed out,
+    kafka-python 3.0.12 stays in REBALANCING with the join done (its join loop runs only
+    while need_rejoin(), which the assignment itself made False): every commit raises
+    RebalanceInProgressError and no record is fetched although the group is Stable. Seen
+    on a fast machine in about a third of the runs, and in a fresh-clone run
+    ("No partition metadata for topic __cluster_metadata", then no records for 60 s)."""
+    c = consumer(node, group, **kw)
+    try:
+        assert c.partitions_for_topic(TOPIC) == {0}
+        c.subscribe([TOPIC])
+    except BaseException:
+        c.close()
+        raise
+    return c
+
+
 class PollingConsumer:
     """A kafka-python consumer polled continuously by its own thread, as an application
     does (one thread polling two consumers starves each one's join and heartbeats).
     ``call(fn)`` runs ``fn(consumer)`` on that thread between polls."""
 
     def __init__(self, node, group: str, client_id: str):
-        self.consumer = consumer(node, group, client_id=client_id)
-        # The topic's metadata first, so that a leader's first assignment already sees its
-        # partition. Otherwise that leader rejoins once the metadata arrives, and when
-        # that rejoin finishes after a poll has timed out, kafka-python 3.0.12 stays in
-        # REBALANCING with the join done (its join loop runs only while need_rejoin(),
-        # which the assignment itself made False), so every commit raises
-        # RebalanceInProgressError although the group is Stable. Seen on a fast machine
-        # in about a third of the runs.
-        assert self.consumer.partitions_for_topic(TOPIC) == {0}
-        self.consumer.subscribe([TOPIC])
+        self.consumer = subscribed(node, group, client_id=client_id)
         self._calls: queue.Queue = queue.Queue()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"poll-{client_id}", daemon=True)
@@ -402,9 +412,8 @@ def test_commit_to_another_topic_is_refused(node):
 def test_kafka_python_group_consumes_commits_and_the_next_member_resumes(node):
     skip_unless_served(node)
     group = "e2e-kp"
-    c = consumer(node, group, auto_offset_reset="earliest")
+    c = subscribed(node, group, auto_offset_reset="earliest")
     try:
-        c.subscribe([TOPIC])
         got = []
         wait_for(lambda: got.extend(r.offset for rs in c.poll(timeout_ms=200).values() for r in rs)
                  or len(got) >= 3, 60, "three records")
@@ -413,9 +422,8 @@ def test_kafka_python_group_consumes_commits_and_the_next_member_resumes(node):
         assert c.committed(TP) == position and position > 0
     finally:
         c.close()
-    d = consumer(node, group, auto_offset_reset="earliest")
+    d = subscribed(node, group, auto_offset_reset="earliest")
     try:
-        d.subscribe([TOPIC])
         wait_for(lambda: d.poll(timeout_ms=200) is not None and d.assignment(), 60, "an assignment")
         assert d.position(TP) >= position  # resumed at the committed offset, not the beginning
     finally:

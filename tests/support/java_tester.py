@@ -274,3 +274,12 @@ class JavaCodecTester:
                 s.close()
             except Exception:
                 pass
+
+
+def sweep_settings(examples: int):
+    """Hypothesis settings of the differential sweeps against Kafka's classes: ``examples``
+    per (message, version), no deadline (the JVM answers over a pipe), no example database."""
+    from hypothesis import HealthCheck, settings
+
+    return settings(max_examples=examples, deadline=None, database=None,
+                    suppress_health_check=list(HealthCheck))

@@ -4,7 +4,7 @@ Without a JVM: the registry's coverage, round trips of every (type, version) thr
 the ``__cluster_metadata`` frame, what is refused, the controller's record bytes pinned
 as written before they moved onto the generated codecs, and a small decoder fuzz
 (fixed seeds plus one fresh printed seed; ``METADATA_FUZZ_SEED`` replays one). The
-comparison with Kafka's own ``MetadataRecordSerde`` is in ``test_java_differential.py``.
+comparison with Kafka's own ``MetadataRecordSerde`` is in ``test_java_differential_metadata.py``.
 """
 from __future__ import annotations
 
