@@ -46,8 +46,24 @@ def fixable_skips(reports) -> list[str]:
     return out
 
 
+def time_per_file(reports) -> list[tuple[float, str]]:
+    """(seconds, file) for each test file, setup + call + teardown summed, longest first.
+    Under ``--dist loadfile`` a file runs on one worker: the longest is the suite's floor."""
+    totals: dict[str, float] = {}
+    for rep in reports:
+        path = rep.nodeid.split("::", 1)[0]
+        totals[path] = totals.get(path, 0.0) + (getattr(rep, "duration", 0.0) or 0.0)
+    return sorted(((t, p) for p, t in totals.items()), reverse=True)
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     import os
+    reports = [r for stat in terminalreporter.stats.values() for r in stat if hasattr(r, "nodeid")]
+    longest = time_per_file(reports)[:12]
+    if longest:
+        terminalreporter.write_sep("=", "longest test files (s, summed over their tests)")
+        for seconds, path in longest:
+            terminalreporter.write_line(f"{seconds:8.1f}  {path}")
     if os.environ.get("KRAFT_STRICT_SKIPS") != "1":
         return
     bad = fixable_skips(terminalreporter.stats.get("skipped", []))

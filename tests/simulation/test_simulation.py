@@ -1,5 +1,8 @@
 """Deterministic simulation of KRaft quorums (tests/simulation): invariants after
-every step over many seeds, plus progress in healthy runs.
+every step over many seeds, plus progress in healthy runs. This file holds the
+regression seeds and the healthy runs; the sweeps are in ``test_simulation_three_nodes.py``,
+``test_simulation_five_nodes.py`` (with the chaos profile) and ``test_simulation_faults.py``
+(failing disks, voter changes), one worker each under pytest-xdist.
 
 Each sweep runs a fixed range of seeds and a fresh one (``tests/simulation/seeds.py``:
 derived from the commit under test, printed in pytest's header, replayable with
@@ -10,86 +13,11 @@ for 3 nodes, half of them fixed and half fresh; half as many for 5 nodes).
 """
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from kraft_server.raft.roles.base import Role
-from tests.simulation.runner import NO_CHURN, replay_command, run_case, run_healthy, run_seed
-from tests.simulation.seeds import fresh_first_seed
-
-SEEDS = int(os.environ.get("SIM_SEEDS", "120"))
-EVENTS = int(os.environ.get("SIM_EVENTS", "5000"))
-GROUP = 20
-FRESH = fresh_first_seed()[0]
-
-
-def _sweep(fixed_first: int, total: int, group: int = GROUP) -> list[range]:
-    """Half of ``total`` seeds from ``fixed_first``, half from this run's fresh range,
-    in groups of ``group``."""
-    fixed, fresh = (total + 1) // 2, total // 2
-    out = []
-    for first, count in ((fixed_first, fixed), (FRESH + fixed_first, fresh)):
-        out += [range(first + i, first + min(i + group, count)) for i in range(0, count, group)]
-    return out
-
-
-def _run_group(seeds, nodes: int, profile: str = "default", membership: bool = False,
-               events: int = EVENTS) -> list[dict]:
-    failures, summaries = [], []
-    for seed in seeds:
-        try:
-            summaries.append(run_case(seed, events, nodes, profile, membership))
-        except Exception as exc:  # noqa: BLE001 - collect every failing seed of the group
-            failures.append(f"seed {seed}: {type(exc).__name__}: {exc}\n"
-                            f"    replay: {replay_command(seed, events, nodes, profile, membership)}")
-    assert not failures, "\n".join(failures)
-    return summaries
-
-
-def _ids(r: range) -> str:
-    return f"seeds{r.start}-{r.stop - 1}"
-
-
-@pytest.mark.parametrize("seeds", _sweep(0, SEEDS), ids=_ids)
-def test_three_nodes(seeds):
-    _run_group(seeds, 3)
-
-
-@pytest.mark.parametrize("seeds", _sweep(1000, max(SEEDS // 2, 1)), ids=_ids)
-def test_five_nodes(seeds):
-    _run_group(seeds, 5)
-
-
-DISK_SEEDS = int(os.environ.get("SIM_DISK_SEEDS", "20"))
-
-
-@pytest.mark.parametrize("seeds", _sweep(2000, DISK_SEEDS, group=10), ids=_ids)
-def test_failing_disks(seeds):
-    """The default faults plus failing disks (fsync EIO, full disk on append): the node
-    stops as the real one does and restarts on what it fsync'd (tests/simulation/disk.py).
-    Sending before the fsync completes is caught by this profile (tried: 2 of 30 seeds)."""
-    summaries = _run_group(seeds, 3, profile="disk")
-    faults = sum(sum(s["disk_faults"].values()) for s in summaries)
-    # the disks really failed (groups of 10 seeds at 5,000 events: 8-20 disk faults)
-    assert faults >= len(seeds) // 2, faults
-
-
-MEMBERSHIP_SEEDS = int(os.environ.get("SIM_MEMBERSHIP_SEEDS", "20"))
-
-
-@pytest.mark.parametrize("seeds", _sweep(0, MEMBERSHIP_SEEDS, group=10), ids=_ids)
-def test_membership_changes(seeds):
-    """Random voter adds/removes (the leader too) and disk replacements with auto-join,
-    under the default faults (tests/simulation/membership.py)."""
-    summaries = _run_group(seeds, 3, membership=True)
-    changes = sum(s["voter_changes_committed"] for s in summaries)
-    deposed = sum(sum(s["disruptions"].values()) for s in summaries)
-    # The seeds really changed voter sets, and churn really deposed leaders that had just
-    # taken a change (at 5,000 events, 60 seeds in groups of 10 gave 4-9 committed
-    # changes and 15-26 deposed leaders a group).
-    assert changes >= len(seeds) // 5 and deposed >= len(seeds)
-
+from tests.simulation.runner import NO_CHURN, run_healthy, run_seed
+from tests.simulation.sweep import EVENTS, run_group
 
 # Seeds that once failed, beyond the fixed ranges, as (seed, events, nodes, profile,
 # membership); membership seeds found before churn existed replay without it (NO_CHURN).
@@ -130,7 +58,7 @@ REGRESSION_SEEDS = (
 @pytest.mark.parametrize("case", REGRESSION_SEEDS, ids=lambda c: f"{c[3]}{'-membership' if c[4] else ''}-{c[2]}-seed{c[0]}")
 def test_regression_seeds(case):
     seed, events, nodes, profile, membership = case
-    _run_group([seed], nodes, profile, membership, events)
+    run_group([seed], nodes, profile, membership, events)
 
 
 @pytest.mark.parametrize("nodes", [1, 3, 5])
@@ -174,8 +102,3 @@ def test_run_healthy_helper_makes_progress():
     assert sim.checker.committed_end > 0
 
 
-@pytest.mark.parametrize("seeds", _sweep(2000, 20, group=10), ids=_ids)
-@pytest.mark.parametrize("nodes", [3, 5])
-def test_chaos_profile(nodes, seeds):
-    """20% loss, 300 ms delays, frequent crashes/partitions/jumps/snapshots/shutdowns."""
-    _run_group(seeds, nodes, "chaos")

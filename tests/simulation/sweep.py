@@ -1,0 +1,43 @@
+"""The simulation sweeps' shared parts: how many seeds and events, which seeds (half a
+fixed range, half this run's fresh range, ``tests/simulation/seeds.py``), run in groups
+whose failures name every failing seed with the command that replays it. The sweeps are
+spread over several test files so that pytest-xdist (``--dist loadfile``) runs them on
+different workers."""
+from __future__ import annotations
+
+import os
+
+from tests.simulation.runner import replay_command, run_case
+from tests.simulation.seeds import fresh_first_seed
+
+SEEDS = int(os.environ.get("SIM_SEEDS", "120"))
+EVENTS = int(os.environ.get("SIM_EVENTS", "5000"))
+GROUP = 20
+FRESH = fresh_first_seed()[0]
+
+
+def sweep(fixed_first: int, total: int, group: int = GROUP) -> list[range]:
+    """Half of ``total`` seeds from ``fixed_first``, half from this run's fresh range,
+    in groups of ``group``."""
+    fixed, fresh = (total + 1) // 2, total // 2
+    out = []
+    for first, count in ((fixed_first, fixed), (FRESH + fixed_first, fresh)):
+        out += [range(first + i, first + min(i + group, count)) for i in range(0, count, group)]
+    return out
+
+
+def run_group(seeds, nodes: int, profile: str = "default", membership: bool = False,
+              events: int = EVENTS) -> list[dict]:
+    failures, summaries = [], []
+    for seed in seeds:
+        try:
+            summaries.append(run_case(seed, events, nodes, profile, membership))
+        except Exception as exc:  # noqa: BLE001 - collect every failing seed of the group
+            failures.append(f"seed {seed}: {type(exc).__name__}: {exc}\n"
+                            f"    replay: {replay_command(seed, events, nodes, profile, membership)}")
+    assert not failures, "\n".join(failures)
+    return summaries
+
+
+def ids(r: range) -> str:
+    return f"seeds{r.start}-{r.stop - 1}"
