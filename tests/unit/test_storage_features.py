@@ -121,8 +121,10 @@ KRAFT0 = ("Cannot set kraft.version to 0 if controller.quorum.voters is empty an
     (["-s", "-f", "zz=1", "-f", "aa=1"], f"Unsupported feature: aa. Supported features are: {SUPPORTED}"),
     (["-s", "-f", "group.version=x"],
      CRASH + "RuntimeException: Can't parse feature=level string group.version=x: unable to parse x as a short."),
-    (["-s", "-f", "group.version=5"], CRASH + "IllegalArgumentException: No feature:group.version with feature level 5"),
-    (["-s", "-f", "share.version=-1"], CRASH + "IllegalArgumentException: No feature:share.version with feature level -1"),
+    (["-s", "-f", "group.version=5"],
+     CRASH + "IllegalArgumentException: No feature:group.version with feature level 5"),
+    (["-s", "-f", "share.version=-1"],
+     CRASH + "IllegalArgumentException: No feature:share.version with feature level -1"),
     (["-s", "-r", "3.9", "-f", "eligible.leader.replicas.version=1"],
      CRASH + "IllegalArgumentException: eligible.leader.replicas.version could not be set to 1 because it "
              "depends on metadata.version level 23"),
@@ -134,11 +136,13 @@ KRAFT0 = ("Cannot set kraft.version to 0 if controller.quorum.voters is empty an
      "Use --release-version instead of --feature metadata.version=X to avoid ambiguity."),
     (["-s", "-f", "metadata.version=34"], "metadata.version 4.5-IV0 is not yet stable."),
     (["-s", "-f", "metadata.version=5"],
-     CRASH + "IllegalArgumentException: No MetadataVersion with feature level 5. Valid feature levels are from 7 to 34."),
+     CRASH + "IllegalArgumentException: No MetadataVersion with feature level 5. "
+             "Valid feature levels are from 7 to 34."),
     (["-s", "-f", "kraft.version=0"], KRAFT0),
     (["-N", "-f", "kraft.version=0"], KRAFT0),
     (["-s", "-f", "kraft.version=0", "-f", "group.version=5"], KRAFT0),  # before the levels
-    (["-s", "-f", "kraft.version=2"], CRASH + "IllegalArgumentException: No feature:kraft.version with feature level 2"),
+    (["-s", "-f", "kraft.version=2"],
+     CRASH + "IllegalArgumentException: No feature:kraft.version with feature level 2"),
     (["-s", "-r", "3.4", "-f", "group.version=1", "-S", "SCRAM-SHA-256=[name=alice,password=alice-secret]"],
      "SCRAM is only supported in metadata.version 3.5-IV2 or later."),
     # the order of Kafka's checks: --release-version, then --feature values, then the quorum flags
