@@ -22,7 +22,8 @@ ELR_VERSION = "eligible.leader.replicas.version"
 SHARE_VERSION = "share.version"
 STREAMS_VERSION = "streams.version"
 
-# feature -> ((level, bootstrap metadata.version, {feature: level it needs}), ...), level 0 first
+# feature -> ((level, bootstrap metadata.version, {feature: level it needs}), ...), level 0 first;
+# in Kafka's ``Feature`` order (``kafka-storage version-mapping`` prints them so)
 VERSIONS: dict[str, tuple[tuple[int, int, dict[str, int]], ...]] = {
     KRAFT_VERSION: ((0, 7, {}), (1, 21, {})),  # 1 from 3.9-IV0
     TRANSACTION_VERSION: ((0, 7, {}), (1, 24, {}), (2, 24, {})),  # 4.0-IV2
@@ -68,6 +69,11 @@ def default_levels(metadata_version: int) -> dict[str, int]:
         if feature != KRAFT_VERSION and level > 0:
             out[feature] = level
     return out
+
+
+def has_level(feature: str, level: int) -> bool:
+    """``Feature.fromFeatureLevel`` finds ``level`` (every level we know is production)."""
+    return any(lvl == level for lvl, _, _ in VERSIONS.get(feature, ()))
 
 
 def dependencies(feature: str, level: int) -> dict[str, int]:

@@ -49,18 +49,21 @@ def versions_text(low: int = MINIMUM, high: int = LATEST_PRODUCTION) -> str:
     return ", ".join(NAMES[lvl] for lvl in range(low, high + 1))
 
 
-def from_version_string(text: str) -> int:
-    """``MetadataVersion.fromVersionString(text, false)``: a release (``4.0``, ``4.0.1``:
+def from_version_string(text: str, unstable: bool = False) -> int:
+    """``MetadataVersion.fromVersionString(text, unstable)``: a release (``4.0``, ``4.0.1``:
     its newest production level) or a level name (``3.9-IV0``); ValueError with
-    Kafka's message otherwise, or for a level above the latest production one."""
+    Kafka's message otherwise, or for a level above the latest production one
+    (above the latest testing one with ``unstable``, as ``kafka-storage version-mapping``)."""
+    highest = LATEST_TESTING if unstable else LATEST_PRODUCTION
     parts = text.split(".")
     key = text if len(parts) <= 2 else ".".join(parts[:2])
     level = LEVELS.get(key)
     if level is None:  # a release name: its newest production level
         releases = [lvl for lvl, nm, _ in VERSIONS if nm.split("-")[0] == key and is_production(lvl)]
         level = max(releases) if releases else None
-    if level is None or not is_production(level):
-        raise ValueError(f"Unknown metadata.version '{text}'. Supported metadata.version are: {versions_text()}")
+    if level is None or level > highest:
+        raise ValueError(f"Unknown metadata.version '{text}'. Supported metadata.version are: "
+                         f"{versions_text(MINIMUM, highest)}")
     return level
 
 

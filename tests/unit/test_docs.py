@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from kraft_server.common.features import VERSIONS as FEATURE_VERSIONS
 from kraft_server.config import DEFINITIONS
 from tools import docs_config
 
@@ -33,7 +34,8 @@ KAFKA_CLIENT_PROPERTIES = {
     "default.api.timeout.ms",
 }
 # Names that look like properties but are not: feature names, record header names, Spark settings.
-NOT_PROPERTIES = {"kraft.version", "metadata.version", "snapshot.end.offset", "snapshot.epoch", "spark.jars"}
+# feature names (``group.version=0`` in a ``--feature`` example) and other dotted names
+NOT_PROPERTIES = {"metadata.version", "snapshot.end.offset", "snapshot.epoch", "spark.jars", *FEATURE_VERSIONS}
 # Folders made at run time (make kafka-dist, make run, make docs): named, not committed.
 RUNTIME_DIRS = (".cache", "site", "data", ".venv", "out")
 FILE_SUFFIXES = (".py", ".md", ".txt", ".json", ".properties", ".log", ".png", ".checkpoint", ".corrupt",

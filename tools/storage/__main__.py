@@ -11,6 +11,7 @@ from kraft_server.config import ConfigError, KafkaConfig
 from wire.uuids import random_uuid, uuid_to_str
 
 from .formatter import FormatRequest, FormatterError, format_storage, storage_info
+from .lookup import LookupRefused, feature_dependencies, version_mapping
 from .scram_arg import ScramArgError, parse_add_scram
 
 
@@ -27,6 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     fmt.add_argument("--ignore-formatted", "-g", action="store_true",
                      help="When this option is passed, the format command will skip over already formatted directories rather than failing.")
     fmt.add_argument("--release-version", "-r", help="The release version to use for the initial feature settings.")
+    fmt.add_argument("--feature", "-f", action="append", default=[],
+                     help="The setting to use for a specific feature, in feature=level format. "
+                          "For example: `kraft.version=1`.")
     group = fmt.add_mutually_exclusive_group()
     group.add_argument("--standalone", "-s", action="store_true",
                        help="Used to initialize a controller as a single-node dynamic quorum.")
@@ -41,6 +45,17 @@ def _parser() -> argparse.ArgumentParser:
                      help="A SCRAM_CREDENTIAL to add to the __cluster_metadata log e.g. "
                           "'SCRAM-SHA-256=[name=alice,password=alice-secret]'")
 
+    mapping = sub.add_parser("version-mapping", help="Look up the corresponding features for a given metadata "
+                             "version. Using the command with no --release-version argument will return the "
+                             "mapping for the latest stable metadata version")
+    mapping.add_argument("--release-version", "-r",
+                         help="The release version to use for the corresponding feature mapping.")
+    deps = sub.add_parser("feature-dependencies", help="Look up dependencies for a given feature version. If the "
+                          "feature is not known or the version not yet defined, an error is thrown. Multiple "
+                          "features can be specified.")
+    deps.add_argument("--feature", "-f", action="append", required=True,
+                      help="The features and their versions to look up dependencies for, in feature=version "
+                           "format. For example: `metadata.version=5`.")
     sub.add_parser("random-uuid", help="Print a random UUID.")
     return parser
 
@@ -49,6 +64,16 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "random-uuid":
         print(uuid_to_str(random_uuid()))
+        return 0
+    if args.command in ("version-mapping", "feature-dependencies"):
+        try:
+            if args.command == "version-mapping":
+                version_mapping(args.release_version)
+            else:
+                feature_dependencies(args.feature)
+        except LookupRefused as exc:
+            print(str(exc), file=sys.stderr)
+            return 1
         return 0
     try:
         config = KafkaConfig.from_file(args.config)
@@ -70,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         no_initial_controllers=args.no_initial_controllers,
         ignore_formatted=args.ignore_formatted,
         release_version=args.release_version,
+        features=args.feature,
     )
     try:
         request.scram_records = [parse_add_scram(a) for a in args.add_scram]

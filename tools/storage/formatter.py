@@ -1,5 +1,11 @@
 """``kraft-storage format``: what Kafka's ``Formatter`` writes, step by step.
 
+0. Feature levels (refused before any directory is read): ``--release-version``,
+   the ``--feature`` values, the quorum mode (step 2), then metadata.version from
+   ``--release-version`` or ``--feature metadata.version`` (not both), every other
+   feature at its ``--feature`` level or the release's default, each level known
+   and its dependencies met. Kafka leaves some refusals uncaught (a stack trace,
+   exit 1): we print the trace's first line (``uncaught``).
 1. Read every log dir (``log.dirs`` + ``metadata.log.dir``): formatted ones must
    agree with ``--cluster-id`` and ``node.id`` (else an error, even with
    ``--ignore-formatted``); any formatted dir is an error unless
@@ -37,9 +43,17 @@ from kraft_server.log.meta_properties import META_PROPERTIES, MetaProperties, re
 from kraft_server.log.startup import all_log_dirs
 from wire.uuids import random_directory_id
 
+from .feature_arg import FeatureArgError, parse_format_features
+
 
 class FormatterError(RuntimeError):
     """A refusal with Kafka's message; the CLI prints it and exits 1."""
+
+
+def uncaught(java_class: str, message: str) -> FormatterError:
+    """What Kafka's tool does not catch: it exits 1 after a stack trace whose first
+    line we print (``Exception in thread "main" java.lang.<class>: <message>``)."""
+    return FormatterError(f'Exception in thread "main" java.lang.{java_class}: {message}')
 
 
 @dataclass
@@ -51,6 +65,7 @@ class FormatRequest:
     no_initial_controllers: bool = False
     ignore_formatted: bool = False
     release_version: str | None = None
+    features: list[str] = field(default_factory=list)  # --feature values, "name=level"
     now_ms: int | None = None
     printer: Callable[[str], None] = print
     scram_records: list = field(default_factory=list)  # --add-scram (scram_arg.py)
@@ -108,25 +123,90 @@ def _initial_voters(req: FormatRequest) -> list[DynamicVoter] | None:
     return None
 
 
-def _features(req: FormatRequest) -> tuple[str, dict[str, int]]:
+def _release_level(req: FormatRequest) -> int | None:
     """``--release-version`` (Kafka's ``MetadataVersion.fromVersionString``: a release such
-    as ``4.0`` or ``4.0.1``, or a level name such as ``3.9-IV0``; the latest production
-    level without it) and the feature levels that release formats with."""
-    level = metadata_version.LATEST_PRODUCTION
-    if req.release_version is not None:
-        try:
-            level = metadata_version.from_version_string(req.release_version)
-        except ValueError as exc:
-            raise FormatterError(str(exc)) from None
+    as ``4.0`` or ``4.0.1``, or a level name such as ``3.9-IV0``), read before anything else."""
+    if req.release_version is None:
+        return None
+    try:
+        return metadata_version.from_version_string(req.release_version)
+    except ValueError as exc:
+        raise FormatterError(str(exc)) from None
+
+
+def _metadata_level(given: dict[str, int], release: int | None) -> int:
+    """``Formatter.calculateEffectiveReleaseVersion``: ``--feature metadata.version=N`` or
+    ``--release-version`` (not both), else the latest production level."""
+    mv_name = feature_levels.METADATA_VERSION
+    if mv_name not in given:
+        return metadata_version.LATEST_PRODUCTION if release is None else release
+    if release is not None:
+        raise FormatterError(f"Use --release-version instead of --feature {mv_name}=X to avoid ambiguity.")
+    level = given[mv_name]
+    if level not in metadata_version.NAMES:
+        raise uncaught("IllegalArgumentException",
+                       f"No MetadataVersion with feature level {level}. Valid feature levels are from "
+                       f"{metadata_version.MINIMUM} to {metadata_version.LATEST_TESTING}.")
+    if not metadata_version.is_production(level):
+        raise FormatterError(f"{mv_name} {metadata_version.name(level)} is not yet stable.")
+    return level
+
+
+def _kraft_level(given: int | None, dynamic: bool) -> int:
+    """kraft.version: 1 for a dynamic quorum (no controller.quorum.voters and one of the
+    three quorum flags), else 0; ``--feature kraft.version`` may only say the same."""
+    if given is None:
+        return 1 if dynamic else 0
+    flags = "--standalone, --initial-controllers, or --no-initial-controllers"
+    if given == 0 and dynamic:
+        raise FormatterError(
+            f"Cannot set kraft.version to 0 if controller.quorum.voters is empty and one of the flags {flags} "
+            "is used. For dynamic controllers support, try removing the --feature flag for kraft.version.")
+    if given != 0 and not dynamic:
+        raise FormatterError(
+            f"Cannot set kraft.version to {given} unless controller.quorum.voters is empty and one of the flags "
+            f"{flags} is used. For dynamic controllers support, try using one of {flags} and removing "
+            "controller.quorum.voters.")
+    return given
+
+
+def _features(req: FormatRequest, release: int | None, given: dict[str, int]) -> tuple[str, dict[str, int]]:
+    """``Formatter.calculateEffectiveFeatureLevels``: the metadata.version, then each
+    feature at its ``--feature`` level or the release's default, checked against the
+    levels we know and their dependencies (in name order, as Kafka checks them)."""
+    level = _metadata_level(given, release)
+    supported = sorted(feature_levels.VERSIONS)
+    for name in sorted(given):
+        if name != feature_levels.METADATA_VERSION and name not in feature_levels.VERSIONS:
+            raise FormatterError(f"Unsupported feature: {name}. Supported features are: {', '.join(supported)}")
+    chosen = {feature_levels.METADATA_VERSION: level}
+    for name in feature_levels.VERSIONS:
+        if name == feature_levels.KRAFT_VERSION:
+            chosen[name] = _kraft_level(given.get(name), _is_dynamic(req))
+        else:
+            chosen[name] = given.get(name, feature_levels.default_level(name, level))
+    for name in supported:
+        lvl = chosen[name]
+        if not feature_levels.has_level(name, lvl):
+            raise uncaught("IllegalArgumentException", f"No feature:{name} with feature level {lvl}")
+        for dep, needed in feature_levels.dependencies(name, lvl).items():
+            if chosen.get(dep, 0) < needed:
+                raise uncaught("IllegalArgumentException",
+                               f"{name} could not be set to {lvl} because it depends on {dep} level {needed}")
     if req.scram_records and level < metadata_version.SCRAM:
         raise FormatterError(f"SCRAM is only supported in metadata.version "
                              f"{metadata_version.name(metadata_version.SCRAM)} or later.")
-    return metadata_version.name(level), feature_levels.default_levels(level)
+    return metadata_version.name(level), chosen
+
+
+def _is_dynamic(req: FormatRequest) -> bool:
+    return not req.config.is_static_quorum and (
+        req.standalone or req.initial_controllers is not None or req.no_initial_controllers)
 
 
 def _bootstrap_description(features: dict[str, int]) -> str:
     ordered = [("metadata.version", features["metadata.version"])] + sorted(
-        (n, lvl) for n, lvl in features.items() if n != "metadata.version" and lvl > 0)
+        (n, lvl) for n, lvl in features.items() if n not in ("metadata.version", "kraft.version") and lvl > 0)
     records = ", ".join(
         f"ApiMessageAndVersion(FeatureLevelRecord(name='{n}', featureLevel={lvl}) at version 0)" for n, lvl in ordered
     )
@@ -138,8 +218,13 @@ def format_storage(req: FormatRequest) -> FormatResult:
     config = req.config
     if not req.cluster_id:
         raise FormatterError("You must specify a cluster ID.")
-    mv_name, features = _features(req)
+    release = _release_level(req)
+    try:
+        given = parse_format_features(req.features)
+    except FeatureArgError as exc:
+        raise uncaught("RuntimeException", str(exc)) from None
     voters = _initial_voters(req)
+    mv_name, features = _features(req, release, given)
     dirs = all_log_dirs(config)
     # 1. What is there already; formatted dirs must belong to this cluster and node.
     unformatted: list[Path] = []
