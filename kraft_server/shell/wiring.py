@@ -4,9 +4,9 @@
 Start-up, as Kafka's ``KafkaRaftServer`` does it:
 
 1. Read and validate the properties (``kraft_server.config``).
-2. Check the metadata log directory was formatted: ``meta.properties`` must exist,
-   name this ``node.id`` and carry a ``directory.id``. An unformatted directory is
-   refused with a message that says how to format it (Kafka refuses too).
+2. Check the log directories were formatted (``kraft_server/log/startup.py``): an
+   unformatted directory is refused with a message that says how to format it
+   (Kafka refuses too).
 3. Open ``__cluster_metadata-0`` (recovering a torn tail) and ``quorum-state``.
 4. Build the core and the listeners: the controller listener(s) named by
    ``controller.listener.names``, and every other listener as a client listener.
@@ -32,57 +32,14 @@ from kraft_server.api.raft_rpcs import deliver
 from kraft_server.api.views import (
     ZERO_UUID, Features, ListenerAddress, QuorumView, ReplicaView, VoterView)
 from kraft_server.config import KafkaConfig
-from kraft_server.log.meta_properties import read_meta_properties
-from kraft_server.log.startup import StorageError, all_log_dirs
+from kraft_server.log.startup import StorageError, StorageInfo, check_storage
 from kraft_server.net.limits import ConnectionLimits
 from kraft_server.raft import Endpoint, QuorumConfig, StaticVoter
 
 log = logging.getLogger("kraft_server")
 
 
-def format_hint(config_path: str | None) -> str:
-    cfg = config_path or "<server.properties>"
-    return (f"format it first: kraft-storage format --cluster-id $(kraft-storage random-uuid) --standalone "
-            f"--config {cfg} (Kafka's kafka-storage.sh format does too; `make run` does it for ./data)")
-
-
-def check_storage(config: KafkaConfig, config_path: str | None = None):
-    """The directory's ``MetaProperties``, or ``StorageError`` saying what to do."""
-    directory = Path(config.metadata_log_dir)
-    path = directory / "meta.properties"
-    try:
-        meta = read_meta_properties(directory)
-    except ValueError as exc:
-        raise StorageError(f"meta.properties is unreadable: {exc}", path) from None
-    except OSError as exc:  # not a directory, no permission, ...
-        raise StorageError(f"Cannot read meta.properties: {exc.strerror or exc}", exc.filename or path) from None
-    if meta is None:
-        raise StorageError("No `meta.properties` found (is the metadata.log.dir formatted?); "
-                           + format_hint(config_path), directory)
-    if meta.node_id != config.node_id:
-        raise StorageError(f"Stored node id {meta.node_id} doesn't match node.id {config.node_id} "
-                           "in the configuration", path)
-    if meta.directory_id is None:
-        raise StorageError("meta.properties has no directory.id; " + format_hint(config_path), path)
-    _check_cluster_ids(config, meta.cluster_id, directory)
-    return meta
-
-
-def _check_cluster_ids(config: KafkaConfig, cluster_id: str, directory: Path) -> None:
-    """Every formatted log directory belongs to one cluster (Kafka's MetaPropertiesEnsemble)."""
-    for other in all_log_dirs(config):
-        if Path(other) == directory:
-            continue
-        try:
-            meta = read_meta_properties(other)
-        except (ValueError, OSError):
-            continue  # only the metadata log directory is used here
-        if meta is not None and meta.cluster_id != cluster_id:
-            raise StorageError(f"Invalid cluster.id: expected {cluster_id} (as in {directory}), "
-                               f"but read {meta.cluster_id}", Path(other) / "meta.properties")
-
-
-def quorum_config(config: KafkaConfig, meta) -> QuorumConfig:
+def quorum_config(config: KafkaConfig, meta: StorageInfo) -> QuorumConfig:
     return QuorumConfig(
         node_id=config.node_id,
         cluster_id=meta.cluster_id,

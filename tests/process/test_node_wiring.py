@@ -10,7 +10,8 @@ from kraft_server.__main__ import main
 from kraft_server.config import KafkaConfig
 from kraft_server.log.meta_properties import MetaProperties, write_meta_properties
 from wire.uuids import random_directory_id
-from kraft_server.shell.wiring import StorageError, bootstrap_feature_levels, check_storage, quorum_config
+from kraft_server.log.startup import StorageError, check_storage
+from kraft_server.shell.wiring import bootstrap_feature_levels, quorum_config
 
 DATA = Path(__file__).parents[1] / "data/net"
 
@@ -22,7 +23,7 @@ def props(tmp_path, **extra):
         "controller.listener.names": "CONTROLLER",
         "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,CLIENT:PLAINTEXT",
         "controller.quorum.bootstrap.servers": "127.0.0.1:9093",
-        "metadata.log.dir": str(tmp_path / "data"),
+        "metadata.log.dir": str(tmp_path / "data"), "log.dirs": str(tmp_path / "data"),
     }
     p.update(extra)
     return p
