@@ -23,7 +23,6 @@ import logging
 import os
 import random
 from dataclasses import dataclass
-from pathlib import Path
 
 from kraft_server.api import registry
 from kraft_server.api.api_versions import SUPPORTED_FEATURES
@@ -55,17 +54,6 @@ def quorum_config(config: KafkaConfig, meta: StorageInfo) -> QuorumConfig:
         append_linger_ms=config.quorum_append_linger_ms,
         auto_join=config.quorum_auto_join_enable,
     )
-
-
-def bootstrap_feature_levels(metadata_log_dir: Path) -> dict[str, int]:
-    """Feature levels ``kafka-storage format`` wrote (``log/bootstrap.py``: bootstrap.checkpoint,
-    or the bootstrap snapshot of Kafka 4.4's format)."""
-    from kraft_server.log.bootstrap import read_bootstrap_checkpoint
-    try:
-        return read_bootstrap_checkpoint(metadata_log_dir) or {}
-    except ValueError as exc:
-        log.warning("cannot read the bootstrap records in %s: %s", metadata_log_dir, exc)
-        return {}
 
 
 # -- the view the API handlers read ------------------------------------------------------
@@ -178,7 +166,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     from kraft_server.net.server import ListenerSpec
     from kraft_server.security.listeners import controller_client_security, listener_security
     from kraft_server.security.credentials import scram_lookup
-    from kraft_server.log.bootstrap import bootstrap_extra_records
+    from kraft_server.log.bootstrap import read_bootstrap_records
     from kraft_server.raft import RaftNode
     from kraft_server.shell.transition_log import TransitionLog
 
@@ -200,10 +188,10 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
         raft_log.close()
         raise StorageError(str(exc), store.path) from None
     core = RaftNode(qconfig, raft_log, election, rng or random.Random(), clock())
-    levels = bootstrap_feature_levels(config.metadata_log_dir)
-    controller = Controller(core, raft_log, ControllerSettings.from_config(config, levels), clock())
-    controller.duties.bootstrap_extra = bootstrap_extra_records(config.metadata_log_dir)
-    view = CoreView(core, config.node_id, meta.cluster_id, levels, clock, controller)
+    bootstrap = read_bootstrap_records(config.metadata_log_dir)
+    controller = Controller(core, raft_log, ControllerSettings.from_config(config, bootstrap.levels), clock())
+    controller.duties.bootstrap_extra = bootstrap.extra
+    view = CoreView(core, config.node_id, meta.cluster_id, bootstrap.levels, clock, controller)
     groups = _group_service(config, clock)
 
     controller_names = set(config.controller_listener_names)
