@@ -36,6 +36,11 @@ log = logging.getLogger(__name__)
 ELR_FEATURE = "eligible.leader.replicas.version"
 
 
+def leads(core) -> bool:
+    """The Raft leader, not resigning (a shutdown's EndQuorumEpoch on its way)."""
+    return core.role is Role.LEADER and not core.quorum.state.resign_requested
+
+
 class ActiveDuties:
     def __init__(self, node_id: int, bootstrap_levels: dict[str, int], registration,
                  idle_interval_ms: int, min_insync_replicas: int = 1) -> None:
@@ -51,6 +56,10 @@ class ActiveDuties:
         self.stats = {"bootstrap": 0, "registrations": 0, "noops": 0}
         self._registration_checked = None
         self.bootstrap_extra: list[bytes] = []  # bootstrap.checkpoint's other records (--add-scram)
+
+    def is_active(self, core) -> bool:
+        """The active controller: the Raft leader whose image caught up with its epoch."""
+        return self.active and self.epoch == core.epoch and leads(core)
 
     # -- the record sets --------------------------------------------------------------
     def bootstrap_records(self) -> list[bytes]:
@@ -69,7 +78,7 @@ class ActiveDuties:
     # -- one poll ---------------------------------------------------------------------------
     def poll(self, core, image, next_offset: int, now_ms: int) -> bool:
         """Propose what is due; True when something was proposed."""
-        if core.role is not Role.LEADER or core.quorum.state.resign_requested:
+        if not leads(core):
             self.active = False
             self.next_noop_ms = None
             return False
@@ -89,7 +98,7 @@ class ActiveDuties:
         if not image.has_metadata:
             if "metadata.version" not in self.bootstrap_levels:
                 return False  # nothing to bootstrap from (an unformatted feature set)
-            return self._write(core, self.bootstrap_records(), now_ms, "bootstrap", drain=True)
+            return self._write(core, self.bootstrap_records(), now_ms, "bootstrap", own_batch=True)
         mv = image.metadata_version() or 0
         if self.registration is not None and mv >= CONTROLLER_REGISTRATION_MIN_MV:
             seen = (image.serial, image.registrations_replayed)
@@ -106,7 +115,7 @@ class ActiveDuties:
         self.next_noop_ms = now_ms + self.idle_interval_ms
         return self._write(core, [rec.no_op()], now_ms, "noops", track=False)
 
-    def _write(self, core, values: list[bytes], now_ms: int, what: str, drain: bool = False,
+    def _write(self, core, values: list[bytes], now_ms: int, what: str, own_batch: bool = False,
                track: bool = True) -> bool:
         try:
             _, last = core.propose(values, now_ms)
@@ -115,7 +124,7 @@ class ActiveDuties:
             return False
         except Backpressure:
             return False  # the backlog is full: the next poll tries again
-        if drain:
+        if own_batch:
             core.drain_proposals()  # its own batch, like Kafka's atomic bootstrap append
         if track:
             self.inflight_end = max(self.inflight_end, last)

@@ -14,7 +14,6 @@ import uuid
 from dataclasses import dataclass, field
 
 from kraft_server.common.features import SUPPORTED
-from kraft_server.raft import Role
 from wire.messages import RegisterControllerRecord
 from wire.messages.register_controller_record import ControllerEndpoint, ControllerFeature
 
@@ -168,10 +167,8 @@ class Controller:
             self.wake()
 
     def is_active(self) -> bool:
-        """The active controller: the Raft leader whose image caught up with its epoch."""
-        core = self.core
-        return (core.role is Role.LEADER and self.duties.active and self.duties.epoch == core.epoch
-                and not core.quorum.state.resign_requested)
+        """The active controller (``ActiveDuties.is_active``)."""
+        return self.duties.is_active(self.core)
 
     def deliver_response(self, response) -> None:
         """The ``InboundResponse`` to a request ``outbound`` sent for us."""
