@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import logging
 
-from kraft_server.raft import Backpressure, NotLeader, Role
+from kraft_server.raft import Role
 
 from . import records as rec
 from .cluster.registration import CONTROLLER_REGISTRATION_MIN_MV
+from .write_queue import NotProposed, propose
 
 log = logging.getLogger(__name__)
 
@@ -117,15 +118,13 @@ class ActiveDuties:
 
     def _write(self, core, values: list[bytes], now_ms: int, what: str, own_batch: bool = False,
                track: bool = True) -> bool:
-        try:
-            _, last = core.propose(values, now_ms)
-        except NotLeader:
+        proposal = propose(core, values, now_ms, own_batch)  # bootstrap: its own batch, as Kafka's
+        if proposal is NotProposed.NOT_LEADER:
             self.active = False
             return False
-        except Backpressure:
-            return False  # the backlog is full: the next poll tries again
-        if own_batch:
-            core.drain_proposals()  # its own batch, like Kafka's atomic bootstrap append
+        if proposal is NotProposed.BACKLOG_FULL:
+            return False  # the next poll tries again
+        _, last = proposal
         if track:
             self.inflight_end = max(self.inflight_end, last)
         self.stats[what] += 1
