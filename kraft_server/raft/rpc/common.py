@@ -85,6 +85,14 @@ def node_endpoints_for(entries, node_id: int, listener: str) -> tuple[Endpoint, 
     return tuple(Endpoint(listener, e.host, e.port) for e in entries if e.node_id == node_id)
 
 
+def follow_current_leader(node, part, node_endpoints, now_ms: int) -> bool:
+    """``handle_common_response`` for a Fetch or FetchSnapshot answer's partition, whose
+    leader comes as ``CurrentLeader``."""
+    leader = part.current_leader
+    endpoints = node_endpoints_for(node_endpoints, leader.leader_id, node.config.default_listener)
+    return handle_common_response(node, part.error_code, leader.leader_id, leader.leader_epoch, endpoints, now_ms)
+
+
 def handle_common_response(node, error: int, leader_id: int, epoch: int,
                            endpoints: tuple[Endpoint, ...], now_ms: int) -> bool:
     """Move to a newer epoch or a newly learned leader. Returns True when the response
