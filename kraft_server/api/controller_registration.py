@@ -1,7 +1,7 @@
 """ControllerRegistration (key 70, v0; KIP-919), controller listener only.
 
 The request is a metadata write: the handler hands it to the controller
-(``kraft_server/controller/registration.py``), which answers once the
+(``kraft_server/controller/cluster/registration.py``), which answers once the
 RegisterControllerRecord is committed, or with NOT_CONTROLLER when this node is not
 the active controller (Kafka's ``ControllerApis.handleControllerRegistration`` →
 ``QuorumController.registerController``). Kafka first authorizes CLUSTER_ACTION on

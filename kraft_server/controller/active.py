@@ -26,14 +26,20 @@ from __future__ import annotations
 
 import logging
 
-from kraft_server.raft import Backpressure, NotLeader, Role
+from kraft_server.raft import Role
 
 from . import records as rec
 from .cluster.registration import CONTROLLER_REGISTRATION_MIN_MV
+from .write_queue import NotProposed, propose
 
 log = logging.getLogger(__name__)
 
 ELR_FEATURE = "eligible.leader.replicas.version"
+
+
+def leads(core) -> bool:
+    """The Raft leader, not resigning (a shutdown's EndQuorumEpoch on its way)."""
+    return core.role is Role.LEADER and not core.quorum.state.resign_requested
 
 
 class ActiveDuties:
@@ -52,6 +58,10 @@ class ActiveDuties:
         self._registration_checked = None
         self.bootstrap_extra: list[bytes] = []  # bootstrap.checkpoint's other records (--add-scram)
 
+    def is_active(self, core) -> bool:
+        """The active controller: the Raft leader whose image caught up with its epoch."""
+        return self.active and self.epoch == core.epoch and leads(core)
+
     # -- the record sets --------------------------------------------------------------
     def bootstrap_records(self) -> list[bytes]:
         levels = self.bootstrap_levels
@@ -69,7 +79,7 @@ class ActiveDuties:
     # -- one poll ---------------------------------------------------------------------------
     def poll(self, core, image, next_offset: int, now_ms: int) -> bool:
         """Propose what is due; True when something was proposed."""
-        if core.role is not Role.LEADER or core.quorum.state.resign_requested:
+        if not leads(core):
             self.active = False
             self.next_noop_ms = None
             return False
@@ -89,7 +99,7 @@ class ActiveDuties:
         if not image.has_metadata:
             if "metadata.version" not in self.bootstrap_levels:
                 return False  # nothing to bootstrap from (an unformatted feature set)
-            return self._write(core, self.bootstrap_records(), now_ms, "bootstrap", drain=True)
+            return self._write(core, self.bootstrap_records(), now_ms, "bootstrap", own_batch=True)
         mv = image.metadata_version() or 0
         if self.registration is not None and mv >= CONTROLLER_REGISTRATION_MIN_MV:
             seen = (image.serial, image.registrations_replayed)
@@ -106,17 +116,15 @@ class ActiveDuties:
         self.next_noop_ms = now_ms + self.idle_interval_ms
         return self._write(core, [rec.no_op()], now_ms, "noops", track=False)
 
-    def _write(self, core, values: list[bytes], now_ms: int, what: str, drain: bool = False,
+    def _write(self, core, values: list[bytes], now_ms: int, what: str, own_batch: bool = False,
                track: bool = True) -> bool:
-        try:
-            _, last = core.propose(values, now_ms)
-        except NotLeader:
+        proposal = propose(core, values, now_ms, own_batch)  # bootstrap: its own batch, as Kafka's
+        if proposal is NotProposed.NOT_LEADER:
             self.active = False
             return False
-        except Backpressure:
-            return False  # the backlog is full: the next poll tries again
-        if drain:
-            core.drain_proposals()  # its own batch, like Kafka's atomic bootstrap append
+        if proposal is NotProposed.BACKLOG_FULL:
+            return False  # the next poll tries again
+        _, last = proposal
         if track:
             self.inflight_end = max(self.inflight_end, last)
         self.stats[what] += 1

@@ -36,7 +36,8 @@ from wire.messages import AlterClientQuotasResponse, ClientQuotaRecord
 from wire.messages import alter_client_quotas_response as acq
 from wire.messages.client_quota_record import EntityData
 
-from .refused import Refused
+from kraft_server.common.refused import Refused
+
 from .write_queue import Write
 
 log = logging.getLogger(__name__)

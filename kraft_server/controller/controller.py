@@ -14,14 +14,13 @@ import uuid
 from dataclasses import dataclass, field
 
 from kraft_server.common.features import SUPPORTED
-from kraft_server.raft import Role
 from wire.messages import RegisterControllerRecord
 from wire.messages.register_controller_record import ControllerEndpoint, ControllerFeature
 
 from .active import ActiveDuties
 from .cluster.broker_requests import BrokerRequests
 from .loader import MetadataLoader
-from .cluster.registration import RegistrationSender, RegistrationWrites
+from .cluster.registration import RegistrationSender, registration_write
 from .retention import CLEAN_INTERVAL_MS, maybe_clean
 from .snapshot_generator import SnapshotGenerator
 from .replication.elections import imbalanced, leaderless_unclean
@@ -108,9 +107,8 @@ class Controller:
         self.duties = ActiveDuties(settings.node_id, settings.bootstrap_levels, settings.registration(),
                                    settings.max_idle_interval_ms)
         self.next_clean_ms = now_ms + settings.clean_interval_ms
-        # ControllerRegistration (registration.py): requests answered as the active
-        # controller, and our own registration sent when another node leads.
-        self.registrations = RegistrationWrites()
+        # ControllerRegistration (registration.py): our own registration, sent when
+        # another node leads (the requests we answer go through the write queue).
         self.sender = RegistrationSender(settings.node_id, self.duties.registration,
                                          settings.endpoints[0][0] if settings.endpoints else None)
         # Requests that write metadata (broker registration, heartbeats, ...): run one at
@@ -133,9 +131,8 @@ class Controller:
     # -- called by the shell from outside ``poll`` ---------------------------------------
     def submit_registration(self, body, respond) -> None:
         """An inbound ControllerRegistrationRequest; ``respond(response)`` is called later."""
-        self.registrations.submit(body, respond)
-        if self.wake is not None:
-            self.wake()
+        run, fail = registration_write(body)
+        self._submit("ControllerRegistration", run, fail, respond)
 
     def submit_broker_registration(self, body, version: int, respond) -> None:
         run, fail = self.brokers.registration(body, version, lambda: self._now_ms)
@@ -170,10 +167,8 @@ class Controller:
             self.wake()
 
     def is_active(self) -> bool:
-        """The active controller: the Raft leader whose image caught up with its epoch."""
-        core = self.core
-        return (core.role is Role.LEADER and self.duties.active and self.duties.epoch == core.epoch
-                and not core.quorum.state.resign_requested)
+        """The active controller (``ActiveDuties.is_active``)."""
+        return self.duties.is_active(self.core)
 
     def deliver_response(self, response) -> None:
         """The ``InboundResponse`` to a request ``outbound`` sent for us."""
@@ -212,7 +207,6 @@ class Controller:
         if now_ms >= self.next_clean_ms:
             self.clean(now_ms)
         proposed = self.duties.poll(self.core, self.image, self.loader.next_offset, now_ms)
-        proposed = self.registrations.poll(self.core, self.image, self.duties, now_ms) or proposed
         active = self.is_active()
         fence = self.brokers.expiry(self.image, active and self.image.has_metadata, self.core.epoch, now_ms)
         if fence is not None:

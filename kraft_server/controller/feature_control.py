@@ -36,6 +36,7 @@ from wire.errors import ErrorCode
 from wire.messages import ConfigRecord, FeatureLevelRecord, NoOpRecord
 
 from kraft_server.common import features, metadata_version
+from kraft_server.common.refused import Refused
 from kraft_server.raft import feature_updates as raft_features
 
 from . import records as rec
@@ -49,10 +50,6 @@ KRAFT_VERSION = raft_features.KRAFT_VERSION
 ELR = "eligible.leader.replicas.version"
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = (raft_features.UPGRADE, raft_features.SAFE_DOWNGRADE,
                                              raft_features.UNSAFE_DOWNGRADE)
-
-
-class Refused(Exception):
-    pass
 
 
 def _range_text(lo: int, hi: int) -> str:
@@ -102,7 +99,8 @@ def _metadata_version_change(current: int, level: int, kind: int) -> None:
             why = ("Unsafe metadata downgrade is not supported in this version." if kind == UNSAFE_DOWNGRADE
                    else "Refusing to perform the requested downgrade because it might delete metadata "
                         "information.")
-            raise Refused(f"Unsupported metadata.version downgrade from {current} to {level}. {why}")
+            raise Refused(ErrorCode.INVALID_UPDATE_VERSION,
+                          f"Unsupported metadata.version downgrade from {current} to {level}. {why}")
         log.warning("Downgrading metadata.version from %d to %d.", current, level)
     elif level > current:
         log.warning("Upgrading metadata.version from %d to %d.", current, level)
@@ -112,8 +110,8 @@ def _check_dependencies(feature: str, level: int, proposed: dict[str, int]) -> N
     """``Feature.validateVersion``: the levels this one needs (only metadata.version today)."""
     for name, need in features.dependencies(feature, level).items():
         if name == METADATA_VERSION and proposed.get(METADATA_VERSION, 0) < need:
-            raise Refused(f"{feature} could not be set to {level} because it depends on "
-                          f"metadata.version={need} ({metadata_version.name(need)})")
+            raise raft_features.invalid_update(feature, level, f"{feature} could not be set to {level} because "
+                                               f"it depends on metadata.version={need} ({metadata_version.name(need)})")
 
 
 def _elr_safety_records(image, min_insync: int) -> list:
@@ -154,28 +152,18 @@ class FeatureUpdate:
         return [] if validate_only else records
 
     def _one(self, feature, level, kind, proposed, voter_ids, validate_only, now_ms) -> list:
-        if kind not in (UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE):
-            raise self._invalid(feature, level, "The controller does not support the given upgrade type.")
+        raft_features.check_update_kind(feature, level, kind)
         current = self.current(feature)
-        if level < 0:
-            raise self._invalid(feature, level, "A feature version cannot be less than 0.")
         why = reason_not_supported(self.image, self.local, self.node_id, voter_ids, feature, level)
         if why:
-            raise self._invalid(feature, level, why)
-        if level < current and kind == UPGRADE:
-            raise self._invalid(feature, level, "Can't downgrade the version of this feature without "
-                                                "setting the upgrade type to either safe or unsafe downgrade.")
-        if level > current and kind != UPGRADE:
-            raise self._invalid(feature, level, "Can't downgrade to a newer version.")
+            raise raft_features.invalid_update(feature, level, why)
+        raft_features.check_direction(feature, level, kind, current)
         if feature == METADATA_VERSION:
             _metadata_version_change(current, level, kind)
             return [(FeatureLevelRecord(name=feature, feature_level=level), 0)]
         if feature == KRAFT_VERSION:
             return self._kraft_version(level, kind, current, validate_only, now_ms)
-        try:
-            _check_dependencies(feature, level, proposed)
-        except Refused as exc:
-            raise self._invalid(feature, level, str(exc)) from None
+        _check_dependencies(feature, level, proposed)
         out = [(FeatureLevelRecord(name=feature, feature_level=level), 0)]
         if feature == ELR and level > 0 and current == 0:
             out += [(r, 0) for r in _elr_safety_records(self.image, self.min_insync)]
@@ -184,17 +172,13 @@ class FeatureUpdate:
     def _kraft_version(self, level, kind, current, validate_only, now_ms) -> list:
         if kind != UPGRADE:
             if level != current:
-                raise self._invalid(KRAFT_VERSION, level, "Can't downgrade the version of this feature.")
+                raise raft_features.invalid_update(KRAFT_VERSION, level, "Can't downgrade the version of this feature.")
             return []
         if level > current:
             reason = raft_features.start_kraft_upgrade(self.core, level, validate_only, now_ms)
             if reason:
-                raise Refused(reason)
+                raise Refused(ErrorCode.INVALID_UPDATE_VERSION, reason)
         return [(NoOpRecord(), 0)]
-
-    @staticmethod
-    def _invalid(feature: str, level: int, why: str) -> Refused:
-        return Refused(f"Invalid update version {level} for feature {feature}. {why}")
 
 
 def update_features_op(request, version: int, core, local: dict, node_id: int):
@@ -206,8 +190,8 @@ def update_features_op(request, version: int, core, local: dict, node_id: int):
         try:
             records = FeatureUpdate(image, core, local, node_id).decide(updates, request.validate_only, now_ms)
         except Refused as refused:
-            message = raft_features.FAILED + str(refused)
-            return Write([], lambda: respond(ErrorCode.INVALID_UPDATE_VERSION, message))
+            code, message = refused.code, raft_features.FAILED + str(refused)
+            return Write([], lambda: respond(code, message))
         if records:
             log.info("[Controller %d] updating features %s", node_id,
                      ", ".join(f"{f}={lvl}" for f, lvl, _ in updates))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from dataclasses import dataclass
+from enum import Enum
 from typing import Callable
 
 from kraft_server.raft import Backpressure, NotLeader, Role
@@ -52,6 +53,26 @@ class _Inflight:
     write: Write
     last: int
     epoch: int
+
+
+class NotProposed(Enum):
+    NOT_LEADER = "not the leader"  # answer NOT_CONTROLLER
+    BACKLOG_FULL = "backlog full"  # the core's backpressure: try again next poll
+
+
+def propose(core, values: list[bytes], now_ms: int, own_batch: bool = True) -> tuple[int, int] | NotProposed:
+    """Hand framed records to the Raft core: their (first, last) offsets, or why it would
+    not take them. ``own_batch``: drained into a batch of their own at once (Kafka's
+    atomic append); else they may share one with what follows."""
+    try:
+        offsets = core.propose(values, now_ms)
+    except NotLeader:
+        return NotProposed.NOT_LEADER
+    except Backpressure:
+        return NotProposed.BACKLOG_FULL
+    if own_batch:
+        core.drain_proposals()
+    return offsets
 
 
 def next_write_offset(core) -> int:
@@ -113,16 +134,14 @@ class WriteQueue:
             if not write.records:
                 self._answer(op, self._reply(op, write))
                 continue
-            values = [encode_metadata_record(r, v) for r, v in write.records]
-            try:
-                first, last = core.propose(values, now_ms)
-            except NotLeader:
+            proposal = propose(core, [encode_metadata_record(r, v) for r, v in write.records], now_ms)
+            if proposal is NotProposed.NOT_LEADER:
                 self._reject(op)
                 continue
-            except Backpressure:
-                self.queue.appendleft(op)  # the backlog is full: run it again next poll
+            if proposal is NotProposed.BACKLOG_FULL:
+                self.queue.appendleft(op)  # run it again next poll
                 break
-            core.drain_proposals()  # one batch: Kafka's atomic append
+            first, last = proposal
             if write.written is not None:
                 write.written(first, last)
             self.stats["written"] += 1

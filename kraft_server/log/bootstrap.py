@@ -17,6 +17,7 @@
 """
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from dataclasses import dataclass
@@ -49,6 +50,8 @@ from .files import atomic_write
 from .file_log import METADATA_PARTITION_DIR
 from .snapshots import BOOTSTRAP_SNAPSHOT_ID, FileSnapshotWriter, snapshot_path
 from wire.uuids import ZERO_UUID, uuid_from_str, uuid_to_str
+
+log = logging.getLogger(__name__)
 
 BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
 METADATA_VERSION = "metadata.version"
@@ -118,28 +121,32 @@ def bootstrap_file_bytes(directory: str | Path) -> bytes | None:
     return None
 
 
-def bootstrap_extra_records(directory: str | Path) -> list[bytes]:
-    """The checkpoint's records other than feature levels (``--add-scram`` credentials),
-    framed, in file order; the first active controller commits them with the levels."""
-    data = bootstrap_file_bytes(directory)
-    if data is None:
-        return []
-    return [bytes(record.value) for batch in iter_batches(data) if not batch.is_control
-            for record in batch.records
-            if unframe_metadata_record(record.value)[0] != FeatureLevelRecord.API_KEY]
-
-
-def parse_bootstrap_checkpoint(data: bytes) -> dict[str, int]:
-    """Feature levels from a bootstrap checkpoint, in file order."""
-    features: dict[str, int] = {}
+def split_bootstrap_records(data: bytes) -> tuple[dict[str, int], list[bytes]]:
+    """A bootstrap checkpoint's feature levels, and its other records (``--add-scram``
+    credentials) framed, both in file order."""
+    levels: dict[str, int] = {}
+    extra: list[bytes] = []
     for batch in iter_batches(data):
         if batch.is_control:
             continue
         for record in batch.records:
             if unframe_metadata_record(record.value)[0] == FeatureLevelRecord.API_KEY:
                 rec = decode_metadata_record(record.value).message  # as Kafka's serde reads it
-                features[rec.name] = rec.feature_level
-    return features
+                levels[rec.name] = rec.feature_level
+            else:
+                extra.append(bytes(record.value))
+    return levels, extra
+
+
+def parse_bootstrap_checkpoint(data: bytes) -> dict[str, int]:
+    """Feature levels from a bootstrap checkpoint, in file order."""
+    return split_bootstrap_records(data)[0]
+
+
+def bootstrap_extra_records(directory: str | Path) -> list[bytes]:
+    """The checkpoint's records other than feature levels, framed, in file order."""
+    data = bootstrap_file_bytes(directory)
+    return [] if data is None else split_bootstrap_records(data)[1]
 
 
 def read_bootstrap_checkpoint(directory: str | Path) -> dict[str, int] | None:
@@ -148,6 +155,28 @@ def read_bootstrap_checkpoint(directory: str | Path) -> dict[str, int] | None:
     if data is None:
         return None
     return parse_bootstrap_checkpoint(data) or None
+
+
+@dataclass(frozen=True)
+class BootstrapRecords:
+    """What a node starts with from its metadata log dir: the feature levels ``kafka-storage
+    format`` wrote, and the other records, which the first active controller commits with them."""
+    levels: dict[str, int]
+    extra: list[bytes]
+
+
+def read_bootstrap_records(metadata_log_dir: str | Path) -> BootstrapRecords:
+    """The node's one read of its bootstrap records; none when there is no file, and none
+    (with a warning) when the file cannot be decoded: the node still starts."""
+    data = bootstrap_file_bytes(metadata_log_dir)
+    if data is None:
+        return BootstrapRecords({}, [])
+    try:
+        levels, extra = split_bootstrap_records(data)
+    except ValueError as exc:
+        log.warning("cannot read the bootstrap records in %s: %s", metadata_log_dir, exc)
+        return BootstrapRecords({}, [])
+    return BootstrapRecords(levels, extra)
 
 
 # ---------------------------------------------------------------------------------

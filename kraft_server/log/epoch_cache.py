@@ -40,6 +40,14 @@ class LeaderEpochCache:
     def latest_epoch(self) -> int | None:
         return self._epochs[-1] if self._epochs else None
 
+    def last_fetched_epoch(self, latest_snapshot) -> int:
+        """A log's last epoch (Kafka's ``lastFetchedEpoch``): the newest entry, else the
+        epoch of ``latest_snapshot()`` (asked only then), else 0."""
+        if self._epochs:
+            return self._epochs[-1]
+        snap = latest_snapshot()
+        return snap.epoch if snap is not None else 0
+
     def assign(self, epoch: int, start_offset: int) -> bool:
         """Record that ``epoch`` starts at ``start_offset``; a no-op unless ``epoch``
         is newer than the latest. Returns whether the cache changed."""

@@ -185,11 +185,7 @@ class FileReplicatedLog:
         return self._flushed
 
     def last_fetched_epoch(self) -> int:
-        latest = self.epochs.latest_epoch()
-        if latest is not None:
-            return latest
-        snap = self.latest_snapshot()
-        return snap.epoch if snap is not None else 0
+        return self.epochs.last_fetched_epoch(self.latest_snapshot)
 
     def epoch_entries(self) -> list[tuple[int, int]]:
         return self.epochs.entries

@@ -70,11 +70,7 @@ class MemoryLog:
         return max(self._snapshots) if self._snapshots else None
 
     def last_fetched_epoch(self) -> int:
-        latest = self._epochs.latest_epoch()
-        if latest is not None:
-            return latest
-        snap = self.latest_snapshot()
-        return snap.epoch if snap is not None else 0
+        return self._epochs.last_fetched_epoch(self.latest_snapshot)
 
     def epoch_entries(self) -> list[tuple[int, int]]:
         return self._epochs.entries

@@ -1,10 +1,12 @@
 """The node's start-up check of its log directories (Kafka's
-``MetaPropertiesEnsemble.verify`` as ``KafkaRaftServer`` runs it).
+``KafkaRaftServer.initializeLogDirs`` and ``MetaPropertiesEnsemble.verify``).
 
-The node refuses to start when a directory is missing or unformatted (and says
-how to format it), when directories disagree on the cluster id, when a directory
-belongs to another cluster than expected, or to another node id. A formatted
-directory without a ``directory.id`` gets one, as Kafka does on start-up.
+The metadata log directory must be readable and formatted for this node id. Every
+other log directory that can be read must be formatted too, for the same cluster
+and node, with a distinct ``directory.id``; one that cannot be read is left out,
+as Kafka treats it as a failed directory. A formatted directory without a
+``directory.id`` gets one, as Kafka does on start-up. A refusal is a
+``StorageError`` that says what to do (the entry point prints it).
 """
 from __future__ import annotations
 
@@ -15,8 +17,6 @@ from kraft_server.config import KafkaConfig
 
 from .meta_properties import META_PROPERTIES, MetaProperties, read_meta_properties, write_meta_properties
 from wire.uuids import random_directory_id
-
-FORMAT_HINT = "kraft-storage format -t $(kraft-storage random-uuid) -c server.properties --standalone"
 
 
 class StorageError(RuntimeError):
@@ -46,35 +46,41 @@ def all_log_dirs(config: KafkaConfig) -> list[Path]:
     return dirs
 
 
-def check_storage(config: KafkaConfig, expected_cluster_id: str | None = None) -> StorageInfo:
-    found: dict[Path, MetaProperties] = {}
+def format_hint(config_path: str | Path | None) -> str:
+    cfg = config_path or "<server.properties>"
+    return (f"format it first: kraft-storage format --cluster-id $(kraft-storage random-uuid) --standalone "
+            f"--config {cfg} (Kafka's kafka-storage.sh format does too; `make run` does it for ./data)")
+
+
+def check_storage(config: KafkaConfig, config_path: str | Path | None = None) -> StorageInfo:
+    """The formatted log directories, a missing ``directory.id`` written, or ``StorageError``."""
+    meta_dir = Path(config.metadata_log_dir)
+    found = {meta_dir: _read_metadata_dir(meta_dir)}
     for d in all_log_dirs(config):
-        if not d.is_dir():
-            raise StorageError(
-                f"No `{META_PROPERTIES}` found in {d} (the directory does not exist; "
-                f"have you run `{FORMAT_HINT}` to format the directory?)"
-            )
-        meta = read_meta_properties(d)
-        if meta is None:
-            raise StorageError(
-                f"No `{META_PROPERTIES}` found in {d} (have you run `{FORMAT_HINT}` to format the directory?)"
-            )
-        found[d] = meta
-    cluster_id = expected_cluster_id
+        d = Path(d)
+        if d == meta_dir:
+            continue
+        try:
+            found[d] = read_meta_properties(d)
+        except (ValueError, OSError):
+            continue  # a failed directory: only the metadata log directory must be readable
+    cluster_id = found[meta_dir].cluster_id if found[meta_dir] is not None else None
     for d, meta in found.items():
         path = d / META_PROPERTIES
+        if meta is None:
+            raise StorageError("No `meta.properties` found (is the metadata.log.dir formatted?); "
+                               + format_hint(config_path), d)
         if meta.version != 1:
-            raise StorageError(f"Found unexpected version in {path}. ZK-based brokers that are not migrating only support version 0 (which is implicit when the `version` field is missing).")
-        if cluster_id is None:
-            cluster_id = meta.cluster_id
-        elif meta.cluster_id != cluster_id:
-            raise StorageError(f"Invalid cluster.id in: {path}. Expected {cluster_id}, but read {meta.cluster_id}")
+            raise StorageError("Found unexpected version: ZK-based brokers that are not migrating only support "
+                               "version 0 (which is implicit when the `version` field is missing).", path)
+        if meta.cluster_id != cluster_id:
+            raise StorageError(f"Invalid cluster.id: expected {cluster_id} (as in {meta_dir}), "
+                               f"but read {meta.cluster_id}", path)
         if meta.node_id != config.node_id:
             raise StorageError(
-                f"Stored node id {meta.node_id} doesn't match previous node id {config.node_id} in {path}. "
-                "If you moved your data, make sure your configured node id matches. If you intend to create "
-                "a new node, you should remove all data in your data directories."
-            )
+                f"Stored node id {meta.node_id} doesn't match previous node id {config.node_id}. If you moved "
+                "your data, make sure your configured node id matches. If you intend to create a new node, "
+                "you should remove all data in your data directories.", path)
     seen: dict[object, Path] = {}
     for d, meta in list(found.items()):
         if meta.directory_id is None:
@@ -82,13 +88,18 @@ def check_storage(config: KafkaConfig, expected_cluster_id: str | None = None) -
             write_meta_properties(d, meta)
             found[d] = meta
         if meta.directory_id in seen:
-            raise StorageError(f"Duplicate directory ID {meta.directory_id} found in {seen[meta.directory_id]} and {d}")
+            raise StorageError(f"Duplicate directory ID {meta.directory_id} found in {seen[meta.directory_id]} "
+                               f"and {d}", d / META_PROPERTIES)
         seen[meta.directory_id] = d
-    meta_dir = config.metadata_log_dir
-    return StorageInfo(
-        cluster_id=cluster_id or "",
-        node_id=config.node_id,
-        metadata_log_dir=meta_dir,
-        directory_id=found[meta_dir].directory_id,
-        dirs=found,
-    )
+    return StorageInfo(cluster_id=cluster_id, node_id=config.node_id, metadata_log_dir=meta_dir,
+                       directory_id=found[meta_dir].directory_id, dirs=found)
+
+
+def _read_metadata_dir(directory: Path) -> MetaProperties | None:
+    path = directory / META_PROPERTIES
+    try:
+        return read_meta_properties(directory)
+    except ValueError as exc:
+        raise StorageError(f"meta.properties is unreadable: {exc}", path) from None
+    except OSError as exc:  # not a directory, no permission, ...
+        raise StorageError(f"Cannot read meta.properties: {exc.strerror or exc}", exc.filename or path) from None

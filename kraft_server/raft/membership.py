@@ -22,9 +22,13 @@ from wire.messages import AddRaftVoterResponse, RemoveRaftVoterResponse
 from wire.records import ControlRecordType, build_control_batch
 
 from kraft_server.raft.boundary import Endpoint, InboundRequest
+from kraft_server.raft.roles.base import Role
+from kraft_server.raft.rpc.common import cluster_id_ok
 from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
+from wire.uuids import ZERO_UUID
 
 ADD, REMOVE = "add", "remove"
+_WORDS = {ADD: ("Add", "adding"), REMOVE: ("Remove", "removing")}
 
 
 @dataclass
@@ -81,6 +85,33 @@ def deadlines(leader) -> list[int]:
     if leader.upgrade is not None:
         out.append(leader.upgrade.deadline_ms)
     return out
+
+
+def request_error(node, req, kind: str) -> tuple[int, str | None] | None:
+    """What Add and RemoveRaftVoter check first, as Kafka: the cluster id, that we lead,
+    a voter key with an id and a directory id. (error, message), or None."""
+    if not cluster_id_ok(node, req.cluster_id):
+        return ErrorCode.INCONSISTENT_CLUSTER_ID, None
+    if node.role is not Role.LEADER:
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER, None
+    if req.voter_id < 0 or req.voter_directory_id == ZERO_UUID:
+        return ErrorCode.INVALID_REQUEST, f"{_WORDS[kind][0]} voter request didn't include a valid voter"
+    return None
+
+
+def change_error(node, leader, now_ms: int, kind: str) -> tuple[int, str] | None:
+    """Then, before the change itself: no change in flight and a known HWM, kraft.version
+    1, and the latest voter set committed. (error, message), or None."""
+    reason = uncommitted_change_error(node, leader, now_ms)
+    if reason:
+        return ErrorCode.REQUEST_TIMED_OUT, reason
+    if node.kraft_version() < 1:
+        return (ErrorCode.UNSUPPORTED_VERSION, f"Cluster doesn't support {_WORDS[kind][1]} voter because the "
+                                               f"kraft.version feature is {node.kraft_version()}")
+    reason = uncommitted_voters_error(node)
+    if reason:
+        return ErrorCode.REQUEST_TIMED_OUT, reason
+    return None
 
 
 def uncommitted_change_error(node, leader, now_ms: int) -> str | None:

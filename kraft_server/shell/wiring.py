@@ -4,9 +4,9 @@
 Start-up, as Kafka's ``KafkaRaftServer`` does it:
 
 1. Read and validate the properties (``kraft_server.config``).
-2. Check the metadata log directory was formatted: ``meta.properties`` must exist,
-   name this ``node.id`` and carry a ``directory.id``. An unformatted directory is
-   refused with a message that says how to format it (Kafka refuses too).
+2. Check the log directories were formatted (``kraft_server/log/startup.py``): an
+   unformatted directory is refused with a message that says how to format it
+   (Kafka refuses too).
 3. Open ``__cluster_metadata-0`` (recovering a torn tail) and ``quorum-state``.
 4. Build the core and the listeners: the controller listener(s) named by
    ``controller.listener.names``, and every other listener as a client listener.
@@ -23,7 +23,6 @@ import logging
 import os
 import random
 from dataclasses import dataclass
-from pathlib import Path
 
 from kraft_server.api import registry
 from kraft_server.api.api_versions import SUPPORTED_FEATURES
@@ -32,57 +31,14 @@ from kraft_server.api.raft_rpcs import deliver
 from kraft_server.api.views import (
     ZERO_UUID, Features, ListenerAddress, QuorumView, ReplicaView, VoterView)
 from kraft_server.config import KafkaConfig
-from kraft_server.log.meta_properties import read_meta_properties
-from kraft_server.log.startup import StorageError, all_log_dirs
+from kraft_server.log.startup import StorageError, StorageInfo, check_storage
 from kraft_server.net.limits import ConnectionLimits
 from kraft_server.raft import Endpoint, QuorumConfig, StaticVoter
 
 log = logging.getLogger("kraft_server")
 
 
-def format_hint(config_path: str | None) -> str:
-    cfg = config_path or "<server.properties>"
-    return (f"format it first: kraft-storage format --cluster-id $(kraft-storage random-uuid) --standalone "
-            f"--config {cfg} (Kafka's kafka-storage.sh format does too; `make run` does it for ./data)")
-
-
-def check_storage(config: KafkaConfig, config_path: str | None = None):
-    """The directory's ``MetaProperties``, or ``StorageError`` saying what to do."""
-    directory = Path(config.metadata_log_dir)
-    path = directory / "meta.properties"
-    try:
-        meta = read_meta_properties(directory)
-    except ValueError as exc:
-        raise StorageError(f"meta.properties is unreadable: {exc}", path) from None
-    except OSError as exc:  # not a directory, no permission, ...
-        raise StorageError(f"Cannot read meta.properties: {exc.strerror or exc}", exc.filename or path) from None
-    if meta is None:
-        raise StorageError("No `meta.properties` found (is the metadata.log.dir formatted?); "
-                           + format_hint(config_path), directory)
-    if meta.node_id != config.node_id:
-        raise StorageError(f"Stored node id {meta.node_id} doesn't match node.id {config.node_id} "
-                           "in the configuration", path)
-    if meta.directory_id is None:
-        raise StorageError("meta.properties has no directory.id; " + format_hint(config_path), path)
-    _check_cluster_ids(config, meta.cluster_id, directory)
-    return meta
-
-
-def _check_cluster_ids(config: KafkaConfig, cluster_id: str, directory: Path) -> None:
-    """Every formatted log directory belongs to one cluster (Kafka's MetaPropertiesEnsemble)."""
-    for other in all_log_dirs(config):
-        if Path(other) == directory:
-            continue
-        try:
-            meta = read_meta_properties(other)
-        except (ValueError, OSError):
-            continue  # only the metadata log directory is used here
-        if meta is not None and meta.cluster_id != cluster_id:
-            raise StorageError(f"Invalid cluster.id: expected {cluster_id} (as in {directory}), "
-                               f"but read {meta.cluster_id}", Path(other) / "meta.properties")
-
-
-def quorum_config(config: KafkaConfig, meta) -> QuorumConfig:
+def quorum_config(config: KafkaConfig, meta: StorageInfo) -> QuorumConfig:
     return QuorumConfig(
         node_id=config.node_id,
         cluster_id=meta.cluster_id,
@@ -98,17 +54,6 @@ def quorum_config(config: KafkaConfig, meta) -> QuorumConfig:
         append_linger_ms=config.quorum_append_linger_ms,
         auto_join=config.quorum_auto_join_enable,
     )
-
-
-def bootstrap_feature_levels(metadata_log_dir: Path) -> dict[str, int]:
-    """Feature levels ``kafka-storage format`` wrote (``log/bootstrap.py``: bootstrap.checkpoint,
-    or the bootstrap snapshot of Kafka 4.4's format)."""
-    from kraft_server.log.bootstrap import read_bootstrap_checkpoint
-    try:
-        return read_bootstrap_checkpoint(metadata_log_dir) or {}
-    except ValueError as exc:
-        log.warning("cannot read the bootstrap records in %s: %s", metadata_log_dir, exc)
-        return {}
 
 
 # -- the view the API handlers read ------------------------------------------------------
@@ -221,7 +166,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     from kraft_server.net.server import ListenerSpec
     from kraft_server.security.listeners import controller_client_security, listener_security
     from kraft_server.security.credentials import scram_lookup
-    from kraft_server.log.bootstrap import bootstrap_extra_records
+    from kraft_server.log.bootstrap import read_bootstrap_records
     from kraft_server.raft import RaftNode
     from kraft_server.shell.transition_log import TransitionLog
 
@@ -243,10 +188,10 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
         raft_log.close()
         raise StorageError(str(exc), store.path) from None
     core = RaftNode(qconfig, raft_log, election, rng or random.Random(), clock())
-    levels = bootstrap_feature_levels(config.metadata_log_dir)
-    controller = Controller(core, raft_log, ControllerSettings.from_config(config, levels), clock())
-    controller.duties.bootstrap_extra = bootstrap_extra_records(config.metadata_log_dir)
-    view = CoreView(core, config.node_id, meta.cluster_id, levels, clock, controller)
+    bootstrap = read_bootstrap_records(config.metadata_log_dir)
+    controller = Controller(core, raft_log, ControllerSettings.from_config(config, bootstrap.levels), clock())
+    controller.duties.bootstrap_extra = bootstrap.extra
+    view = CoreView(core, config.node_id, meta.cluster_id, bootstrap.levels, clock, controller)
     groups = _group_service(config, clock)
 
     controller_names = set(config.controller_listener_names)

@@ -1,8 +1,6 @@
-"""node.py: the storage check, config → core config, and bootstrap feature levels."""
+"""The storage check, config → core config, and the entry point's refusals."""
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
 
 import pytest
 
@@ -10,9 +8,9 @@ from kraft_server.__main__ import main
 from kraft_server.config import KafkaConfig
 from kraft_server.log.meta_properties import MetaProperties, write_meta_properties
 from wire.uuids import random_directory_id
-from kraft_server.shell.wiring import StorageError, bootstrap_feature_levels, check_storage, quorum_config
+from kraft_server.log.startup import StorageError, check_storage
+from kraft_server.shell.wiring import quorum_config
 
-DATA = Path(__file__).parents[1] / "data/net"
 
 
 def props(tmp_path, **extra):
@@ -22,7 +20,7 @@ def props(tmp_path, **extra):
         "controller.listener.names": "CONTROLLER",
         "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,CLIENT:PLAINTEXT",
         "controller.quorum.bootstrap.servers": "127.0.0.1:9093",
-        "metadata.log.dir": str(tmp_path / "data"),
+        "metadata.log.dir": str(tmp_path / "data"), "log.dirs": str(tmp_path / "data"),
     }
     p.update(extra)
     return p
@@ -54,13 +52,6 @@ def test_formatted_directory_gives_the_core_its_config(tmp_path):
     assert (q.node_id, q.cluster_id, q.directory_id) == (1, "MkU3OEVBNTcwNTJENDM2Qg", dir_id)
     assert [(e.name, e.port) for e in q.listeners] == [("CONTROLLER", 9093)]  # controller listener only
     assert q.bootstrap_servers == (("127.0.0.1", 9093),) and q.request_timeout_ms == 1234
-
-
-def test_bootstrap_feature_levels_from_kafkas_own_checkpoint(tmp_path):
-    shutil.copy(DATA / "kafka-4.3.1-bootstrap.checkpoint", tmp_path / "bootstrap.checkpoint")
-    levels = bootstrap_feature_levels(tmp_path)
-    assert levels["metadata.version"] == 30
-    assert bootstrap_feature_levels(tmp_path / "nowhere") == {}
 
 
 def test_main_reports_an_unformatted_directory(tmp_path, capsys):

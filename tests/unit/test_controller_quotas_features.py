@@ -12,7 +12,8 @@ import pytest
 from kraft_server.controller.client_quotas import (
     ClientQuotasImage, alter_client_quotas, alter_client_quotas_op, entity_of,
 )
-from kraft_server.controller.feature_control import FeatureUpdate, Refused
+from kraft_server.common.refused import Refused
+from kraft_server.controller.feature_control import FeatureUpdate
 from kraft_server.controller.image import MetadataImage
 from kraft_server.controller.controller import REGISTRATION_FEATURES
 from kraft_server.controller import records as rec

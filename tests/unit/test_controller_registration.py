@@ -60,13 +60,26 @@ def test_the_active_controller_answers_after_the_record_commits():
 
 
 def test_not_the_active_controller_answers_not_controller():
-    s = Single()  # not elected yet: no leader at all
+    s = Single()
+    s.run_for(300)
+    s.core.resign(s.now)  # a shutdown: no longer the leader
     answers = Answers()
     s.controller.submit_registration(peer_request(), answers)
     s.controller.poll(s.now)
     assert [(a.error_code, a.error_message) for a in answers] == [
         (41, "This is not the correct controller for this cluster.")]
     assert 2 not in s.controller.image.controllers
+
+
+def test_a_leader_becoming_active_answers_once_it_is():
+    s = Single()  # the one voter leads at once; its image has not caught up yet
+    assert s.core.role is Role.LEADER and not s.controller.is_active()
+    answers = Answers()
+    s.controller.submit_registration(peer_request(), answers)
+    s.controller.poll(s.now)
+    assert answers == []  # a write waits in the queue, as every write does
+    s.run_for(300)
+    assert [a.error_code for a in answers] == [0] and 2 in s.controller.image.controllers
 
 
 def test_metadata_version_before_3_7_is_unsupported():
@@ -213,8 +226,8 @@ def test_a_leader_that_resigns_before_the_commit_answers_not_controller():
     answers = Answers()
     s.controller.submit_registration(peer_request(), answers)
     s.controller.poll(s.now)  # proposed, not appended or committed yet
-    assert answers == [] and s.controller.registrations.waiting
+    assert answers == [] and s.controller.writes.inflight is not None
     s.core.resign(s.now)  # a shutdown: the core resigns its leadership
     s.controller.poll(s.now)
     assert [a.error_code for a in answers] == [41]
-    assert not s.controller.registrations.waiting
+    assert s.controller.writes.inflight is None

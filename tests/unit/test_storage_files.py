@@ -5,19 +5,24 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import uuid
+from pathlib import Path
 
 import pytest
 
 from kraft_server.log.bootstrap import (
     DEFAULT_FEATURES,
+    BootstrapRecords,
     DynamicVoter,
     DynamicVoterError,
     parse_bootstrap_checkpoint,
     parse_bootstrap_snapshot,
     parse_dynamic_voters,
+    read_bootstrap_records,
     render_bootstrap_checkpoint,
     render_bootstrap_snapshot,
+    write_bootstrap_checkpoint,
 )
 from kraft_server.log.epoch_cache import LeaderEpochCache
 from kraft_server.log.meta_properties import (
@@ -30,8 +35,9 @@ from kraft_server.log.meta_properties import (
 from kraft_server.log.quorum_state_file import FileQuorumStateStore, QuorumStateError, parse_quorum_state, render_quorum_state
 from wire.uuids import random_directory_id, random_uuid, uuid_from_str, uuid_to_str
 from kraft_server.common.values import ElectionState, OffsetAndEpoch
-from wire.records import iter_batches
+from wire.records import frame_metadata_record, iter_batches
 
+DATA = Path(__file__).parents[1] / "data/net"
 DIR_ID = uuid_from_str("J8aAPcfLQt2bqs1JT_rMgQ")
 
 # -- uuids ------------------------------------------------------------------------------
@@ -171,6 +177,23 @@ def test_bootstrap_checkpoint_shape():
         "metadata.version", "eligible.leader.replicas.version", "group.version", "share.version",
         "streams.version", "transaction.version"]
     assert len(data) == 411  # the size of Kafka 4.3.1's own file
+
+
+def test_a_node_reads_its_bootstrap_records_once(tmp_path, caplog):
+    extra = [frame_metadata_record(99, 0, b"\x01\x02")]  # the levels are split off, the rest kept as is
+    write_bootstrap_checkpoint(tmp_path, DEFAULT_FEATURES, now_ms=1, extra=extra)
+    records = read_bootstrap_records(tmp_path)
+    assert (records.levels, records.extra) == (DEFAULT_FEATURES, extra)
+    assert read_bootstrap_records(tmp_path / "nowhere") == BootstrapRecords({}, [])
+    (tmp_path / "bootstrap.checkpoint").write_bytes(b"\x00" * 11 + b"\x05" + b"\xff" * 20)
+    with caplog.at_level("WARNING"):
+        assert read_bootstrap_records(tmp_path) == BootstrapRecords({}, [])  # the node still starts
+    assert "cannot read the bootstrap records" in caplog.text
+
+
+def test_a_node_reads_kafkas_own_bootstrap_checkpoint(tmp_path):
+    shutil.copy(DATA / "kafka-4.3.1-bootstrap.checkpoint", tmp_path / "bootstrap.checkpoint")
+    assert read_bootstrap_records(tmp_path).levels["metadata.version"] == 30
 
 
 def test_bootstrap_snapshot_shape():

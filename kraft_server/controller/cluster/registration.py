@@ -1,10 +1,11 @@
 """Controller registration (KIP-919): both sides of the ControllerRegistration RPC (key 70).
 
-**The active controller** (``RegistrationWrites``; Kafka's ``ControllerApis
+**The active controller** (``registration_write``; Kafka's ``ControllerApis
 .handleControllerRegistration`` → ``QuorumController.registerController`` →
 ``ClusterControlManager.registerController``):
 
-* the request is a controller write event: it runs only on the *active* controller
+* the request is a controller write event, run by the write queue
+  (``controller/write_queue.py``) like every other: only on the *active* controller
   (the Raft leader whose image has caught up with its epoch start), otherwise
   NOT_CONTROLLER (``ControllerExceptions.newWrongControllerException``);
 * metadata.version must be 3.7-IV0 (15) or later, else UNSUPPORTED_VERSION
@@ -39,16 +40,15 @@ from __future__ import annotations
 
 import logging
 import random
-from dataclasses import dataclass
 
 from kraft_server.common import metadata_version
-from kraft_server.raft import Backpressure, Destination, NotLeader, OutboundRequest, Role
+from kraft_server.raft import Destination, OutboundRequest, Role
 from wire.errors import ErrorCode, error_message
 from wire.messages import ControllerRegistrationRequest, ControllerRegistrationResponse, RegisterControllerRecord
 from wire.messages.controller_registration_request import Feature, Listener
 from wire.messages.register_controller_record import ControllerEndpoint, ControllerFeature
 
-from .. import records as rec
+from ..write_queue import Write
 
 log = logging.getLogger(__name__)
 
@@ -86,84 +86,18 @@ def error_response(code: int) -> ControllerRegistrationResponse:
 
 # -- the active controller's side -------------------------------------------------------------
 
-@dataclass
-class _Waiting:
-    last_offset: int
-    epoch: int
-    respond: object
-    controller_id: int
+def registration_write(body: ControllerRegistrationRequest):
+    """The request as a write-queue operation (``write_queue.py``): ``(run, fail)``."""
+    def run(image, next_offset, now_ms):
+        if (image.metadata_version() or 0) < CONTROLLER_REGISTRATION_MIN_MV:
+            return Write([], lambda: error_response(ErrorCode.UNSUPPORTED_VERSION))
 
-
-class RegistrationWrites:
-    """Inbound ControllerRegistration requests on the active controller."""
-
-    def __init__(self) -> None:
-        self.queue: list[tuple[ControllerRegistrationRequest, object]] = []
-        self.waiting: list[_Waiting] = []
-        self.stats = {"written": 0, "acknowledged": 0, "rejected": 0}
-
-    def submit(self, body: ControllerRegistrationRequest, respond) -> None:
-        """``respond(ControllerRegistrationResponse)`` is called exactly once, later."""
-        self.queue.append((body, respond))
-
-    def poll(self, core, image, duties, now_ms: int) -> bool:
-        proposed = self._write_queued(core, image, duties, now_ms)
-        self._complete(core, image)
-        return proposed
-
-    def _is_active(self, core, duties) -> bool:
-        return (core.role is Role.LEADER and duties.active and duties.epoch == core.epoch
-                and not core.quorum.state.resign_requested)
-
-    def _write_queued(self, core, image, duties, now_ms: int) -> bool:
-        if not self.queue:
-            return False
-        active = self._is_active(core, duties)
-        if active and not image.has_metadata:
-            return False  # the bootstrap records are on their way: answer after them
-        queue, self.queue = self.queue, []
-        proposed = False
-        for body, respond in queue:
-            if not active:
-                self._reject(respond, ErrorCode.NOT_CONTROLLER)
-                continue
-            if (image.metadata_version() or 0) < CONTROLLER_REGISTRATION_MIN_MV:
-                self._reject(respond, ErrorCode.UNSUPPORTED_VERSION)
-                continue
-            try:
-                _, last = core.propose([rec.register_controller(record_from_request(body))], now_ms)
-            except NotLeader:
-                self._reject(respond, ErrorCode.NOT_CONTROLLER)
-                continue
-            except Backpressure:
-                self.queue.append((body, respond))  # the backlog is full: next poll
-                continue
-            proposed = True
-            self.stats["written"] += 1
-            self.waiting.append(_Waiting(last, core.epoch, respond, body.controller_id))
+        def written(first, last):
             log.info("[Controller] registering controller %d (incarnation %s) at offset %d",
                      body.controller_id, body.incarnation_id, last)
-        return proposed
-
-    def _complete(self, core, image) -> None:
-        if not self.waiting:
-            return
-        still = []
-        for w in self.waiting:
-            if core.role is not Role.LEADER or core.epoch != w.epoch:
-                # Renounced before we saw the commit: Kafka fails every pending write
-                # event with NotControllerException (the record may still survive).
-                self._reject(w.respond, ErrorCode.NOT_CONTROLLER)
-            elif image.offset >= w.last_offset:
-                self.stats["acknowledged"] += 1
-                w.respond(ControllerRegistrationResponse(throttle_time_ms=0, error_code=0))
-            else:
-                still.append(w)
-        self.waiting = still
-
-    def _reject(self, respond, code: int) -> None:
-        self.stats["rejected"] += 1
-        respond(error_response(code))
+        return Write([(record_from_request(body), 0)],
+                     lambda: ControllerRegistrationResponse(throttle_time_ms=0, error_code=0), written)
+    return run, error_response
 
 
 # -- every other controller's side --------------------------------------------------------------

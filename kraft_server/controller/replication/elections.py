@@ -80,29 +80,25 @@ def elect_leaders(image, election_type: int, wanted):
 def imbalanced(image, limit: int = MAX_ELECTIONS_PER_IMBALANCE) -> list:
     """PartitionChangeRecords moving up to ``limit`` partitions back to their preferred
     leader (the periodic task run every ``leader.imbalance.check.interval.seconds``)."""
-    pv = partition_record_version(image.metadata_version() or 0)
-    out = []
-    for _, p in image.topics.partitions():
-        if p.replicas and p.leader != p.replicas[0]:
-            error, record = elect(image, p, PREFERRED)
-            if record is not None:
-                out.append((record, pv))
-                if len(out) >= limit:
-                    break
-    return out
+    return _elect_up_to(image, (p for _, p in image.topics.partitions()
+                                if p.replicas and p.leader != p.replicas[0]), PREFERRED, limit)
 
 
 def leaderless_unclean(image, limit: int = MAX_ELECTIONS_PER_IMBALANCE) -> list:
     """PartitionChangeRecords electing leaders, uncleanly if need be, for up to ``limit``
     leaderless partitions of topics with unclean election enabled (the periodic task
     run every ``unclean.leader.election.interval.ms``)."""
+    return _elect_up_to(image, (p for t, p in image.topics.partitions()
+                                if p.leader < 0 and unclean_enabled(image, t.name)), UNCLEAN, limit)
+
+
+def _elect_up_to(image, partitions, election, limit: int) -> list:
     pv = partition_record_version(image.metadata_version() or 0)
     out = []
-    for t, p in image.topics.partitions():
-        if p.leader < 0 and unclean_enabled(image, t.name):
-            error, record = elect(image, p, UNCLEAN)
-            if record is not None:
-                out.append((record, pv))
-                if len(out) >= limit:
-                    break
+    for p in partitions:
+        _, record = elect(image, p, election)
+        if record is not None:
+            out.append((record, pv))
+            if len(out) >= limit:
+                break
     return out

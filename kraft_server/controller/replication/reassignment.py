@@ -35,11 +35,12 @@ from wire.messages.list_partition_reassignments_response import (
     OngoingPartitionReassignment, OngoingTopicReassignment,
 )
 
+from kraft_server.common.refused import Refused
+
 from ..image_topics import partition_record_version
 from .partition_change import assignment_change, unclean_enabled
 from .reassignment_replicas import in_progress, revert, start
 from .topic_creation import _directory
-from ..refused import Refused
 from ..write_queue import Write
 
 log = logging.getLogger(__name__)

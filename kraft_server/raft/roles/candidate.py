@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kraft_server.common.values import ElectionState
-from kraft_server.raft.roles.base import Role
+from kraft_server.raft.roles.base import Role, election_state
 from kraft_server.raft.voters import VoterKey
 
 ROLE = Role.CANDIDATE
@@ -33,8 +33,7 @@ class CandidateState:
         return -1
 
     def election(self, data_version: int) -> ElectionState:
-        return ElectionState(self.epoch, -1, self.local_key.node_id, self.local_key.directory_id,
-                             data_version)
+        return election_state(self.epoch, -1, self.local_key, data_version)  # our own vote
 
     def can_grant_vote(self, key: VoterKey, log_up_to_date: bool, pre_vote: bool) -> bool:
         # Our real vote in this epoch went to ourselves; a pre-vote is only advice.

@@ -30,7 +30,7 @@ from wire.records.control_scan import ControlBatchScan
 
 from kraft_server.raft.boundary import Endpoint
 from kraft_server.common.values import ElectionState, OffsetAndEpoch
-from kraft_server.raft.roles.base import Role
+from kraft_server.raft.roles.base import Role, election_state
 from kraft_server.raft.voters import VoterKey
 
 ROLE = Role.FOLLOWER
@@ -69,9 +69,7 @@ class FollowerState:
     role = ROLE
 
     def election(self, data_version: int) -> ElectionState:
-        v = self.voted_key
-        return ElectionState(self.epoch, self.leader_id, v.node_id if v else -1,
-                             v.directory_id if v else None, data_version)
+        return election_state(self.epoch, self.leader_id, self.voted_key, data_version)
 
     def can_grant_vote(self, key: VoterKey, log_up_to_date: bool, pre_vote: bool) -> bool:
         if not pre_vote:

@@ -23,8 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from kraft_server.raft.quorum_config import OBSERVER_SESSION_TIMEOUT_MS
-from kraft_server.common.values import ElectionState
-from kraft_server.raft.roles.base import Role
+from kraft_server.raft.roles.base import OwnEpoch, Role
 from kraft_server.raft.voters import VoterKey, VoterSet, majority
 from wire.uuids import ZERO_UUID
 
@@ -84,7 +83,7 @@ class PendingFetch:
 
 
 @dataclass
-class LeaderState:
+class LeaderState(OwnEpoch):
     epoch: int
     local_key: VoterKey
     epoch_start_offset: int
@@ -115,19 +114,6 @@ class LeaderState:
     upgrade_voters: VoterSet | None = None  # kraft.version 0: voters as UpdateRaftVoter told us
     upgrade: object = None  # membership.PendingUpgrade: an UpdateFeatures kraft.version upgrade
     role = ROLE
-    voted_key = None  # a vote to keep only in Unattached, Prospective and Follower
-    leader_endpoints = ()  # known for a followed leader only
-
-    @property
-    def leader_id(self) -> int:
-        return self.local_key.node_id
-
-    def election(self, data_version: int) -> ElectionState:
-        k = self.local_key
-        return ElectionState(self.epoch, k.node_id, k.node_id, k.directory_id, data_version)
-
-    def can_grant_vote(self, key: VoterKey, log_up_to_date: bool, pre_vote: bool) -> bool:
-        return False
 
     # -- backlog (backpressure for ``propose``) -------------------------------------------
     def backlog_bytes(self) -> int:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from kraft_server.raft.boundary import Endpoint
 from kraft_server.common.values import ElectionState
-from kraft_server.raft.roles.base import Role, same_candidate
+from kraft_server.raft.roles.base import Role, election_state, same_candidate
 from kraft_server.raft.voters import VoterKey
 
 ROLE = Role.PROSPECTIVE
@@ -35,9 +35,7 @@ class ProspectiveState:
     role = ROLE
 
     def election(self, data_version: int) -> ElectionState:
-        v = self.voted_key
-        return ElectionState(self.epoch, self.leader_id, v.node_id if v else -1,
-                             v.directory_id if v else None, data_version)
+        return election_state(self.epoch, self.leader_id, self.voted_key, data_version)
 
     def can_grant_vote(self, key: VoterKey, log_up_to_date: bool, pre_vote: bool) -> bool:
         if self.voted_key is not None and not pre_vote:

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kraft_server.common.values import ElectionState
-from kraft_server.raft.roles.base import Role
+from kraft_server.raft.roles.base import OwnEpoch, Role
 from kraft_server.raft.voters import VoterKey
 
 ROLE = Role.RESIGNED
 
 
 @dataclass
-class ResignedState:
+class ResignedState(OwnEpoch):
     epoch: int
     local_key: VoterKey
     election_deadline_ms: int
@@ -25,16 +24,3 @@ class ResignedState:
     preferred_candidates: list = field(default_factory=list)  # VoterKeys, best first
     shutting_down: bool = False
     role = ROLE
-    voted_key = None  # a vote to keep only in Unattached, Prospective and Follower
-    leader_endpoints = ()  # known for a followed leader only
-
-    @property
-    def leader_id(self) -> int:
-        return self.local_key.node_id
-
-    def election(self, data_version: int) -> ElectionState:
-        k = self.local_key
-        return ElectionState(self.epoch, k.node_id, k.node_id, k.directory_id, data_version)
-
-    def can_grant_vote(self, key: VoterKey, log_up_to_date: bool, pre_vote: bool) -> bool:
-        return False

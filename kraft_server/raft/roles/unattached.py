@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kraft_server.common.values import ElectionState
-from kraft_server.raft.roles.base import Role, same_candidate
+from kraft_server.raft.roles.base import Role, election_state, same_candidate
 from kraft_server.raft.voters import VoterKey
 
 ROLE = Role.UNATTACHED
@@ -27,9 +27,7 @@ class UnattachedState:
         return -1
 
     def election(self, data_version: int) -> ElectionState:
-        v = self.voted_key
-        return ElectionState(self.epoch, -1, v.node_id if v else -1, v.directory_id if v else None,
-                             data_version)
+        return election_state(self.epoch, -1, self.voted_key, data_version)
 
     def can_grant_vote(self, key: VoterKey, log_up_to_date: bool, pre_vote: bool) -> bool:
         if self.voted_key is not None:

@@ -25,9 +25,7 @@ from wire.messages import AddRaftVoterRequest, ApiVersionsRequest
 from kraft_server.raft import membership
 from kraft_server.raft.boundary import Destination, Endpoint
 from kraft_server.raft.roles.base import Role
-from kraft_server.raft.rpc.common import cluster_id_ok
 from kraft_server.raft.voters import VoterKey, VoterNode
-from wire.uuids import ZERO_UUID
 
 API_KEY = AddRaftVoterRequest.API_KEY
 API_VERSIONS_KEY = ApiVersionsRequest.API_KEY
@@ -40,12 +38,9 @@ def _reply(error, message=None):
 
 def handle_add_voter_request(node, inbound, now_ms: int):
     req = inbound.body
-    if not cluster_id_ok(node, req.cluster_id):
-        return _reply(ErrorCode.INCONSISTENT_CLUSTER_ID)
-    if node.role is not Role.LEADER:
-        return _reply(ErrorCode.NOT_LEADER_OR_FOLLOWER)
-    if req.voter_id < 0 or req.voter_directory_id == ZERO_UUID:
-        return _reply(ErrorCode.INVALID_REQUEST, "Add voter request didn't include a valid voter")
+    error = membership.request_error(node, req, membership.ADD)
+    if error:
+        return _reply(*error)
     endpoints = tuple(Endpoint(e.name, e.host, e.port) for e in req.listeners)
     listener = node.config.default_listener
     target = next((e for e in endpoints if e.name == listener), None)
@@ -53,16 +48,9 @@ def handle_add_voter_request(node, inbound, now_ms: int):
         return _reply(ErrorCode.INVALID_REQUEST,
                       f"Add voter request didn't include the endpoint ({listener}) for the default listener")
     leader = node.quorum.state
-    reason = membership.uncommitted_change_error(node, leader, now_ms)
-    if reason:
-        return _reply(ErrorCode.REQUEST_TIMED_OUT, reason)
-    if node.kraft_version() < 1:
-        return _reply(ErrorCode.UNSUPPORTED_VERSION,
-                      f"Cluster doesn't support adding voter because the {KRAFT_VERSION} feature is "
-                      f"{node.kraft_version()}")
-    reason = membership.uncommitted_voters_error(node)
-    if reason:
-        return _reply(ErrorCode.REQUEST_TIMED_OUT, reason)
+    error = membership.change_error(node, leader, now_ms, membership.ADD)
+    if error:
+        return _reply(*error)
     key = VoterKey(req.voter_id, req.voter_directory_id)
     if node.voter_set().node(req.voter_id) is not None:
         return _reply(ErrorCode.DUPLICATE_VOTER,

@@ -15,7 +15,7 @@ from wire.messages import begin_quorum_epoch_response as bresp
 from kraft_server.raft.quorum_config import METADATA_TOPIC
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc.common import (
-    cluster_id_ok, endpoints_from, handle_common_response, node_endpoints_for, single_partition,
+    endpoints_from, handle_common_response, leader_response, request_partition, response_partition,
 )
 from kraft_server.raft.voters import VoterKey
 
@@ -33,24 +33,14 @@ def build_begin_epoch_request(node, voter: VoterKey):
 
 
 def _response(node, error=ErrorCode.NONE, top_error=ErrorCode.NONE):
-    if top_error:
-        return bresp.BeginQuorumEpochResponse(error_code=top_error)
-    q = node.quorum
-    part = bresp.PartitionData(partition_index=0, error_code=error, leader_id=q.leader_id,
-                               leader_epoch=q.epoch)
-    return bresp.BeginQuorumEpochResponse(
-        topics=[bresp.TopicData(topic_name=METADATA_TOPIC, partitions=[part])],
-        node_endpoints=[bresp.NodeEndpoint(node_id=q.leader_id, host=e.host, port=e.port)
-                        for e in node.leader_endpoints(node.config.default_listener)])
+    return leader_response(node, bresp, bresp.BeginQuorumEpochResponse, error, top_error)
 
 
 def handle_begin_epoch_request(node, inbound, now_ms: int):
     req = inbound.body
-    if not cluster_id_ok(node, req.cluster_id):
-        return _response(node, top_error=ErrorCode.INCONSISTENT_CLUSTER_ID)
-    part = single_partition(req.topics)
+    part, top_error = request_partition(node, req)
     if part is None:
-        return _response(node, top_error=ErrorCode.INVALID_REQUEST)
+        return _response(node, top_error=top_error)
     if inbound.api_version >= 1 and not node.is_addressed_to_us(req.voter_id, part.voter_directory_id):
         return _response(node, ErrorCode.INVALID_VOTER_KEY)
     leader_id, epoch = part.leader_id, part.leader_epoch
@@ -66,12 +56,9 @@ def handle_begin_epoch_request(node, inbound, now_ms: int):
 
 
 def handle_begin_epoch_response(node, inflight, body, failure, now_ms: int) -> bool:
-    if failure is not None or body.error_code:
-        return False
-    part = single_partition(body.topics)
+    part, endpoints = response_partition(node, body) if failure is None else (None, ())
     if part is None:
         return False
-    endpoints = node_endpoints_for(body.node_endpoints, part.leader_id, node.config.default_listener)
     if handle_common_response(node, part.error_code, part.leader_id, part.leader_epoch,
                               endpoints, now_ms):
         return part.error_code == ErrorCode.NONE

@@ -34,6 +34,45 @@ def single_partition(topics, name_attr: str = "topic_name", parts_attr: str = "p
     return parts[0]
 
 
+def request_partition(node, req) -> tuple[object, int]:
+    """The request's one ``__cluster_metadata``/0 partition and NONE, or None and the
+    top-level error Kafka answers: INCONSISTENT_CLUSTER_ID first, then INVALID_REQUEST."""
+    if not cluster_id_ok(node, req.cluster_id):
+        return None, ErrorCode.INCONSISTENT_CLUSTER_ID
+    part = single_partition(req.topics)
+    if part is None:
+        return None, ErrorCode.INVALID_REQUEST
+    return part, ErrorCode.NONE
+
+
+def leader_response(node, messages, response, error: int = ErrorCode.NONE, top_error: int = ErrorCode.NONE,
+                    **fields):
+    """The answer Vote, BeginQuorumEpoch and EndQuorumEpoch share (``messages``: the
+    response's generated module, ``response``: its class): a top-level error alone, or
+    the one partition with the leader and epoch we know (plus ``fields``) and that
+    leader's endpoints."""
+    if top_error:
+        return response(error_code=top_error)
+    q = node.quorum
+    part = messages.PartitionData(partition_index=0, error_code=error, leader_id=q.leader_id,
+                                  leader_epoch=q.epoch, **fields)
+    return response(
+        topics=[messages.TopicData(topic_name=METADATA_TOPIC, partitions=[part])],
+        node_endpoints=[messages.NodeEndpoint(node_id=q.leader_id, host=e.host, port=e.port)
+                        for e in node.leader_endpoints(node.config.default_listener)])
+
+
+def response_partition(node, body) -> tuple[object, tuple[Endpoint, ...]]:
+    """Such an answer's one partition and the endpoints it gives for the leader it names,
+    or (None, ()) when it carries a top-level error or not exactly that partition."""
+    if body.error_code:
+        return None, ()
+    part = single_partition(body.topics)
+    if part is None:
+        return None, ()
+    return part, node_endpoints_for(body.node_endpoints, part.leader_id, node.config.default_listener)
+
+
 def endpoints_from(entries, listener: str) -> tuple[Endpoint, ...]:
     """Wire endpoint lists (LeaderEndpoints with names, or NodeEndpoints without)."""
     out = []
@@ -44,6 +83,14 @@ def endpoints_from(entries, listener: str) -> tuple[Endpoint, ...]:
 
 def node_endpoints_for(entries, node_id: int, listener: str) -> tuple[Endpoint, ...]:
     return tuple(Endpoint(listener, e.host, e.port) for e in entries if e.node_id == node_id)
+
+
+def follow_current_leader(node, part, node_endpoints, now_ms: int) -> bool:
+    """``handle_common_response`` for a Fetch or FetchSnapshot answer's partition, whose
+    leader comes as ``CurrentLeader``."""
+    leader = part.current_leader
+    endpoints = node_endpoints_for(node_endpoints, leader.leader_id, node.config.default_listener)
+    return handle_common_response(node, part.error_code, leader.leader_id, leader.leader_epoch, endpoints, now_ms)
 
 
 def handle_common_response(node, error: int, leader_id: int, epoch: int,

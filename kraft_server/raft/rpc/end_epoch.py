@@ -15,7 +15,7 @@ from wire.messages import end_quorum_epoch_response as eresp
 from kraft_server.raft.quorum_config import METADATA_TOPIC
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc.common import (
-    cluster_id_ok, endpoints_from, handle_common_response, node_endpoints_for, single_partition,
+    endpoints_from, handle_common_response, leader_response, request_partition, response_partition,
 )
 from kraft_server.raft.voters import VoterKey
 from wire.uuids import ZERO_UUID
@@ -37,15 +37,7 @@ def build_end_epoch_request(node, preferred: list[VoterKey]):
 
 
 def _response(node, error=ErrorCode.NONE, top_error=ErrorCode.NONE):
-    if top_error:
-        return eresp.EndQuorumEpochResponse(error_code=top_error)
-    q = node.quorum
-    part = eresp.PartitionData(partition_index=0, error_code=error, leader_id=q.leader_id,
-                               leader_epoch=q.epoch)
-    return eresp.EndQuorumEpochResponse(
-        topics=[eresp.TopicData(topic_name=METADATA_TOPIC, partitions=[part])],
-        node_endpoints=[eresp.NodeEndpoint(node_id=q.leader_id, host=e.host, port=e.port)
-                        for e in node.leader_endpoints(node.config.default_listener)])
+    return leader_response(node, eresp, eresp.EndQuorumEpochResponse, error, top_error)
 
 
 def election_backoff_ms(node, preferred: list[VoterKey]) -> int:
@@ -60,11 +52,9 @@ def election_backoff_ms(node, preferred: list[VoterKey]) -> int:
 
 def handle_end_epoch_request(node, inbound, now_ms: int):
     req = inbound.body
-    if not cluster_id_ok(node, req.cluster_id):
-        return _response(node, top_error=ErrorCode.INCONSISTENT_CLUSTER_ID)
-    part = single_partition(req.topics)
+    part, top_error = request_partition(node, req)
     if part is None:
-        return _response(node, top_error=ErrorCode.INVALID_REQUEST)
+        return _response(node, top_error=top_error)
     leader_id, epoch = part.leader_id, part.leader_epoch
     if epoch < node.quorum.epoch:
         return _response(node, ErrorCode.FENCED_LEADER_EPOCH)
@@ -86,12 +76,9 @@ def handle_end_epoch_request(node, inbound, now_ms: int):
 
 
 def handle_end_epoch_response(node, inflight, body, failure, now_ms: int) -> bool:
-    if failure is not None or body.error_code:
-        return False
-    part = single_partition(body.topics)
+    part, endpoints = response_partition(node, body) if failure is None else (None, ())
     if part is None:
         return False
-    endpoints = node_endpoints_for(body.node_endpoints, part.leader_id, node.config.default_listener)
     q = node.quorum
     if q.role is Role.RESIGNED and part.error_code == ErrorCode.NONE and part.leader_epoch <= q.epoch:
         q.state.unacked_voters.discard(inflight.destination.node_id)

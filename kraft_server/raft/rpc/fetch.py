@@ -38,7 +38,7 @@ from kraft_server.common.values import OffsetAndEpoch
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.roles.follower import SnapshotDownload
 from kraft_server.raft.roles.leader import PendingFetch
-from kraft_server.raft.rpc.common import cluster_id_ok, handle_common_response, node_endpoints_for
+from kraft_server.raft.rpc.common import cluster_id_ok, follow_current_leader
 from kraft_server.raft.voters import VoterKey
 from wire.uuids import ZERO_UUID
 
@@ -279,10 +279,7 @@ def handle_fetch_response(node, inflight, body, failure, now_ms: int) -> bool:
     if len(body.responses) != 1 or len(body.responses[0].partitions) != 1:
         return False
     part = body.responses[0].partitions[0]
-    leader = part.current_leader
-    endpoints = node_endpoints_for(body.node_endpoints, leader.leader_id, node.config.default_listener)
-    if handle_common_response(node, part.error_code, leader.leader_id, leader.leader_epoch,
-                              endpoints, now_ms):
+    if follow_current_leader(node, part, body.node_endpoints, now_ms):
         return part.error_code == ErrorCode.NONE
     q = node.quorum
     if part.error_code or q.role is not Role.FOLLOWER or inflight.epoch != q.epoch:

@@ -17,7 +17,7 @@ from kraft_server.common.values import OffsetAndEpoch
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import VoterKey
 from kraft_server.raft.rpc.common import (
-    cluster_id_ok, handle_common_response, node_endpoints_for, single_partition,
+    cluster_id_ok, follow_current_leader, single_partition,
 )
 from kraft_server.raft.rpc.fetch import leader_only_error
 
@@ -85,10 +85,7 @@ def handle_fetch_snapshot_response(node, inflight, body, failure, now_ms: int) -
     part = single_partition(body.topics, "name", "partitions", "index")
     if part is None:
         return False
-    leader = part.current_leader
-    endpoints = node_endpoints_for(body.node_endpoints, leader.leader_id, node.config.default_listener)
-    if handle_common_response(node, part.error_code, leader.leader_id, leader.leader_epoch,
-                              endpoints, now_ms):
+    if follow_current_leader(node, part, body.node_endpoints, now_ms):
         return part.error_code == ErrorCode.NONE
     q = node.quorum
     if q.role is not Role.FOLLOWER or q.state.snapshot is None or inflight.epoch != q.epoch:

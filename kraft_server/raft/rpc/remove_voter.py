@@ -17,10 +17,7 @@ from wire.errors import ErrorCode
 from wire.messages import RemoveRaftVoterRequest
 
 from kraft_server.raft import membership
-from kraft_server.raft.roles.base import Role
-from kraft_server.raft.rpc.common import cluster_id_ok
 from kraft_server.raft.voters import VoterKey
-from wire.uuids import ZERO_UUID
 
 API_KEY = RemoveRaftVoterRequest.API_KEY
 
@@ -31,23 +28,13 @@ def _reply(error, message=None):
 
 def handle_remove_voter_request(node, inbound, now_ms: int):
     req = inbound.body
-    if not cluster_id_ok(node, req.cluster_id):
-        return _reply(ErrorCode.INCONSISTENT_CLUSTER_ID)
-    if node.role is not Role.LEADER:
-        return _reply(ErrorCode.NOT_LEADER_OR_FOLLOWER)
-    if req.voter_id < 0 or req.voter_directory_id == ZERO_UUID:
-        return _reply(ErrorCode.INVALID_REQUEST, "Remove voter request didn't include a valid voter")
+    error = membership.request_error(node, req, membership.REMOVE)
+    if error:
+        return _reply(*error)
     leader = node.quorum.state
-    reason = membership.uncommitted_change_error(node, leader, now_ms)
-    if reason:
-        return _reply(ErrorCode.REQUEST_TIMED_OUT, reason)
-    if node.kraft_version() < 1:
-        return _reply(ErrorCode.UNSUPPORTED_VERSION,
-                      f"Cluster doesn't support removing voter because the kraft.version feature is "
-                      f"{node.kraft_version()}")
-    reason = membership.uncommitted_voters_error(node)
-    if reason:
-        return _reply(ErrorCode.REQUEST_TIMED_OUT, reason)
+    error = membership.change_error(node, leader, now_ms, membership.REMOVE)
+    if error:
+        return _reply(*error)
     key = VoterKey(req.voter_id, req.voter_directory_id)
     current = node.voter_set()
     node_entry = current.node(key.node_id)

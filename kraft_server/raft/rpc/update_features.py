@@ -27,6 +27,7 @@ from wire.errors import ErrorCode
 from wire.messages import UpdateFeaturesRequest
 from wire.messages import update_features_response as ufr
 
+from kraft_server.common.refused import Refused
 from kraft_server.raft import membership
 from kraft_server.raft.roles.base import Role
 
@@ -39,15 +40,26 @@ FAILED = "The update failed for all features since the following feature had an 
 NOT_ACTIVE = "This controller is not the active controller"
 
 
-class UpdateRefused(Exception):
-    def __init__(self, error: int, message: str):
-        super().__init__(message)
-        self.error = error
+def invalid_update(feature: str, level: int, why: str) -> Refused:
+    """A feature update ``FeatureControlManager.updateFeature`` refuses."""
+    return Refused(ErrorCode.INVALID_UPDATE_VERSION, f"Invalid update version {level} for feature {feature}. {why}")
 
 
-def _invalid(feature: str, level: int, why: str) -> UpdateRefused:
-    return UpdateRefused(ErrorCode.INVALID_UPDATE_VERSION,
-                         f"Invalid update version {level} for feature {feature}. {why}")
+def check_update_kind(feature: str, level: int, kind: int) -> None:
+    """``updateFeature``'s first checks: the upgrade type, then the level's sign."""
+    if kind not in (UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE):
+        raise invalid_update(feature, level, "The controller does not support the given upgrade type.")
+    if level < 0:
+        raise invalid_update(feature, level, "A feature version cannot be less than 0.")
+
+
+def check_direction(feature: str, level: int, kind: int, current: int) -> None:
+    """``updateFeature``'s checks after support: a downgrade must say so, an upgrade must not."""
+    if level < current and kind == UPGRADE:
+        raise invalid_update(feature, level, "Can't downgrade the version of this feature without setting "
+                                             "the upgrade type to either safe or unsafe downgrade.")
+    if level > current and kind != UPGRADE:
+        raise invalid_update(feature, level, "Can't downgrade to a newer version.")
 
 
 def response_for(names: list[str], version: int):
@@ -76,26 +88,19 @@ def supported_features(node) -> dict[str, tuple[int, int]]:
 
 def _check(node, feature: str, level: int, kind: int, finalized: dict) -> None:
     """``FeatureControlManager.updateFeature``'s checks up to the kraft.version branch."""
-    if kind not in (UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE):
-        raise _invalid(feature, level, "The controller does not support the given upgrade type.")
-    if level < 0:
-        raise _invalid(feature, level, "A feature version cannot be less than 0.")
+    check_update_kind(feature, level, kind)
     supported = supported_features(node).get(feature)
     if supported is None:
-        raise _invalid(feature, level, "The controller does not support the given feature.")
+        raise invalid_update(feature, level, "The controller does not support the given feature.")
     if not supported[0] <= level <= supported[1]:
-        raise _invalid(feature, level, f"Local controller {node.local_key.node_id} only supports "
-                                       f"versions {supported[0]}-{supported[1]}")
+        raise invalid_update(feature, level, f"Local controller {node.local_key.node_id} only supports "
+                                             f"versions {supported[0]}-{supported[1]}")
     current = finalized.get(feature, 0)
-    if level < current and kind == UPGRADE:
-        raise _invalid(feature, level, "Can't downgrade the version of this feature without setting "
-                                       "the upgrade type to either safe or unsafe downgrade.")
-    if level > current and kind != UPGRADE:
-        raise _invalid(feature, level, "Can't downgrade to a newer version.")
+    check_direction(feature, level, kind, current)
     if feature == KRAFT_VERSION and kind != UPGRADE and level != current:
-        raise _invalid(feature, level, "Can't downgrade the version of this feature.")
+        raise invalid_update(feature, level, "Can't downgrade the version of this feature.")
     if feature != KRAFT_VERSION and level != current:
-        raise _invalid(feature, level, "This node runs no metadata controller to change it.")
+        raise invalid_update(feature, level, "This node runs no metadata controller to change it.")
 
 
 def upgrade_voters_error(node, leader, level: int) -> str | None:
@@ -128,10 +133,10 @@ def handle_update_features_request(node, inbound, now_ms: int):
             if feature == KRAFT_VERSION and level > finalized.get(KRAFT_VERSION, 0):
                 reason = upgrade_voters_error(node, leader, level)
                 if reason:
-                    raise UpdateRefused(ErrorCode.INVALID_UPDATE_VERSION, reason)
+                    raise Refused(ErrorCode.INVALID_UPDATE_VERSION, reason)
                 upgrade_to = level
-    except UpdateRefused as refused:
-        return respond(refused.error, FAILED + str(refused))
+    except Refused as refused:
+        return respond(refused.code, FAILED + str(refused))
     if upgrade_to is None or req.validate_only:
         return respond(ErrorCode.NONE, None)
     last = membership.append_voters(node, leader.upgrade_voters, now_ms, kraft_version=upgrade_to)

@@ -22,7 +22,7 @@ from kraft_server.raft.quorum_config import METADATA_TOPIC
 from kraft_server.raft.boundary import SendFailure
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc.common import (
-    cluster_id_ok, handle_common_response, node_endpoints_for, single_partition,
+    handle_common_response, leader_response, request_partition, response_partition,
 )
 from kraft_server.raft.voters import ElectionResult, VoterKey, election_result
 from wire.uuids import ZERO_UUID
@@ -41,24 +41,14 @@ def build_vote_request(node, voter: VoterKey, pre_vote: bool):
 
 
 def _response(node, error=ErrorCode.NONE, granted=False, top_error=ErrorCode.NONE):
-    if top_error:
-        return vresp.VoteResponse(error_code=top_error)
-    q = node.quorum
-    part = vresp.PartitionData(partition_index=0, error_code=error, leader_id=q.leader_id,
-                               leader_epoch=q.epoch, vote_granted=granted)
-    return vresp.VoteResponse(
-        topics=[vresp.TopicData(topic_name=METADATA_TOPIC, partitions=[part])],
-        node_endpoints=[vresp.NodeEndpoint(node_id=q.leader_id, host=e.host, port=e.port)
-                        for e in node.leader_endpoints(node.config.default_listener)])
+    return leader_response(node, vresp, vresp.VoteResponse, error, top_error, vote_granted=granted)
 
 
 def handle_vote_request(node, inbound, now_ms: int):
     req = inbound.body
-    if not cluster_id_ok(node, req.cluster_id):
-        return _response(node, top_error=ErrorCode.INCONSISTENT_CLUSTER_ID)
-    part = single_partition(req.topics)
+    part, top_error = request_partition(node, req)
     if part is None:
-        return _response(node, top_error=ErrorCode.INVALID_REQUEST)
+        return _response(node, top_error=top_error)
     pre_vote = inbound.api_version >= 2 and part.pre_vote
     epoch, last_epoch, last_offset = part.replica_epoch, part.last_offset_epoch, part.last_offset
     if last_offset < 0 or last_epoch < 0 or (last_epoch > epoch if pre_vote else last_epoch >= epoch):
@@ -107,12 +97,9 @@ def handle_vote_response(node, inflight, body, failure, now_ms: int) -> bool:
             # backoff (voters not listening yet at start-up; a voter that crashed).
             _count(node, q.state, voter_id, False, now_ms, pre_vote=inflight.pre_vote)
         return False
-    if body.error_code:
-        return False
-    part = single_partition(body.topics)
+    part, endpoints = response_partition(node, body)
     if part is None:
         return False
-    endpoints = node_endpoints_for(body.node_endpoints, part.leader_id, node.config.default_listener)
     was_leaderless_prospective = q.role is Role.PROSPECTIVE and q.state.leader_id < 0
     if handle_common_response(node, part.error_code, part.leader_id, part.leader_epoch,
                               endpoints, now_ms):

@@ -1,4 +1,5 @@
-"""A request the controller refuses: an error code and its message, as Kafka's ``ApiError``."""
+"""A request refused: an error code and its message, as Kafka's ``ApiError`` (the
+controller's decisions, and the Raft core's kraft.version updates)."""
 from __future__ import annotations
 
 
