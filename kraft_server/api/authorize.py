@@ -2,7 +2,7 @@
 ``ControllerApis`` makes them (``authHelper.authorizeClusterOperation`` and
 ``authorize`` calls of each handler; ``AclApis`` for the ACL APIs).
 
-``CLUSTER_CHECKS``: the operation on the CLUSTER resource ``kafka-cluster`` that the
+``CLUSTER_CHECKS`` (each API's ``cluster_check`` in ``registry.py``): the operation on the CLUSTER resource ``kafka-cluster`` that the
 whole request needs; refused, the answer is CLUSTER_AUTHORIZATION_FAILED with Kafka's
 message ("Request ... needs ALTER permission.") where the response has one.
 ``TOPIC_CHECKS``: CreateTopics and DeleteTopics pass whole with the operation on
@@ -30,26 +30,11 @@ from . import registry as r
 from .authorize_groups import GROUP_APIS, admit_group_call
 from .authorize_items import ConfigsHidden, Narrowed, split_configs, split_topics
 from .authorize_topics import CLIENT_TOPIC_CHECKS, Masked
-from .controller_writes import error_response
 
 log = logging.getLogger(__name__)
 
-CLUSTER_CHECKS: dict[int, int] = {
-    # Raft RPCs and what brokers and controllers send about themselves
-    r.FETCH: A.CLUSTER_ACTION, r.FETCH_SNAPSHOT: A.CLUSTER_ACTION, r.VOTE: A.CLUSTER_ACTION,
-    r.BEGIN_QUORUM_EPOCH: A.CLUSTER_ACTION, r.END_QUORUM_EPOCH: A.CLUSTER_ACTION,
-    r.UPDATE_RAFT_VOTER: A.CLUSTER_ACTION, r.CONTROLLER_REGISTRATION: A.CLUSTER_ACTION,
-    r.BROKER_REGISTRATION: A.CLUSTER_ACTION, r.BROKER_HEARTBEAT: A.CLUSTER_ACTION,
-    r.ALTER_PARTITION: A.CLUSTER_ACTION, r.ALLOCATE_PRODUCER_IDS: A.CLUSTER_ACTION,
-    r.ASSIGN_REPLICAS_TO_DIRS: A.CLUSTER_ACTION, r.ENVELOPE: A.CLUSTER_ACTION,
-    # administration
-    r.ADD_RAFT_VOTER: A.ALTER, r.REMOVE_RAFT_VOTER: A.ALTER, r.UPDATE_FEATURES: A.ALTER,
-    r.ELECT_LEADERS: A.ALTER, r.UNREGISTER_BROKER: A.ALTER, r.UNREGISTER_CONTROLLER: A.ALTER, r.ALTER_PARTITION_REASSIGNMENTS: A.ALTER,
-    r.ALTER_USER_SCRAM_CREDENTIALS: A.ALTER, r.CREATE_ACLS: A.ALTER, r.DELETE_ACLS: A.ALTER,
-    r.DESCRIBE_CLUSTER: A.ALTER,  # sic: ControllerApis.handleDescribeCluster asks ALTER
-    r.DESCRIBE_QUORUM: A.DESCRIBE, r.LIST_PARTITION_REASSIGNMENTS: A.DESCRIBE, r.DESCRIBE_ACLS: A.DESCRIBE,
-    r.ALTER_CLIENT_QUOTAS: A.ALTER_CONFIGS,
-}
+# ``Api.cluster_check`` of every API that has one (``registry.py``)
+CLUSTER_CHECKS: dict[int, int] = {api.key: api.cluster_check for api in r.API.values() if api.cluster_check is not None}
 TOPIC_CHECKS: dict[int, int] = {r.CREATE_TOPICS: A.CREATE, r.DELETE_TOPICS: A.DELETE,
                                 r.CREATE_PARTITIONS: A.ALTER}
 CONFIG_CHECKS: dict[int, int] = {r.ALTER_CONFIGS: A.ALTER_CONFIGS, r.INCREMENTAL_ALTER_CONFIGS: A.ALTER_CONFIGS,
@@ -73,7 +58,7 @@ def refusal(api_key: int, version: int, body, code: int, message: str | None):
         if "error_message" in cls.__slots__:
             return cls(error_code=code, error_message=message)
         return cls(error_code=code)
-    return error_response(api_key, version, body, code)
+    return r.error_response(api_key, version, body, code)
 
 
 class Guard:

@@ -18,7 +18,6 @@ from wire.messages.describe_configs_response import DescribeConfigsResult
 
 from . import registry as r
 from .config_requests import results_response as config_results
-from .controller_writes import error_response
 
 # topic APIs: the request's list of topics, and the response's list of results
 TOPIC_LISTS = {r.CREATE_TOPICS: ("topics", "topics"), r.DELETE_TOPICS: ("topics", "responses"),
@@ -67,8 +66,8 @@ def split_topics(api_key: int, version: int, body, allowed, topic_name):
     if not refused:
         return None
     kept = [t for t in items if not any(t is x for x in refused)]
-    refused_answer = error_response(api_key, version, narrowed_body(body, attr, refused),
-                                    ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    refused_answer = r.error_response(api_key, version, narrowed_body(body, attr, refused),
+                                      ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     return (narrowed_body(body, attr, kept) if kept else None), refused_answer, joiner(result_attr, refused_answer)
 
 

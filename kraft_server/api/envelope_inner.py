@@ -17,13 +17,7 @@ import ipaddress
 
 from wire.errors import ErrorCode
 from wire.headers import response_header_version
-from wire.messages import (
-    AddRaftVoterRequest, DefaultPrincipalData, DescribeQuorumRequest, EnvelopeResponse, RemoveRaftVoterRequest, ResponseHeader,
-    UpdateFeaturesRequest,
-)
-
-DISPATCHED = frozenset({DescribeQuorumRequest.API_KEY, AddRaftVoterRequest.API_KEY,
-                        RemoveRaftVoterRequest.API_KEY, UpdateFeaturesRequest.API_KEY})
+from wire.messages import DefaultPrincipalData, EnvelopeResponse, ResponseHeader
 
 
 def envelope_answer(api_key: int, version: int, correlation_id: int, body) -> EnvelopeResponse:

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from kraft_server.api.controller_writes import submit
-from kraft_server.api.deadlines import deadline
+from kraft_server.api.registry import deadline
 from wire.errors import ErrorCode
 from wire.messages import CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, ElectLeadersRequest
 from wire.messages.create_partitions_request import CreatePartitionsTopic
