@@ -28,8 +28,9 @@ from wire.messages import RESPONSES
 
 from . import registry as r
 from .authorize_groups import GROUP_APIS, admit_group_call
-from .authorize_items import ConfigsHidden, Narrowed, split_configs, split_topics
+from .authorize_items import ConfigsHidden, split_configs, split_topics
 from .authorize_topics import CLIENT_TOPIC_CHECKS, Masked
+from .call import Narrowed
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +45,7 @@ _CONFIG_RESOURCES = {configs.TOPIC: A.TOPIC, configs.GROUP: A.GROUP}
 
 
 def call_host(call) -> str:
-    host = getattr(call, "host", None)
-    if host is None:
-        peer = getattr(getattr(call, "pipeline", None), "peer", None)
-        host = peer[0] if isinstance(peer, tuple) and peer else ""
-    return host
+    return call.host
 
 
 def refusal(api_key: int, version: int, body, code: int, message: str | None):

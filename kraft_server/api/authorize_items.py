@@ -17,6 +17,7 @@ from wire.messages import DescribeConfigsResponse
 from wire.messages.describe_configs_response import DescribeConfigsResult
 
 from . import registry as r
+from .call import CallWrapper
 from .config_requests import results_response as config_results
 
 # topic APIs: the request's list of topics, and the response's list of results
@@ -39,19 +40,6 @@ def joiner(attr: str, refused_answer):
         setattr(answer, attr, list(getattr(refused_answer, attr)) + list(getattr(answer, attr)))
         return answer
     return join
-
-
-class Narrowed:
-    """The call with only its allowed items; its answer is joined with the refused ones'."""
-
-    def __init__(self, call, body, join) -> None:
-        self.call, self.body, self.join = call, body, join
-
-    def __getattr__(self, name):
-        return getattr(self.call, name)
-
-    def respond(self, body, api_version: int | None = None, shared: bool = False) -> None:
-        self.call.respond(self.join(body), api_version)
 
 
 def split_topics(api_key: int, version: int, body, allowed, topic_name):
@@ -89,17 +77,15 @@ def split_configs(api_key: int, body, allowed):
             joiner(CONFIG_LISTS[api_key], refused_answer))
 
 
-class ConfigsHidden:
+class ConfigsHidden(CallWrapper):
     """CreateTopics v5+ with an authorizer: a created topic the principal may not
     DESCRIBE_CONFIGS is answered without its configs, partition count or replication
     factor, and with TopicConfigErrorCode TOPIC_AUTHORIZATION_FAILED, as Kafka's
     ``ReplicationControlManager.createTopics`` answers topics outside ``describable``."""
 
     def __init__(self, call, describable) -> None:
-        self.call, self.describable = call, describable  # describable(name) -> bool
-
-    def __getattr__(self, name):
-        return getattr(self.call, name)
+        super().__init__(call)
+        self.describable = describable  # describable(name) -> bool
 
     def respond(self, body, api_version: int | None = None, shared: bool = False) -> None:
         for t in body.topics:

@@ -16,6 +16,7 @@ from kraft_server.security import acls as A
 from wire.errors import ErrorCode
 
 from . import registry as r
+from .call import CallWrapper
 from wire.uuids import ZERO_UUID
 
 DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
@@ -84,14 +85,12 @@ def mask(api_key: int, request, answer, refused, topics):
     return masked
 
 
-class Masked:
+class Masked(CallWrapper):
     """The call, its answer masked for the topics the caller may not see."""
 
     def __init__(self, call, refused, topics) -> None:
-        self.call, self.refused, self.topics = call, refused, topics
-
-    def __getattr__(self, name):
-        return getattr(self.call, name)
+        super().__init__(call)
+        self.refused, self.topics = refused, topics
 
     def respond(self, body, api_version: int | None = None, shared: bool = False) -> None:
         masked = mask(self.call.api_key, self.call.body, body, self.refused, self.topics)

@@ -27,6 +27,7 @@ from wire.messages import REQUESTS, AlterPartitionReassignmentsRequest, CreateAc
 from kraft_server.controller.replication.reassignment import empty_alter_answer
 
 from . import registry  # the table (it names this module's handlers: read at call time)
+from .call import Narrowed
 from .envelope_inner import InnerCall, envelope_answer, forwarded_identity
 
 log = logging.getLogger(__name__)
@@ -94,12 +95,13 @@ def submit(view, api_key: int, version: int, body, respond, enveloped: bool = Fa
 
 
 def handle_controller_write(call, view) -> None:
-    narrowed = getattr(call, "join", None) is not None  # authorize_items.Narrowed
-    whole = (call.call.body, _responder(call.call)) if narrowed else None
+    whole = (call.call.body, _responder(call.call)) if isinstance(call, Narrowed) else None
     submit(view, call.api_key, call.api_version, call.body, _responder(call), whole=whole)
 
 
-def handle_envelope_request(call, view, dispatch=None) -> None:
+def handle_envelope_request(call, view, dispatch=None, guard=None) -> None:
+    """``dispatch``: where an inner call with no ``write`` goes; ``guard``: the authorizer's
+    (``authorize.Guard``), None without one."""
     respond = _responder(call)
     data = bytes(call.body.request_data)
     try:
@@ -119,7 +121,6 @@ def handle_envelope_request(call, view, dispatch=None) -> None:
         return
 
     inner_call = InnerCall(call, header, api_key, version, inner)
-    guard = getattr(dispatch, "guard", None)
     if guard is not None:  # authorize.py: the inner request as the client's principal
         try:
             inner_call.principal, inner_call.host = forwarded_identity(call.body)
@@ -136,7 +137,7 @@ def handle_envelope_request(call, view, dispatch=None) -> None:
     if api.write is None and dispatch is not None:  # DescribeQuorum, UpdateFeatures, voter changes
         dispatch(inner_call)
         return
-    narrowed, join = inner_call.body, getattr(inner_call, "join", None)  # a Narrowed call's
+    narrowed, join = inner_call.body, inner_call.join if isinstance(inner_call, Narrowed) else None
 
     def answer(body) -> None:
         respond(envelope_answer(api_key, version, header.correlation_id, body))

@@ -44,7 +44,7 @@ def forwarded_identity(envelope) -> tuple[str, str]:
 
 
 class InnerCall:
-    """The enveloped request, shaped as the connection's ``InboundCall``."""
+    """The enveloped request, a ``call.Call`` as the connection's ``InboundCall`` is."""
 
     def __init__(self, outer, header, api_key: int, api_version: int, body):
         self.outer = outer
@@ -52,9 +52,9 @@ class InnerCall:
         self.api_key = api_key
         self.api_version = api_version
         self.body = body
-        self.listener = getattr(outer, "listener", None)
-        self.principal = getattr(outer, "principal", None)  # the client's, once the guard read it
-        self.host = None
+        self.listener = outer.listener
+        self.principal = outer.principal  # the client's, once the guard read it
+        self.host = ""
         self._done = False
 
     @property

@@ -164,7 +164,7 @@ def _api_versions(d, call) -> None:
     # KIP-1242's target is checked on a client listener, as a broker's KafkaApis does;
     # not on a controller listener, nor before SASL completes (Kafka's
     # SaslServerAuthenticator answers that ApiVersions itself, unchecked).
-    unchecked = d.on_controller_listener(call) or getattr(call.pipeline, "authenticating", False)
+    unchecked = d.on_controller_listener(call) or call.pipeline.authenticating
     handle_api_versions_request(call, d.tables[call.listener], d.view.features(),
                                 None if unchecked else (d.view.cluster_id, d.view.node_id))
 
@@ -195,7 +195,7 @@ def _controller_write(d, call) -> None:
 
 
 def _envelope(d, call) -> None:
-    controller_writes.handle_envelope_request(call, d.view, d)
+    controller_writes.handle_envelope_request(call, d.view, d, d.guard)
 
 
 def _acls(d, call) -> None:
