@@ -19,7 +19,7 @@ def _responder(call):
 
 
 def handle_broker_registration_request(call, view) -> None:
-    controller = getattr(view, "controller", None)
+    controller = view.controller
     if controller is None:
         call.respond(registration_error_response(ErrorCode.NOT_CONTROLLER))
         return
@@ -27,7 +27,7 @@ def handle_broker_registration_request(call, view) -> None:
 
 
 def handle_broker_heartbeat_request(call, view) -> None:
-    controller = getattr(view, "controller", None)
+    controller = view.controller
     if controller is None:
         call.respond(heartbeat_error_response(ErrorCode.NOT_CONTROLLER))
         return

@@ -71,7 +71,7 @@ def _whole_on_timeout(fail, api_key: int, version: int, whole):
 
 
 def submit(view, api_key: int, version: int, body, respond, enveloped: bool = False, whole=None) -> None:
-    controller = getattr(view, "controller", None)
+    controller = view.controller
     if controller is None:
         respond(_NotController() if enveloped else _no_controller(api_key, version, body))
         return
