@@ -2,8 +2,8 @@
 ``ControllerApis`` makes them (``authHelper.authorizeClusterOperation`` and
 ``authorize`` calls of each handler; ``AclApis`` for the ACL APIs).
 
-``CLUSTER_CHECKS`` (each API's ``cluster_check`` in ``registry.py``): the operation on the CLUSTER resource ``kafka-cluster`` that the
-whole request needs; refused, the answer is CLUSTER_AUTHORIZATION_FAILED with Kafka's
+``CLUSTER_CHECKS`` (each API's ``cluster_check`` in ``registry.py``): the operation on
+the CLUSTER resource ``kafka-cluster`` that the whole request needs; refused, the answer is CLUSTER_AUTHORIZATION_FAILED with Kafka's
 message ("Request ... needs ALTER permission.") where the response has one.
 ``TOPIC_CHECKS``: CreateTopics and DeleteTopics pass whole with the operation on
 CLUSTER, else (and CreatePartitions always) topic by topic (TOPIC resources): each refused topic is

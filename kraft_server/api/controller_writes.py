@@ -11,8 +11,8 @@ inner correlation id, then the body) goes back in ResponseData. With an authoriz
 the inner request is checked as the client's principal (``authorize.py``). An inner API we do not serve gets the
 envelope error UNSUPPORTED_VERSION (the broker hands that one to its client as is);
 undecodable inner data gets INVALID_REQUEST. An enveloped API with no ``write``
-(DescribeQuorum, UpdateFeatures, Add/RemoveRaftVoter) goes back through the dispatcher (``envelope_inner.py``). NOT_CONTROLLER (this node is not, or no
-longer, the active controller) is the envelope's error with no inner response, as
+(DescribeQuorum, UpdateFeatures, Add/RemoveRaftVoter) goes back through the dispatcher
+(``envelope_inner.py``). NOT_CONTROLLER (this node is not, or no longer, the active controller) is the envelope's error with no inner response, as
 Kafka's ``RequestChannel`` builds it: the broker's forwarding channel then looks for
 the new active controller instead of handing the error to its client.
 """
