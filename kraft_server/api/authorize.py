@@ -5,10 +5,10 @@
 ``CLUSTER_CHECKS`` (each API's ``cluster_check`` in ``registry.py``): the operation on
 the CLUSTER resource ``kafka-cluster`` that the whole request needs; refused, the answer is CLUSTER_AUTHORIZATION_FAILED with Kafka's
 message ("Request ... needs ALTER permission.") where the response has one.
-``TOPIC_CHECKS``: CreateTopics and DeleteTopics pass whole with the operation on
+``TOPIC_CHECKS`` (``topic_check``): CreateTopics and DeleteTopics pass whole with the operation on
 CLUSTER, else (and CreatePartitions always) topic by topic (TOPIC resources): each refused topic is
 answered TOPIC_AUTHORIZATION_FAILED, the others go on (``authorize_items.py``).
-``CONFIG_CHECKS``: ALTER_CONFIGS or DESCRIBE_CONFIGS per config resource, on TOPIC for
+``CONFIG_CHECKS`` (``config_check``): ALTER_CONFIGS or DESCRIBE_CONFIGS per config resource, on TOPIC for
 topics, GROUP for groups and CLUSTER for the rest; a refused resource is answered
 TOPIC_/GROUP_/CLUSTER_AUTHORIZATION_FAILED, the others go on.
 
@@ -29,17 +29,17 @@ from wire.messages import RESPONSES
 from . import registry as r
 from .authorize_groups import GROUP_APIS, admit_group_call
 from .authorize_items import ConfigsHidden, split_configs, split_topics
-from .authorize_topics import CLIENT_TOPIC_CHECKS, Masked
+from .authorize_topics import Masked
 from .call import Narrowed
 
 log = logging.getLogger(__name__)
 
 # ``Api.cluster_check`` of every API that has one (``registry.py``)
 CLUSTER_CHECKS: dict[int, int] = {api.key: api.cluster_check for api in r.API.values() if api.cluster_check is not None}
-TOPIC_CHECKS: dict[int, int] = {r.CREATE_TOPICS: A.CREATE, r.DELETE_TOPICS: A.DELETE,
-                                r.CREATE_PARTITIONS: A.ALTER}
-CONFIG_CHECKS: dict[int, int] = {r.ALTER_CONFIGS: A.ALTER_CONFIGS, r.INCREMENTAL_ALTER_CONFIGS: A.ALTER_CONFIGS,
-                                 r.DESCRIBE_CONFIGS: A.DESCRIBE_CONFIGS}
+TOPIC_CHECKS: dict[int, int] = {api.key: api.topic_check for api in r.API.values() if api.topic_check is not None}
+CONFIG_CHECKS: dict[int, int] = {api.key: api.config_check for api in r.API.values() if api.config_check is not None}
+CLIENT_TOPIC_CHECKS: dict[int, int] = {api.key: api.client_topic_check for api in r.API.values()
+                                       if api.client_topic_check is not None}
 # config resource type -> ACL resource type (anything else: the cluster's)
 _CONFIG_RESOURCES = {configs.TOPIC: A.TOPIC, configs.GROUP: A.GROUP}
 

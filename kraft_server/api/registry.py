@@ -118,8 +118,11 @@ class Api:
     metadata write in the active controller's queue (``controller_writes.py``).
     ``error_response(version, body, code)``: every part of the request answered with
     ``code``. ``deadline(version, body)``: whether Kafka's controller queues an event
-    whose deadline is the request's TimeoutMs (``deadlines.py``). ``cluster_check``:
-    the ACL operation on the CLUSTER the whole request needs (``authorize.py``).
+    whose deadline is the request's TimeoutMs (``deadlines.py``). The authorizer's
+    checks (``authorize.py``): ``cluster_check``, the ACL operation on the CLUSTER the
+    whole request needs; ``topic_check``, the one on each TOPIC it names;
+    ``config_check``, the one on each config resource; ``client_topic_check``, the
+    one on each TOPIC whose entries a client listener's answer shows.
     ``core``: the Raft core may answer it (``raft_rpcs.py``)."""
     key: int
     handler: Callable | None
@@ -131,6 +134,9 @@ class Api:
     error_response: Callable | None = None
     deadline: Callable | None = None
     cluster_check: int | None = None
+    topic_check: int | None = None
+    config_check: int | None = None
+    client_topic_check: int | None = None
     core: bool = False
     note: str = ""
 
@@ -250,7 +256,7 @@ _GROUP = "classic consumer groups (`api/groups`)"
 _TOPIC = "`__cluster_metadata` and its companions as topics (`api/topic`)"
 APIS: tuple[Api, ...] = (
     # Raft RPCs (the core's, raft_rpcs.py), and what brokers and controllers send about themselves
-    Api(FETCH, _fetch, controller=(4, 18), client=(4, 18), cluster_check=_CA, core=True,
+    Api(FETCH, _fetch, controller=(4, 18), client=(4, 18), cluster_check=_CA, client_topic_check=A.READ, core=True,
         note="on a client listener a consumer's Fetch (replica id < 0) reads the topic; a replica's goes to the core"),
     Api(VOTE, _core, controller=(0, 2), cluster_check=_CA, core=True),
     Api(BEGIN_QUORUM_EPOCH, _core, controller=(0, 1), cluster_check=_CA, core=True),
@@ -287,15 +293,15 @@ APIS: tuple[Api, ...] = (
     Api(SASL_AUTHENTICATE, None, controller=(0, 2), client=(0, 2),
         note="answered by the connection's SASL gate (`net/sasl_gate.py`)"),
     # the active controller's writes (controller_writes.py)
-    Api(CREATE_TOPICS, _controller_write, controller=(2, 7), envelope=True,
+    Api(CREATE_TOPICS, _controller_write, controller=(2, 7), envelope=True, topic_check=A.CREATE,
         write=lambda v, b, s: admin.create_topics_op(b, v, settings=s),
         error_response=lambda v, b, code: admin.create_topics_error_response(b, code),
         deadline=deadlines.create_topics_queued),
-    Api(DELETE_TOPICS, _controller_write, controller=(1, 6), envelope=True,
+    Api(DELETE_TOPICS, _controller_write, controller=(1, 6), envelope=True, topic_check=A.DELETE,
         write=lambda v, b, s: admin.delete_topics_op(b, v),
         error_response=lambda v, b, code: admin.delete_topics_error_response(b, v, code),
         deadline=deadlines.delete_topics_queued),
-    Api(CREATE_PARTITIONS, _controller_write, controller=(0, 3), envelope=True,
+    Api(CREATE_PARTITIONS, _controller_write, controller=(0, 3), envelope=True, topic_check=A.ALTER,
         write=lambda v, b, s: admin.create_partitions_op(b, v),
         error_response=lambda v, b, code: admin.create_partitions_error_response(b, code),
         deadline=deadlines.create_partitions_queued),
@@ -323,10 +329,10 @@ APIS: tuple[Api, ...] = (
         write=lambda v, b, s: scram_control.alter_user_scram_credentials_op(b),
         error_response=lambda v, b, code: scram_control.alter_user_scram_credentials_error_response(b, code)),
     # configs (config_requests.py)
-    Api(DESCRIBE_CONFIGS, _describe_configs, controller=(1, 4)),
-    Api(ALTER_CONFIGS, _alter_configs, controller=(0, 2), envelope=True,
+    Api(DESCRIBE_CONFIGS, _describe_configs, controller=(1, 4), config_check=A.DESCRIBE_CONFIGS),
+    Api(ALTER_CONFIGS, _alter_configs, controller=(0, 2), envelope=True, config_check=A.ALTER_CONFIGS,
         write=_configs_write(ALTER_CONFIGS), error_response=_configs_error(ALTER_CONFIGS)),
-    Api(INCREMENTAL_ALTER_CONFIGS, _alter_configs, controller=(0, 1), envelope=True,
+    Api(INCREMENTAL_ALTER_CONFIGS, _alter_configs, controller=(0, 1), envelope=True, config_check=A.ALTER_CONFIGS,
         write=_configs_write(INCREMENTAL_ALTER_CONFIGS), error_response=_configs_error(INCREMENTAL_ALTER_CONFIGS)),
     # ACLs (acl_requests.py, controller/acl_control.py)
     Api(DESCRIBE_ACLS, _acls, controller=(1, 3), cluster_check=_DE),
@@ -337,10 +343,10 @@ APIS: tuple[Api, ...] = (
         write=lambda v, b, s: acl_control.delete_acls_op(b),
         error_response=lambda v, b, code: acl_control.delete_acls_error_response(b, code)),
     # the client listener: the metadata topic, and the classic consumer groups
-    Api(METADATA, _metadata, client=(0, 13), note=_TOPIC),
-    Api(LIST_OFFSETS, _list_offsets, client=(1, 11), note=_TOPIC),
-    Api(OFFSET_FOR_LEADER_EPOCH, _offset_for_leader_epoch, client=(2, 4), note=_TOPIC),
-    Api(DESCRIBE_TOPIC_PARTITIONS, _describe_topic_partitions, client=(0, 0), note=_TOPIC),
+    Api(METADATA, _metadata, client=(0, 13), client_topic_check=_DE, note=_TOPIC),
+    Api(LIST_OFFSETS, _list_offsets, client=(1, 11), client_topic_check=_DE, note=_TOPIC),
+    Api(OFFSET_FOR_LEADER_EPOCH, _offset_for_leader_epoch, client=(2, 4), client_topic_check=_DE, note=_TOPIC),
+    Api(DESCRIBE_TOPIC_PARTITIONS, _describe_topic_partitions, client=(0, 0), client_topic_check=_DE, note=_TOPIC),
     Api(PRODUCE, _produce, client=(0, 13),
         note="advertised from v0 as Kafka brokers do (KAFKA-18659, for librdkafka); refused, below v3 the connection closes"),
     Api(OffsetCommitRequest.API_KEY, _group, client=(2, 10), note=_GROUP),

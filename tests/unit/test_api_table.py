@@ -2,8 +2,10 @@
 before the table existed: ``tests/data/api/table.json`` was dumped from the seven
 places it replaced (the listeners' ranges for the four listener kinds, the APIs an
 Envelope may carry, the write-queue deadlines, the authorizer's CLUSTER checks and the
-core's RPCs). A change of range or check shows here first; when it is meant (a new
-Kafka release), update the JSON with the change.
+core's RPCs; then, before they moved into the table too, the authorizer's checks topic
+by topic, config resource by resource and on a client listener). A change of range or
+check shows here first; when it is meant (a new Kafka release), update the JSON with
+the change.
 """
 from __future__ import annotations
 
@@ -76,3 +78,12 @@ def test_every_served_api_has_a_handler_and_dispatch_uses_it():
     assert [r.api_key for r in seen] == [registry.VOTE]  # the core's RPC, handed to the core
     with pytest.raises(LookupError):
         d(SimpleNamespace(api_key=registry.METADATA + 1000, api_version=0, body=None, listener="CONTROLLER"))
+
+
+def test_item_checks():
+    """The authorizer's checks topic by topic and config resource by resource."""
+    from kraft_server.api.authorize import CONFIG_CHECKS, TOPIC_CHECKS
+    assert {str(k): v for k, v in sorted(TOPIC_CHECKS.items())} == EXPECTED["topic_checks"]
+    assert {str(k): v for k, v in sorted(CONFIG_CHECKS.items())} == EXPECTED["config_checks"]
+    from kraft_server.api.authorize import CLIENT_TOPIC_CHECKS
+    assert {str(k): v for k, v in sorted(CLIENT_TOPIC_CHECKS.items())} == EXPECTED["client_topic_checks"]
