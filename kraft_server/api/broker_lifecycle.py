@@ -33,6 +33,5 @@ def handle_broker_heartbeat_request(call, view) -> None:
         return
     connection = call.pipeline  # its close is evidence for fast fencing (controller/cluster/broker_liveness.py)
     controller.submit_broker_heartbeat(call.body, call.api_version, _responder(call), connection)
-    watch = getattr(connection, "watch_close", None)
-    if watch is not None:
-        watch("broker-heartbeats", lambda by_peer: controller.heartbeat_connection_closed(connection, by_peer))
+    connection.watch_close("broker-heartbeats",
+                           lambda by_peer: controller.heartbeat_connection_closed(connection, by_peer))
