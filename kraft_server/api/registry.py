@@ -1,6 +1,6 @@
 """Every API we serve, declared once (``API``): its versions on each listener, who
 answers it, whether a broker may forward it in an Envelope, its write to the active
-controller, its error answer, its deadline and the authorizer's check on the CLUSTER.
+controller, its error answer, its deadline and the authorizer's checks.
 What reads the table: the dispatcher (``dispatch.py``), ApiVersions
 (``listener_apis``), the envelope path (``controller_writes.py``), the write queue's
 deadlines (``deadlines.py``) and the authorizer (``authorize.py``);
@@ -362,7 +362,8 @@ APIS: tuple[Api, ...] = (
     Api(OffsetDeleteRequest.API_KEY, _group, client=(0, 0), note=_GROUP),
 )
 API: dict[int, Api] = {api.key: api for api in sorted(APIS, key=lambda a: a.key)}
-assert len(API) == len(APIS), "an API key declared twice"
+if len(API) != len(APIS):
+    raise ValueError("an API key declared twice")
 
 
 def listener_apis(is_controller_listener: bool, *, reconfiguration: bool = False) -> dict[int, Versions]:
