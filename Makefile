@@ -39,9 +39,11 @@ $(BYTECODE): $(CODECS) $(shell find kraft_server wire tools codegen -name '*.py'
 
 venv: $(STAMP)
 
-# docs/configuration.md must match python -m tools.docs_config; broken links fail the build.
+# docs/configuration.md must match python -m tools.docs_config, and the API table of
+# docs/compatibility.md python -m tools.docs_compat; broken links fail the build.
 docs: $(STAMP)
 	$(PY) -m tools.docs_config --check
+	$(PY) -m tools.docs_compat --check
 	$(PY) -m mkdocs build --strict --quiet --site-dir site
 
 # The default release and every release of the version matrix (tools/kafka_dist/releases.py);

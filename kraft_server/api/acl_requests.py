@@ -13,8 +13,7 @@ from kraft_server.controller.acl_control import create_acls_error_response, dele
 from wire.errors import ErrorCode
 from wire.messages import DescribeAclsResponse
 
-from . import registry
-from .controller_writes import handle_controller_write
+from . import controller_writes, registry  # module objects: registry names this module
 
 NO_AUTHORIZER = "No Authorizer is configured."
 
@@ -50,4 +49,4 @@ def handle_acl_request(call, view, authorizer_on: bool) -> None:
     if key == registry.DESCRIBE_ACLS:
         call.respond(describe_acls(view.controller.image.acls, body))
     else:
-        handle_controller_write(call, view)
+        controller_writes.handle_controller_write(call, view)

@@ -2,13 +2,13 @@
 ``ControllerApis`` makes them (``authHelper.authorizeClusterOperation`` and
 ``authorize`` calls of each handler; ``AclApis`` for the ACL APIs).
 
-``CLUSTER_CHECKS``: the operation on the CLUSTER resource ``kafka-cluster`` that the
-whole request needs; refused, the answer is CLUSTER_AUTHORIZATION_FAILED with Kafka's
+``CLUSTER_CHECKS`` (each API's ``cluster_check`` in ``registry.py``): the operation on
+the CLUSTER resource ``kafka-cluster`` that the whole request needs; refused, the answer is CLUSTER_AUTHORIZATION_FAILED with Kafka's
 message ("Request ... needs ALTER permission.") where the response has one.
-``TOPIC_CHECKS``: CreateTopics and DeleteTopics pass whole with the operation on
+``TOPIC_CHECKS`` (``topic_check``): CreateTopics and DeleteTopics pass whole with the operation on
 CLUSTER, else (and CreatePartitions always) topic by topic (TOPIC resources): each refused topic is
 answered TOPIC_AUTHORIZATION_FAILED, the others go on (``authorize_items.py``).
-``CONFIG_CHECKS``: ALTER_CONFIGS or DESCRIBE_CONFIGS per config resource, on TOPIC for
+``CONFIG_CHECKS`` (``config_check``): ALTER_CONFIGS or DESCRIBE_CONFIGS per config resource, on TOPIC for
 topics, GROUP for groups and CLUSTER for the rest; a refused resource is answered
 TOPIC_/GROUP_/CLUSTER_AUTHORIZATION_FAILED, the others go on.
 
@@ -28,42 +28,24 @@ from wire.messages import RESPONSES
 
 from . import registry as r
 from .authorize_groups import GROUP_APIS, admit_group_call
-from .authorize_items import ConfigsHidden, Narrowed, split_configs, split_topics
-from .authorize_topics import CLIENT_TOPIC_CHECKS, Masked
-from .controller_writes import error_response
+from .authorize_items import ConfigsHidden, split_configs, split_topics
+from .authorize_topics import Masked
+from .call import Narrowed
 
 log = logging.getLogger(__name__)
 
-CLUSTER_CHECKS: dict[int, int] = {
-    # Raft RPCs and what brokers and controllers send about themselves
-    r.FETCH: A.CLUSTER_ACTION, r.FETCH_SNAPSHOT: A.CLUSTER_ACTION, r.VOTE: A.CLUSTER_ACTION,
-    r.BEGIN_QUORUM_EPOCH: A.CLUSTER_ACTION, r.END_QUORUM_EPOCH: A.CLUSTER_ACTION,
-    r.UPDATE_RAFT_VOTER: A.CLUSTER_ACTION, r.CONTROLLER_REGISTRATION: A.CLUSTER_ACTION,
-    r.BROKER_REGISTRATION: A.CLUSTER_ACTION, r.BROKER_HEARTBEAT: A.CLUSTER_ACTION,
-    r.ALTER_PARTITION: A.CLUSTER_ACTION, r.ALLOCATE_PRODUCER_IDS: A.CLUSTER_ACTION,
-    r.ASSIGN_REPLICAS_TO_DIRS: A.CLUSTER_ACTION, r.ENVELOPE: A.CLUSTER_ACTION,
-    # administration
-    r.ADD_RAFT_VOTER: A.ALTER, r.REMOVE_RAFT_VOTER: A.ALTER, r.UPDATE_FEATURES: A.ALTER,
-    r.ELECT_LEADERS: A.ALTER, r.UNREGISTER_BROKER: A.ALTER, r.UNREGISTER_CONTROLLER: A.ALTER, r.ALTER_PARTITION_REASSIGNMENTS: A.ALTER,
-    r.ALTER_USER_SCRAM_CREDENTIALS: A.ALTER, r.CREATE_ACLS: A.ALTER, r.DELETE_ACLS: A.ALTER,
-    r.DESCRIBE_CLUSTER: A.ALTER,  # sic: ControllerApis.handleDescribeCluster asks ALTER
-    r.DESCRIBE_QUORUM: A.DESCRIBE, r.LIST_PARTITION_REASSIGNMENTS: A.DESCRIBE, r.DESCRIBE_ACLS: A.DESCRIBE,
-    r.ALTER_CLIENT_QUOTAS: A.ALTER_CONFIGS,
-}
-TOPIC_CHECKS: dict[int, int] = {r.CREATE_TOPICS: A.CREATE, r.DELETE_TOPICS: A.DELETE,
-                                r.CREATE_PARTITIONS: A.ALTER}
-CONFIG_CHECKS: dict[int, int] = {r.ALTER_CONFIGS: A.ALTER_CONFIGS, r.INCREMENTAL_ALTER_CONFIGS: A.ALTER_CONFIGS,
-                                 r.DESCRIBE_CONFIGS: A.DESCRIBE_CONFIGS}
+# ``Api.cluster_check`` of every API that has one (``registry.py``)
+CLUSTER_CHECKS: dict[int, int] = {api.key: api.cluster_check for api in r.API.values() if api.cluster_check is not None}
+TOPIC_CHECKS: dict[int, int] = {api.key: api.topic_check for api in r.API.values() if api.topic_check is not None}
+CONFIG_CHECKS: dict[int, int] = {api.key: api.config_check for api in r.API.values() if api.config_check is not None}
+CLIENT_TOPIC_CHECKS: dict[int, int] = {api.key: api.client_topic_check for api in r.API.values()
+                                       if api.client_topic_check is not None}
 # config resource type -> ACL resource type (anything else: the cluster's)
 _CONFIG_RESOURCES = {configs.TOPIC: A.TOPIC, configs.GROUP: A.GROUP}
 
 
 def call_host(call) -> str:
-    host = getattr(call, "host", None)
-    if host is None:
-        peer = getattr(getattr(call, "pipeline", None), "peer", None)
-        host = peer[0] if isinstance(peer, tuple) and peer else ""
-    return host
+    return call.host
 
 
 def refusal(api_key: int, version: int, body, code: int, message: str | None):
@@ -73,7 +55,7 @@ def refusal(api_key: int, version: int, body, code: int, message: str | None):
         if "error_message" in cls.__slots__:
             return cls(error_code=code, error_message=message)
         return cls(error_code=code)
-    return error_response(api_key, version, body, code)
+    return r.error_response(api_key, version, body, code)
 
 
 class Guard:

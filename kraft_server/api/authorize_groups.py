@@ -24,7 +24,8 @@ from wire.messages.describe_groups_response import DescribedGroup
 from wire.messages.find_coordinator_response import Coordinator
 from wire.messages.offset_fetch_response import OffsetFetchResponseGroup
 
-from .authorize_items import Narrowed, joiner, narrowed_body
+from .authorize_items import joiner, narrowed_body
+from .call import CallWrapper, Narrowed
 from .authorize_offsets import OFFSET_APIS, admit_offset_topics, commit_refusal, fetch_refusal
 
 DENIED = ErrorCode.GROUP_AUTHORIZATION_FAILED
@@ -130,14 +131,12 @@ def _narrow(call, attr: str, answer_attr: str, allowed, refused_entry):
     return Narrowed(call, narrowed_body(call.body, attr, kept), joiner(answer_attr, refused_answer))
 
 
-class _Listing:
+class _Listing(CallWrapper):
     """ListGroups without DESCRIBE on the cluster: only the groups the caller may describe."""
 
     def __init__(self, call, visible) -> None:
-        self.call, self.visible = call, visible
-
-    def __getattr__(self, name):
-        return getattr(self.call, name)
+        super().__init__(call)
+        self.visible = visible
 
     def respond(self, body, api_version: int | None = None, shared: bool = False) -> None:
         body.groups = [g for g in body.groups if self.visible(g.group_id)]

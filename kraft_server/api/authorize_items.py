@@ -17,8 +17,8 @@ from wire.messages import DescribeConfigsResponse
 from wire.messages.describe_configs_response import DescribeConfigsResult
 
 from . import registry as r
+from .call import CallWrapper
 from .config_requests import results_response as config_results
-from .controller_writes import error_response
 
 # topic APIs: the request's list of topics, and the response's list of results
 TOPIC_LISTS = {r.CREATE_TOPICS: ("topics", "topics"), r.DELETE_TOPICS: ("topics", "responses"),
@@ -42,19 +42,6 @@ def joiner(attr: str, refused_answer):
     return join
 
 
-class Narrowed:
-    """The call with only its allowed items; its answer is joined with the refused ones'."""
-
-    def __init__(self, call, body, join) -> None:
-        self.call, self.body, self.join = call, body, join
-
-    def __getattr__(self, name):
-        return getattr(self.call, name)
-
-    def respond(self, body, api_version: int | None = None, shared: bool = False) -> None:
-        self.call.respond(self.join(body), api_version)
-
-
 def split_topics(api_key: int, version: int, body, allowed, topic_name):
     """``allowed(name) -> bool``; ``topic_name(item) -> name or None`` (an id we cannot
     name is left to the controller, which answers UNKNOWN_TOPIC_ID)."""
@@ -67,8 +54,8 @@ def split_topics(api_key: int, version: int, body, allowed, topic_name):
     if not refused:
         return None
     kept = [t for t in items if not any(t is x for x in refused)]
-    refused_answer = error_response(api_key, version, narrowed_body(body, attr, refused),
-                                    ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    refused_answer = r.error_response(api_key, version, narrowed_body(body, attr, refused),
+                                      ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     return (narrowed_body(body, attr, kept) if kept else None), refused_answer, joiner(result_attr, refused_answer)
 
 
@@ -90,17 +77,15 @@ def split_configs(api_key: int, body, allowed):
             joiner(CONFIG_LISTS[api_key], refused_answer))
 
 
-class ConfigsHidden:
+class ConfigsHidden(CallWrapper):
     """CreateTopics v5+ with an authorizer: a created topic the principal may not
     DESCRIBE_CONFIGS is answered without its configs, partition count or replication
     factor, and with TopicConfigErrorCode TOPIC_AUTHORIZATION_FAILED, as Kafka's
     ``ReplicationControlManager.createTopics`` answers topics outside ``describable``."""
 
     def __init__(self, call, describable) -> None:
-        self.call, self.describable = call, describable  # describable(name) -> bool
-
-    def __getattr__(self, name):
-        return getattr(self.call, name)
+        super().__init__(call)
+        self.describable = describable  # describable(name) -> bool
 
     def respond(self, body, api_version: int | None = None, shared: bool = False) -> None:
         for t in body.topics:

@@ -26,7 +26,8 @@ from wire.messages import offset_fetch_response as F
 from wire.messages.offset_commit_response import OffsetCommitResponsePartition, OffsetCommitResponseTopic
 from wire.messages.offset_delete_response import OffsetDeleteResponsePartition, OffsetDeleteResponseTopic
 
-from .authorize_items import Narrowed, joiner, narrowed_body
+from .authorize_items import joiner, narrowed_body
+from .call import CallWrapper, Narrowed
 from .groups import topics as served
 
 DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
@@ -90,12 +91,13 @@ def fetch_refusal(version: int, t, code: int = DENIED):
                                        partitions=partitions)
 
 
-class _FetchChecked:
+class _FetchChecked(CallWrapper):
     """OffsetFetch with the refused named topics taken out of each group's request, and
     its answer completed (named topics) or filtered (all topics), group by group."""
 
     def __init__(self, call, allowed) -> None:
-        self.call, self.allowed = call, allowed
+        super().__init__(call)
+        self.allowed = allowed
         version, body = call.api_version, call.body
         groups = [body] if version < 8 else list(body.groups)
         self.refused: list = []  # per group: [(topic, error)], or None for "all topics"
@@ -111,9 +113,6 @@ class _FetchChecked:
             kept = [t for t in g.topics if not any(t is x for x, _ in refused)]
             narrowed.append(narrowed_body(g, "topics", kept) if refused else g)
         self.body = narrowed[0] if version < 8 else narrowed_body(body, "groups", narrowed)
-
-    def __getattr__(self, name):
-        return getattr(self.call, name)
 
     def respond(self, body, api_version: int | None = None, shared: bool = False) -> None:
         version = self.call.api_version

@@ -1,7 +1,8 @@
 """The authorizer on a client listener, where ``__cluster_metadata`` and its companions
 are served as topics: reading them needs what a Kafka broker checks (``KafkaApis``) —
 READ on the TOPIC for a consumer's Fetch, DESCRIBE for Metadata, ListOffsets,
-OffsetForLeaderEpoch and DescribeTopicPartitions. DescribeQuorum needs DESCRIBE on the
+OffsetForLeaderEpoch and DescribeTopicPartitions (each API's ``client_topic_check`` in
+``registry.py``). DescribeQuorum needs DESCRIBE on the
 CLUSTER (a broker forwards it to the controller, which checks that) and a replica's
 Fetch CLUSTER_ACTION, as on the controller listener.
 
@@ -12,15 +13,13 @@ with nothing refused goes out untouched (shared bodies stay shared).
 """
 from __future__ import annotations
 
-from kraft_server.security import acls as A
 from wire.errors import ErrorCode
 
 from . import registry as r
+from .call import CallWrapper
 from wire.uuids import ZERO_UUID
 
 DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-CLIENT_TOPIC_CHECKS = {r.FETCH: A.READ, r.METADATA: A.DESCRIBE, r.LIST_OFFSETS: A.DESCRIBE,
-                       r.OFFSET_FOR_LEADER_EPOCH: A.DESCRIBE, r.DESCRIBE_TOPIC_PARTITIONS: A.DESCRIBE}
 # api key -> (response list, topic-name field, partitions field, partition index field)
 _SHAPES = {r.FETCH: ("responses", "topic", "partitions", "partition_index"),
            r.METADATA: ("topics", "name", None, None),
@@ -84,14 +83,12 @@ def mask(api_key: int, request, answer, refused, topics):
     return masked
 
 
-class Masked:
+class Masked(CallWrapper):
     """The call, its answer masked for the topics the caller may not see."""
 
     def __init__(self, call, refused, topics) -> None:
-        self.call, self.refused, self.topics = call, refused, topics
-
-    def __getattr__(self, name):
-        return getattr(self.call, name)
+        super().__init__(call)
+        self.refused, self.topics = refused, topics
 
     def respond(self, body, api_version: int | None = None, shared: bool = False) -> None:
         masked = mask(self.call.api_key, self.call.body, body, self.refused, self.topics)

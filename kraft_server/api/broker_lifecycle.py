@@ -19,7 +19,7 @@ def _responder(call):
 
 
 def handle_broker_registration_request(call, view) -> None:
-    controller = getattr(view, "controller", None)
+    controller = view.controller
     if controller is None:
         call.respond(registration_error_response(ErrorCode.NOT_CONTROLLER))
         return
@@ -27,12 +27,11 @@ def handle_broker_registration_request(call, view) -> None:
 
 
 def handle_broker_heartbeat_request(call, view) -> None:
-    controller = getattr(view, "controller", None)
+    controller = view.controller
     if controller is None:
         call.respond(heartbeat_error_response(ErrorCode.NOT_CONTROLLER))
         return
     connection = call.pipeline  # its close is evidence for fast fencing (controller/cluster/broker_liveness.py)
     controller.submit_broker_heartbeat(call.body, call.api_version, _responder(call), connection)
-    watch = getattr(connection, "watch_close", None)
-    if watch is not None:
-        watch("broker-heartbeats", lambda by_peer: controller.heartbeat_connection_closed(connection, by_peer))
+    connection.watch_close("broker-heartbeats",
+                           lambda by_peer: controller.heartbeat_connection_closed(connection, by_peer))

@@ -126,7 +126,7 @@ def alter_configs_op(api_key: int, version: int, body, node_id: int | None = Non
 
 
 def handle_alter_configs_request(call, view) -> None:
-    controller = getattr(view, "controller", None)
+    controller = view.controller
     respond = call.respond
     if controller is None:
         respond(error_response(call.api_key, call.body, ErrorCode.NOT_CONTROLLER))

@@ -15,7 +15,7 @@ from kraft_server.controller.cluster.registration import error_response
 
 
 def handle_controller_registration_request(call, view) -> None:
-    controller = getattr(view, "controller", None)
+    controller = view.controller
     if controller is None:  # no metadata controller runs here (a test core)
         call.respond(error_response(ErrorCode.NOT_CONTROLLER))
         return

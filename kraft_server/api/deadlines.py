@@ -15,16 +15,13 @@ out first, and ``QuorumController`` answers an empty remainder at once. An
 AlterPartitionReassignments with no topics is answered before the queue
 (``controller_writes.submit``).
 
-``deadline(api_key, version, body)``: the TimeoutMs to give the queue, or None.
+Each predicate below is one API's ``deadline`` in the table (``registry.py``), whose
+``deadline(api_key, version, body)`` gives the TimeoutMs to the queue, or None.
 """
 from __future__ import annotations
 
 from collections import Counter
 
-from wire.messages import (
-    AlterPartitionReassignmentsRequest, CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest,
-    ElectLeadersRequest,
-)
 from wire.uuids import ZERO_UUID
 
 METADATA_TOPIC = "__cluster_metadata"
@@ -35,11 +32,11 @@ def _once(names) -> set:
     return {n for n, k in Counter(names).items() if k == 1}
 
 
-def _create_topics_queued(version: int, body) -> bool:
+def create_topics_queued(version: int, body) -> bool:
     return bool(_once(t.name for t in body.topics) - {METADATA_TOPIC})
 
 
-def _delete_topics_queued(version: int, body) -> bool:
+def delete_topics_queued(version: int, body) -> bool:
     """``ControllerApis.deleteTopics``: an entry with a name is a name, one with only a
     non-zero id an id; a lookup event is queued for the names or ids given once."""
     if version < 6:
@@ -49,28 +46,15 @@ def _delete_topics_queued(version: int, body) -> bool:
     return bool(_once(names) or _once(ids))
 
 
-def _create_partitions_queued(version: int, body) -> bool:
+def create_partitions_queued(version: int, body) -> bool:
     return bool(_once(t.name for t in body.topics))
 
 
-def _elect_leaders_queued(version: int, body) -> bool:
+def elect_leaders_queued(version: int, body) -> bool:
     """Null is every partition (queued); an empty list is answered at once."""
     return body.topic_partitions is None or len(body.topic_partitions) > 0
 
 
-# The requests with a deadline: api key -> (version, body) -> whether Kafka's controller
-# queues an event for it (then its TimeoutMs is that event's deadline).
-DEADLINES = {
-    CreateTopicsRequest.API_KEY: _create_topics_queued,
-    DeleteTopicsRequest.API_KEY: _delete_topics_queued,
-    CreatePartitionsRequest.API_KEY: _create_partitions_queued,
-    ElectLeadersRequest.API_KEY: _elect_leaders_queued,
-    AlterPartitionReassignmentsRequest.API_KEY: lambda version, body: True,
-}
-
-
-def deadline(api_key: int, version: int, body) -> int | None:
-    queued = DEADLINES.get(api_key)
-    if queued is None or not queued(version, body):
-        return None
-    return body.timeout_ms
+def always_queued(version: int, body) -> bool:
+    """AlterPartitionReassignments (one with no topics is answered before the queue)."""
+    return True

@@ -95,7 +95,7 @@ def registered_controllers(registrations, listener: str) -> list[tuple[int, str,
 def registered_brokers(view, listener: str, include_fenced: bool) -> list[tuple]:
     """``(id, host, port, rack, fenced)`` of the brokers in the committed image with an
     endpoint named ``listener`` (Kafka's ``getAliveBrokerNodes`` / ``getBrokerNodes``)."""
-    controller = getattr(view, "controller", None)
+    controller = view.controller
     if controller is None:
         return []
     out = []
@@ -121,8 +121,7 @@ def handle_describe_cluster_request(call, view, *, controller_listener: bool,
     leader = view.leader_id()
     if controller_listener:
         served = CONTROLLER_ENDPOINT
-        lookup = getattr(view, "controller_registrations", None)
-        known = lookup() if lookup is not None else None
+        known = view.controller_registrations()
         if known is None:
             nodes = voter_controllers(view.voters(), call.listener)
         else:

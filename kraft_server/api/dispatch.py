@@ -1,32 +1,13 @@
-"""Routes each decoded request to its handler (one module per API family).
+"""Routes each decoded request to its handler: ``registry.API[key].handler``.
 
 The pipeline (``kraft_server/net/pipeline.py``) has already checked that the API and
 version are served on the listener, so every call here has a handler.
 """
 from __future__ import annotations
 
-import logging
-
 from . import registry
-from .acl_requests import handle_acl_request
-from .api_versions import handle_api_versions_request
-from .broker_lifecycle import handle_broker_heartbeat_request, handle_broker_registration_request
-from .controller_registration import handle_controller_registration_request
-from .controller_writes import handle_controller_write, handle_envelope_request
-from .config_requests import handle_alter_configs_request, handle_describe_configs_request
-from .describe_cluster import handle_describe_cluster_request
-from .describe_quorum import handle_describe_quorum_request
-from .groups import handle as handle_group_request
-from .metadata import handle_metadata_request
 from .raft_rpcs import to_core
-from .update_features import forwarded_to_controller
 from .topic.consumer_fetch import replica_id
-from .topic.describe_topic_partitions import handle_describe_topic_partitions_request
-from .topic.list_offsets import handle_list_offsets_request
-from .topic.offset_for_leader_epoch import handle_offset_for_leader_epoch_request
-from .topic.produce import handle_produce_request
-
-log = logging.getLogger(__name__)
 
 
 class Dispatcher:
@@ -58,72 +39,22 @@ class Dispatcher:
                 call = self.guard.admit(call)
             else:
                 call = self.guard.admit_client(call, self.topics, call.api_key == registry.FETCH
-                                               and not self._consumer_fetch(call))
+                                               and not self.consumer_fetch_call(call))
             if call is None:
                 return
         key = call.api_key
         if key == registry.FETCH and call.listener in self.controller_listeners:
             self.submit(to_core(call))  # the hot path: replicas' Fetches, straight to the core
-        elif key == registry.API_VERSIONS:
-            # KIP-1242's target is checked on a client listener, as a broker's KafkaApis does;
-            # not on a controller listener, nor before SASL completes (Kafka's
-            # SaslServerAuthenticator answers that ApiVersions itself, unchecked).
-            unchecked = (call.listener in self.controller_listeners
-                         or getattr(call.pipeline, "authenticating", False))
-            handle_api_versions_request(call, self.tables[call.listener], self.view.features(),
-                                        None if unchecked else (self.view.cluster_id, self.view.node_id))
-        elif key == registry.DESCRIBE_CLUSTER:
-            handle_describe_cluster_request(
-                call, self.view, controller_listener=call.listener in self.controller_listeners,
-                advertised=self.advertised)
-        elif key == registry.DESCRIBE_QUORUM:
-            handle_describe_quorum_request(call, self.view)
-        elif key == registry.CONTROLLER_REGISTRATION:
-            handle_controller_registration_request(call, self.view)
-        elif key == registry.BROKER_HEARTBEAT:
-            handle_broker_heartbeat_request(call, self.view)
-        elif key == registry.BROKER_REGISTRATION:
-            handle_broker_registration_request(call, self.view)
-        elif key in (registry.CREATE_TOPICS, registry.DELETE_TOPICS, registry.ALTER_PARTITION,
-                     registry.CREATE_PARTITIONS, registry.UNREGISTER_BROKER, registry.ELECT_LEADERS,
-                     registry.ALLOCATE_PRODUCER_IDS, registry.ASSIGN_REPLICAS_TO_DIRS,
-                     registry.ALTER_CLIENT_QUOTAS, registry.UNREGISTER_CONTROLLER):
-            handle_controller_write(call, self.view)
-        elif key in (registry.ALTER_PARTITION_REASSIGNMENTS, registry.LIST_PARTITION_REASSIGNMENTS,
-                     registry.ALTER_USER_SCRAM_CREDENTIALS):
-            handle_controller_write(call, self.view)
-        elif key in registry.ACL_APIS:
-            handle_acl_request(call, self.view, self.guard is not None)
-        elif key == registry.ENVELOPE:
-            handle_envelope_request(call, self.view, self)
-        elif key == registry.DESCRIBE_CONFIGS:
-            handle_describe_configs_request(call, self.view)
-        elif key in (registry.ALTER_CONFIGS, registry.INCREMENTAL_ALTER_CONFIGS):
-            handle_alter_configs_request(call, self.view)
-        elif key == registry.METADATA:
-            handle_metadata_request(call, self.view, self.advertised, self.topics)
-        elif key == registry.FETCH and self._consumer_fetch(call):
-            self.consumer_fetch.handle(call)
-        elif key == registry.LIST_OFFSETS:
-            handle_list_offsets_request(call, self.topics)
-        elif key == registry.OFFSET_FOR_LEADER_EPOCH:
-            handle_offset_for_leader_epoch_request(call, self.topics)
-        elif key == registry.DESCRIBE_TOPIC_PARTITIONS:
-            handle_describe_topic_partitions_request(call, self.topics)
-        elif key in registry.GROUP_APIS and self.groups is not None:
-            handle_group_request(call, self.groups, self.view.node_id, self.advertised)
-        elif key == registry.PRODUCE:
-            handle_produce_request(call, self.topics)
-        elif key == registry.UPDATE_FEATURES and forwarded_to_controller(call, self.view):
-            pass  # every feature but kraft.version alone: the active controller's (update_features.py)
-        elif key in registry.CORE_APIS:
-            if key != registry.FETCH and log.isEnabledFor(logging.DEBUG):
-                log.debug("received %s on %s", type(call.body).__name__, call.listener)
-            self.submit(to_core(call))
-        else:  # the listener table let through a key with no handler: our bug
+            return
+        api = registry.API.get(key)
+        if api is None or api.handler is None:  # the listener table let through a key with no handler: our bug
             raise LookupError(f"no handler for API key {key}")
+        api.handler(self, call)
 
-    def _consumer_fetch(self, call) -> bool:
+    def on_controller_listener(self, call) -> bool:
+        return call.listener in self.controller_listeners
+
+    def consumer_fetch_call(self, call) -> bool:
         """A consumer's Fetch (replica id < 0) on a client listener; the Raft fetch
         between quorum members (and any fetch on a controller listener) goes to the core."""
         return (self.consumer_fetch is not None and call.listener not in self.controller_listeners

@@ -17,13 +17,7 @@ import ipaddress
 
 from wire.errors import ErrorCode
 from wire.headers import response_header_version
-from wire.messages import (
-    AddRaftVoterRequest, DefaultPrincipalData, DescribeQuorumRequest, EnvelopeResponse, RemoveRaftVoterRequest, ResponseHeader,
-    UpdateFeaturesRequest,
-)
-
-DISPATCHED = frozenset({DescribeQuorumRequest.API_KEY, AddRaftVoterRequest.API_KEY,
-                        RemoveRaftVoterRequest.API_KEY, UpdateFeaturesRequest.API_KEY})
+from wire.messages import DefaultPrincipalData, EnvelopeResponse, ResponseHeader
 
 
 def envelope_answer(api_key: int, version: int, correlation_id: int, body) -> EnvelopeResponse:
@@ -50,7 +44,7 @@ def forwarded_identity(envelope) -> tuple[str, str]:
 
 
 class InnerCall:
-    """The enveloped request, shaped as the connection's ``InboundCall``."""
+    """The enveloped request, a ``call.Call`` as the connection's ``InboundCall`` is."""
 
     def __init__(self, outer, header, api_key: int, api_version: int, body):
         self.outer = outer
@@ -58,9 +52,9 @@ class InnerCall:
         self.api_key = api_key
         self.api_version = api_version
         self.body = body
-        self.listener = getattr(outer, "listener", None)
-        self.principal = getattr(outer, "principal", None)  # the client's, once the guard read it
-        self.host = None
+        self.listener = outer.listener
+        self.principal = outer.principal  # the client's, once the guard read it
+        self.host = ""
         self._done = False
 
     @property

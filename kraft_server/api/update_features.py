@@ -15,7 +15,7 @@ from kraft_server.controller.feature_control import KRAFT_VERSION, update_featur
 
 def forwarded_to_controller(call, view) -> bool:
     """Submit ``call`` to the active controller and say True, or say False (the core's)."""
-    controller = getattr(view, "controller", None)
+    controller = view.controller
     names = {u.feature for u in call.body.feature_updates}
     if controller is None or names <= {KRAFT_VERSION}:
         return False

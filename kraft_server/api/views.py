@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 from wire.uuids import ZERO_UUID
 
 
@@ -68,6 +68,11 @@ class Features:
 class NodeView(Protocol):
     node_id: int
     cluster_id: str
+    controller: Any  # kraft_server.controller.Controller, None on a node without one (NOT_CONTROLLER)
+
+    def controller_registrations(self):
+        """The committed controllers' registrations and the metadata.version, or None
+        while the image knows no metadata.version (DescribeCluster's source)."""
 
     def quorum(self, now_ms: int) -> QuorumView:
         """The current quorum picture (called on every DescribeQuorum)."""

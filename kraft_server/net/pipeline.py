@@ -56,7 +56,7 @@ class ProtocolViolation(Exception):
 
 
 class InboundCall:
-    """One request read from a connection. It is the ``handle`` the Raft core sees
+    """One request read from a connection (an ``api.call.Call``). It is the ``handle`` the Raft core sees
     in ``InboundRequest`` and hands back in ``OutboundResponse``."""
 
     __slots__ = ("pipeline", "header", "api_key", "api_version", "body", "listener",
@@ -96,6 +96,12 @@ class InboundCall:
     def principal(self) -> str:
         """The connection's KafkaPrincipal (``User:ANONYMOUS`` until authenticated)."""
         return self.pipeline.principal
+
+    @property
+    def host(self) -> str:
+        """The client's address, "" when the adapter did not say."""
+        peer = self.pipeline.peer
+        return peer[0] if isinstance(peer, tuple) and peer else ""
 
     def __repr__(self) -> str:
         return (f"InboundCall({self.listener} key={self.api_key} v{self.api_version} "

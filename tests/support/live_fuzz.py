@@ -115,7 +115,7 @@ class Seeds:
     def envelopes(self) -> list:
         """Envelopes around what a broker forwards (the samples of every inner API at
         its newest forwardable version), so that mutations reach the inner request."""
-        from kraft_server.api.controller_writes import ENVELOPED
+        from kraft_server.api.registry import ENVELOPED
         out = []
         for inner, (_, hi) in sorted(ENVELOPED.items()):
             cls = REQUESTS[inner]

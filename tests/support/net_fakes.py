@@ -77,6 +77,10 @@ class FakeView:
         self.leader = leader
         self.epoch = epoch
         self.hwm = hwm
+        self.controller = None  # no metadata controller: its APIs answer NOT_CONTROLLER
+
+    def controller_registrations(self):
+        return None  # DescribeCluster lists the voters
 
     def now_ms(self):
         return 1_700_000_000_000

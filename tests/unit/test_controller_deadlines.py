@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from kraft_server.api.controller_writes import submit
-from kraft_server.api.deadlines import deadline
+from kraft_server.api.registry import deadline
 from wire.errors import ErrorCode
 from wire.messages import CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest, ElectLeadersRequest
 from wire.messages.create_partitions_request import CreatePartitionsTopic
@@ -184,11 +184,11 @@ def test_a_narrowed_request_past_its_deadline_times_out_whole_as_kafka_answers_t
     w = bytearray(b"\x00\x00")
     DefaultPrincipalData(type="User", name="alice", token_authenticated=False).write(w, 0)
     answers = []
-    envelope = SimpleNamespace(done=False, respond=answers.append, body=EnvelopeRequest(
+    envelope = SimpleNamespace(done=False, respond=answers.append, listener="CONTROLLER", principal="User:broker", body=EnvelopeRequest(
         request_data=encode_request(19, 7, 9, _create(0, "a2", "b"), "adminclient-1")[4:],
         request_principal=bytes(w), client_host_address=b"\x7f\x00\x00\x01"))
     guard_all = guard_with(allow(A.CREATE, name="a2"))
-    handle_envelope_request(envelope, view, dispatch=SimpleNamespace(guard=guard_all))
+    handle_envelope_request(envelope, view, guard=guard_all)
     c.run_for(30)
     _, inner = decode_response(bytes(answers[0].response_data), 19, 7)
     assert _results(19, inner) == [("a2", TIMED_OUT, None), ("b", TIMED_OUT, None)]

@@ -237,7 +237,7 @@ def test_envelope_hands_describe_quorum_and_update_features_to_the_dispatcher():
     from wire.messages.describe_quorum_request import PartitionData, TopicData
 
     inner_calls, answers = [], []
-    outer = SimpleNamespace(done=False, respond=answers.append, listener="CONTROLLER")
+    outer = SimpleNamespace(done=False, respond=answers.append, listener="CONTROLLER", principal="User:ANONYMOUS")
     dq = DescribeQuorumRequest(topics=[TopicData(topic_name="__cluster_metadata",
                                                  partitions=[PartitionData(partition_index=0)])])
     outer.body = EnvelopeRequest(request_data=encode_request(55, 2, 77, dq, "adminclient-1")[4:])

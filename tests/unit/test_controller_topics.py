@@ -139,7 +139,8 @@ def enveloped(c, api_key, version, correlation_id, body):
     answers = []
     call = SimpleNamespace(body=EnvelopeRequest(request_data=inner, request_principal=b"\x00\x00",
                                                 client_host_address=b"\x7f\x00\x00\x01"),
-                           done=False, respond=answers.append, inner=inner, answers=answers)
+                           done=False, respond=answers.append, inner=inner, answers=answers,
+                           listener="CONTROLLER", principal="User:ANONYMOUS")
     handle_envelope_request(call, SimpleNamespace(controller=c.controller))
     for _ in range(100):
         if answers:
@@ -382,7 +383,8 @@ def test_envelope_on_a_non_active_controller_is_an_envelope_not_controller():
     controller = SimpleNamespace(submit_write=queue.submit)
     inner = encode_request(19, 7, 5, CreateTopicsRequest(topics=[topic("x", 1, 1)]), "admin")[4:]
     answers = []
-    call = SimpleNamespace(body=EnvelopeRequest(request_data=inner), done=False, respond=answers.append)
+    call = SimpleNamespace(body=EnvelopeRequest(request_data=inner), done=False, respond=answers.append,
+                           listener="CONTROLLER", principal="User:ANONYMOUS")
     handle_envelope_request(call, SimpleNamespace(controller=controller))
     queue.poll(SimpleNamespace(role=Role.FOLLOWER, epoch=2), None, False, 0)
     assert (answers[0].error_code, answers[0].response_data) == (ErrorCode.NOT_CONTROLLER, None)

@@ -21,7 +21,7 @@ import pytest
 
 from kraft_server.common.features import VERSIONS as FEATURE_VERSIONS
 from kraft_server.config import DEFINITIONS
-from tools import docs_config
+from tools import docs_compat, docs_config
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -113,6 +113,18 @@ def test_configuration_page_is_generated():
     assert page.read_text() == docs_config.render(), "docs/configuration.md is stale: run python -m tools.docs_config"
     for d in DEFINITIONS:
         assert f"| `{d.name}` |" in page.read_text()
+
+
+def test_compatibility_api_table_is_generated():
+    """docs/compatibility.md's API table is rendered from ``registry.API``: one row per
+    API we serve, with the versions each listener lists."""
+    from kraft_server.api.registry import API, listener_apis
+    page = docs_compat.PAGE.read_text()
+    assert page == docs_compat.render(), "docs/compatibility.md is stale: run python -m tools.docs_compat"
+    controller, client = listener_apis(True, reconfiguration=True), listener_apis(False, reconfiguration=True)
+    for key, api in API.items():
+        ours = [docs_compat._versions(controller.get(key)), docs_compat._versions(client.get(key))]
+        assert f"| {api.name} | {key} | {ours[0]} | {ours[1]} |" in page, api.name
 
 
 # -- what the pages name --------------------------------------------------------------

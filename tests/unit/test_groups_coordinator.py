@@ -45,6 +45,7 @@ class FakeCall:
         self.api_key, self.api_version = body.API_KEY, version
         self.body = type(body).decode(body.encode(version), version)
         self.header, self.pipeline, self.listener = Header(client_id), Pipe(), "CLIENT"
+        self.host = self.pipeline.peer[0]
         self.answer = None
 
     def respond(self, body):

@@ -72,5 +72,4 @@ class GroupService:
 
 def client_host(call) -> str:
     """The client's address as Kafka reports it (``/127.0.0.1``)."""
-    peer = getattr(call.pipeline, "peer", None)
-    return f"/{peer[0]}" if peer else ""
+    return f"/{call.host}" if call.host else ""
