@@ -160,6 +160,9 @@ def test_brokers_upgraded_one_by_one_from_4_0_to_4_4_lose_nothing(tmp_path):
                  interval=0.5)
         assert controller_finalized(ctl.port) == before  # the same state before the commands
         theirs = [features(kbs, *c) for c in COMMANDS]
+        for command, (code, out, err) in zip(COMMANDS, theirs):
+            print(f"[rolling] Kafka 4.4's kafka-features {' '.join(command)}: exit {code}, "
+                  f"{(out.splitlines() or [''])[0]!r} {err!r}")
         for command, mine, kafka in zip(COMMANDS, ours, theirs):
             assert mine == kafka, f"kafka-features {' '.join(command)}: ours {mine}, Kafka 4.4's {kafka}"
         wait_for(lambda: controller_finalized(ctl.port) == after, 30,
