@@ -1,9 +1,11 @@
-"""Broker failure on a controller of ours (issue 11, test b): three Apache Kafka 4.3.1
-brokers, a topic with RF 3 and min.insync.replicas=2, an acks=all producer running
-throughout. The broker leading the most partitions is killed with SIGKILL: it is
-fenced (at once on evidence of the crash, issue 29, else once its session
-``broker.session.timeout.ms`` expires) and every leadership
-moves to an ISR member, and the producer goes on. Restarted, it registers a new
+"""Broker failure on a controller of ours (issue 11, test b): three Apache Kafka
+brokers of the default release (the first test also for every release of the version
+matrix, ``tools/kafka_dist/releases.py``: that release's brokers and tools, our quorum
+formatted at its metadata.version; issue 38, cell 1), a topic with RF 3 and
+min.insync.replicas=2, an acks=all producer running throughout. The broker leading the
+most partitions is killed with SIGKILL: it is fenced (at once on evidence of the crash,
+issue 29, else once its session ``broker.session.timeout.ms`` expires) and every
+leadership moves to an ISR member, and the producer goes on. Restarted, it registers a new
 incarnation, is unfenced, and the leaders add it back to every ISR through
 AlterPartition. No acknowledged record is lost. The same with a controlled shutdown
 (SIGTERM): the broker is InControlledShutdown, its leaderships move before it exits,
@@ -22,6 +24,7 @@ from tests.support.jdk import need_jdk
 from tests.support.kafka_brokers import bootstrap_servers, start_brokers
 from tests.support.kraft_nodes import OurNode, read_batches, wait_for
 from tools.kafka_dist.controller import run_tool
+from tools.kafka_dist.releases import DEFAULT_RELEASE, MATRIX
 from wire.records import batch_records, walk
 
 pytestmark = [pytest.mark.java, pytest.mark.slow]
@@ -102,22 +105,27 @@ def consume_all(bootstrap: str) -> set[bytes]:
         consumer.close()
 
 
-def test_a_killed_broker_is_fenced_its_leaders_move_and_nothing_acknowledged_is_lost(tmp_path):
+# The default release and every release of the version matrix (issue 38, cell 1).
+RELEASES = tuple(dict.fromkeys((DEFAULT_RELEASE, *MATRIX)))
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_killed_broker_is_fenced_its_leaders_move_and_nothing_acknowledged_is_lost(tmp_path, version):
     (tmp_path / "ours").mkdir()
     node = OurNode(tmp_path / "ours", node_id=1, extra=(f"broker.session.timeout.ms={SESSION_MS}",))
-    node.format_with_ours(CLUSTER)
+    node.format_with_ours(CLUSTER, release=version)
     node.start()
     brokers, producer = [], None
     try:
         node.wait_leader()
-        brokers = start_brokers(tmp_path, 3, CLUSTER, node.bootstrap)
+        brokers = start_brokers(tmp_path, 3, CLUSTER, node.bootstrap, version=version)
         by_id = {b.node_id: b for b in brokers}
         wait_for(lambda: sorted(b.broker_id for b in image_of(node).brokers if not b.fenced) == BROKERS,
                  120, "three unfenced brokers")
         bs = bootstrap_servers(brokers)
         run_tool("kafka-topics", "--bootstrap-server", bs, "--create", "--topic", "events",
                  "--replication-factor", "3", "--partitions", "6", "--config", "min.insync.replicas=2",
-                 timeout=120)
+                 timeout=120, version=version)
         producer = Producer(bs)
         producer.start()
         wait_for(lambda: producer.count() >= 200, 60, "the producer's first acks")
@@ -148,7 +156,7 @@ def test_a_killed_broker_is_fenced_its_leaders_move_and_nothing_acknowledged_is_
         wait_for(rejoined, 120, "the victim unfenced and back in every ISR")
         # kafka-leader-election (an Envelope carrying ElectLeaders) moves the leaders back
         run_tool("kafka-leader-election", "--bootstrap-server", bs, "--election-type", "PREFERRED",
-                 "--all-topic-partitions", timeout=120)
+                 "--all-topic-partitions", timeout=120, version=version)
         wait_for(lambda: all(p.leader == p.replicas[0]
                              for p in image_of(node).topics.by_name["events"].partitions.values()),
                  30, "every partition led by its preferred replica")

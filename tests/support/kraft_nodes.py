@@ -58,13 +58,14 @@ class OurNode:
         run_tool("kafka-storage", "format", "--cluster-id", cluster_id, "--standalone",
                  "--config", str(self.kafka_config))
 
-    def format_as_observer_of(self, bootstrap: str, cluster_id: str) -> None:
+    def format_as_observer_of(self, bootstrap: str, cluster_id: str, version: str | None = None) -> None:
         """Point both property files at another quorum's ``bootstrap`` and format with
-        Kafka's ``--no-initial-controllers``: the node starts as an observer there."""
+        Kafka's ``--no-initial-controllers`` (release ``version``'s ``kafka-storage``,
+        default: the default release): the node starts as an observer there."""
         for path in (self.kafka_config, self.config):
             set_property(path, "controller.quorum.bootstrap.servers", bootstrap)
         run_tool("kafka-storage", "format", "--cluster-id", cluster_id,
-                 "--no-initial-controllers", "--config", str(self.kafka_config))
+                 "--no-initial-controllers", "--config", str(self.kafka_config), version=version)
 
     def format_with_ours(self, cluster_id: str, release: str | None = None) -> None:
         """Formatted by our kraft-storage at ``release``'s metadata.version (default: the

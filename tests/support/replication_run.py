@@ -1,8 +1,8 @@
 """Kafka's replication system test (``tests/kafkatest/tests/core/replication_test.py``),
-reproduced on three Apache Kafka 4.3.1 brokers over a one-voter controller quorum, ours
-or Kafka's: a topic of 3 partitions, RF 3, ``min.insync.replicas=2``; Kafka's
-VerifiableProducer (acks=all) and VerifiableConsumer run throughout while the leader of
-partition 0 fails in one of Kafka's four ways:
+reproduced on three Apache Kafka brokers (the default release unless ``Cluster`` names
+another) over a controller quorum, ours or Kafka's: a topic of 3 partitions, RF 3,
+``min.insync.replicas=2``; Kafka's VerifiableProducer (acks=all) and VerifiableConsumer
+run throughout while the leader of partition 0 fails in one of Kafka's four ways:
 
 * ``clean_shutdown``: SIGTERM (controlled shutdown), the broker stays down a while;
 * ``hard_shutdown``: SIGKILL, down until its session expires and it is fenced;
@@ -33,10 +33,12 @@ FAILURES = ("clean_shutdown", "hard_shutdown", "clean_bounce", "hard_bounce")
 
 class Cluster:
     """A started quorum (``kind`` "ours", of ``controllers`` voters, or "kafka", of one) and
-    three brokers."""
+    three brokers of Kafka ``version`` (default: the default release); ``release`` is the
+    metadata.version our nodes are formatted at (default: the default release's)."""
 
-    def __init__(self, kind: str, tmp: Path, cluster_id: str, session_ms: int, controllers: int = 1) -> None:
-        self.kind, self.tmp = kind, Path(tmp)
+    def __init__(self, kind: str, tmp: Path, cluster_id: str, session_ms: int, controllers: int = 1,
+                 version: str | None = None, release: str | None = None) -> None:
+        self.kind, self.tmp, self.version = kind, Path(tmp), version
         self.brokers: list = []
         extra = {"broker.session.timeout.ms": str(session_ms)}
         if kind == "kafka":
@@ -44,23 +46,26 @@ class Cluster:
             ctl.start_ready()
             self.bootstrap, self.meta, self._stop = ctl.bootstrap, SimpleNamespace(data=ctl.data_dir), ctl.close
         else:
-            self._ours(cluster_id, tuple(f"{k}={v}" for k, v in extra.items()), controllers)
+            self._ours(cluster_id, tuple(f"{k}={v}" for k, v in extra.items()), controllers, release)
         try:
             self.brokers = start_brokers(self.tmp, 3, cluster_id, self.bootstrap,
-                                         overrides={"initial.broker.registration.timeout.ms": "180000"})
+                                         overrides={"initial.broker.registration.timeout.ms": "180000"},
+                                         version=version)
             self.wait_healthy(None, 120)
         except BaseException:
             self.close()
             raise
         self.servers = bootstrap_servers(self.brokers)
 
-    def _ours(self, cluster_id: str, extra: tuple, controllers: int) -> None:
+    def _ours(self, cluster_id: str, extra: tuple, controllers: int, release: str | None) -> None:
         (self.tmp / "controller").mkdir()
         if controllers == 1:
             nodes = [OurNode(self.tmp / "controller", node_id=1, extra=extra)]
-            nodes[0].format_with_ours(cluster_id)
+            nodes[0].format_with_ours(cluster_id, release=release)
         else:
-            nodes = make_quorum(self.tmp / "controller", "dynamic", cluster_id, n=controllers, extra=extra)
+            flags = ("--release-version", release) if release else ()
+            nodes = make_quorum(self.tmp / "controller", "dynamic", cluster_id, n=controllers, extra=extra,
+                                flags=flags)
         self._stop = lambda: [n.stop() for n in nodes]
         for n in nodes:
             n.start()
@@ -97,7 +102,7 @@ class Cluster:
 def create_topic(cluster: Cluster, topic: str) -> None:
     run_tool("kafka-topics", "--bootstrap-server", cluster.servers, "--create", "--topic", topic,
              "--partitions", "3", "--replication-factor", "3", "--config", "min.insync.replicas=2",
-             timeout=120)
+             timeout=120, version=cluster.version)
     cluster.wait_healthy(topic, 60)
 
 
@@ -153,8 +158,8 @@ def run(cluster: Cluster, topic: str, failures, *, throughput: int, bounces: int
     create_topic(cluster, topic)
     work = cluster.tmp / topic
     work.mkdir()
-    consumer = VerifiableConsumer(work, cluster.servers, topic, group=f"{topic}-group")
-    producer = VerifiableProducer(work, cluster.servers, topic, throughput)
+    consumer = VerifiableConsumer(work, cluster.servers, topic, group=f"{topic}-group", version=cluster.version)
+    producer = VerifiableProducer(work, cluster.servers, topic, throughput, version=cluster.version)
     try:
         def started():
             consumer.poll()

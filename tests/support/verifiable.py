@@ -1,4 +1,4 @@
-"""Apache Kafka 4.3.1's ``VerifiableProducer`` and ``VerifiableConsumer`` (kafka-tools) as JVM
+"""Apache Kafka's ``VerifiableProducer`` and ``VerifiableConsumer`` (kafka-tools) as JVM
 processes, the clients of Kafka's replication system test. Each prints one JSON event a
 line on stdout, which goes to a file in the work directory and is parsed as it grows:
 
@@ -9,7 +9,8 @@ line on stdout, which goes to a file in the work directory and is parsed as it g
   per poll) and, with ``--verbose``, ``record_data`` (each record's partition, offset
   and value).
 
-The processes run in their own session; ``close`` kills what is left (the caller closes)."""
+The processes run in their own session; ``close`` kills what is left (the caller closes).
+``version`` names the Kafka release whose tools jar runs them (default: the default release)."""
 from __future__ import annotations
 
 import json
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from tools.kafka_dist import bin_path
 from tools.kafka_dist.controller import tool_env
+from tools.kafka_dist.releases import DEFAULT_RELEASE
 
 
 class VerifiableTool:
@@ -27,13 +29,13 @@ class VerifiableTool:
 
     CLASS = ""
 
-    def __init__(self, workdir: Path, name: str, args: list[str]) -> None:
+    def __init__(self, workdir: Path, name: str, args: list[str], version: str | None = None) -> None:
         self.out_path = Path(workdir) / f"{name}.out"
         self.err_path = Path(workdir) / f"{name}.err"
         self.events: list[dict] = []
         self._pos = 0
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
-            self.proc = subprocess.Popen([str(bin_path("kafka-run-class")), self.CLASS, *args],
+            self.proc = subprocess.Popen([str(bin_path("kafka-run-class", version)), self.CLASS, *args],
                                          env=tool_env(), stdin=subprocess.DEVNULL, stdout=out,
                                          stderr=err, start_new_session=True)
 
@@ -89,13 +91,20 @@ IDEMPOTENT = {"enable.idempotence": "true", "retries": "2147483647",
               "max.in.flight.requests.per.connection": "5"}
 
 
+def producer_config_flag(version: str | None) -> str:
+    """The producer's properties-file option: ``--command-config`` from Kafka 4.2 (KIP-1147),
+    ``--producer.config`` before (still taken, deprecated, by 4.2 and later)."""
+    release = tuple(int(x) for x in (version or DEFAULT_RELEASE).split(".")[:2])
+    return "--command-config" if release >= (4, 2) else "--producer.config"
+
+
 class VerifiableProducer(VerifiableTool):
     """Integers 0, 1, 2, ... as values; ``acked`` maps (partition, offset) to the value."""
 
     CLASS = "org.apache.kafka.tools.VerifiableProducer"
 
     def __init__(self, workdir: Path, bootstrap: str, topic: str, throughput: int,
-                 max_messages: int = -1) -> None:
+                 max_messages: int = -1, version: str | None = None) -> None:
         self.acked: dict[tuple[int, int], str] = {}
         self.errors: list[dict] = []
         config = Path(workdir) / "producer.properties"
@@ -103,7 +112,7 @@ class VerifiableProducer(VerifiableTool):
         super().__init__(workdir, "producer", [
             "--bootstrap-server", bootstrap, "--topic", topic, "--acks", "-1",  # all
             "--throughput", str(throughput), "--max-messages", str(max_messages),
-            "--command-config", str(config)])
+            producer_config_flag(version), str(config)], version)
 
     def on_event(self, event: dict) -> None:
         name = event.get("name")
@@ -125,13 +134,14 @@ class VerifiableConsumer(VerifiableTool):
 
     CLASS = "org.apache.kafka.tools.VerifiableConsumer"
 
-    def __init__(self, workdir: Path, bootstrap: str, topic: str, group: str) -> None:
+    def __init__(self, workdir: Path, bootstrap: str, topic: str, group: str,
+                 version: str | None = None) -> None:
         self.consumed: dict[tuple[int, int], str] = {}
         self.ranges: list[tuple[int, int, int, int]] = []
         self.summed = 0
         super().__init__(workdir, "consumer", [
             "--bootstrap-server", bootstrap, "--topic", topic, "--group-id", group,
-            "--reset-policy", "earliest", "--verbose"])
+            "--reset-policy", "earliest", "--verbose"], version)
 
     def on_event(self, event: dict) -> None:
         name = event.get("name")
