@@ -69,8 +69,12 @@ test: $(BYTECODE) kafka-dist
 	KRAFT_STRICT_SKIPS=1 $(PY) -m pytest -m 'not slow' -p no:cacheprovider --durations=30 \
 		-n $(TEST_WORKERS) --dist loadfile
 
+# The slow suite on SLOW_WORKERS workers (default 2: its files each start a quorum and
+# several broker JVMs, so fewer than the default suite's); SLOW_WORKERS=0 runs it serially.
+SLOW_WORKERS ?= 2
 test-slow: $(BYTECODE) kafka-dist
-	KRAFT_STRICT_SKIPS=1 $(PY) -m pytest -m slow -p no:cacheprovider
+	KRAFT_STRICT_SKIPS=1 $(PY) -m pytest -m slow -p no:cacheprovider -rfE --durations=30 \
+		-n $(SLOW_WORKERS) --dist loadfile
 
 fuzz: $(BYTECODE)
 	FUZZ_INPUTS=$${FUZZ_INPUTS:-2000000} $(PY) -m pytest tests/unit/test_fuzz.py -p no:cacheprovider
