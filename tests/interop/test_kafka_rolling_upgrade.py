@@ -27,7 +27,7 @@ from tests.support.jdk import need_jdk
 from tests.support.kafka_brokers import BROKER_ID_BASE, start_brokers
 from tests.support.kraft_nodes import _roundtrip, wait_for
 from tests.support.membership_cluster import first_error_line
-from tests.support.replication_run import Cluster, check, create_topic
+from tests.support.replication_run import Cluster, check, create_topic, finish
 from tests.support.verifiable import VerifiableConsumer, VerifiableProducer
 from tools.kafka_dist import MATRIX
 from tools.kafka_dist.controller import KafkaController, random_cluster_id, run_tool
@@ -130,18 +130,9 @@ def test_brokers_upgraded_one_by_one_from_4_0_to_4_4_lose_nothing(tmp_path):
         after = controller_finalized(node.port)
         produced_more(50, "after the downgrades")
 
-        assert producer.stop(), producer.stderr_tail()
-        acked = dict(producer.acked)
-
-        def caught_up():
-            consumer.poll()
-            return all(k in consumer.consumed for k in acked)
-        wait_for(caught_up, 120, "every acknowledged message consumed", interval=0.5)
-        consumer.stop()
-        tool_data = next(e for e in producer.events if e.get("name") == "tool_data")
-        check({"acked": acked, "consumed": dict(consumer.consumed), "ranges": consumer.ranges,
-               "summed": consumer.summed, "sent": tool_data["sent"], "errors": producer.errors})
-        assert len(acked) >= 1000
+        found = finish(producer, consumer, 120)
+        check(found)
+        assert len(found["acked"]) >= 1000
     finally:
         for tool in (producer, consumer):
             if tool is not None:

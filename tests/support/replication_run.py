@@ -174,22 +174,26 @@ def run(cluster: Cluster, topic: str, failures, *, throughput: int, bounces: int
             took[kind] = round(time.monotonic() - start, 1)
         log.info("%s quorum: failures took %s s", cluster.kind, took)
         failed_for = time.monotonic() - t0
-        assert producer.stop(), producer.stderr_tail()
-        acked = dict(producer.acked)
-
-        def caught_up():
-            consumer.poll()
-            return all(k in consumer.consumed for k in acked)
-        wait_for(caught_up, 90, "every acknowledged message consumed", interval=0.5)
-        consumer.stop()
-        tool_data = next(e for e in producer.events if e.get("name") == "tool_data")
-        return {"acked": acked, "consumed": dict(consumer.consumed), "ranges": consumer.ranges,
-                "summed": consumer.summed, "sent": tool_data["sent"], "errors": producer.errors,
-                "failed_for": failed_for, "victims": victims,
-                "took": took}
+        return {**finish(producer, consumer, 90), "failed_for": failed_for, "victims": victims, "took": took}
     finally:
         producer.close()
         consumer.close()
+
+
+def finish(producer: VerifiableProducer, consumer: VerifiableConsumer, timeout: float) -> dict:
+    """Stop the producer, wait until the consumer has every acknowledged message, stop it:
+    the findings ``check`` reads."""
+    assert producer.stop(), producer.stderr_tail()
+    acked = dict(producer.acked)
+
+    def caught_up():
+        consumer.poll()
+        return all(k in consumer.consumed for k in acked)
+    wait_for(caught_up, timeout, "every acknowledged message consumed", interval=0.5)
+    consumer.stop()
+    tool_data = next(e for e in producer.events if e.get("name") == "tool_data")
+    return {"acked": acked, "consumed": dict(consumer.consumed), "ranges": consumer.ranges,
+            "summed": consumer.summed, "sent": tool_data["sent"], "errors": producer.errors}
 
 
 def check(found: dict) -> None:
