@@ -5,9 +5,13 @@ version are served on the listener, so every call here has a handler.
 """
 from __future__ import annotations
 
+import logging
+
 from . import registry
 from .raft_rpcs import to_core
 from .topic.consumer_fetch import replica_id
+
+log = logging.getLogger(__name__)
 
 
 class Dispatcher:
@@ -46,6 +50,8 @@ class Dispatcher:
         if key == registry.FETCH and call.listener in self.controller_listeners:
             self.submit(to_core(call))  # the hot path: replicas' Fetches, straight to the core
             return
+        if log.isEnabledFor(logging.DEBUG):  # bench/membership.py reads it for AddRaftVoter
+            log.debug("received %s on %s", type(call.body).__name__, call.listener)
         api = registry.API.get(key)
         if api is None or api.handler is None:  # the listener table let through a key with no handler: our bug
             raise LookupError(f"no handler for API key {key}")

@@ -18,7 +18,6 @@ Adding an API: one ``Api(...)`` below (the request and response classes come fro
 """
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Callable
 
@@ -63,7 +62,6 @@ from .topic.offset_for_leader_epoch import handle_offset_for_leader_epoch_reques
 from .topic.produce import handle_produce_request
 from .update_features import forwarded_to_controller
 
-log = logging.getLogger(__name__)
 
 # The keys come from the generated messages (schemas/), the one place they are written.
 API_VERSIONS = ApiVersionsRequest.API_KEY
@@ -147,8 +145,6 @@ class Api:
 
 # -- handlers: (dispatcher, call) ----------------------------------------------------
 def _core(d, call) -> None:
-    if call.api_key != FETCH and log.isEnabledFor(logging.DEBUG):
-        log.debug("received %s on %s", type(call.body).__name__, call.listener)
     d.submit(to_core(call))
 
 
