@@ -3,7 +3,6 @@ its refusals, what it prints as possibly lost, what it writes, and the states a
 kill in the middle leaves."""
 from __future__ import annotations
 
-import os
 import socket
 import uuid
 
@@ -244,3 +243,15 @@ def test_the_other_commands_still_need_a_bootstrap_flag(capsys):
         cli.run(["describe", "--status"])
     assert exc.value.code == 1
     assert "one of the arguments --bootstrap-server --bootstrap-controller is required" in capsys.readouterr().err
+
+
+def test_a_snapshot_the_survivor_does_not_hold_lowers_the_bound():
+    def facts(node_id, epochs, end, snapshot=None, start=0):
+        return recover.LogFacts(node_id, None, f"d{node_id}", start, end, epochs[-1][0], tuple(epochs), snapshot,
+                                None)
+    from kraft_server.common.values import OffsetAndEpoch
+    chosen = facts(1, [(1, 0), (2, 10)], 30, OffsetAndEpoch(8, 1))
+    assert recover.holds_snapshot(chosen, OffsetAndEpoch(20, 2))  # epoch 2 at offset 19 there too
+    assert recover.holds_snapshot(chosen, OffsetAndEpoch(5, 1))  # under its own snapshot
+    assert not recover.holds_snapshot(chosen, OffsetAndEpoch(20, 3))  # offset 19 is of epoch 2 here
+    assert not recover.holds_snapshot(chosen, OffsetAndEpoch(40, 2))  # past its log end

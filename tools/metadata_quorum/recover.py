@@ -121,6 +121,20 @@ def common_end(a, a_end: int, b, b_end: int, floor: int = 0) -> int:
     return hi
 
 
+def holds_snapshot(chosen: LogFacts, snap: OffsetAndEpoch) -> bool:
+    """Whether ``chosen``'s log holds the committed records of another node's snapshot
+    ``snap``: below its own snapshot (committed records are the same everywhere), or
+    with the snapshot's epoch at its last offset (the same epoch at the same offset
+    means the same records up to there: Raft's log matching)."""
+    if chosen.snapshot is not None and chosen.snapshot.offset >= snap.offset:
+        return True
+    if snap.offset > chosen.end_offset:
+        return False
+    if snap.offset <= chosen.start_offset:
+        return snap.offset <= chosen.committed_known
+    return _epoch_at(chosen.epochs, [s for _, s in chosen.epochs], snap.offset - 1) == snap.epoch
+
+
 # -- the plan ------------------------------------------------------------------------------
 @dataclass
 class BrokerLoss:
@@ -141,8 +155,10 @@ class Plan:
     voters_after: VoterSet
     lost: list  # VoterNode
     epoch: int  # the epoch of the new batch and of quorum-state; the node leads at epoch + 1
-    committed_known: int  # every survivor and broker log below this holds committed records only
+    committed_known: int  # the chosen log holds committed records only below this
     brokers: list[BrokerLoss] = field(default_factory=list)
+    # logs whose snapshot holds committed records the chosen log does not (a certain loss below it)
+    foreign_snapshots: list[LogFacts] = field(default_factory=list)
 
     @property
     def offset(self) -> int:
@@ -188,9 +204,10 @@ class Plan:
                        f"elected without node {c.node_id}), those are lost.")
         out.append(f"  offsets {self.offset} and on: anything the lost voters committed after node {c.node_id} "
                    "last heard from them is lost (no survivor has it).")
-        if self.committed_known > self.offset:
-            out.append(f"  offsets {self.offset} to {self.committed_known} WERE committed (a broker's snapshot "
-                       "holds them) and are lost from the quorum.")
+        for f in self.foreign_snapshots:
+            out.append(f"  below {f.snapshot.offset}: node {f.node_id}'s snapshot ({f.snapshot.offset}, epoch "
+                       f"{f.snapshot.epoch}) holds committed records that node {c.node_id}'s log does not have (its "
+                       "log ends before, or holds another epoch there): some of them are lost for certain.")
         for b in self.brokers:
             f = b.broker
             if b.loses:
@@ -255,13 +272,21 @@ def make_plan(survivors: list[LogFacts], brokers: list[LogFacts] = (), epoch_gap
     after = VoterSet(tuple(voters.node(i) for i in ids))
     seen = [e for f in (*survivors, *brokers) for e in (f.stored_epoch, f.last_epoch)]
     epoch = max(seen) + epoch_gap
-    committed = max(f.committed_known for f in (*survivors, *brokers))
-    plan = Plan(chosen, why, sorted(survivors, key=lambda f: f.node_id), voters, after, lost, epoch, committed,
-                gap=epoch_gap)
-    floor_of = lambda b: max(b.start_offset, chosen.start_offset)  # noqa: E731 (below: snapshots, committed)
-    # the new batch's epoch is above every broker's, so no broker keeps anything from its offset on
-    plan.brokers = [BrokerLoss(b, min(chosen.end_offset, common_end(
-        plan.new_epochs(), chosen.end_offset + 1, list(b.epochs), b.end_offset, floor_of(b)))) for b in brokers]
+    others = [f for f in (*survivors, *brokers) if f is not chosen and f.snapshot is not None]
+    foreign = [f for f in others if not holds_snapshot(chosen, f.snapshot)]
+    committed = max([chosen.committed_known, chosen.start_offset]
+                    + [f.snapshot.offset for f in others if f not in foreign])
+    plan = Plan(chosen, why, sorted(survivors, key=lambda f: f.node_id), voters, after, lost, epoch,
+                min(committed, chosen.end_offset), gap=epoch_gap, foreign_snapshots=foreign)
+    plan.brokers = []
+    for b in brokers:
+        # below both log starts: committed records (snapshots), the same when the broker's snapshot is held
+        keeps = common_end(plan.new_epochs(), chosen.end_offset + 1, list(b.epochs), b.end_offset,
+                           max(b.start_offset, chosen.start_offset))
+        if b in foreign:
+            keeps = min(keeps, plan.committed_known)
+        # the new batch's epoch is above every broker's, so no broker keeps anything from its offset on
+        plan.brokers.append(BrokerLoss(b, min(chosen.end_offset, keeps)))
     return plan
 
 
