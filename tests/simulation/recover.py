@@ -5,6 +5,10 @@ writes (``tools/metadata_quorum/recover.py``: ``make_plan``, ``write_recovery``)
 their simulated disks, the running observers read as the brokers. The survivors then
 lead alone, and the membership events grow the quorum back from the observers.
 
+Each node keeps the high-watermark hint the real node writes (``log/hwm_hint.py``), at
+most once a simulated second, with its disk (a crash keeps it, a replaced disk loses
+it); the plan checks it against the log as the tool does.
+
 The checker allows loss only of what the plan printed: every batch committed before
 the loss that lies below the plan's ``lost_from`` must still be on the recovered
 survivor byte for byte (or under its snapshot); committed batches from ``lost_from``
@@ -21,6 +25,8 @@ from __future__ import annotations
 
 import random
 
+from kraft_server.common.values import OffsetAndEpoch
+from kraft_server.log.hwm_hint import WRITE_EVERY_MS as HINT_EVERY_MS, epoch_below
 from kraft_server.raft.log_view import LogView
 from kraft_server.raft.voter_history import load_history
 from kraft_server.raft.voters import majority
@@ -45,7 +51,8 @@ def facts(node, voters: bool = True) -> tool.LogFacts:
         epochs=tuple(log.epoch_entries()), snapshot=log.latest_snapshot(), election=node.store.read(),
         voters=history.latest() if history else None,
         voters_offset=history.latest_offset() if history else -1,
-        kraft_version=history.kraft_version() if history else 1)
+        kraft_version=history.kraft_version() if history else 1,
+        hint=tool.checked_hint(getattr(log, "hwm_hint", None), log.epoch_entries(), log.end_offset()))
 
 
 class RecoverSimulation(MembershipSimulation):
@@ -119,6 +126,21 @@ class RecoverSimulation(MembershipSimulation):
             if node.raft is not None:
                 self._kill(node)
             self._push(self.now + self.recover_rng.randint(10, 500), "restart", node.node_id)
+
+    def _complete(self, node, ready) -> bool:
+        again = super()._complete(node, ready)
+        self._write_hint(node)
+        return again
+
+    def _write_hint(self, node) -> None:
+        """The node's high-watermark hint (``kraft_server/log/hwm_hint.py``), kept with its
+        disk (a replaced disk has none), at most once a simulated second."""
+        hwm = node.raft.high_watermark if node.raft is not None else None
+        if hwm is None or self.now - getattr(node.log, "hwm_hint_at", -HINT_EVERY_MS) < HINT_EVERY_MS:
+            return
+        epoch = epoch_below(node.log.epoch_entries(), hwm)
+        if epoch is not None:
+            node.log.hwm_hint, node.log.hwm_hint_at = OffsetAndEpoch(hwm, epoch), self.now
 
     def _kill(self, node) -> None:
         node.raft = None

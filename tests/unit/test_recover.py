@@ -255,3 +255,15 @@ def test_a_snapshot_the_survivor_does_not_hold_lowers_the_bound():
     assert recover.holds_snapshot(chosen, OffsetAndEpoch(5, 1))  # under its own snapshot
     assert not recover.holds_snapshot(chosen, OffsetAndEpoch(20, 3))  # offset 19 is of epoch 2 here
     assert not recover.holds_snapshot(chosen, OffsetAndEpoch(40, 2))  # past its log end
+
+
+def test_the_high_watermark_hint_narrows_what_may_be_lost(tmp_path, capsys):
+    from kraft_server.log.hwm_hint import HintWriter
+    q = Quorum(tmp_path)
+    topics(q.root(1), 2, ["a", "b"])  # 0-1
+    topics(q.root(1), 2, ["c"])  # 2
+    HintWriter(q.root(1) / "__cluster_metadata-0").observe(2, lambda: [(2, 0)], 0)
+    assert cli.main(["recover", "--config", q.configs[1], "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "offsets below 2: nothing (known committed" in out and "offsets 2 to 3 (1 batch, 1 record" in out
+    assert "committed records from offset 2 on" in out

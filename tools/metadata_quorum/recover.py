@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 
 from kraft_server.common.values import ElectionState, OffsetAndEpoch
+from kraft_server.log.hwm_hint import epoch_below, read_hint
 from kraft_server.raft.voters import VoterKey, VoterSet, majority
 from wire.records import ControlRecordType, build_control_batch
 from wire.uuids import ZERO_UUID, uuid_to_str
@@ -60,6 +61,7 @@ class LogFacts:
     kraft_version: int = 1
     problem: str | None = None  # a torn tail the node will cut at start-up
     describe: object = None  # (start, end) -> text naming the records there
+    hint: OffsetAndEpoch | None = None  # the high watermark it recorded (log/hwm_hint.py), checked
 
     @property
     def stored_epoch(self) -> int:
@@ -67,10 +69,19 @@ class LogFacts:
 
     @property
     def committed_known(self) -> int:
-        return self.snapshot.offset if self.snapshot is not None else 0
+        """Its log holds committed records only below this: its snapshot, its checked hint."""
+        return max(self.snapshot.offset if self.snapshot is not None else 0,
+                   self.hint.offset if self.hint is not None else 0)
 
     def rank(self) -> tuple[int, int]:
         return (self.last_epoch, self.end_offset)
+
+
+def checked_hint(hint, epochs, end_offset: int):
+    """``hint`` when the log still holds it: within the log, the same epoch just below it."""
+    if hint is None or hint.offset > end_offset:
+        return None
+    return hint if epoch_below(list(epochs), hint.offset) == hint.epoch else None
 
 
 def facts_of_dir(d, with_voters: bool = True) -> LogFacts:
@@ -83,7 +94,8 @@ def facts_of_dir(d, with_voters: bool = True) -> LogFacts:
         voters=history.latest() if history else None,
         voters_offset=history.latest_offset() if history else -1,
         kraft_version=history.kraft_version() if history else 1,
-        problem=d.problem, describe=d.describe_records)
+        problem=d.problem, describe=d.describe_records,
+        hint=checked_hint(read_hint(d.directory), d.epoch_entries(), d.end_offset()))
 
 
 # -- Raft's comparisons ------------------------------------------------------------------
@@ -157,8 +169,8 @@ class Plan:
     epoch: int  # the epoch of the new batch and of quorum-state; the node leads at epoch + 1
     committed_known: int  # the chosen log holds committed records only below this
     brokers: list[BrokerLoss] = field(default_factory=list)
-    # logs whose snapshot holds committed records the chosen log does not (a certain loss below it)
-    foreign_snapshots: list[LogFacts] = field(default_factory=list)
+    # (node, marker, kind): another node knew records committed below marker that the chosen log lacks
+    foreign_snapshots: list = field(default_factory=list)
 
     @property
     def offset(self) -> int:
@@ -195,7 +207,7 @@ class Plan:
         out.append("What may be lost (the old quorum's commits the survivors cannot know):")
         if self.committed_known > 0:
             out.append(f"  offsets below {min(self.committed_known, self.offset)}: nothing (known committed: a "
-                       "snapshot holds them, or the high watermark a survivor recorded passed them).")
+                       "snapshot holds them, or a high watermark a node recorded passed them).")
         if self.committed_known < self.offset:
             what = c.describe(self.committed_known, self.offset) if c.describe else ""
             out.append(f"  offsets {self.committed_known} to {self.offset} ({what}): kept from node {c.node_id}'s "
@@ -204,10 +216,10 @@ class Plan:
                        f"elected without node {c.node_id}), those are lost.")
         out.append(f"  offsets {self.offset} and on: anything the lost voters committed after node {c.node_id} "
                    "last heard from them is lost (no survivor has it).")
-        for f in self.foreign_snapshots:
-            out.append(f"  below {f.snapshot.offset}: node {f.node_id}'s snapshot ({f.snapshot.offset}, epoch "
-                       f"{f.snapshot.epoch}) holds committed records that node {c.node_id}'s log does not have (its "
-                       "log ends before, or holds another epoch there): some of them are lost for certain.")
+        for f, m, kind in self.foreign_snapshots:
+            out.append(f"  below {m.offset}: node {f.node_id}'s {kind} ({m.offset}, epoch {m.epoch}) says records "
+                       f"were committed there that node {c.node_id}'s log does not have (its log ends before, or "
+                       "holds another epoch there): some of them are lost for certain.")
         for b in self.brokers:
             f = b.broker
             if b.loses:
@@ -272,10 +284,12 @@ def make_plan(survivors: list[LogFacts], brokers: list[LogFacts] = (), epoch_gap
     after = VoterSet(tuple(voters.node(i) for i in ids))
     seen = [e for f in (*survivors, *brokers) for e in (f.stored_epoch, f.last_epoch)]
     epoch = max(seen) + epoch_gap
-    others = [f for f in (*survivors, *brokers) if f is not chosen and f.snapshot is not None]
-    foreign = [f for f in others if not holds_snapshot(chosen, f.snapshot)]
+    # what other nodes know committed (a snapshot, a recorded high watermark), and whether the chosen log has it
+    markers = [(f, m, kind) for f in (*survivors, *brokers) if f is not chosen
+               for m, kind in ((f.snapshot, "snapshot"), (f.hint, "recorded high watermark")) if m is not None]
+    foreign = [(f, m, kind) for f, m, kind in markers if not holds_snapshot(chosen, m)]
     committed = max([chosen.committed_known, chosen.start_offset]
-                    + [f.snapshot.offset for f in others if f not in foreign])
+                    + [m.offset for f, m, kind in markers if holds_snapshot(chosen, m)])
     plan = Plan(chosen, why, sorted(survivors, key=lambda f: f.node_id), voters, after, lost, epoch,
                 min(committed, chosen.end_offset), gap=epoch_gap, foreign_snapshots=foreign)
     plan.brokers = []
@@ -283,7 +297,7 @@ def make_plan(survivors: list[LogFacts], brokers: list[LogFacts] = (), epoch_gap
         # below both log starts: committed records (snapshots), the same when the broker's snapshot is held
         keeps = common_end(plan.new_epochs(), chosen.end_offset + 1, list(b.epochs), b.end_offset,
                            max(b.start_offset, chosen.start_offset))
-        if b in foreign:
+        if any(f is b for f, _, _ in foreign):
             keeps = min(keeps, plan.committed_known)
         # the new batch's epoch is above every broker's, so no broker keeps anything from its offset on
         plan.brokers.append(BrokerLoss(b, min(chosen.end_offset, keeps)))
