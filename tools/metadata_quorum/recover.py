@@ -171,6 +171,7 @@ class Plan:
     brokers: list[BrokerLoss] = field(default_factory=list)
     # (node, marker, kind): another node knew records committed below marker that the chosen log lacks
     foreign_snapshots: list = field(default_factory=list)
+    gap: int = EPOCH_GAP  # the new epoch is this far above the highest seen
 
     @property
     def offset(self) -> int:
@@ -201,7 +202,8 @@ class Plan:
                f"Node {c.node_id}'s log: offsets {c.start_offset} to {c.end_offset} (end), last epoch "
                f"{c.last_epoch}; quorum-state epoch {c.stored_epoch}"
                + (f", leader {c.election.leader_id}" if c.election and c.election.leader_id >= 0 else "")
-               + (f"; latest snapshot at {c.snapshot.offset}" if c.snapshot else "; no snapshot") + "."]
+               + (f"; latest snapshot at {c.snapshot.offset}" if c.snapshot else "; no snapshot")
+               + (f"; high watermark recorded at {c.hint.offset}" if c.hint else "") + "."]
         if c.problem:
             out.append(f"Its log has a torn or corrupt tail that will be cut first: {c.problem}.")
         out.append("What may be lost (the old quorum's commits the survivors cannot know):")
@@ -235,8 +237,6 @@ class Plan:
                    f"{self.epoch} (the highest epoch seen is {self.epoch - self.gap}; "
                    f"the gap covers elections the lost voters may have held without a survivor).")
         return "\n".join(out)
-
-    gap: int = EPOCH_GAP
 
 
 def _ids(voters: VoterSet) -> list[int]:
