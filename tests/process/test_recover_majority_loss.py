@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -89,7 +90,9 @@ def test_a_lone_survivor_leads_and_the_quorum_grows_back(tmp_path, nodes):
     refused = _recover("--config", str(survivor.config))
     assert refused.returncode == 1, refused.stdout + refused.stderr
     assert "--lost-voters-are-gone" in refused.stderr and read_batches(survivor.data) == before
+    t0 = time.monotonic()
     out = _recover("--config", str(survivor.config), "--lost-voters-are-gone")
+    recover_s = time.monotonic() - t0
     assert out.returncode == 0, out.stdout + out.stderr
     lost_ids = sorted(n.node_id for n in lost)
     assert f"lost for good: {lost_ids}; after recovery: [{survivor.node_id}]" in out.stdout
@@ -100,7 +103,8 @@ def test_a_lone_survivor_leads_and_the_quorum_grows_back(tmp_path, nodes):
     lost_from = int(re.search(r"committed records from offset (\d+) on", out.stdout).group(1))
     assert lost_from <= survivor_end
     _report(f"survivor {survivor.node_id}: log end {survivor_end}, recovery batch at {offset} epoch {epoch}; "
-            f"loss bounded from offset {lost_from}; {len(recorder.committed)} batches seen committed to {seen_end}")
+            f"loss bounded from offset {lost_from}; {len(recorder.committed)} batches seen committed to {seen_end}; "
+            f"recover took {recover_s:.2f}s (a Python start included)")
 
     # Kafka reads it: kafka-dump-log decodes the batch, and its controller leads on a copy.
     segment = sorted((survivor.data / PARTITION).glob("*.log"))[-1]
@@ -128,6 +132,7 @@ def test_a_lone_survivor_leads_and_the_quorum_grows_back(tmp_path, nodes):
     _report(f"Kafka controller on a copy: leader {quorum.leader_id} at epoch {quorum.leader_epoch}")
 
     # Our survivor leads alone, with every batch seen committed before the loss.
+    t0 = time.monotonic()
     survivor.start()
 
     def leads():
@@ -135,6 +140,7 @@ def test_a_lone_survivor_leads_and_the_quorum_grows_back(tmp_path, nodes):
         return part if part is not None and part.leader_id == survivor.node_id and part.high_watermark > offset \
             else None
     part = wait_for(leads, 90, f"node {survivor.node_id} to lead alone", interval=0.2)
+    _report(f"node {survivor.node_id} led and committed {time.monotonic() - t0:.2f}s after its start")
     assert part.leader_epoch > epoch and list(voters_of(part)) == [survivor.node_id]
     after = read_batches(survivor.data)
     missing = [b for b, raw in recorder.committed.items() if after.get(b) != raw]
