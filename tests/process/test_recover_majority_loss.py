@@ -167,3 +167,54 @@ def test_a_lone_survivor_leads_and_the_quorum_grows_back(tmp_path, nodes):
     wait_for(lambda: grown.max_hwm >= start + 40, 60, "40 more offsets committed", interval=0.2)
     grown.stop()
     _report(check_no_loss(grown, [survivor, nodes[4], nodes[5]]))
+
+
+@pytest.mark.slow
+def test_two_survivors_of_five_elect_a_leader_between_them(tmp_path, nodes):
+    """Five voters, three lost for good: ``recover`` takes both survivors' properties,
+    writes to the one with the longer log, and the two elect a leader (the other one
+    still holds the old voter set until it fetches the new one)."""
+    cluster_id = random_cluster_id()
+    five = [nodes.setdefault(i, new_node(tmp_path, i)) for i in range(1, 6)]
+    format_dynamic(five, cluster_id)
+    for n in five:
+        n.start()
+    leader_id = agreed_leader(five, timeout=120)[0].node_id
+    recorder = Recorder(five).start()
+    wait_for(lambda: recorder.max_hwm >= 150 and len(recorder.committed) >= 10, 120,
+             "150 offsets committed and sampled", interval=0.2)
+    recorder.stop()
+    survivors = [n for n in five if n.node_id != leader_id][:2]
+    seen_end = max(read_header(raw).next_offset for raw in recorder.committed.values())
+    wait_for(lambda: all(_log_end(n.data) >= seen_end for n in survivors), 30,
+             f"nodes {[n.node_id for n in survivors]} to hold every batch seen committed", interval=0.1)
+    for n in five:
+        n.kill()
+        if n not in survivors:
+            shutil.rmtree(n.data)
+    out = _recover(*(a for n in survivors for a in ("--config", str(n.config))), "--lost-voters-are-gone")
+    assert out.returncode == 0, out.stdout + out.stderr
+    chosen = int(re.search(r"Chosen: node (\d+)", out.stdout).group(1))
+    ids = sorted(n.node_id for n in survivors)
+    assert chosen in ids and f"after recovery: {ids}" in out.stdout, out.stdout
+    _report(out.stdout.splitlines()[1])
+    grown = Recorder(survivors).start()
+    for n in survivors:
+        n.start()
+
+    def led():
+        for n in survivors:
+            p = quorum_partition(n)
+            if p is not None and p.leader_id == n.node_id and sorted(voters_of(p)) == ids and p.high_watermark > 0:
+                return p
+        return None
+    part = wait_for(led, 120, f"a leader among {ids} with voters {ids}", interval=0.2)
+    _report(f"leader {part.leader_id} at epoch {part.leader_epoch}")
+    start = grown.max_hwm
+    wait_for(lambda: grown.max_hwm >= start + 40, 60, "40 more offsets committed", interval=0.2)
+    grown.stop()
+    for n in survivors:
+        after = read_batches(n.data)
+        missing = [b for b, raw in recorder.committed.items() if after.get(b) != raw]
+        assert not missing, f"node {n.node_id}: batches committed before the loss gone at {missing[:10]}"
+    _report(check_no_loss(grown, survivors))
