@@ -361,13 +361,17 @@ def load_broker(directory: str) -> LogFacts:
 
 def run(configs: list[str], broker_dirs: list[str], gone: bool, dry_run: bool, epoch_gap: int = EPOCH_GAP,
         timeout_ms: int = 2000, out=print) -> int:
-    """``kraft-metadata-quorum recover``: 0 when recovered (or a dry run), 1 when refused."""
+    """``kraft-metadata-quorum recover``: 0 when recovered (or already, or a dry run), 1 when refused."""
     from kraft_server.log.file_log import FileReplicatedLog
     from kraft_server.log.quorum_state_file import FileQuorumStateStore
 
     survivors = [load_survivor(c) for c in configs]
     by_id = {s.facts.node_id: s for s in survivors}
-    plan = make_plan([s.facts for s in survivors], [load_broker(d) for d in broker_dirs], epoch_gap)
+    try:
+        plan = make_plan([s.facts for s in survivors], [load_broker(d) for d in broker_dirs], epoch_gap)
+    except AlreadyRecovered as done:  # the state wanted is there already (a rerun): not a refusal
+        out(str(done))
+        return 0
     out(plan.text())
     timeout = timeout_ms / 1000
     own_live = []
