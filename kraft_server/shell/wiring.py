@@ -215,6 +215,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
                           groups=groups, guard=guard)
 
     after_cycle, extra_servers = _chain(TransitionLog(core, config.node_id), consumer_fetch.progress), []
+    after_cycle = _with_hint(after_cycle, core, raft_log)
     prometheus = config["kraft.metrics.prometheus.listener"]
     if prometheus:  # off by default; see kraft_server/metrics
         after_cycle, extra_servers = _with_prometheus(config, core, raft_log, clock, after_cycle, prometheus)
@@ -262,6 +263,18 @@ def _chain(first, second):
     def both(now_ms: int) -> None:
         first(now_ms)
         second()
+    return both
+
+
+def _with_hint(after_cycle, core, raft_log):
+    """The high-watermark hint (``log/hwm_hint.py``) rewritten after a cycle, now and then."""
+    from kraft_server.log.hwm_hint import HintWriter
+
+    hint = HintWriter(raft_log.directory)
+
+    def both(now_ms: int) -> None:
+        after_cycle(now_ms)
+        hint.observe(core.high_watermark, raft_log.epoch_entries, now_ms)
     return both
 
 

@@ -178,6 +178,7 @@ class MembershipSimulation(Simulation):
     def __init__(self, seed: int, nodes: int = 3, faults: Faults | None = None, churn: bool = True):
         self._admin_seq = 0
         self.wiped: int | None = None  # the node whose disk was replaced, until it is a voter
+        self.gone: set[int] = set()  # nodes lost for good (recover.py): never restarted, never added
         # Churn draws from its own generator: with churn off a seed replays as before it.
         self.churn_rng = random.Random(seed * 104729 + 7) if churn else None
         self.disruptions: dict[str, int] = {}
@@ -239,7 +240,8 @@ class MembershipSimulation(Simulation):
             # latest set, so nobody can win an election, in Kafka as here).
             pass
         elif roll < 0.45:
-            candidates = [n for n in self.nodes.values() if voters.node(n.node_id) is None]
+            candidates = [n for n in self.nodes.values()
+                          if voters.node(n.node_id) is None and n.node_id not in self.gone]
             if candidates:
                 self._add(leader, self.rng.choice(candidates))
         elif roll < 0.85:
@@ -263,7 +265,7 @@ class MembershipSimulation(Simulation):
             # {1,2} and resigned; leader 2 of epoch 4, no HWM yet, saw {1,2,3} as
             # committed and lost its disk; 1, with the newest log, then stood only in
             # {1,2-old} and refused 3 forever, in Kafka as here).
-            self._wipe(self.rng.choice(list(self.nodes.values())))
+            self._wipe(self.rng.choice([n for n in self.nodes.values() if n.node_id not in self.gone]))
         if leader.raft is not None:
             self._drive(leader)
 

@@ -1,5 +1,6 @@
 """The ``kraft-metadata-quorum`` command line: Kafka's ``kafka-metadata-quorum``
-(flags, output, exit codes) plus ``reassign`` (KIP-642).
+(flags, output, exit codes) plus ``reassign`` (KIP-642) and ``recover`` (a quorum
+that lost its majority; offline, so it needs no bootstrap flag).
 
 Console script: ``kraft-metadata-quorum = tools.metadata_quorum.__main__:main``.
 Exit codes as Kafka's tool: 0 on success (and for ``--help``), 1 for bad flags,
@@ -19,6 +20,7 @@ from .describe import replication_text, status_text
 from .errors import KafkaApiError, TerseError
 from .reachability import log_to_stderr
 from .reassign import Reassigner, parse_voter_endpoint, parse_voters
+from . import recover as recover_mod
 
 PROG = "kraft-metadata-quorum"
 
@@ -33,7 +35,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="This tool describes kraft metadata quorum status.")
-    conn = parser.add_mutually_exclusive_group(required=True)
+    conn = parser.add_mutually_exclusive_group()  # required but by recover: run() checks
     conn.add_argument("--bootstrap-server",
                       help="A comma-separated list of host:port pairs to use for establishing the "
                            "connection to the Kafka cluster.")
@@ -83,6 +85,22 @@ def build_parser() -> argparse.ArgumentParser:
     reassign.add_argument("--force", action="store_true",
                           help="Go ahead even if the new voter set survives fewer voter failures than the "
                                "current one, or has fewer than 3 voters where there were 3 or more.")
+
+    recover = sub.add_parser(
+        "recover", help="Make the surviving controllers the whole voter set after a majority was lost for good "
+                        "(run with the survivors stopped; no --bootstrap flag)")
+    recover.add_argument("--config", action="append", required=True, metavar="PROPERTIES",
+                         help="A surviving controller's properties file (repeatable: one per survivor).")
+    recover.add_argument("--broker-metadata-dir", action="append", default=[], metavar="DIR",
+                         help="A broker's metadata log directory (repeatable), read to say what it holds beyond "
+                              "the recovered log.")
+    recover.add_argument(recover_mod.LOST_VOTERS_FLAG, dest="lost_voters_are_gone", action="store_true",
+                         help="Confirm that the lost voters and their disks will never come back.")
+    recover.add_argument("--dry-run", action="store_true", help="Print the plan and the checks; write nothing.")
+    recover.add_argument("--epoch-gap", type=int, default=recover_mod.EPOCH_GAP,
+                         help="How far above the highest epoch seen the new leader epoch is.")
+    recover.add_argument("--connect-timeout-ms", type=int, default=2000,
+                         help="How long to try each lost voter's controller endpoint.")
     return parser
 
 
@@ -141,7 +159,13 @@ def _reassign(admin: AdminClient, args) -> int:
 
 
 def run(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "recover":
+        return recover_mod.run(args.config, args.broker_metadata_dir, args.lost_voters_are_gone, args.dry_run,
+                               args.epoch_gap, args.connect_timeout_ms)
+    if not (args.bootstrap_controller or args.bootstrap_server):
+        parser.error("one of the arguments --bootstrap-server --bootstrap-controller is required")
     props = cc.load_command_config(args.command_config)
     bootstrap = args.bootstrap_controller or args.bootstrap_server
     with AdminClient(bootstrap, controllers=args.bootstrap_controller is not None, config=props) as admin:
