@@ -78,10 +78,13 @@ class HintWriter:
         if epoch is None:
             return  # the batch below it is under a snapshot: the snapshot says as much
         self.at_ms, self.written = now_ms, high_watermark
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+        except OSError:
+            return  # a hint: the disk's own troubles are the log's to report
         try:
             os.pwrite(fd, render(OffsetAndEpoch(high_watermark, epoch)), 0)
         except OSError:
-            pass  # a hint: the disk's own troubles are the log's to report
+            pass
         finally:
             os.close(fd)

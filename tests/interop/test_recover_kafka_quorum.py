@@ -36,6 +36,7 @@ def _log_end(data: Path) -> int:
     return max((read_header(raw).next_offset for raw in read_batches(data).values()), default=0)
 
 
+@pytest.mark.slow  # three Kafka controllers; ours are recovered in make test
 def test_a_kafka_controller_that_survived_alone_leads_again(tmp_path):
     need_jdk()
     cluster_id = random_cluster_id()

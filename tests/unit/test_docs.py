@@ -38,7 +38,7 @@ KAFKA_CLIENT_PROPERTIES = {
 # feature names (``group.version=0`` in a ``--feature`` example) and other dotted names
 NOT_PROPERTIES = {"metadata.version", "snapshot.end.offset", "snapshot.epoch", "spark.jars", *FEATURE_VERSIONS}
 # Folders made at run time (make kafka-dist, make run, make docs): named, not committed.
-RUNTIME_DIRS = (".cache", "site", "data", ".venv", "out")
+RUNTIME_DIRS = (".cache", "site", "data", ".venv", "out", "__cluster_metadata-0")  # made by a run
 FILE_SUFFIXES = (".py", ".md", ".txt", ".json", ".properties", ".log", ".png", ".checkpoint", ".corrupt",
                  ".yml", ".cfg", ".pem", ".jar", ".html", ".css", ".js")
 
