@@ -41,6 +41,12 @@ class PendingChange:
     deadline_ms: int
     probe_correlation: int = -1  # Add: the ApiVersions request to the new voter
     last_offset: int | None = None  # offset of the appended VotersRecord
+    # Add: the endpoint being probed, those left to probe, and the kraft.version
+    # range the default listener's answer gave (endpoint_probe.py)
+    probing: Endpoint | None = None
+    probes_left: tuple[Endpoint, ...] = ()
+    kraft_range: tuple[int, int] | None = None
+    timeout_message: str | None = None  # what the timer's expiry says, if not the default
 
 
 @dataclass
@@ -69,7 +75,7 @@ def expire(node, leader, now_ms: int) -> None:
     """``maybeExpirePendingOperation``: the timer of the change in flight."""
     change = leader.change
     if change is not None and now_ms >= change.deadline_ms:
-        finish(node, leader, ErrorCode.REQUEST_TIMED_OUT,
+        finish(node, leader, ErrorCode.REQUEST_TIMED_OUT, change.timeout_message or
                f"Request timed out waiting for the {change.kind} voter operation to complete")
     up = leader.upgrade
     if up is not None and now_ms >= up.deadline_ms:

@@ -38,6 +38,10 @@ Extra invariants (``MembershipChecker``):
   the new set only (``LeaderState`` follows the latest set), so "a majority of
   both" is not the rule: going from 4 voters to 3 commits with 2 of the 3, which is
   not a majority of the old 4 but meets every majority of them.
+- ReachableVoterEndpoints: every voter in a VotersRecord a leader appends has the
+  endpoints its node listens on. The admin sometimes adds a voter at a port nobody
+  listens on (``UNREACHABLE_ADD``); the leader's ApiVersions probe is refused there
+  and the change must be refused with it (``endpoint_probe.py``).
 - the existing ones, with "a leader is a voter" relaxed as Kafka does: a leader
   whose removal is not committed yet keeps leading.
 """
@@ -53,7 +57,7 @@ from wire.messages import remove_raft_voter_request as rreq
 
 from kraft_server.log.memory import MemoryQuorumStateStore
 from tests.simulation.disk import SimDisk
-from kraft_server.raft.boundary import InboundRequest
+from kraft_server.raft.boundary import InboundRequest, SendFailure
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import has_overlapping_majority, majority
 
@@ -72,6 +76,10 @@ CHURN_RETRY_MS = (20, 300)
 # deposed leader's peers campaign for real instead of being held back by pre-votes.
 CHURN_NO_PRE_VOTE = 0.5
 MIN_VOTERS_FOR_WIPE = 3  # a wiped voter must leave a majority that can commit its removal
+# This share of the admin's AddRaftVoter requests advertise a port nobody listens on
+# (KAFKA-20661): the leader's ApiVersions probe is refused and it must not commit the
+# endpoint. Drawn from a generator of its own, so the other draws replay as before.
+UNREACHABLE_ADD = 0.1
 
 
 class MembershipChecker(Checker):
@@ -157,6 +165,11 @@ class MembershipChecker(Checker):
                                          f"their majorities need not intersect")
             if old.keys() != new.keys():
                 self.changes_committed += 1
+            for voter in new.nodes:
+                sim_node = self.sim.nodes.get(voter.key.node_id)
+                if sim_node is not None and not set(voter.endpoints) <= set(sim_node.config.listeners):
+                    raise InvariantViolation(f"VotersRecord at {offset} gives voter {voter.key.node_id} "
+                                             f"endpoints {voter.endpoints} it does not listen on")
             holders = [k.node_id for k in new.keys() if self._holds(k, offset)]
             if len(holders) < majority(len(new)):
                 raise InvariantViolation(
@@ -181,6 +194,8 @@ class MembershipSimulation(Simulation):
         # Churn draws from its own generator: with churn off a seed replays as before it.
         self.churn_rng = random.Random(seed * 104729 + 7) if churn else None
         self.disruptions: dict[str, int] = {}
+        self.unreachable_rng = random.Random(seed * 15485863 + 11)
+        self.unreachable_adds = 0
         super().__init__(seed, nodes, faults, kraft_version=1, observers=2)
         self.checker_swap()
         self._push(self.now + MEMBERSHIP_EVERY_MS, "membership")
@@ -207,6 +222,12 @@ class MembershipSimulation(Simulation):
                    node.incarnation, req.correlation)
         peer = self.nodes.get(dst)
         if peer is None or peer.raft is None or not self._deliverable(node.node_id, dst):
+            return
+        ep = req.destination.endpoint
+        if all((e.host, e.port) != (ep.host, ep.port) for e in peer.config.listeners):
+            # nothing listens there: the connection is refused
+            self._push(self.now + self.net_rng.randint(1, 5), "fail", node.node_id, node.incarnation,
+                       req.correlation, SendFailure.DISCONNECTED)
             return
         cfg = peer.config
         body = ApiVersionsResponse(supported_features=[avr.SupportedFeatureKey(
@@ -316,10 +337,14 @@ class MembershipSimulation(Simulation):
 
     def _add(self, leader, node) -> None:
         cfg = node.config
+        shift = 0
+        if self.unreachable_rng.random() < UNREACHABLE_ADD:
+            shift = 1000  # a port nobody listens on
+            self.unreachable_adds += 1
         body = areq.AddRaftVoterRequest(
             cluster_id=CLUSTER_ID, timeout_ms=30000, voter_id=node.node_id,
             voter_directory_id=cfg.directory_id, ack_when_committed=self.rng.random() < 0.7,
-            listeners=[areq.Listener(name=e.name, host=e.host, port=e.port) for e in cfg.listeners])
+            listeners=[areq.Listener(name=e.name, host=e.host, port=e.port + shift) for e in cfg.listeners])
         self._admin(leader, 80, 1, body)
 
     def _remove(self, leader, key) -> None:
@@ -367,4 +392,7 @@ def run_membership_seed(seed: int, events: int, nodes: int = 3, churn: bool = Tr
     summary["divergent_election_pairs"] = sim.checker.divergent_election_pairs
     summary["split_epochs"] = len(sim.checker.split_epochs)
     summary["disruptions"] = dict(sim.disruptions)
+    summary["unreachable_adds"] = sim.unreachable_adds
+    summary["unreachable_refused"] = sum(n.raft.stats["add_voter_unreachable"]
+                                         for n in sim.nodes.values() if n.raft is not None)
     return summary
