@@ -22,7 +22,7 @@ from wire.errors import error_info
 from wire.messages import ApiVersionsRequest
 from wire.uuids import uuid_to_str
 
-from kraft_server.raft.boundary import Endpoint, SendFailure
+from kraft_server.raft.boundary import Destination, Endpoint, SendFailure
 
 API_VERSIONS_KEY = ApiVersionsRequest.API_KEY
 
@@ -40,8 +40,19 @@ def endpoints_to_probe(config, endpoints: tuple[Endpoint, ...]) -> list[Endpoint
     return out
 
 
-def probe_body() -> ApiVersionsRequest:
-    return ApiVersionsRequest(client_software_name="kraft-server", client_software_version="0.1.0")
+def send(node, change, endpoint: Endpoint, now_ms: int) -> bool:
+    """ApiVersions to ``endpoint`` for ``change`` (a ``membership.PendingChange``),
+    whose timer restarts for the answer. False when the destination is busy or
+    backing off."""
+    body = ApiVersionsRequest(client_software_name="kraft-server", client_software_version="0.1.0")
+    if not node.send(Destination(change.key.node_id, endpoint), API_VERSIONS_KEY, body, now_ms):
+        return False
+    timeout = node.config.request_timeout_ms
+    change.probe_correlation = node.last_correlation()
+    change.probing = endpoint
+    change.deadline_ms = now_ms + timeout
+    change.timeout_message = refusal(change.key, failure_text(endpoint, SendFailure.TIMEOUT, 0, timeout))
+    return True
 
 
 def _address(e: Endpoint) -> str:

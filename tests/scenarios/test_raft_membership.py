@@ -321,3 +321,56 @@ def test_an_endpoint_on_a_listener_the_leader_lacks_is_not_probed():
     leader.step(InboundResponse(probe.correlation, probe.destination, 18, body=_kraft_answer()), s.now)
     assert not [r for r in leader.ready().requests if r.api_key == 18]
     assert leader.voter_set().ids() == [1, 2, 3, 4]
+
+
+def _update_voter(s: Scenario, voter: int, port: int):
+    """Voter ``voter`` tells leader 1 it now listens on ``port``."""
+    from wire.messages import update_raft_voter_request as ureq
+    body = ureq.UpdateRaftVoterRequest(
+        cluster_id="scenario-cluster-AAAAAA", current_leader_epoch=s.nodes[1].epoch, voter_id=voter,
+        voter_directory_id=uuid.UUID(int=voter),
+        listeners=[ureq.Listener(name="CONTROLLER", host=f"n{voter}", port=port)],
+        kraft_version_feature=ureq.KRaftVersionFeature(min_supported_version=0, max_supported_version=1))
+    s._admin(1, body, 0)
+
+
+def test_an_update_to_an_unreachable_endpoint_is_refused_before_it_is_written():
+    """KAFKA-20661 proper: Kafka 4.4.0 commits UpdateRaftVoter's endpoints unchecked."""
+    from kraft_server.raft.boundary import SendFailure
+    s = cluster(observers=0)
+    s.run("stabilize")
+    leader = s.nodes[1]
+    end = leader.log.end_offset()
+    _update_voter(s, 2, 9902)
+    probe = _probe(leader)
+    assert (probe.destination.node_id, probe.destination.endpoint.port) == (2, 9902)
+    leader.step(InboundResponse(probe.correlation, probe.destination, 18,
+                                failure=SendFailure.DISCONNECTED), s.now)
+    answer = _admin_answer(leader)
+    assert answer.error_code == ErrorCode.REQUEST_TIMED_OUT
+    assert leader.log.end_offset() == end  # nothing written
+    assert [e.port for e in leader.voter_set().node(2).endpoints] == [9002]
+    assert leader.stats["update_voter_unreachable"] == 1 and leader.quorum.state.change is None
+
+
+def test_an_update_to_a_reachable_endpoint_is_written_once_it_answers():
+    s = cluster(observers=0)
+    s.run("stabilize")
+    leader = s.nodes[1]
+    _update_voter(s, 2, 9902)
+    probe = _probe(leader)
+    leader.step(InboundResponse(probe.correlation, probe.destination, 18, body=_kraft_answer()), s.now)
+    answer = _admin_answer(leader)
+    assert answer.error_code == ErrorCode.NONE
+    assert [e.port for e in leader.voter_set().node(2).endpoints] == [9902]
+
+
+def test_an_update_that_keeps_the_endpoints_is_written_at_once():
+    s = cluster(observers=0)
+    s.run("stabilize")
+    leader = s.nodes[1]
+    _update_voter(s, 2, 9002)  # the same address, as a restart with the same listeners
+    ready = leader.ready()
+    assert not [r for r in ready.requests if r.api_key == 18]
+    [answer] = [r.body for r in ready.responses if r.handle[0] == "admin"]
+    assert answer.error_code == ErrorCode.NONE

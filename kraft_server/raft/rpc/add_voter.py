@@ -27,8 +27,9 @@ from wire.messages import AddRaftVoterRequest
 
 from kraft_server.raft import endpoint_probe as probe
 from kraft_server.raft import membership
-from kraft_server.raft.boundary import Destination, Endpoint, SendFailure
+from kraft_server.raft.boundary import Endpoint
 from kraft_server.raft.roles.base import Role
+from kraft_server.raft.rpc import update_voter
 from kraft_server.raft.voters import VoterKey, VoterNode
 
 API_KEY = AddRaftVoterRequest.API_KEY
@@ -62,23 +63,10 @@ def handle_add_voter_request(node, inbound, now_ms: int):
     ack = req.ack_when_committed if inbound.api_version >= 1 else True
     change = membership.PendingChange(membership.ADD, inbound, key, endpoints, ack, now_ms,
                                       probes_left=tuple(rest))
-    if not _send_probe(node, change, first, now_ms):
+    if not probe.send(node, change, first, now_ms):
         return _reply(ErrorCode.REQUEST_TIMED_OUT, f"New voter {key} is not ready to receive requests")
     leader.change = change
     return None  # answered when the change finishes
-
-
-def _send_probe(node, change, endpoint: Endpoint, now_ms: int) -> bool:
-    """ApiVersions to ``endpoint``; the change's timer restarts for its answer."""
-    if not node.send(Destination(change.key.node_id, endpoint), API_VERSIONS_KEY, probe.probe_body(), now_ms):
-        return False
-    timeout = node.config.request_timeout_ms
-    change.probe_correlation = node.last_correlation()
-    change.probing = endpoint
-    change.deadline_ms = now_ms + timeout
-    change.timeout_message = probe.refusal(
-        change.key, probe.failure_text(endpoint, SendFailure.TIMEOUT, 0, timeout))
-    return True
 
 
 def handle_api_versions_response(node, inflight, body, failure, now_ms: int) -> bool:
@@ -87,8 +75,11 @@ def handle_api_versions_response(node, inflight, body, failure, now_ms: int) -> 
         return failure is None
     leader = node.quorum.state
     change = leader.change
-    if change is None or change.kind != membership.ADD or change.probe_correlation != inflight.correlation:
+    if change is None or change.kind not in (membership.ADD, membership.UPDATE) \
+            or change.probe_correlation != inflight.correlation:
         return failure is None  # nothing waits for it any more
+    if change.kind == membership.UPDATE:
+        return update_voter.on_probe_answer(node, leader, change, body, failure, now_ms)
     if failure is not None or body.error_code:
         code = body.error_code if failure is None else 0
         text = probe.failure_text(change.probing, failure, code, node.config.request_timeout_ms)
@@ -107,7 +98,7 @@ def handle_api_versions_response(node, inflight, body, failure, now_ms: int) -> 
     if change.probes_left:
         endpoint, *rest = change.probes_left
         change.probes_left = tuple(rest)
-        if not _send_probe(node, change, endpoint, now_ms):
+        if not probe.send(node, change, endpoint, now_ms):
             membership.finish(node, leader, ErrorCode.REQUEST_TIMED_OUT,
                               f"New voter {change.key} is not ready to receive requests")
         return True
