@@ -134,29 +134,49 @@ def test_kafkas_tool_gets_a_clear_refusal_for_an_unreachable_endpoint(tmp_path, 
 
 
 @pytest.mark.java
-def test_kafkas_leader_refuses_an_unreachable_endpoint_with_the_same_code(tmp_path, request):
-    """What Kafka 4.4.0's leader answers to the same request (read in AddVoterHandler:
-    ApiVersions to the default listener, a refused connection is BROKER_NOT_AVAILABLE,
-    the change REQUEST_TIMED_OUT)."""
+def test_on_kafkas_quorum_an_unreachable_endpoint_and_add_controller_by_id(tmp_path, request):
+    """Kafka 4.4.0's leader, standalone, and a Kafka observer. First what Kafka's leader
+    answers to an endpoint nobody listens on (read in AddVoterHandler: ApiVersions to
+    the default listener; a refused connection is BROKER_NOT_AVAILABLE, the change
+    REQUEST_TIMED_OUT). Then our ``add-controller --controller-id`` adds the observer:
+    Kafka's controllers report its registration as ours do."""
     need_jdk()
-    kafka = KafkaController(tmp_path / "kafka", node_id=1)
-    request.addfinalizer(kafka.close)
-    kafka.start_ready()
+    leader = KafkaController(tmp_path / "k1", node_id=1)
+    request.addfinalizer(leader.close)
+    leader.start_ready(timeout=120)
+    observer = KafkaController(tmp_path / "k2", node_id=2, cluster_id=leader.cluster_id,
+                               format_mode="no-initial-controllers", bootstrap_servers=leader.bootstrap)
+    request.addfinalizer(observer.close)
+    observer.start()
+
     # A controller 9 that never ran: a metadata directory with a directory id, an
-    # advertised endpoint nobody listens on.
+    # endpoint nobody listens on.
     data = tmp_path / "n9"
     data.mkdir()
-    write_meta_properties(data, MetaProperties(cluster_id=kafka.cluster_id, node_id=9,
+    write_meta_properties(data, MetaProperties(cluster_id=leader.cluster_id, node_id=9,
                                                directory_id=random_directory_id()))
     dead = free_port()
     props = tmp_path / "n9.properties"
     props.write_text("\n".join([
         "process.roles=controller", "node.id=9", "controller.listener.names=CONTROLLER",
-        f"listeners=CONTROLLER://127.0.0.1:{dead}", f"metadata.log.dir={data}", ""]))
-    out = run_tool("kafka-metadata-quorum", "--bootstrap-controller", kafka.bootstrap,
+        f"listeners=CONTROLLER://127.0.0.1:{dead}", "listener.security.protocol.map=CONTROLLER:PLAINTEXT",
+        f"metadata.log.dir={data}", ""]))
+    out = run_tool("kafka-metadata-quorum", "--bootstrap-controller", leader.bootstrap,
                    "--command-config", str(props), "add-controller", timeout=120, check=False)
     assert out.returncode == 1, out.stdout + out.stderr
     line = _first_error_line(out.stderr)
     print(f"Kafka 4.4.0's leader: {line}")
     assert line.startswith("org.apache.kafka.common.errors.TimeoutException: "), out.stderr
-    assert _voter_ids(kafka.port) == [1]
+    assert _voter_ids(leader.port) == [1]
+
+    boot = ("--bootstrap-controller", leader.bootstrap)
+    directory = (observer.data_dir / "meta.properties").read_text().split("directory.id=")[1].split()[0]
+
+    def added():
+        done = _ours(*boot, "add-controller", "-i", "2")
+        assert done.returncode == 0 or "Controller 2 is not" in done.stderr, done.stderr
+        return done if done.returncode == 0 else None
+    out = wait_for(added, 120, "Kafka's observer 2 to fetch and register")
+    assert out.stdout == (f"Added controller 2 with directory id {directory} and endpoints: "
+                          f"CONTROLLER://{observer.bootstrap}\n")
+    assert _voter_ids(leader.port) == [1, 2]
