@@ -76,5 +76,5 @@ def refusal(key, text: str) -> str:
     """The AddRaftVoter error message for a failed probe."""
     who = f"controller {key.node_id} (directory id {uuid_to_str(key.directory_id)})"
     return (f"Aborted add voter operation for {who} since API_VERSIONS to its endpoint failed: {text}. "
-            f"The other voters could not reach it either: check that controller {key.node_id} is running "
+            f"Voters must reach each other: check that controller {key.node_id} is running "
             f"and that its advertised.listeners give an address the controllers can reach")

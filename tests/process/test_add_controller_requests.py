@@ -118,7 +118,7 @@ def test_kafkas_tool_gets_a_clear_refusal_for_an_unreachable_endpoint(tmp_path, 
     assert _first_error_line(out.stderr) == (
         f"org.apache.kafka.common.errors.TimeoutException: Aborted add voter operation for controller 4 "
         f"(directory id {directory}) since API_VERSIONS to its endpoint failed: the connection to "
-        f"CONTROLLER://127.0.0.1:{dead} was refused or closed. The other voters could not reach it either: "
+        f"CONTROLLER://127.0.0.1:{dead} was refused or closed. Voters must reach each other: "
         f"check that controller 4 is running and that its advertised.listeners give an address the "
         f"controllers can reach"), out.stderr
     assert _voter_ids(leader.port) == [1, 2, 3]

@@ -226,7 +226,7 @@ def test_an_unreachable_new_voter_is_refused_with_the_endpoint_named():
     assert answer.error_message == (
         "Aborted add voter operation for controller 4 (directory id AAAAAAAAAAAAAAAAAAAABA) since "
         "API_VERSIONS to its endpoint failed: the connection to CONTROLLER://n4:9004 was refused or closed. "
-        "The other voters could not reach it either: check that controller 4 is running and that its "
+        "Voters must reach each other: check that controller 4 is running and that its "
         "advertised.listeners give an address the controllers can reach")
     assert leader.voter_set().ids() == [1, 2, 3] and leader.quorum.state.change is None
     assert leader.stats["add_voter_unreachable"] == 1 and leader.stats["voters_added"] == 0
