@@ -38,10 +38,11 @@ Extra invariants (``MembershipChecker``):
   the new set only (``LeaderState`` follows the latest set), so "a majority of
   both" is not the rule: going from 4 voters to 3 commits with 2 of the 3, which is
   not a majority of the old 4 but meets every majority of them.
-- ReachableVoterEndpoints: every voter in a VotersRecord a leader appends has the
-  endpoints its node listens on. The admin sometimes adds a voter at a port nobody
-  listens on (``UNREACHABLE_ADD``); the leader's ApiVersions probe is refused there
-  and the change must be refused with it (``endpoint_probe.py``).
+- ReachableVoterEndpoints: every voter in a committed VotersRecord has the endpoints
+  its node listens on. The admin sometimes adds a voter at a port nobody listens on
+  (``UNREACHABLE_ADD``), and a node sometimes restarts advertising one
+  (``MISADVERTISED_RESTART``, then UpdateRaftVoter); the leader's ApiVersions probe is
+  refused there and the change must be refused with it (``endpoint_probe.py``).
 - the existing ones, with "a leader is a voter" relaxed as Kafka does: a leader
   whose removal is not committed yet keeps leading.
 """
@@ -80,6 +81,10 @@ MIN_VOTERS_FOR_WIPE = 3  # a wiped voter must leave a majority that can commit i
 # (KAFKA-20661): the leader's ApiVersions probe is refused and it must not commit the
 # endpoint. Drawn from a generator of its own, so the other draws replay as before.
 UNREACHABLE_ADD = 0.1
+# And this share of restarts comes up advertising a port it does not listen on (the
+# KAFKA-20661 misconfiguration): as a voter it sends UpdateRaftVoter with that endpoint,
+# which the leader must refuse; a later restart advertises the right port again.
+MISADVERTISED_RESTART = 0.1
 
 
 class MembershipChecker(Checker):
@@ -166,8 +171,8 @@ class MembershipChecker(Checker):
             if old.keys() != new.keys():
                 self.changes_committed += 1
             for voter in new.nodes:
-                sim_node = self.sim.nodes.get(voter.key.node_id)
-                if sim_node is not None and not set(voter.endpoints) <= set(sim_node.config.listeners):
+                listening = self.sim.listening.get(voter.key.node_id)
+                if listening is not None and not set(voter.endpoints) <= set(listening):
                     raise InvariantViolation(f"VotersRecord at {offset} gives voter {voter.key.node_id} "
                                              f"endpoints {voter.endpoints} it does not listen on")
             holders = [k.node_id for k in new.keys() if self._holds(k, offset)]
@@ -196,6 +201,10 @@ class MembershipSimulation(Simulation):
         self.disruptions: dict[str, int] = {}
         self.unreachable_rng = random.Random(seed * 15485863 + 11)
         self.unreachable_adds = 0
+        self.misadvertise_rng = random.Random(seed * 32452843 + 5)
+        self.misadvertised_restarts = 0
+        self.dead_address_probes = 0  # ApiVersions probes refused: nothing listens there
+        self.listening: dict[int, tuple] = {}  # node id -> the endpoints it really listens on
         super().__init__(seed, nodes, faults, kraft_version=1, observers=2)
         self.checker_swap()
         self._push(self.now + MEMBERSHIP_EVERY_MS, "membership")
@@ -207,6 +216,7 @@ class MembershipSimulation(Simulation):
 
     def _make_node(self, node_id: int):
         node = super()._make_node(node_id)
+        self.listening[node_id] = node.config.listeners
         node.max_versions.update({80: 1, 81: 0})
         if self.churn_rng is not None and self.churn_rng.random() < CHURN_NO_PRE_VOTE:
             node.max_versions[52] = 1  # no KIP-996 pre-vote: its peers stand for real at once
@@ -224,8 +234,9 @@ class MembershipSimulation(Simulation):
         if peer is None or peer.raft is None or not self._deliverable(node.node_id, dst):
             return
         ep = req.destination.endpoint
-        if all((e.host, e.port) != (ep.host, ep.port) for e in peer.config.listeners):
+        if all((e.host, e.port) != (ep.host, ep.port) for e in self.listening[dst]):
             # nothing listens there: the connection is refused
+            self.dead_address_probes += 1
             self._push(self.now + self.net_rng.randint(1, 5), "fail", node.node_id, node.incarnation,
                        req.correlation, SendFailure.DISCONNECTED)
             return
@@ -371,6 +382,16 @@ class MembershipSimulation(Simulation):
         self.checker.epochs.pop(node.node_id, None)  # its stored epoch is gone with the disk
         self._push(self.now + self.rng.randint(10, 1000), "restart", node.node_id)
 
+    def _on_restart(self, node_id) -> None:
+        node = self.nodes[node_id]
+        if node.raft is None:
+            real = self.listening[node_id]
+            wrong = self.misadvertise_rng.random() < MISADVERTISED_RESTART
+            listeners = tuple(replace(e, port=e.port + 2000) for e in real) if wrong else real
+            self.misadvertised_restarts += wrong
+            node.config = replace(node.config, listeners=listeners)
+        super()._on_restart(node_id)
+
     def _complete(self, node, ready) -> bool:
         again = super()._complete(node, ready)
         if self.wiped == node.node_id and node.raft is not None and node.raft.is_voter():
@@ -393,6 +414,6 @@ def run_membership_seed(seed: int, events: int, nodes: int = 3, churn: bool = Tr
     summary["split_epochs"] = len(sim.checker.split_epochs)
     summary["disruptions"] = dict(sim.disruptions)
     summary["unreachable_adds"] = sim.unreachable_adds
-    summary["unreachable_refused"] = sum(n.raft.stats["add_voter_unreachable"]
-                                         for n in sim.nodes.values() if n.raft is not None)
+    summary["misadvertised_restarts"] = sim.misadvertised_restarts
+    summary["dead_address_probes"] = sim.dead_address_probes
     return summary
