@@ -182,3 +182,43 @@ def test_on_kafkas_quorum_an_unreachable_endpoint_and_add_controller_by_id(tmp_p
     assert out.stdout == (f"Added controller 2 with directory id {directory} and endpoints: "
                           f"CONTROLLER://{observer.bootstrap}\n")
     assert _voter_ids(leader.port) == [1, 2]
+
+
+def _advertised_port(leader: OurNode, node_id: int) -> int:
+    """Voter ``node_id``'s CONTROLLER port in the leader's voter set (DescribeQuorum Nodes)."""
+    [node] = [n for n in our_describe_quorum(leader.port).nodes if n.node_id == node_id]
+    return next(l.port for l in node.listeners if l.name == "CONTROLLER")
+
+
+def test_a_voter_restarted_with_an_unreachable_advertised_endpoint_keeps_its_old_one(tmp_path, request):
+    """KAFKA-20661 itself: Kafka 4.4.0's leader writes the endpoint of a voter's
+    UpdateRaftVoter unchecked; ours first reaches it there. A voter restarted with an
+    advertised port nobody listens on is refused (it asks again every fetch timeout),
+    and keeps the endpoint that works; restarted on a new port it does listen on, the
+    update is written."""
+    nodes = make_quorum(tmp_path, "dynamic", random_cluster_id())
+    for n in nodes:
+        request.addfinalizer(n.kill)
+        n.start()
+    leader, _ = agreed_leader(nodes)
+    voter = next(n for n in nodes if n is not leader)
+    old_port, dead = voter.port, free_port()
+    voter.stop()
+    set_property(voter.config, "advertised.listeners", f"CONTROLLER://127.0.0.1:{dead}")
+    voter.start()
+
+    def asked(times: int) -> bool:
+        return leader.log_path.read_text(errors="replace").count("received UpdateRaftVoterRequest") >= times
+    before = leader.log_path.read_text(errors="replace").count("received UpdateRaftVoterRequest")
+    wait_for(lambda: asked(before + 3) or _advertised_port(leader, voter.node_id) != old_port,
+             60, "the voter to ask three times")
+    assert _advertised_port(leader, voter.node_id) == old_port  # the dead port was never written
+    assert voter.proc.poll() is None
+
+    voter.stop()
+    new_port = free_port()
+    set_property(voter.config, "advertised.listeners", f"CONTROLLER://127.0.0.1:{new_port}")
+    set_property(voter.config, "listeners",
+                 f"CONTROLLER://127.0.0.1:{new_port},CLIENT://127.0.0.1:{voter.client_port}")
+    voter.start()
+    wait_for(lambda: _advertised_port(leader, voter.node_id) == new_port, 60, "the update to be written")
