@@ -1,6 +1,7 @@
 """The ``kraft-metadata-quorum`` command line: Kafka's ``kafka-metadata-quorum``
-(flags, output, exit codes) plus ``reassign`` (KIP-642) and ``recover`` (a quorum
-that lost its majority; offline, so it needs no bootstrap flag).
+(flags, output, exit codes) plus ``reassign`` (KIP-642), ``add-controller
+--controller-id`` for a controller that is already an observer (``observer.py``) and
+``recover`` (a quorum that lost its majority; offline, so it needs no bootstrap flag).
 
 Console script: ``kraft-metadata-quorum = tools.metadata_quorum.__main__:main``.
 Exit codes as Kafka's tool: 0 on success (and for ``--help``), 1 for bad flags,
@@ -11,10 +12,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+import uuid
 
 from wire.uuids import uuid_from_str, uuid_to_str
 
 from . import controller_config as cc
+from . import observer as observer_quorum
 from .client import AdminClient
 from .describe import replication_text, status_text
 from .errors import KafkaApiError, TerseError
@@ -60,6 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
     add = sub.add_parser("add-controller", help="Add a controller to the KRaft controller cluster")
     add.add_argument("--dry-run", action="store_true",
                      help="True if we should print what would be done, but not do it.")
+    add.add_argument("--controller-id", "-i", type=int,
+                     help="The id of a controller that is already an observer of the quorum: its directory "
+                          "ID comes from the leader and its endpoints from its registration, so no "
+                          "controller properties file is needed.")
+    add.add_argument("--controller-directory-id", "-d",
+                     help="With --controller-id: the directory ID to add, when the controller is an "
+                          "observer with several.")
 
     remove = sub.add_parser("remove-controller", help="Remove a controller from the KRaft controller cluster")
     remove.add_argument("--controller-id", "-i", type=int, required=True,
@@ -118,13 +128,36 @@ def _describe(admin: AdminClient, args) -> None:
         raise TerseError("One of --status or --replication must be specified with describe sub-command")
 
 
+def _observer_form(args) -> tuple[int, uuid.UUID | None] | None:
+    """``--controller-id`` (and ``-d``): the node id and the directory id asked for,
+    or None for Kafka's form (the properties file in ``--command-config``)."""
+    if args.controller_id is None:
+        if args.controller_directory_id is not None:
+            raise TerseError("--controller-directory-id needs --controller-id")
+        return None
+    if args.controller_id < 0:
+        raise TerseError(f"Invalid negative --controller-id: {args.controller_id}")
+    directory_id = None
+    if args.controller_directory_id is not None:
+        try:
+            directory_id = uuid_from_str(args.controller_directory_id)
+        except ValueError as exc:
+            raise TerseError(f"Failed to parse --controller-directory-id: {exc}") from None
+    return args.controller_id, directory_id
+
+
 def _add_controller(admin: AdminClient, args, props: dict[str, str]) -> None:
-    if args.command_config is None:
-        raise TerseError("You must supply the configuration file of the controller you are adding "
-                         "when using add-controller.")
-    node_id = cc.controller_id(props)
-    directory_id = cc.metadata_directory_id(cc.metadata_directory(props))
-    endpoints = cc.controller_endpoints(props)
+    observer = _observer_form(args)
+    if observer is not None:
+        node_id = observer[0]
+        directory_id, endpoints = observer_quorum.resolve(admin, *observer)
+    else:
+        if args.command_config is None:
+            raise TerseError("You must supply the configuration file of the controller you are adding "
+                             "when using add-controller.")
+        node_id = cc.controller_id(props)
+        directory_id = cc.metadata_directory_id(cc.metadata_directory(props))
+        endpoints = cc.controller_endpoints(props)
     if not args.dry_run:
         admin.add_raft_voter(node_id, directory_id, endpoints)
     verb = "DRY RUN of adding" if args.dry_run else "Added"
