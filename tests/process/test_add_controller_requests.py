@@ -133,6 +133,7 @@ def test_kafkas_tool_gets_a_clear_refusal_for_an_unreachable_endpoint(tmp_path, 
     assert _voter_ids(leader.port) == [1, 2, 3, 4]
 
 
+@pytest.mark.slow  # three Kafka controllers; our leader's refusal is in make test
 @pytest.mark.java
 def test_on_kafkas_quorum_an_unreachable_endpoint_and_add_controller_by_id(tmp_path, request):
     """Kafka 4.4.0's leader, standalone, and a Kafka observer. First what Kafka's leader
