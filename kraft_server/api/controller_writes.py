@@ -81,7 +81,7 @@ def submit(view, api_key: int, version: int, body, respond, enveloped: bool = Fa
             respond(empty)
             return
     api = registry.API[api_key]
-    name, (run, fail) = api.name, api.write(version, body, getattr(controller, "settings", None))
+    name, (run, fail) = api.name, api.write(version, body, controller.settings)
     if enveloped:
         plain_fail = fail
 

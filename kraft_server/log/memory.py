@@ -117,6 +117,12 @@ class MemoryLog:
             self.truncate_to(self._flushed)
 
     # -- reads --------------------------------------------------------------------------
+    def control_offsets(self, start: int) -> None:
+        return None  # no index: readers walk the batches
+
+    def wait_verified(self) -> None:
+        pass  # nothing on disk to check
+
     def read(self, offset: int, max_bytes: int) -> bytes:
         i = bisect.bisect_right(self._bases, offset) - 1
         if i < 0 or offset >= self.end_offset():

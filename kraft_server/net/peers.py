@@ -204,7 +204,7 @@ class PeerChannel(asyncio.Protocol):
             raise DecodeError(f"ApiVersions failed with error {body.error_code}")
         self.api_versions = {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
         self.peer_features = {f.name: (f.min_version, f.max_version)
-                              for f in getattr(body, "supported_features", [])}
+                              for f in body.supported_features}
         security = self.peers.security
         if security is not None and security.sasl is not None:
             self._sasl = SaslClient(security.sasl, self.api_versions)

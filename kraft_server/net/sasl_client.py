@@ -52,7 +52,7 @@ class SaslClient:
         if body.error_code:
             raise SaslFailed(f"{error_name(body.error_code)}: {body.error_message}")
         self._step += 1
-        self.session_lifetime_ms = getattr(body, "session_lifetime_ms", 0) or 0
+        self.session_lifetime_ms = body.session_lifetime_ms or 0
         try:
             if self._scram is not None and self._step == 1:
                 return self._authenticate(self._scram.final(bytes(body.auth_bytes)))

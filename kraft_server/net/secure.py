@@ -15,17 +15,18 @@ from __future__ import annotations
 import logging
 
 from kraft_server.security.principal import NoMatchingRule
+from kraft_server.net.limits import ConnectionLimits
 
 log = logging.getLogger(__name__)
 
 DEFAULT_HANDSHAKE_TIMEOUT_S = 60.0
 
 
-def tls_server_options(security, limits) -> dict:
+def tls_server_options(security, limits: ConnectionLimits) -> dict:
     """Extra ``create_server`` arguments for a TLS listener (none for plaintext)."""
     if security is None or security.ssl_context is None:
         return {}
-    idle_ms = getattr(limits, "idle_ms", -1)
+    idle_ms = limits.idle_ms
     timeout = idle_ms / 1000 if idle_ms and idle_ms > 0 else DEFAULT_HANDSHAKE_TIMEOUT_S
     return {"ssl": security.ssl_context, "ssl_handshake_timeout": timeout}
 

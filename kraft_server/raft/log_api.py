@@ -76,6 +76,10 @@ class ReplicatedLog(Protocol):
         """fsync; called by the shell when ``Ready.flush`` is set."""
 
     # -- reads -------------------------------------------------------------------
+    def control_offsets(self, start: int) -> list[int] | None:
+        """Base offsets of the control batches at or after ``start`` from an index, or
+        None when the log keeps no such index (the reader walks the batches)."""
+
     def read(self, offset: int, max_bytes: int) -> bytes:
         """Whole batches from the one containing ``offset``; at least one batch when
         ``offset < end_offset()`` even if it is larger than ``max_bytes`` (KIP-74)."""
@@ -105,6 +109,10 @@ class ReplicatedLog(Protocol):
 
     def size_bytes(self) -> int:
         """Bytes held in the log (Kafka's ``UnifiedLog.size``; snapshot retention)."""
+
+    def wait_verified(self) -> None:
+        """Block until the start-up check of the bytes already on disk is done; raise
+        if they changed (the shell calls it before the first step)."""
 
     def bootstrap_checkpoint(self) -> bytes | None:
         """The bootstrap checkpoint ``00000000000000000000-0000000000.checkpoint``

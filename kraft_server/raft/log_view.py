@@ -195,10 +195,9 @@ class LogView:
     def control_offsets(self, start: int) -> list[int] | None:
         """Base offsets of the control batches at or after ``start``, when the log
         keeps them indexed and no write is pending; None: walk the batches instead."""
-        find = getattr(self._log, "control_offsets", None)
-        if find is None or self._tail or self._cut is not None or self._installed is not None:
+        if self._tail or self._cut is not None or self._installed is not None:
             return None
-        return find(start)
+        return self._log.control_offsets(start)
 
     # -- snapshots --------------------------------------------------------------------
     def snapshot_ids(self) -> list[OffsetAndEpoch]:

@@ -41,8 +41,6 @@ def scram_lookup(controller, bootstrap_records=()):
 
     def lookup(mechanism: str, user: str) -> ScramCredential | None:
         image = controller.image
-        users = getattr(image, "scram", None)
-        if not getattr(image, "has_metadata", True):
-            users = seed
-        return users.get(mechanism, user) if users is not None else None
+        users = image.scram if image.has_metadata else seed
+        return users.get(mechanism, user)
     return lookup

@@ -139,9 +139,7 @@ class Driver:
 
     async def run(self) -> None:
         try:
-            verified = getattr(self.log, "wait_verified", None)
-            if verified is not None:
-                verified()  # the start-up check of fsync'd bytes, before the first step
+            self.log.wait_verified()  # the start-up check of fsync'd bytes, before the first step
             await self._loop()
         except LogCorruption:
             raise  # a one-line start-up error (``__main__``)

@@ -18,6 +18,9 @@ class FakeLog:
     def flush(self):
         self.flushes += 1
 
+    def wait_verified(self):
+        pass
+
 
 class FakeCore:
     def __init__(self, delay_cycles: int = 0):

@@ -380,7 +380,7 @@ def test_envelope_on_a_non_active_controller_is_an_envelope_not_controller():
     from wire.messages import EnvelopeRequest
 
     queue = WriteQueue()
-    controller = SimpleNamespace(submit_write=queue.submit)
+    controller = SimpleNamespace(submit_write=queue.submit, settings=None)
     inner = encode_request(19, 7, 5, CreateTopicsRequest(topics=[topic("x", 1, 1)]), "admin")[4:]
     answers = []
     call = SimpleNamespace(body=EnvelopeRequest(request_data=inner), done=False, respond=answers.append,

@@ -276,7 +276,7 @@ def heartbeat(image, req, version: int, *, shutdown_offset: int | None,
     mv = image.metadata_version() or 0
     if mv >= DIRECTORY_ASSIGNMENT_MIN_MV and version >= 1 and req.offline_log_dirs:
         records = records + offline_dirs_records(image, b.broker_id, set(req.offline_log_dirs))
-    cordoned = getattr(req, "cordoned_log_dirs", None) if version >= 2 else None
+    cordoned = req.cordoned_log_dirs if version >= 2 else None
     if mv >= CORDONED_DIRS_MIN_MV and cordoned is not None \
             and list(cordoned) != (list(b.record.cordoned_log_dirs) if b.record.cordoned_log_dirs is not None else None):
         records.append((BrokerRegistrationChangeRecord(broker_id=b.broker_id, broker_epoch=b.epoch,
