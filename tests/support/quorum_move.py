@@ -249,7 +249,8 @@ def run_move(tmp_path, old_kind: str, new_kind: str, new_ids, use_kafka_tools: b
         restart_from, restart_start = log_end(reader.data), _wall_ms()
         rolling_restart(brokers, new.bootstrap, reader, TOPIC)
         restart_to, restart_end = log_end(reader.data), _wall_ms()
-        wait_for(lambda: acked_at_least(producer.num_acked() + 100), 90, "messages after the restarts", interval=0.5)
+        target = producer.num_acked() + 100
+        wait_for(lambda: acked_at_least(target), 90, "messages after the restarts", interval=0.5)
 
         # the move: every broker must follow the new leader
         move_start = _wall_ms()
@@ -276,7 +277,8 @@ def run_move(tmp_path, old_kind: str, new_kind: str, new_ids, use_kafka_tools: b
         # the old controllers stopped; served past the brokers' session timeout (9 s)
         old.stop()
         stopped = _wall_ms()
-        wait_for(lambda: acked_at_least(producer.num_acked() + 12 * THROUGHPUT), 120,
+        target = producer.num_acked() + 12 * THROUGHPUT
+        wait_for(lambda: acked_at_least(target), 120,
                  "12 s of messages after the old controllers stopped", interval=0.5)
         move_end = _wall_ms()
         run_tool("kafka-topics", "--bootstrap-server", servers, "--create", "--topic", "after-move",
