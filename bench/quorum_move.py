@@ -51,14 +51,14 @@ def main(argv: list[str] | None = None) -> int:
     for name, old, new, ids, kafka_tools, tool in MOVES + ([OUT] if args.out else []):
         with tempfile.TemporaryDirectory(prefix="quorum-move-") as tmp:
             gaps = run_move(Path(tmp), old, new, ids, use_kafka_tools=kafka_tools)
-        rows.append({"move": name, "tool": tool, **gaps})
+        rows.append({"name": name, "tool": tool, **gaps})
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     print("| move | tool | " + " | ".join(f"longest gap, {c} (ms)" for c in COLUMNS) + " |")
     print("|---|---|" + "---:|" * len(COLUMNS))
     for r in rows:
-        print(f"| {r['move']} | {r['tool']} | " + " | ".join(str(r[c]) for c in COLUMNS) + " |")
+        print(f"| {r['name']} | {r['tool']} | " + " | ".join(str(r[c]) for c in COLUMNS) + " |")
     return 0
 
 
