@@ -286,13 +286,13 @@ DEFINITIONS: tuple[_Def, ...] = (
     _Def("metadata.max.idle.interval.ms", _t_int, 500, _at_least(0),
          doc="The active controller writes a NoOpRecord this often, so the log never idles."),
     # -- the active controller and its brokers
-    # The active controller's broker sessions (kraft_server/controller/broker_sessions.py).
+    # The active controller's broker sessions (kraft_server/controller/cluster/broker_sessions.py).
     _Def("broker.session.timeout.ms", _t_int, 9000, _at_least(1),
          doc="A broker without a heartbeat for this long is fenced."),
     # Half of it is how long a heartbeat may wait for the controller (REQUEST_TIMED_OUT).
     _Def("broker.heartbeat.interval.ms", _t_int, 2000, _at_least(1),
          doc="Brokers' heartbeat interval; half of it is a heartbeat's deadline in the controller's queue."),
-    # The periodic preferred-leader election (kraft_server/controller/elections.py).
+    # The periodic preferred-leader election (kraft_server/controller/replication/elections.py).
     _Def("auto.leader.rebalance.enable", _t_bool, True,
          doc="Move leaderships back to preferred replicas periodically."),
     _Def("leader.imbalance.check.interval.seconds", _t_long, 300, _at_least(1),

@@ -1,6 +1,6 @@
 """BrokerRegistration (key 62, v0-4) and BrokerHeartbeat (key 63, v0-2), controller
 listener only. Both are metadata writes of the active controller
-(``kraft_server/controller/broker_requests.py``), answered after commit, or
+(``kraft_server/controller/cluster/broker_requests.py``), answered after commit, or
 NOT_CONTROLLER from any other node (Kafka's ``ControllerApis.handleBrokerRegistration``
 and ``handleBrokerHeartbeatRequest``; CLUSTER_ACTION is always authorized here).
 """

@@ -9,8 +9,9 @@ and we read theirs: ``tests/interop/test_storage_java.py``).
   ``leader-epoch-checkpoint`` (``epoch_cache.py``), ``partition.metadata``
   (``partition_metadata.py``), snapshots ``%020d-%010d.checkpoint``
   (``snapshots.py``; ``00000000000000000000-0000000000.checkpoint`` is the
-  bootstrap snapshot of ``bootstrap.py``) and ``quorum-state``
-  (``quorum_state_file.py``).
+  bootstrap snapshot of ``bootstrap.py``), ``quorum-state``
+  (``quorum_state_file.py``) and ``high-watermark`` (``hwm_hint.py``, a hint for
+  ``kraft-metadata-quorum recover``).
 
 Every file that is replaced goes through ``files.atomic_write`` (tmp, fsync,
 rename, directory fsync). ``startup.py`` is the node's refusal to run on an

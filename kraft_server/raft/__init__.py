@@ -38,7 +38,8 @@ view of it, with its pending writes), ``quorum_config.py`` (``QuorumConfig``),
 ``rpc/fetch.py``), ``voters.py`` (immutable voter sets and the quorum arithmetic),
 ``voter_history.py`` (voter sets by offset), ``membership.py`` (the leader's one
 voter change at a time: AddRaftVoter ``rpc/add_voter.py``, RemoveRaftVoter
-``rpc/remove_voter.py``), ``auto_join.py`` (an observer making itself a voter),
+``rpc/remove_voter.py``), ``endpoint_probe.py`` (reaching a voter's new endpoints
+before they are written), ``auto_join.py`` (an observer making itself a voter),
 ``rpc/update_features.py`` (UpdateFeatures: kraft.version 0 -> 1). Record batches
 are built and walked by ``wire/records`` (``build_batch``, ``walk``). Scenario files:
 ``tests/scenarios/*.txt``; simulation:

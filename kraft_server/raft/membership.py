@@ -27,13 +27,13 @@ from kraft_server.raft.rpc.common import cluster_id_ok
 from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
 from wire.uuids import ZERO_UUID
 
-ADD, REMOVE = "add", "remove"
+ADD, REMOVE, UPDATE = "add", "remove", "update"
 _WORDS = {ADD: ("Add", "adding"), REMOVE: ("Remove", "removing")}
 
 
 @dataclass
 class PendingChange:
-    kind: str  # ADD or REMOVE
+    kind: str  # ADD, REMOVE, or UPDATE (an UpdateRaftVoter whose new endpoint is probed)
     inbound: InboundRequest  # answered when the change finishes
     key: VoterKey
     endpoints: tuple[Endpoint, ...]
@@ -41,6 +41,14 @@ class PendingChange:
     deadline_ms: int
     probe_correlation: int = -1  # Add: the ApiVersions request to the new voter
     last_offset: int | None = None  # offset of the appended VotersRecord
+    # Add: the endpoint being probed, those left to probe, and the kraft.version
+    # range the default listener's answer gave (endpoint_probe.py)
+    probing: Endpoint | None = None
+    probes_left: tuple[Endpoint, ...] = ()
+    kraft_range: tuple[int, int] | None = None
+    timeout_message: str | None = None  # what the timer's expiry says, if not the default
+    voter: VoterNode | None = None  # Update: the voter as it asks to be
+    reply: object = None  # Update: callable(error) -> the response body
 
 
 @dataclass
@@ -61,7 +69,8 @@ def response(kind: str, error: int = ErrorCode.NONE, message: str | None = None)
 def finish(node, leader, error: int = ErrorCode.NONE, message: str | None = None) -> None:
     change, leader.change = leader.change, None
     if change is not None:
-        node.respond(change.inbound, response(change.kind, error, message))
+        body = change.reply(error) if change.reply is not None else response(change.kind, error, message)
+        node.respond(change.inbound, body)
         node.stats[f"{change.kind}_voter_{'ok' if error == ErrorCode.NONE else 'failed'}"] += 1
 
 
@@ -69,7 +78,7 @@ def expire(node, leader, now_ms: int) -> None:
     """``maybeExpirePendingOperation``: the timer of the change in flight."""
     change = leader.change
     if change is not None and now_ms >= change.deadline_ms:
-        finish(node, leader, ErrorCode.REQUEST_TIMED_OUT,
+        finish(node, leader, ErrorCode.REQUEST_TIMED_OUT, change.timeout_message or
                f"Request timed out waiting for the {change.kind} voter operation to complete")
     up = leader.upgrade
     if up is not None and now_ms >= up.deadline_ms:

@@ -7,7 +7,8 @@ outbox the shell drains through ``ready()``, and holds the few operations the RP
 modules share (transitions with their side effects, leader appends, the leader's
 high watermark).
 
-Requests to peers go out one at a time per destination, with
+Requests to peers go out one at a time per destination (an ApiVersions probe of an
+address apart from the node's Raft traffic: ``_dest_key``), with
 ``quorum.retry.backoff.ms`` after a failure, like Kafka's ``RequestManager``; every
 transition forgets what was in flight (answers still arrive and are matched by
 correlation id, and each handler ignores answers from an older epoch).
@@ -17,7 +18,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from dataclasses import dataclass, replace
 
-from kraft_server.raft import auto_join, diagnostics, membership, proposals
+from kraft_server.raft import auto_join, diagnostics, endpoint_probe, membership, proposals
 from kraft_server.raft.proposals import Backpressure, NotLeader  # noqa: F401 - the node's API
 from kraft_server.raft.boundary import (
     Destination, Endpoint, InboundRequest, InboundResponse, OutboundRequest, OutboundResponse, Ready,
@@ -197,7 +198,7 @@ class RaftNode:
             inflight = self._inflight.pop(inbound.correlation, None)
             if inflight is None:
                 return  # not ours, or already given up on
-            dkey = _dest_key(inflight.destination)
+            dkey = _dest_key(inflight.destination, inflight.api_key)
             if self._busy.get(dkey) == inflight.correlation:
                 del self._busy[dkey]
             ok = _RESPONSE_HANDLERS[inflight.api_key](self, inflight, inbound.body, inbound.failure,
@@ -286,7 +287,7 @@ class RaftNode:
 
     def send(self, destination: Destination, api_key: int, body, now_ms: int, min_version: int = 0,
              **extra) -> bool:
-        dkey = _dest_key(destination)
+        dkey = _dest_key(destination, api_key)
         if dkey in self._busy or self._backoff.get(dkey, -1) > now_ms:
             return False
         corr = self._next_correlation
@@ -485,7 +486,12 @@ class RaftNode:
             membership.on_high_watermark(self, leader)
 
 
-def _dest_key(destination: Destination):
+def _dest_key(destination: Destination, api_key: int | None = None):
+    """What one-request-at-a-time and the back-off are kept by: the node, or the address
+    of a bootstrap server. An ApiVersions probe (``endpoint_probe.py``) is about an
+    address, and has one of its own: Raft traffic to the node does not hold it up."""
+    if api_key == endpoint_probe.API_VERSIONS_KEY:
+        return ("probe", destination.endpoint.host, destination.endpoint.port)
     if destination.node_id >= 0:
         return destination.node_id
     return (destination.endpoint.host, destination.endpoint.port)

@@ -50,6 +50,9 @@ class QuorumConfig:
     # advertised controller listeners of this node; the first is the default listener
     # (the first entry of controller.listener.names).
     listeners: tuple[Endpoint, ...] = ()
+    # our other controller listeners with the default listener's security protocol: a
+    # leader can reach a new voter's endpoints on them too (raft/endpoint_probe.py)
+    probe_listeners: tuple[str, ...] = ()
     election_timeout_ms: int = 1000  # controller.quorum.election.timeout.ms
     fetch_timeout_ms: int = 2000  # controller.quorum.fetch.timeout.ms
     election_backoff_max_ms: int = 1000  # controller.quorum.election.backoff.max.ms

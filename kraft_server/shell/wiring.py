@@ -38,6 +38,17 @@ from kraft_server.raft import Endpoint, QuorumConfig, StaticVoter
 log = logging.getLogger("kraft_server")
 
 
+def probe_listeners(config: KafkaConfig) -> tuple[str, ...]:
+    """The controller listeners after the first that share its security protocol: the
+    outbound channel speaks that protocol, so it can reach a peer's endpoints on them."""
+    from kraft_server.security.listeners import protocol_of
+    names = config.controller_listener_names
+    if not names:
+        return ()
+    default = protocol_of(config, names[0])
+    return tuple(n for n in names[1:] if protocol_of(config, n) == default)
+
+
 def quorum_config(config: KafkaConfig, meta: StorageInfo) -> QuorumConfig:
     return QuorumConfig(
         node_id=config.node_id,
@@ -46,6 +57,7 @@ def quorum_config(config: KafkaConfig, meta: StorageInfo) -> QuorumConfig:
         static_voters=tuple(StaticVoter(v.node_id, v.host, v.port) for v in config.quorum_voters),
         bootstrap_servers=tuple((e.host, e.port) for e in config.quorum_bootstrap_servers),
         listeners=tuple(Endpoint(e.name, e.host, e.port) for e in config.controller_endpoints()),
+        probe_listeners=probe_listeners(config),
         election_timeout_ms=config.quorum_election_timeout_ms,
         fetch_timeout_ms=config.quorum_fetch_timeout_ms,
         election_backoff_max_ms=config.quorum_election_backoff_max_ms,
@@ -215,6 +227,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
                           groups=groups, guard=guard)
 
     after_cycle, extra_servers = _chain(TransitionLog(core, config.node_id), consumer_fetch.progress), []
+    after_cycle = _with_hint(after_cycle, core, raft_log)
     prometheus = config["kraft.metrics.prometheus.listener"]
     if prometheus:  # off by default; see kraft_server/metrics
         after_cycle, extra_servers = _with_prometheus(config, core, raft_log, clock, after_cycle, prometheus)
@@ -262,6 +275,18 @@ def _chain(first, second):
     def both(now_ms: int) -> None:
         first(now_ms)
         second()
+    return both
+
+
+def _with_hint(after_cycle, core, raft_log):
+    """The high-watermark hint (``log/hwm_hint.py``) rewritten after a cycle, now and then."""
+    from kraft_server.log.hwm_hint import HintWriter
+
+    hint = HintWriter(raft_log.directory)
+
+    def both(now_ms: int) -> None:
+        after_cycle(now_ms)
+        hint.observe(core.high_watermark, raft_log.epoch_entries, now_ms)
     return both
 
 

@@ -32,6 +32,7 @@ def test_chaos_short_five_voters(tmp_path):
     chaos(tmp_path, 5, 2)
 
 
+@pytest.mark.slow  # a variant: three and five voters run in make test
 @pytest.mark.java
 def test_chaos_short_mixed(tmp_path):
     """Node 1 ours, nodes 2 and 3 Apache Kafka 4.3.1 controllers (JVMs)."""

@@ -148,7 +148,26 @@ def commit_between_polls(c: KafkaConsumer, offsets=None, timeout: float = 60.0) 
         except (kafka.errors.RebalanceInProgressError, kafka.errors.CommitFailedError):
             c.poll(timeout_ms=500)
             return False
-    wait_for(attempt, timeout, "a commit in a stable generation")
+    try:
+        wait_for(attempt, timeout, "a commit in a stable generation")
+    except AssertionError as exc:  # say whose view of the group is stuck: ours or the client's
+        raise AssertionError(f"{exc}\n{group_views(c)}") from None
+
+
+def group_views(c: KafkaConsumer) -> str:
+    """The coordinator's view of c's group (DescribeGroups) beside kafka-python's own."""
+    coordinator = c._coordinator  # kafka-python keeps its member state there
+    mine = (f"kafka-python: state {coordinator.state}, generation {coordinator._generation.generation_id}, "
+            f"member {coordinator._generation.member_id!r}, rejoin needed {coordinator.need_rejoin()}")
+    try:
+        from wire.messages import DescribeGroupsRequest
+        port = int(c.config["bootstrap_servers"].rsplit(":", 1)[1])
+        g = _roundtrip(port, DescribeGroupsRequest(groups=[coordinator.group_id]), 5).groups[0]
+        ours = (f"coordinator: state {g.group_state}, members "
+                f"{[m.member_id for m in g.members]}")
+    except Exception as e:  # noqa: BLE001 - a diagnostic must not hide the failure
+        ours = f"coordinator: DescribeGroups failed: {e!r}"
+    return f"{mine}\n{ours}"
 
 
 def describe(node, group: str):

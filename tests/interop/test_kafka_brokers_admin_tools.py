@@ -114,6 +114,7 @@ def test_feature_flags_through_a_broker(cluster):
     assert features_described(bootstrap) == said["describe before"]  # back where it started
 
 
+@pytest.mark.slow  # a variant: the upgrade path from 3.9
 def test_metadata_version_upgrade_from_3_9_with_a_broker_running(tmp_path):
     need_jdk()
     (tmp_path / "ours").mkdir()
@@ -159,6 +160,7 @@ def test_remove_raft_voter_through_a_broker_reaches_the_raft_core(cluster):
         proc.stderr[-2000:]
 
 
+@pytest.mark.slow  # a variant of test_client_quotas_through_a_broker
 def test_the_broker_throttles_a_client_by_the_quota_it_replayed(cluster):
     """A producer_byte_rate set through our controller is enforced by the broker: the
     producer sees throttle time (its produce-throttle-time-max metric) once it exceeds it."""

@@ -171,6 +171,7 @@ def test_brokers_advertise_the_reassignment_apis_as_their_controller_does(cluste
     assert "ListPartitionReassignments(46): 0 [usable: 0]" in lines, out
 
 
+@pytest.mark.slow  # a variant of generate/execute/verify
 def test_replication_factor_change_down_and_up_and_its_refusal(cluster):
     node, brokers, bs, tmp = cluster
     create(bs, "rf", assignment=[[100, 101, 102]])
@@ -259,6 +260,7 @@ def test_kafkas_reassignment_system_test_under_load(cluster):
     _check_nothing_lost(producer, bs)
 
 
+@pytest.mark.slow  # a variant of generate/execute/verify
 def test_cancel_an_in_flight_reassignment(cluster):
     node, brokers, bs, tmp = cluster
     create(bs, "cancel", assignment=[[100, 101]])

@@ -162,6 +162,7 @@ def test_invalid_value_gets_kafkas_error_text(ours):
     assert "Unknown topic config name: retention.msec" in unknown.stdout + unknown.stderr
 
 
+@pytest.mark.slow  # a variant of the topic config through a broker
 def test_cluster_default_and_broker_throttle_rate(ours):
     controller, broker = ours
     out = configs("--bootstrap-server", broker, "--alter", "--entity-type", "brokers", "--entity-default",

@@ -5,6 +5,7 @@ release registers on it and unfences, and that release's ``kafka-metadata-quorum
 ``kafka-features``, ``kafka-topics`` and ``kafka-configs`` work through the broker: a
 topic is created (an Envelope to our controller), configured, described with its leader,
 and serves records to kafka-python. One broker, one controller, a handful of tool JVMs.
+``make test`` runs the oldest release and the default one; ``make test-slow`` the others.
 
 A release newer than our controllers gets a second cell: the newest release whose own
 metadata.version we serve formats the quorum at our newest metadata.version, and the new
@@ -21,6 +22,7 @@ from tests.support.jdk import need_jdk
 from tests.support.kafka_brokers import BROKER_ID_BASE, start_brokers
 from tests.support.kraft_nodes import OurNode, _roundtrip, wait_for
 from tools.kafka_dist import MATRIX, RELEASES
+from tools.kafka_dist.releases import DEFAULT_RELEASE
 from tools.kafka_dist.controller import run_tool
 from wire.messages import ApiVersionsRequest
 
@@ -46,6 +48,8 @@ def _cells() -> list:
     for version in MATRIX:
         mv_name, level = RELEASES[version]["metadata"]
         marks = [pytest.mark.xfail(strict=True, reason=MISSING[version])] if version in MISSING else []
+        if version not in (MATRIX[0], DEFAULT_RELEASE):  # the oldest and the default in make test
+            marks.append(pytest.mark.slow)
         cells.append(pytest.param(version, version, mv_name, level, marks=marks, id=version))
         if level > LATEST_METADATA_VERSION[1]:
             ours = LATEST_METADATA_VERSION

@@ -253,6 +253,7 @@ def _voter_ids(status: dict[str, str]) -> list[int]:
     return [v["id"] for v in json.loads(status["CurrentVoters"])]
 
 
+@pytest.mark.slow  # a variant: add/remove on Kafka's quorum (ours is in make test)
 def test_add_and_remove_controllers_on_a_real_kafka_dynamic_quorum(tmp_path):
     need_jdk()
     quorum = KafkaQuorum(tmp_path)
@@ -316,6 +317,7 @@ def _reassign_proc(bootstrap: str, voters: str) -> subprocess.Popen[str]:
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
+@pytest.mark.slow  # a variant: an interrupted reassign
 def test_reassign_from_1_to_2_3_on_a_real_kafka_quorum_interrupted_and_resumed(tmp_path):
     need_jdk()
     quorum = KafkaQuorum(tmp_path)

@@ -85,6 +85,7 @@ def _parquet_offsets(spark, path):
         raise
 
 
+@pytest.mark.slow  # 2.5 min: a broker, transactions and two Spark queries
 def test_stream_over_a_kafka_broker_resumes_exactly_once_and_drops_aborts(spark, tmp_path):
     from kafka import KafkaProducer
     from kafka.admin import KafkaAdminClient, NewTopic

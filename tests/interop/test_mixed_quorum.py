@@ -130,6 +130,7 @@ def _paused(node: OurNode):
     return Pause()
 
 
+@pytest.mark.slow  # a variant: the mixed quorum grown by Kafka's tool
 def test_kafka_add_controller_makes_our_observer_a_voter(tmp_path):
     (tmp_path / "ours").mkdir()
     ctl = KafkaController(tmp_path / "kafka", node_id=1)

@@ -58,6 +58,7 @@ def test_generated_leader_dir(tmp_path):
     assert (tmp_path / "d2" / "meta.properties").exists()
 
 
+@pytest.mark.slow  # a bench smoke (JVM quorums)
 def test_bench_membership_quick_json():
     proc = subprocess.run([sys.executable, str(BENCH), "--quick", "--json"], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)

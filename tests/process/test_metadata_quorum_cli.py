@@ -679,3 +679,93 @@ def test_reassign_fails_naming_the_brokers_that_do_not_follow_the_new_leader(mon
         "not find the new quorum. A broker asks only its controller.quorum.bootstrap.servers for the leader; "
         "restart each, one at a time, with controller.quorum.bootstrap.servers=h:9004,h:9005,h:9006 "
         '(docs/operations.md, "Moving a live cluster onto this quorum").')
+
+# -- add-controller --controller-id (issue 39, section 3) -----------------------------------------
+
+class _Registrations(_ToolQuorum):
+    """A scripted quorum whose controllers answer DescribeCluster on the leader's
+    listeners: ``registered[listener name]`` lists ``(id, host, port)``."""
+
+    def __init__(self, voters, observers, leader, registered, nodes=None):
+        super().__init__(voters, [], leader)
+        self.info = quorum(voters, observers, leader=leader, nodes=nodes)
+        self.registered = registered
+        self.asked: list[tuple[str, int]] = []
+        self.added: list[tuple] = []
+
+    def describe_quorum(self):
+        return self.info
+
+    def registered_controllers_at(self, host, port):
+        from tools.metadata_quorum.client import ClusterMetadata, NodeAddress
+        self.asked.append((host, port))
+        name = next(e.name for eps in self.describe_quorum().nodes.values() for e in eps
+                    if (e.host, e.port) == (host, port))
+        if name not in self.registered:
+            raise OSError("connection refused")
+        return ClusterMetadata("c", self.leader, [NodeAddress(*n) for n in self.registered[name]])
+
+    def add_raft_voter(self, voter_id, directory_id, endpoints):
+        self.added.append((voter_id, directory_id, list(endpoints)))
+
+
+def _add(monkeypatch, admin, *flags):
+    import tools.metadata_quorum.__main__ as cli
+    monkeypatch.setattr(cli, "AdminClient", admin)
+    return cli.main(["--bootstrap-controller", "127.0.0.1:9091", "add-controller", *flags])
+
+
+def test_add_controller_by_id_takes_directory_and_endpoints_from_the_quorum(monkeypatch, capsys):
+    two_listeners = {1: [Endpoint("CONTROLLER", "127.0.0.1", 9091), Endpoint("CTRL2", "127.0.0.1", 9191)]}
+    admin = _Registrations([replica(1, D1, 50)], [replica(4, D4, 50), replica(3, D3, 50)], leader=1,
+                           registered={"CONTROLLER": [(1, "127.0.0.1", 9091), (4, "10.0.0.4", 9093)],
+                                       "CTRL2": [(4, "10.0.0.4", 9193)]}, nodes=two_listeners)
+    assert _add(monkeypatch, admin, "--controller-id", "4") == 0
+    endpoints = [Endpoint("CONTROLLER", "10.0.0.4", 9093), Endpoint("CTRL2", "10.0.0.4", 9193)]
+    assert admin.added == [(4, D4, endpoints)]
+    assert capsys.readouterr().out == (f"Added controller 4 with directory id {uuid_to_str(D4)} and endpoints: "
+                                       "CONTROLLER://10.0.0.4:9093, CTRL2://10.0.0.4:9193\n")
+    assert admin.asked == [("127.0.0.1", 9091), ("127.0.0.1", 9191)]  # the leader, on each listener
+    # --dry-run changes nothing; -i/-d are the short forms, as remove-controller's.
+    assert _add(monkeypatch, admin, "-i", "4", "-d", uuid_to_str(D4), "--dry-run") == 0
+    assert len(admin.added) == 1
+    assert capsys.readouterr().out.startswith("DRY RUN of adding controller 4 with directory id ")
+
+
+@pytest.mark.parametrize("observers, flags, message", [
+    ([replica(3, D3, 50)], ["-i", "4"],
+     "Controller 4 is not an observer of the quorum (observers: 3): start it, formatted with "
+     "--no-initial-controllers and controller.quorum.bootstrap.servers naming the voters, so that it fetches "
+     "from the leader, or pass --command-config with its properties file instead of --controller-id"),
+    ([replica(4, D3, 50), replica(4, D4, 50)], ["-i", "4"],
+     f"Controller 4 is an observer with several directory ids ({uuid_to_str(D3)}, {uuid_to_str(D4)}): "
+     "pass --controller-directory-id to say which one to add"),
+    ([replica(4, D4, 50)], ["-i", "4", "-d", uuid_to_str(D3)],
+     f"Controller 4 with directory id {uuid_to_str(D3)} is not an observer of the quorum (observers: 4)"),
+    ([replica(1, D2, 50)], ["-i", "1"],
+     f"Controller 1 is already a voter (directory id {uuid_to_str(D1)}); its observer directory "
+     f"{uuid_to_str(D2)} can only join once that voter is removed (remove-controller --controller-id 1 "
+     f"--controller-directory-id {uuid_to_str(D1)})"),
+    ([replica(5, D4, 50)], ["-i", "5"],
+     "Controller 5 is not registered: the leader's controllers report no registration (KIP-919) for it on "
+     "CONTROLLER://127.0.0.1:9091. A controller registers once it has caught up, with metadata.version "
+     "3.7-IV0 or later; wait for it, or pass --command-config with its properties file instead of "
+     "--controller-id"),
+    ([replica(4, D4, 50)], ["-i", "-2"], "Invalid negative --controller-id: -2"),
+    ([replica(4, D4, 50)], ["-d", uuid_to_str(D4)], "--controller-directory-id needs --controller-id"),
+    ([replica(4, D4, 50)], [],
+     "You must supply the configuration file of the controller you are adding when using add-controller."),
+])
+def test_add_controller_by_id_refuses_with_the_reason(monkeypatch, capsys, observers, flags, message):
+    admin = _Registrations([replica(1, D1, 50)], observers, leader=1,
+                           registered={"CONTROLLER": [(1, "127.0.0.1", 9091), (4, "10.0.0.4", 9093)]})
+    assert _add(monkeypatch, admin, *flags) == 1
+    assert capsys.readouterr().err.startswith(message)
+    assert admin.added == []
+
+
+def test_add_controller_by_id_names_a_leader_listener_it_cannot_ask(monkeypatch, capsys):
+    admin = _Registrations([replica(1, D1, 50)], [replica(4, D4, 50)], leader=1, registered={})
+    assert _add(monkeypatch, admin, "-i", "4") == 1
+    assert "on CONTROLLER://127.0.0.1:9091 (CONTROLLER://127.0.0.1:9091: connection refused)" \
+        in capsys.readouterr().err

@@ -192,3 +192,185 @@ def test_prospective_whose_leader_resigned_returns_with_an_election_backoff():
     node.election_lost(s.now)
     assert node.role is Role.FOLLOWER and node.quorum.state.leader_resigned
     assert node.quorum.state.fetch_deadline_ms <= s.now + node.config.election_backoff_max_ms
+
+
+# -- the leader probes the new voter's endpoints (issue 39, section 3; KAFKA-20661) ---------------
+
+def _probe(leader):
+    [probe] = [r for r in leader.ready().requests if r.api_key == 18]
+    return probe
+
+
+def _admin_answer(leader):
+    [answer] = [r for r in leader.ready().responses if r.handle[0] == "admin"]
+    return answer.body
+
+
+def _kraft_answer(lo=0, hi=1):
+    return avr.ApiVersionsResponse(supported_features=[avr.SupportedFeatureKey(
+        name="kraft.version", min_version=lo, max_version=hi)])
+
+
+def test_an_unreachable_new_voter_is_refused_with_the_endpoint_named():
+    from kraft_server.raft.boundary import SendFailure
+    s = cluster()
+    leader = s.nodes[1]
+    s.run("add-voter 1 4")
+    probe = _probe(leader)
+    assert (probe.destination.node_id, probe.destination.endpoint.host, probe.destination.endpoint.port) == \
+        (4, "n4", 9004)
+    leader.step(InboundResponse(probe.correlation, probe.destination, 18,
+                                failure=SendFailure.DISCONNECTED), s.now)
+    answer = _admin_answer(leader)
+    assert answer.error_code == ErrorCode.REQUEST_TIMED_OUT  # Kafka's code for a failed probe
+    assert answer.error_message == (
+        "Aborted add voter operation for controller 4 (directory id AAAAAAAAAAAAAAAAAAAABA) since "
+        "API_VERSIONS to its endpoint failed: the connection to CONTROLLER://n4:9004 was refused or closed. "
+        "Voters must reach each other: check that controller 4 is running and that its "
+        "advertised.listeners give an address the controllers can reach")
+    assert leader.voter_set().ids() == [1, 2, 3] and leader.quorum.state.change is None
+    assert leader.stats["add_voter_unreachable"] == 1 and leader.stats["voters_added"] == 0
+
+
+def test_a_probe_without_answer_times_out_with_the_endpoint_named():
+    s = cluster()
+    leader = s.nodes[1]
+    s.run("add-voter 1 4")
+    _probe(leader)  # sent, never answered
+    s.now += leader.config.request_timeout_ms - 1
+    leader.tick(s.now)
+    assert not [r for r in leader.ready().responses if r.handle[0] == "admin"]
+    s.now += 1
+    leader.tick(s.now)
+    answer = _admin_answer(leader)
+    assert answer.error_code == ErrorCode.REQUEST_TIMED_OUT
+    assert "since API_VERSIONS to its endpoint failed: CONTROLLER://n4:9004 did not answer within 2000 ms " \
+           "(controller.quorum.request.timeout.ms)" in answer.error_message
+    assert leader.voter_set().ids() == [1, 2, 3]
+
+
+def test_an_error_answer_to_the_probe_is_refused_too():
+    s = cluster()
+    leader = s.nodes[1]
+    s.run("add-voter 1 4")
+    probe = _probe(leader)
+    body = avr.ApiVersionsResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+    leader.step(InboundResponse(probe.correlation, probe.destination, 18, body=body), s.now)
+    answer = _admin_answer(leader)
+    assert answer.error_code == ErrorCode.REQUEST_TIMED_OUT
+    assert "CONTROLLER://n4:9004 answered with error CLUSTER_AUTHORIZATION_FAILED" in answer.error_message
+
+
+def _second_listener(s: Scenario):
+    """The leader has a second controller listener, CTRL2, with the same security."""
+    from dataclasses import replace
+    leader = s.nodes[1]
+    leader.config = replace(leader.config, probe_listeners=("CTRL2",))
+    return leader
+
+
+def _add_with_two_listeners(s: Scenario, other: str = "CTRL2"):
+    from wire.messages import add_raft_voter_request as areq
+    body = areq.AddRaftVoterRequest(
+        cluster_id="scenario-cluster-AAAAAA", timeout_ms=30000, voter_id=4,
+        voter_directory_id=uuid.UUID(int=4), ack_when_committed=True,
+        listeners=[areq.Listener(name="CONTROLLER", host="n4", port=9004),
+                   areq.Listener(name=other, host="n4", port=9104)])
+    s._admin(1, body, 1)
+
+
+def test_every_endpoint_on_a_listener_the_leader_speaks_is_probed_in_turn():
+    """Kafka probes the default listener only and commits the rest unchecked."""
+    from kraft_server.raft.boundary import SendFailure
+    s = cluster()
+    leader = _second_listener(s)
+    _add_with_two_listeners(s)
+    first = _probe(leader)
+    assert first.destination.endpoint.port == 9004  # the default listener first
+    leader.step(InboundResponse(first.correlation, first.destination, 18, body=_kraft_answer()), s.now)
+    second = _probe(leader)
+    assert (second.destination.endpoint.name, second.destination.endpoint.port) == ("CTRL2", 9104)
+    leader.step(InboundResponse(second.correlation, second.destination, 18,
+                                failure=SendFailure.TIMEOUT), s.now)
+    answer = _admin_answer(leader)
+    assert answer.error_code == ErrorCode.REQUEST_TIMED_OUT
+    assert "CTRL2://n4:9104 did not answer within 2000 ms" in answer.error_message
+    assert leader.voter_set().ids() == [1, 2, 3]
+
+
+def test_both_endpoints_answering_adds_the_voter_with_both():
+    s = cluster()
+    leader = _second_listener(s)
+    s.run("stabilize")  # observer 4 has caught up
+    _add_with_two_listeners(s)
+    for _ in range(2):
+        probe = _probe(leader)
+        leader.step(InboundResponse(probe.correlation, probe.destination, 18, body=_kraft_answer()), s.now)
+    assert leader.voter_set().ids() == [1, 2, 3, 4]
+    assert [e.name for e in leader.voter_set().node(4).endpoints] == ["CONTROLLER", "CTRL2"]
+    s.run("stabilize")
+    assert leader.committed_voter_set().ids() == [1, 2, 3, 4]
+
+
+def test_an_endpoint_on_a_listener_the_leader_lacks_is_not_probed():
+    s = cluster()
+    leader = _second_listener(s)
+    s.run("stabilize")
+    _add_with_two_listeners(s, other="ELSEWHERE")
+    probe = _probe(leader)
+    leader.step(InboundResponse(probe.correlation, probe.destination, 18, body=_kraft_answer()), s.now)
+    assert not [r for r in leader.ready().requests if r.api_key == 18]
+    assert leader.voter_set().ids() == [1, 2, 3, 4]
+
+
+def _update_voter(s: Scenario, voter: int, port: int):
+    """Voter ``voter`` tells leader 1 it now listens on ``port``."""
+    from wire.messages import update_raft_voter_request as ureq
+    body = ureq.UpdateRaftVoterRequest(
+        cluster_id="scenario-cluster-AAAAAA", current_leader_epoch=s.nodes[1].epoch, voter_id=voter,
+        voter_directory_id=uuid.UUID(int=voter),
+        listeners=[ureq.Listener(name="CONTROLLER", host=f"n{voter}", port=port)],
+        kraft_version_feature=ureq.KRaftVersionFeature(min_supported_version=0, max_supported_version=1))
+    s._admin(1, body, 0)
+
+
+def test_an_update_to_an_unreachable_endpoint_is_refused_before_it_is_written():
+    """KAFKA-20661 proper: Kafka 4.4.0 commits UpdateRaftVoter's endpoints unchecked."""
+    from kraft_server.raft.boundary import SendFailure
+    s = cluster(observers=0)
+    s.run("stabilize")
+    leader = s.nodes[1]
+    end = leader.log.end_offset()
+    _update_voter(s, 2, 9902)
+    probe = _probe(leader)
+    assert (probe.destination.node_id, probe.destination.endpoint.port) == (2, 9902)
+    leader.step(InboundResponse(probe.correlation, probe.destination, 18,
+                                failure=SendFailure.DISCONNECTED), s.now)
+    answer = _admin_answer(leader)
+    assert answer.error_code == ErrorCode.REQUEST_TIMED_OUT
+    assert leader.log.end_offset() == end  # nothing written
+    assert [e.port for e in leader.voter_set().node(2).endpoints] == [9002]
+    assert leader.stats["update_voter_unreachable"] == 1 and leader.quorum.state.change is None
+
+
+def test_an_update_to_a_reachable_endpoint_is_written_once_it_answers():
+    s = cluster(observers=0)
+    s.run("stabilize")
+    leader = s.nodes[1]
+    _update_voter(s, 2, 9902)
+    probe = _probe(leader)
+    leader.step(InboundResponse(probe.correlation, probe.destination, 18, body=_kraft_answer()), s.now)
+    answer = _admin_answer(leader)
+    assert answer.error_code == ErrorCode.NONE
+    assert [e.port for e in leader.voter_set().node(2).endpoints] == [9902]
+
+
+def test_an_update_that_keeps_the_endpoints_is_written_at_once():
+    s = cluster(observers=0)
+    s.run("stabilize")
+    leader = s.nodes[1]
+    _update_voter(s, 2, 9002)  # the same address, as a restart with the same listeners
+    ready = leader.ready()
+    assert not [r for r in ready.requests if r.api_key == 18]
+    [answer] = [r.body for r in ready.responses if r.handle[0] == "admin"]
+    assert answer.error_code == ErrorCode.NONE

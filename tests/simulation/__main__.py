@@ -1,9 +1,11 @@
 """``python -m tests.simulation --seeds N --events M [--nodes 3] [--seed S] [--profile chaos]
-[--membership]``
+[--membership [--recover]]``
 
 ``--membership`` adds random AddRaftVoter/RemoveRaftVoter and disk replacements
 (``tests/simulation/membership.py``), with churn (a leader deposed right after it took a
-voter change) unless ``--no-churn``.
+voter change) unless ``--no-churn``; ``--recover`` adds, once a run, a majority of the
+voters lost for good and the survivors recovered by ``kraft-metadata-quorum recover``'s
+plan (``tests/simulation/recover.py``).
 
 Runs seeds 0..N-1 (or one ``--seed``), each for M events, and prints a summary;
 on an invariant failure it prints the command that replays that seed and exits 1.
@@ -15,7 +17,7 @@ import sys
 import time
 
 from tests.simulation.cluster import HEALTHY, Faults
-from tests.simulation.runner import NO_CHURN, replay_command, run_case
+from tests.simulation.runner import NO_CHURN, RECOVER, replay_command, run_case
 
 PROFILES = {
     "default": None,  # Faults() defaults: the profile `make test` runs
@@ -41,9 +43,16 @@ def main(argv=None) -> int:
                    help="random voter adds/removes and disk replacements (kraft.version 1)")
     p.add_argument("--no-churn", action="store_true",
                    help="with --membership: no deposed leaders right after a voter change")
+    p.add_argument("--recover", action="store_true",
+                   help="with --membership: once a run, lose a majority of the voters for good and "
+                        "recover the survivors (loss allowed only where the plan printed it)")
     p.add_argument("--verbose", "-v", action="store_true")
     args = p.parse_args(argv)
     membership = NO_CHURN if args.membership and args.no_churn else args.membership
+    if args.recover:
+        if not args.membership:
+            p.error("--recover needs --membership")
+        membership = RECOVER
     seeds = [args.seed] if args.seed is not None else range(args.first_seed, args.first_seed + args.seeds)
     started, cpu, failed = time.monotonic(), time.process_time(), 0
     for seed in seeds:

@@ -1,7 +1,7 @@
 """``python -m tests.simulation.long``: the long sweep (``make simulate-long``).
 
-Every configuration the simulation has (default and chaos profiles, membership
-changes, each on 3 and 5 voters) for ``--seeds`` seeds x ``--events`` events, in
+Every configuration the simulation has (default, chaos and disk profiles, membership
+changes, a majority lost and recovered, each on 3 and 5 voters) for ``--seeds`` seeds x ``--events`` events, in
 parallel on every core. The first seed is drawn fresh on each run (printed, and
 ``--first-seed`` replays a run), so repeated sweeps keep looking somewhere new.
 Prints the seeds run, events, failures and each failure's replay command; exits 1
@@ -16,7 +16,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from tests.simulation.runner import replay_command, run_case
+from tests.simulation.runner import RECOVER, replay_command, run_case
 
 # (name, profile, nodes, membership); each gets its own seed block so the six
 # configurations do not replay one another's runs.
@@ -29,6 +29,8 @@ CONFIGURATIONS = (
     ("membership-5", "default", 5, True),
     ("disk-3", "disk", 3, False),
     ("disk-5", "disk", 5, False),
+    ("recover-3", "default", 3, RECOVER),
+    ("recover-5", "default", 5, RECOVER),
 )
 BLOCK = 10_000_000  # seed distance between configurations
 CHUNK = 25  # seeds per task

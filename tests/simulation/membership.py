@@ -38,6 +38,11 @@ Extra invariants (``MembershipChecker``):
   the new set only (``LeaderState`` follows the latest set), so "a majority of
   both" is not the rule: going from 4 voters to 3 commits with 2 of the 3, which is
   not a majority of the old 4 but meets every majority of them.
+- ReachableVoterEndpoints: every voter in a committed VotersRecord has the endpoints
+  its node listens on. The admin sometimes adds a voter at a port nobody listens on
+  (``UNREACHABLE_ADD``), and a node sometimes restarts advertising one
+  (``MISADVERTISED_RESTART``, then UpdateRaftVoter); the leader's ApiVersions probe is
+  refused there and the change must be refused with it (``endpoint_probe.py``).
 - the existing ones, with "a leader is a voter" relaxed as Kafka does: a leader
   whose removal is not committed yet keeps leading.
 """
@@ -53,7 +58,7 @@ from wire.messages import remove_raft_voter_request as rreq
 
 from kraft_server.log.memory import MemoryQuorumStateStore
 from tests.simulation.disk import SimDisk
-from kraft_server.raft.boundary import InboundRequest
+from kraft_server.raft.boundary import InboundRequest, SendFailure
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import has_overlapping_majority, majority
 
@@ -72,6 +77,14 @@ CHURN_RETRY_MS = (20, 300)
 # deposed leader's peers campaign for real instead of being held back by pre-votes.
 CHURN_NO_PRE_VOTE = 0.5
 MIN_VOTERS_FOR_WIPE = 3  # a wiped voter must leave a majority that can commit its removal
+# This share of the admin's AddRaftVoter requests advertise a port nobody listens on
+# (KAFKA-20661): the leader's ApiVersions probe is refused and it must not commit the
+# endpoint. Drawn from a generator of its own, so the other draws replay as before.
+UNREACHABLE_ADD = 0.1
+# And this share of restarts comes up advertising a port it does not listen on (the
+# KAFKA-20661 misconfiguration): as a voter it sends UpdateRaftVoter with that endpoint,
+# which the leader must refuse; a later restart advertises the right port again.
+MISADVERTISED_RESTART = 0.1
 
 
 class MembershipChecker(Checker):
@@ -157,6 +170,11 @@ class MembershipChecker(Checker):
                                          f"their majorities need not intersect")
             if old.keys() != new.keys():
                 self.changes_committed += 1
+            for voter in new.nodes:
+                listening = self.sim.listening.get(voter.key.node_id)
+                if listening is not None and not set(voter.endpoints) <= set(listening):
+                    raise InvariantViolation(f"VotersRecord at {offset} gives voter {voter.key.node_id} "
+                                             f"endpoints {voter.endpoints} it does not listen on")
             holders = [k.node_id for k in new.keys() if self._holds(k, offset)]
             if len(holders) < majority(len(new)):
                 raise InvariantViolation(
@@ -178,9 +196,16 @@ class MembershipSimulation(Simulation):
     def __init__(self, seed: int, nodes: int = 3, faults: Faults | None = None, churn: bool = True):
         self._admin_seq = 0
         self.wiped: int | None = None  # the node whose disk was replaced, until it is a voter
+        self.gone: set[int] = set()  # nodes lost for good (recover.py): never restarted, never added
         # Churn draws from its own generator: with churn off a seed replays as before it.
         self.churn_rng = random.Random(seed * 104729 + 7) if churn else None
         self.disruptions: dict[str, int] = {}
+        self.unreachable_rng = random.Random(seed * 15485863 + 11)
+        self.unreachable_adds = 0
+        self.misadvertise_rng = random.Random(seed * 32452843 + 5)
+        self.misadvertised_restarts = 0
+        self.dead_address_probes = 0  # ApiVersions probes refused: nothing listens there
+        self.listening: dict[int, tuple] = {}  # node id -> the endpoints it really listens on
         super().__init__(seed, nodes, faults, kraft_version=1, observers=2)
         self.checker_swap()
         self._push(self.now + MEMBERSHIP_EVERY_MS, "membership")
@@ -192,6 +217,7 @@ class MembershipSimulation(Simulation):
 
     def _make_node(self, node_id: int):
         node = super()._make_node(node_id)
+        self.listening[node_id] = node.config.listeners
         node.max_versions.update({80: 1, 81: 0})
         if self.churn_rng is not None and self.churn_rng.random() < CHURN_NO_PRE_VOTE:
             node.max_versions[52] = 1  # no KIP-996 pre-vote: its peers stand for real at once
@@ -207,6 +233,13 @@ class MembershipSimulation(Simulation):
                    node.incarnation, req.correlation)
         peer = self.nodes.get(dst)
         if peer is None or peer.raft is None or not self._deliverable(node.node_id, dst):
+            return
+        ep = req.destination.endpoint
+        if all((e.host, e.port) != (ep.host, ep.port) for e in self.listening[dst]):
+            # nothing listens there: the connection is refused
+            self.dead_address_probes += 1
+            self._push(self.now + self.net_rng.randint(1, 5), "fail", node.node_id, node.incarnation,
+                       req.correlation, SendFailure.DISCONNECTED)
             return
         cfg = peer.config
         body = ApiVersionsResponse(supported_features=[avr.SupportedFeatureKey(
@@ -239,7 +272,8 @@ class MembershipSimulation(Simulation):
             # latest set, so nobody can win an election, in Kafka as here).
             pass
         elif roll < 0.45:
-            candidates = [n for n in self.nodes.values() if voters.node(n.node_id) is None]
+            candidates = [n for n in self.nodes.values()
+                          if voters.node(n.node_id) is None and n.node_id not in self.gone]
             if candidates:
                 self._add(leader, self.rng.choice(candidates))
         elif roll < 0.85:
@@ -263,7 +297,7 @@ class MembershipSimulation(Simulation):
             # {1,2} and resigned; leader 2 of epoch 4, no HWM yet, saw {1,2,3} as
             # committed and lost its disk; 1, with the newest log, then stood only in
             # {1,2-old} and refused 3 forever, in Kafka as here).
-            self._wipe(self.rng.choice(list(self.nodes.values())))
+            self._wipe(self.rng.choice([n for n in self.nodes.values() if n.node_id not in self.gone]))
         if leader.raft is not None:
             self._drive(leader)
 
@@ -316,10 +350,14 @@ class MembershipSimulation(Simulation):
 
     def _add(self, leader, node) -> None:
         cfg = node.config
+        shift = 0
+        if self.unreachable_rng.random() < UNREACHABLE_ADD:
+            shift = 1000  # a port nobody listens on
+            self.unreachable_adds += 1
         body = areq.AddRaftVoterRequest(
             cluster_id=CLUSTER_ID, timeout_ms=30000, voter_id=node.node_id,
             voter_directory_id=cfg.directory_id, ack_when_committed=self.rng.random() < 0.7,
-            listeners=[areq.Listener(name=e.name, host=e.host, port=e.port) for e in cfg.listeners])
+            listeners=[areq.Listener(name=e.name, host=e.host, port=e.port + shift) for e in cfg.listeners])
         self._admin(leader, 80, 1, body)
 
     def _remove(self, leader, key) -> None:
@@ -346,6 +384,16 @@ class MembershipSimulation(Simulation):
         self.checker.epochs.pop(node.node_id, None)  # its stored epoch is gone with the disk
         self._push(self.now + self.rng.randint(10, 1000), "restart", node.node_id)
 
+    def _on_restart(self, node_id) -> None:
+        node = self.nodes[node_id]
+        if node.raft is None:
+            real = self.listening[node_id]
+            wrong = self.misadvertise_rng.random() < MISADVERTISED_RESTART
+            listeners = tuple(replace(e, port=e.port + 2000) for e in real) if wrong else real
+            self.misadvertised_restarts += wrong
+            node.config = replace(node.config, listeners=listeners)
+        super()._on_restart(node_id)
+
     def _complete(self, node, ready) -> bool:
         again = super()._complete(node, ready)
         if self.wiped == node.node_id and node.raft is not None and node.raft.is_voter():
@@ -367,4 +415,7 @@ def run_membership_seed(seed: int, events: int, nodes: int = 3, churn: bool = Tr
     summary["divergent_election_pairs"] = sim.checker.divergent_election_pairs
     summary["split_epochs"] = len(sim.checker.split_epochs)
     summary["disruptions"] = dict(sim.disruptions)
+    summary["unreachable_adds"] = sim.unreachable_adds
+    summary["misadvertised_restarts"] = sim.misadvertised_restarts
+    summary["dead_address_probes"] = sim.dead_address_probes
     return summary

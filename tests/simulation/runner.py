@@ -15,6 +15,7 @@ CALM_LIMIT_MS = 60_000
 # ``membership`` is False, True (admin changes with churn) or NO_CHURN (admin changes as
 # before churn existed: the seeds found then replay their runs).
 NO_CHURN = "no-churn"
+RECOVER = "recover"  # membership plus, once a run, a majority lost for good and recovered (recover.py)
 CALM_STEP = 200  # events between progress checks
 
 
@@ -31,6 +32,8 @@ def replay_command(seed: int, events: int, nodes: int, profile: str = "default",
         cmd += " --membership"
     if membership == NO_CHURN:
         cmd += " --no-churn"
+    if membership == RECOVER:
+        cmd += " --recover"
     return cmd
 
 
@@ -59,6 +62,9 @@ def run_seed(seed: int, events: int, nodes: int, faults: Faults | None = None) -
 def run_case(seed: int, events: int, nodes: int, profile: str = "default",
              membership: bool = False) -> dict:
     """One seed of a sweep configuration (the profiles are in ``__main__.PROFILES``)."""
+    if membership == RECOVER:
+        from tests.simulation.recover import run_recover_seed
+        return run_recover_seed(seed, events, nodes)
     if membership:
         from tests.simulation.membership import run_membership_seed
         return run_membership_seed(seed, events, nodes, churn=membership != NO_CHURN)

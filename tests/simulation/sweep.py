@@ -7,22 +7,31 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from tests.simulation.runner import replay_command, run_case
 from tests.simulation.seeds import fresh_first_seed
 
 SEEDS = int(os.environ.get("SIM_SEEDS", "120"))
+# The share of each sweep that ``make test`` runs; the rest is marked slow (``make test-slow``),
+# so CI runs the whole sweep and the default suite a third of it.
+QUICK_SHARE = float(os.environ.get("SIM_QUICK_SHARE", "0.34"))
 EVENTS = int(os.environ.get("SIM_EVENTS", "5000"))
 GROUP = 20
 FRESH = fresh_first_seed()[0]
 
 
-def sweep(fixed_first: int, total: int, group: int = GROUP) -> list[range]:
+def sweep(fixed_first: int, total: int, group: int = GROUP) -> list:
     """Half of ``total`` seeds from ``fixed_first``, half from this run's fresh range,
-    in groups of ``group``."""
+    in groups of ``group``; of each half, the groups past ``QUICK_SHARE`` are marked slow
+    (the first group of each half always runs in the default suite)."""
     fixed, fresh = (total + 1) // 2, total // 2
     out = []
     for first, count in ((fixed_first, fixed), (FRESH + fixed_first, fresh)):
-        out += [range(first + i, first + min(i + group, count)) for i in range(0, count, group)]
+        quick = max(group, int(count * QUICK_SHARE))
+        for i in range(0, count, group):
+            seeds = range(first + i, first + min(i + group, count))
+            out.append(seeds if i < quick else pytest.param(seeds, marks=pytest.mark.slow))
     return out
 
 

@@ -64,3 +64,30 @@ def test_a_stalled_quorum_is_reported_with_what_each_node_waits_for(monkeypatch)
     assert "timers (ms from now)" in text and "election_deadline_ms" in text
     assert "sent: req VOTE to" in text and " lost (" in text  # what it sent, and that it was lost
     assert "in flight:" in text and "backing off:" in text
+
+
+@pytest.mark.parametrize("knob, seed", [("UNREACHABLE_ADD", 4), ("MISADVERTISED_RESTART", 18)])
+def test_an_unreachable_endpoint_committed_is_caught(monkeypatch, knob, seed):
+    """Issue 39 (KAFKA-20661): a leader that took a refused ApiVersions probe for an
+    answer would commit a port nobody listens on, from an AddRaftVoter or from a
+    misconfigured voter's UpdateRaftVoter; the membership checker names it, and with
+    the probe's refusal in place the same seed passes."""
+    from kraft_server.raft.rpc import add_voter
+    from tests.simulation import membership
+    monkeypatch.setattr(membership, knob, 1.0)  # every add (or restart) advertises a dead port
+    summary = run_case(seed, 5000, 3, membership=True)
+    assert summary["dead_address_probes"] > 0
+    real = add_voter.handle_api_versions_response
+
+    def ignoring_failures(node, inflight, body, failure, now_ms):
+        if failure is not None:  # the bug: a refused connection read as an answer
+            from wire.messages import api_versions_response as avr
+            body, failure = avr.ApiVersionsResponse(supported_features=[avr.SupportedFeatureKey(
+                name="kraft.version", min_version=0, max_version=1)]), None
+        return real(node, inflight, body, failure, now_ms)
+
+    monkeypatch.setattr(add_voter, "handle_api_versions_response", ignoring_failures)
+    from kraft_server.raft import node as raft_node
+    monkeypatch.setitem(raft_node._RESPONSE_HANDLERS, add_voter.API_VERSIONS_KEY, ignoring_failures)
+    with pytest.raises(InvariantViolation, match="endpoints .* it does not listen on"):
+        run_case(seed, 5000, 3, membership=True)

@@ -170,3 +170,15 @@ def test_voters_and_bootstrap_servers():
         parse_voters("1@a:1,1@b:2")
     with pytest.raises(ConfigError, match="out of range"):
         parse_bootstrap_servers("a:70000")
+
+
+def test_probe_listeners_are_the_other_controller_listeners_with_the_first_ones_protocol():
+    """AddRaftVoter probes a new voter's endpoints on these too (raft/endpoint_probe.py):
+    the outbound channel speaks the first controller listener's protocol only."""
+    from kraft_server.shell.wiring import probe_listeners
+    c = KafkaConfig.from_props({
+        **MINIMAL, "controller.listener.names": "CONTROLLER,CTRL2,SECURE",
+        "listeners": "CONTROLLER://127.0.0.1:9093,CTRL2://127.0.0.1:9094,SECURE://127.0.0.1:9095",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,CTRL2:PLAINTEXT,SECURE:SSL"})
+    assert probe_listeners(c) == ("CTRL2",)
+    assert probe_listeners(KafkaConfig.from_props(MINIMAL)) == ()

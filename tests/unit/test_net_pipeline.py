@@ -116,7 +116,7 @@ def test_unsupported_api_versions_gets_kafkas_v0_answer(pipe, version):
     assert pipe.next_call() is None  # answered by the pipeline itself
     out = pipe.output()
     # Byte for byte what Kafka 4.4.0's controller sends for ApiVersions v6 and v127 (4.3.1's
-    # ended 0004: its range; tests/interop/test_api_versions_v5.py compares live).
+    # ended 0004: its range; tests/interop/test_api_versions.py compares live).
     recorded = bytes.fromhex("00000009002300000001001200000005")
     assert out == struct.pack(">i", len(recorded)) + recorded
     _, body = decode_response(frames(out)[0], 18, 0)

@@ -14,7 +14,10 @@ from kraft_server.raft.quorum_config import QuorumConfig
 from kraft_server.raft.boundary import Endpoint
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
-from tests.support.raft_harness import CLUSTER, ask, begin_epoch_request, drain, elect, fetch_request, start
+from kraft_server.raft.boundary import InboundRequest
+from tests.support.raft_harness import (
+    CLUSTER, answer, ask, begin_epoch_request, drain, elect, fetch_request, roundtrip, start,
+)
 
 DIRS = {i: uuid.UUID(int=100 + i) for i in (1, 2, 3)}
 
@@ -105,7 +108,17 @@ def test_leader_applies_update_raft_voter_once_its_epoch_committed():
     assert n.high_watermark == 3
     [resp] = ask(n, update_request(epoch - 1), 10_003)
     assert resp.error_code == ErrorCode.FENCED_LEADER_EPOCH
-    [resp] = ask(n, update_request(epoch), 10_004)
+    # The leader first reaches voter 2 at its new endpoint (KAFKA-20661), whatever
+    # Raft request to voter 2 is still out (the BeginQuorumEpoch here).
+    n.step(InboundRequest(("test", 82), 82, 0, roundtrip(update_request(epoch), 0)), 10_004)
+    requests, responses = drain(n, 10_004)
+    [probe] = [r for r in requests if r.api_key == 18]
+    assert (probe.destination.node_id, probe.destination.endpoint.port) == (2, 9999)
+    assert responses == []  # answered once the probe is
+    from wire.messages import api_versions_response as avr
+    answer(n, probe, avr.ApiVersionsResponse(supported_features=[avr.SupportedFeatureKey(
+        name="kraft.version", min_version=0, max_version=1)]), 10_005, version=3)
+    [resp] = drain(n, 10_005)[1]
     assert resp.error_code == ErrorCode.NONE
     assert n.voter_set().endpoint(2, "CONTROLLER").port == 9999
     assert n.committed_voter_set().endpoint(2, "CONTROLLER").port == 9002

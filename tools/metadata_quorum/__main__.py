@@ -1,5 +1,7 @@
 """The ``kraft-metadata-quorum`` command line: Kafka's ``kafka-metadata-quorum``
-(flags, output, exit codes) plus ``reassign`` (KIP-642).
+(flags, output, exit codes) plus ``reassign`` (KIP-642), ``add-controller
+--controller-id`` for a controller that is already an observer (``observer.py``) and
+``recover`` (a quorum that lost its majority; offline, so it needs no bootstrap flag).
 
 Console script: ``kraft-metadata-quorum = tools.metadata_quorum.__main__:main``.
 Exit codes as Kafka's tool: 0 on success (and for ``--help``), 1 for bad flags,
@@ -10,15 +12,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+import uuid
 
 from wire.uuids import uuid_from_str, uuid_to_str
 
 from . import controller_config as cc
+from . import observer as observer_quorum
 from .client import AdminClient
 from .describe import replication_text, status_text
 from .errors import KafkaApiError, TerseError
 from .reachability import log_to_stderr
 from .reassign import Reassigner, parse_voter_endpoint, parse_voters
+from . import recover as recover_mod
 
 PROG = "kraft-metadata-quorum"
 
@@ -33,7 +38,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="This tool describes kraft metadata quorum status.")
-    conn = parser.add_mutually_exclusive_group(required=True)
+    conn = parser.add_mutually_exclusive_group()  # required but by recover: run() checks
     conn.add_argument("--bootstrap-server",
                       help="A comma-separated list of host:port pairs to use for establishing the "
                            "connection to the Kafka cluster.")
@@ -58,6 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
     add = sub.add_parser("add-controller", help="Add a controller to the KRaft controller cluster")
     add.add_argument("--dry-run", action="store_true",
                      help="True if we should print what would be done, but not do it.")
+    add.add_argument("--controller-id", "-i", type=int,
+                     help="The id of a controller that is already an observer of the quorum: its directory "
+                          "ID comes from the leader and its endpoints from its registration, so no "
+                          "controller properties file is needed.")
+    add.add_argument("--controller-directory-id", "-d",
+                     help="With --controller-id: the directory ID to add, when the controller is an "
+                          "observer with several.")
 
     remove = sub.add_parser("remove-controller", help="Remove a controller from the KRaft controller cluster")
     remove.add_argument("--controller-id", "-i", type=int, required=True,
@@ -90,6 +102,22 @@ def build_parser() -> argparse.ArgumentParser:
                           help="Go ahead even if the new voter set survives fewer voter failures than the "
                                "current one, or has fewer than 3 voters where there were 3 or more, or a "
                                "broker names none of the staying voters in its bootstrap servers.")
+
+    recover = sub.add_parser(
+        "recover", help="Make the surviving controllers the whole voter set after a majority was lost for good "
+                        "(run with the survivors stopped; no --bootstrap flag)")
+    recover.add_argument("--config", action="append", required=True, metavar="PROPERTIES",
+                         help="A surviving controller's properties file (repeatable: one per survivor).")
+    recover.add_argument("--broker-metadata-dir", action="append", default=[], metavar="DIR",
+                         help="A broker's metadata log directory (repeatable), read to say what it holds beyond "
+                              "the recovered log.")
+    recover.add_argument(recover_mod.LOST_VOTERS_FLAG, dest="lost_voters_are_gone", action="store_true",
+                         help="Confirm that the lost voters and their disks will never come back.")
+    recover.add_argument("--dry-run", action="store_true", help="Print the plan and the checks; write nothing.")
+    recover.add_argument("--epoch-gap", type=int, default=recover_mod.EPOCH_GAP,
+                         help="How far above the highest epoch seen the new leader epoch is.")
+    recover.add_argument("--connect-timeout-ms", type=int, default=2000,
+                         help="How long to try each lost voter's controller endpoint.")
     return parser
 
 
@@ -107,13 +135,36 @@ def _describe(admin: AdminClient, args) -> None:
         raise TerseError("One of --status or --replication must be specified with describe sub-command")
 
 
+def _observer_form(args) -> tuple[int, uuid.UUID | None] | None:
+    """``--controller-id`` (and ``-d``): the node id and the directory id asked for,
+    or None for Kafka's form (the properties file in ``--command-config``)."""
+    if args.controller_id is None:
+        if args.controller_directory_id is not None:
+            raise TerseError("--controller-directory-id needs --controller-id")
+        return None
+    if args.controller_id < 0:
+        raise TerseError(f"Invalid negative --controller-id: {args.controller_id}")
+    directory_id = None
+    if args.controller_directory_id is not None:
+        try:
+            directory_id = uuid_from_str(args.controller_directory_id)
+        except ValueError as exc:
+            raise TerseError(f"Failed to parse --controller-directory-id: {exc}") from None
+    return args.controller_id, directory_id
+
+
 def _add_controller(admin: AdminClient, args, props: dict[str, str]) -> None:
-    if args.command_config is None:
-        raise TerseError("You must supply the configuration file of the controller you are adding "
-                         "when using add-controller.")
-    node_id = cc.controller_id(props)
-    directory_id = cc.metadata_directory_id(cc.metadata_directory(props))
-    endpoints = cc.controller_endpoints(props)
+    observer = _observer_form(args)
+    if observer is not None:
+        node_id = observer[0]
+        directory_id, endpoints = observer_quorum.resolve(admin, *observer)
+    else:
+        if args.command_config is None:
+            raise TerseError("You must supply the configuration file of the controller you are adding "
+                             "when using add-controller.")
+        node_id = cc.controller_id(props)
+        directory_id = cc.metadata_directory_id(cc.metadata_directory(props))
+        endpoints = cc.controller_endpoints(props)
     if not args.dry_run:
         admin.add_raft_voter(node_id, directory_id, endpoints)
     verb = "DRY RUN of adding" if args.dry_run else "Added"
@@ -154,7 +205,13 @@ def _reassign(admin: AdminClient, args, props: dict[str, str]) -> int:
 
 
 def run(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "recover":
+        return recover_mod.run(args.config, args.broker_metadata_dir, args.lost_voters_are_gone, args.dry_run,
+                               args.epoch_gap, args.connect_timeout_ms)
+    if not (args.bootstrap_controller or args.bootstrap_server):
+        parser.error("one of the arguments --bootstrap-server --bootstrap-controller is required")
     props = cc.load_command_config(args.command_config)
     bootstrap = args.bootstrap_controller or args.bootstrap_server
     with AdminClient(bootstrap, controllers=args.bootstrap_controller is not None, config=props) as admin:

@@ -422,6 +422,22 @@ class AdminClient:
                                    [NodeAddress(b.broker_id, b.host, b.port) for b in body.brokers])
         return self._call("describeCluster", attempt)
 
+    def registered_controllers_at(self, host: str, port: int) -> ClusterMetadata:
+        """DescribeCluster (controller endpoints) asked once of the controller at
+        ``host:port``: the controllers registered (KIP-919) on the listener it was
+        asked on. Raises KafkaApiError for an error answer, ``OSError`` when the
+        address cannot be reached."""
+        try:
+            conn = self._connect(host, port)
+            body, _ = conn.request(DESCRIBE_CLUSTER, DescribeClusterRequest(
+                include_cluster_authorized_operations=False, endpoint_type=CONTROLLER_ENDPOINT_TYPE))
+        except _Unreachable as exc:
+            raise OSError(exc.reason or str(exc)) from None
+        if body.error_code:
+            raise KafkaApiError(body.error_code, body.error_message)
+        return ClusterMetadata(body.cluster_id, body.controller_id,
+                               [NodeAddress(b.broker_id, b.host, b.port) for b in body.brokers])
+
     def describe_quorum(self, deadline_s: float | None = None) -> QuorumInfo:
         return self._call("describeMetadataQuorum", self._describe_quorum_once, deadline_s)
 

@@ -12,6 +12,11 @@ id >= 0 and a directory id (INVALID_REQUEST); the default listener present and a
 sane version range covering the finalized kraft.version (INVALID_REQUEST); no
 uncommitted voter change and a known HWM (REQUEST_TIMED_OUT); the voter known
 (VOTER_NOT_FOUND); then a VotersRecord is appended and NONE returned at once.
+When the request gives the voter an endpoint it did not have (on a listener the
+leader probes, ``endpoint_probe.py``), the leader first sends ApiVersions there, as
+Kafka does after 4.4.0 (KAFKA-20661): no answer, or an error, refuses the update with
+REQUEST_TIMED_OUT and nothing written (the voter asks again a fetch timeout later);
+Kafka 4.4.0 commits the new endpoints unchecked.
 Under kraft.version 0 a voter sends it once per leader, and the leader records the
 voter's directory id, endpoints and range in ``LeaderState.upgrade_voters`` (the
 in-memory voters a kraft.version upgrade writes, ``KRaftVersionUpgrade``) instead of
@@ -24,6 +29,7 @@ from wire.messages import update_raft_voter_request as ureq
 from wire.messages import update_raft_voter_response as uresp
 from wire.records import ControlRecordType, build_control_batch
 
+from kraft_server.raft import endpoint_probe as probe
 from kraft_server.raft import membership
 from kraft_server.raft.boundary import Endpoint
 from kraft_server.raft.roles.base import Role
@@ -101,11 +107,47 @@ def handle_update_voter_request(node, inbound, now_ms: int):
     updated = node.voter_set().update(new_node)
     if updated is None:
         return _response(node, ErrorCode.VOTER_NOT_FOUND)
+    logged = node.voter_set().node(req.voter_id).endpoints
+    new_endpoints = [e for e in probe.endpoints_to_probe(node.config, endpoints) if e not in logged]
+    if new_endpoints:  # KAFKA-20661: reach the new address before the voters rely on it
+        change = membership.PendingChange(
+            membership.UPDATE, inbound, new_node.key, endpoints, True, now_ms,
+            probes_left=tuple(new_endpoints[1:]), voter=new_node, reply=lambda error: _response(node, error))
+        if not probe.send(node, change, new_endpoints[0], now_ms):
+            return _response(node, ErrorCode.REQUEST_TIMED_OUT)
+        leader.change = change
+        return None  # answered when the probes are
+    _append(node, updated, now_ms)
+    return _response(node)
+
+
+def _append(node, voters, now_ms: int) -> None:
     node.drain_proposals()
     node.leader_append(build_control_batch(
         node.log.end_offset(), node.epoch, now_ms,
-        [(ControlRecordType.KRAFT_VOTERS, updated.to_voters_record())]))
-    return _response(node)
+        [(ControlRecordType.KRAFT_VOTERS, voters.to_voters_record())]))
+
+
+def on_probe_answer(node, leader, change, body, failure, now_ms: int) -> bool:
+    """The ApiVersions answer from a voter's new endpoint: refused (REQUEST_TIMED_OUT,
+    nothing written), the next endpoint, or the VotersRecord appended."""
+    if failure is not None or body.error_code:
+        node.stats["update_voter_unreachable"] += 1
+        membership.finish(node, leader, ErrorCode.REQUEST_TIMED_OUT)
+        return False
+    if change.probes_left:
+        endpoint, *rest = change.probes_left
+        change.probes_left = tuple(rest)
+        if not probe.send(node, change, endpoint, now_ms):
+            membership.finish(node, leader, ErrorCode.REQUEST_TIMED_OUT)
+        return True
+    updated = node.voter_set().update(change.voter)
+    if updated is None:
+        membership.finish(node, leader, ErrorCode.VOTER_NOT_FOUND)
+        return True
+    _append(node, updated, now_ms)
+    membership.finish(node, leader)
+    return True
 
 
 def handle_update_voter_response(node, inflight, body, failure, now_ms: int) -> bool:
