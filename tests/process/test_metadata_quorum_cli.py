@@ -567,6 +567,119 @@ def test_resume_hint_names_force_when_an_interrupted_add_may_have_committed(monk
                                     "so the removals left lower its fault tolerance.")
 
 
+# -- brokers across a move (issue 39): their bootstrap servers before, their fetches after ----------
+
+def test_bootstrap_problems_name_brokers_that_would_ask_only_leaving_controllers():
+    from tools.metadata_quorum.brokers import bootstrap_problems, quorum_addresses
+    staying = [("h", 9004), ("h", 9005)]
+    configs = {
+        100: {"controller.quorum.bootstrap.servers": "h:9001,h:9002", "controller.quorum.voters": ""},
+        101: {"controller.quorum.bootstrap.servers": "h:9001, H:9005", "controller.quorum.voters": None},
+        102: {"controller.quorum.bootstrap.servers": "", "controller.quorum.voters": "4@h:9004,1@h:9001"},
+        103: {"controller.quorum.bootstrap.servers": None, "controller.quorum.voters": None},
+        104: "unreachable (h:9104: connection refused)",
+    }
+    assert quorum_addresses(configs[102]) == [("h", 9004), ("h", 9001)]
+    assert bootstrap_problems(configs, staying) == [
+        "broker 100 asks only h:9001,h:9002 for the leader, none of the voters that stay",
+        "broker 103 asks only nothing for the leader, none of the voters that stay",
+        "broker 104: its settings could not be read: unreachable (h:9104: connection refused)",
+    ]
+
+
+def test_fetching_observers_are_those_the_leader_saw_lately():
+    from tools.metadata_quorum.brokers import fetching_observers
+    q = quorum([replica(1, D1, 50)], observers=[replica(100, ZERO_UUID, 50, fetch=NOW - 200),
+                                                replica(101, ZERO_UUID, 50, fetch=NOW - 60_000),
+                                                replica(102, ZERO_UUID, 50, fetch=None)])
+    assert fetching_observers(q) == {100}
+    assert fetching_observers(quorum([replica(1, D1, 50, caught=None)], observers=q.observers)) == set()
+
+
+class _Brokers:
+    """Stands in for the brokers' AdminClient: their quorum settings."""
+
+    def __init__(self, configs):
+        self.configs = configs
+
+    def broker_configs(self, keys):
+        assert keys == ["controller.quorum.bootstrap.servers", "controller.quorum.voters"]
+        return self.configs
+
+
+def _with_brokers(stale_after_move=False):
+    """Kafka's three voters (1 leads), our observers 4, 5, 6 and brokers 100, 101 that
+    fetch from the leader; ``stale_after_move``: once 1 is removed the brokers' last
+    fetches stay where they were (they never find the new leader)."""
+    brokers = [replica(100, ZERO_UUID, 50), replica(101, ZERO_UUID, 50)]
+
+    class Quorum(ScriptedQuorum):
+        def describe_quorum(self):
+            info = super().describe_quorum()
+            if stale_after_move and 1 not in self.voters:
+                info.observers = [o if o.replica_id < 100 else replica(o.replica_id, ZERO_UUID, 50, fetch=NOW - 60_000)
+                                  for o in info.observers]
+            return info
+
+    return Quorum([replica(1, D1, 50), replica(2, D2, 50), replica(3, D3, 50)],
+                  [replica(n, uuid.UUID(int=n), 50) for n in (4, 5, 6)] + brokers, leader=1)
+
+
+BROKER_CONFIGS = {100: {"controller.quorum.bootstrap.servers": "h:9001,h:9002,h:9003"},
+                  101: {"controller.quorum.bootstrap.servers": "h:9004,h:9005,h:9006"}}
+
+
+def test_reassign_refuses_a_move_that_strands_a_broker_unless_forced(monkeypatch):
+    import io
+    import tools.metadata_quorum.reassign as reassign
+    from tools.metadata_quorum.reassign import Reassigner
+    monkeypatch.setattr(reassign, "POLL_S", 0.0)
+    admin = _with_brokers()
+    runner = Reassigner(admin, [4, 5, 6], explicit_endpoints={n: EPS[n][0] for n in range(10)}, max_lag_ms=1000,
+                        step_timeout_ms=5000, out=io.StringIO(), broker_admin=_Brokers(BROKER_CONFIGS))
+    with pytest.raises(Refused) as err:
+        runner.run(dry_run=False)
+    assert str(err.value) == (
+        "After this move these brokers could not find the leader:\n"
+        "  broker 100 asks only h:9001,h:9002,h:9003 for the leader, none of the voters that stay\n"
+        "First restart each broker, one at a time, with controller.quorum.bootstrap.servers=h:9004,h:9005,h:9006 "
+        '(docs/operations.md, "Moving a live cluster onto this quorum"); or pass --force to move anyway')
+    assert admin.calls == []
+
+    out = io.StringIO()
+    forced = Reassigner(admin, [4, 5, 6], explicit_endpoints={n: EPS[n][0] for n in range(10)}, max_lag_ms=1000,
+                        step_timeout_ms=5000, out=out, force=True, broker_admin=_Brokers(BROKER_CONFIGS))
+    assert forced.run(dry_run=False) == 0
+    assert admin.calls == [("add", 4), ("add", 5), ("add", 6), ("remove", 2), ("remove", 3), ("remove", 1)]
+    lines = out.getvalue().splitlines()
+    assert any(line.startswith("Warning: After this move these brokers could not find the leader:") for line in lines)
+    assert lines[-2] == "Observers [100, 101] fetch from leader 4 (0 ms after the last step)."
+    assert lines[-1] == "The controller quorum's voters are [4, 5, 6]: reassignment complete."
+
+
+def test_reassign_fails_naming_the_brokers_that_do_not_follow_the_new_leader(monkeypatch):
+    import io
+    import tools.metadata_quorum.reassign as reassign
+    from tools.metadata_quorum.reassign import Reassigner, Stranded
+    clock = _FakeTime()
+    monkeypatch.setattr(reassign, "time", clock)
+    monkeypatch.setattr(reassign, "POLL_S", 0.5)
+    out = io.StringIO()
+    runner = Reassigner(_with_brokers(stale_after_move=True), [4, 5, 6],
+                        explicit_endpoints={n: EPS[n][0] for n in range(10)}, max_lag_ms=1000,
+                        step_timeout_ms=5000, out=out, follow_timeout_ms=10_000)
+    with pytest.raises(Stranded) as err:
+        runner.run(dry_run=False)
+    assert out.getvalue().splitlines()[8] == (
+        "Warning: observers [100, 101] (brokers?) fetch from the leader, and their "
+        "controller.quorum.bootstrap.servers was not checked (pass --broker-bootstrap-server): a broker that "
+        "names only controllers that leave loses the quorum when the leader leaves.")
+    assert str(err.value) == (
+        "The voters are [4, 5, 6], but observers [100, 101] have not fetched from leader 4 within 10 s: they do "
+        "not find the new quorum. A broker asks only its controller.quorum.bootstrap.servers for the leader; "
+        "restart each, one at a time, with controller.quorum.bootstrap.servers=h:9004,h:9005,h:9006 "
+        '(docs/operations.md, "Moving a live cluster onto this quorum").')
+
 # -- add-controller --controller-id (issue 39, section 3) -----------------------------------------
 
 class _Registrations(_ToolQuorum):

@@ -90,11 +90,18 @@ def build_parser() -> argparse.ArgumentParser:
                           help="A joining observer must have caught up within this many ms of the leader.")
     reassign.add_argument("--step-timeout-ms", type=int, default=120000,
                           help="How long one step may take to commit.")
+    reassign.add_argument("--broker-bootstrap-server", metavar="HOST:PORT[,...]",
+                          help="Brokers of the cluster: each one's controller.quorum.bootstrap.servers is read, "
+                               "and a move after which a broker names none of the staying voters is refused.")
+    reassign.add_argument("--follow-timeout-ms", type=int, default=30000,
+                          help="After the last step, how long the brokers and other observers that followed "
+                               "the old leader may take to fetch from the new one.")
     reassign.add_argument("--dry-run", action="store_true",
                           help="Print the steps that would be taken, but do not take them.")
     reassign.add_argument("--force", action="store_true",
                           help="Go ahead even if the new voter set survives fewer voter failures than the "
-                               "current one, or has fewer than 3 voters where there were 3 or more.")
+                               "current one, or has fewer than 3 voters where there were 3 or more, or a "
+                               "broker names none of the staying voters in its bootstrap servers.")
 
     recover = sub.add_parser(
         "recover", help="Make the surviving controllers the whole voter set after a majority was lost for good "
@@ -178,17 +185,23 @@ def _remove_controller(admin: AdminClient, args) -> None:
     print(f"{verb}KRaft controller {args.controller_id} with directory id {uuid_to_str(directory_id)}")
 
 
-def _reassign(admin: AdminClient, args) -> int:
+def _reassign(admin: AdminClient, args, props: dict[str, str]) -> int:
     target = parse_voters(args.voters)
     explicit = dict(parse_voter_endpoint(text) for text in args.voter_endpoint)
+    brokers = (AdminClient(args.broker_bootstrap_server, controllers=False, config=props)
+               if args.broker_bootstrap_server else None)
     runner = Reassigner(admin, target, explicit_endpoints=explicit, max_lag_ms=args.max_lag_ms,
-                        step_timeout_ms=args.step_timeout_ms, force=args.force)
+                        step_timeout_ms=args.step_timeout_ms, force=args.force, broker_admin=brokers,
+                        follow_timeout_ms=args.follow_timeout_ms)
     try:
         return runner.run(args.dry_run)
     except KeyboardInterrupt:
         print(f"Interrupted after {runner.done} completed step(s); the quorum is left as it is. "
               + runner.resume_hint(), file=sys.stderr)
         return 130
+    finally:
+        if brokers is not None:
+            brokers.close()
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -209,7 +222,7 @@ def run(argv: list[str] | None = None) -> int:
         elif args.command == "remove-controller":
             _remove_controller(admin, args)
         elif args.command == "reassign":
-            return _reassign(admin, args)
+            return _reassign(admin, args, props)
     return 0
 
 

@@ -35,9 +35,10 @@ from dataclasses import dataclass, field
 from wire.errors import ErrorCode
 from wire.headers import decode_response
 from wire.messages import (
-    AddRaftVoterRequest, ApiVersionsRequest, DescribeClusterRequest, DescribeQuorumRequest,
-    MetadataRequest, RemoveRaftVoterRequest)
+    AddRaftVoterRequest, ApiVersionsRequest, DescribeClusterRequest, DescribeConfigsRequest,
+    DescribeQuorumRequest, MetadataRequest, RemoveRaftVoterRequest)
 from wire.messages import add_raft_voter_request as _add
+from wire.messages import describe_configs_request as _dc
 from wire.messages import describe_quorum_request as _dq
 
 from tools.blocking_client import BlockingConnection
@@ -51,10 +52,12 @@ DESCRIBE_QUORUM = DescribeQuorumRequest.API_KEY
 DESCRIBE_CLUSTER = DescribeClusterRequest.API_KEY
 ADD_RAFT_VOTER = AddRaftVoterRequest.API_KEY
 REMOVE_RAFT_VOTER = RemoveRaftVoterRequest.API_KEY
+DESCRIBE_CONFIGS = DescribeConfigsRequest.API_KEY
+BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER
 
 # The highest version of each request this client speaks (our codecs' range).
 CLIENT_MAX = {API_VERSIONS: 4, METADATA: 13, DESCRIBE_QUORUM: 3, DESCRIBE_CLUSTER: 2,
-              ADD_RAFT_VOTER: 1, REMOVE_RAFT_VOTER: 0}
+              ADD_RAFT_VOTER: 1, REMOVE_RAFT_VOTER: 0, DESCRIBE_CONFIGS: 4}
 
 METADATA_TOPIC = "__cluster_metadata"
 CONTROLLER_ENDPOINT_TYPE = 2
@@ -214,7 +217,7 @@ class Connection:
 
 _API_NAMES = {DESCRIBE_QUORUM: "DESCRIBE_QUORUM", DESCRIBE_CLUSTER: "DESCRIBE_CLUSTER",
               ADD_RAFT_VOTER: "ADD_RAFT_VOTER", REMOVE_RAFT_VOTER: "REMOVE_RAFT_VOTER",
-              METADATA: "METADATA"}
+              METADATA: "METADATA", DESCRIBE_CONFIGS: "DESCRIBE_CONFIGS"}
 
 
 class _RetryNow(Exception):
@@ -477,6 +480,28 @@ class AdminClient:
             raise _RetryNow(KafkaApiError(body.error_code), refresh=True)
         if body.error_code:
             raise KafkaApiError(body.error_code, body.error_message)
+
+    def broker_configs(self, keys: list[str]) -> dict[int, dict[str, str | None] | str]:
+        """Each broker's own values of ``keys``: DescribeConfigs of its BROKER resource,
+        sent to that broker (static settings included), as Kafka's Admin routes it. A
+        broker that cannot be asked maps to the reason, in words."""
+        nodes = self._call("listNodes", lambda conn, _r: list(self._metadata.nodes))
+        out: dict[int, dict[str, str | None] | str] = {}
+        for node in nodes:
+            try:
+                conn = self._connect(node.host, node.port)
+                body, _ = conn.request(DESCRIBE_CONFIGS, DescribeConfigsRequest(resources=[
+                    _dc.DescribeConfigsResource(resource_type=BROKER_RESOURCE, resource_name=str(node.node_id),
+                                                configuration_keys=list(keys))]))
+                result = body.results[0]
+                if result.error_code:
+                    raise KafkaApiError(result.error_code, result.error_message)
+                out[node.node_id] = {c.name: c.value for c in result.configs}
+            except _Unreachable as exc:
+                out[node.node_id] = f"unreachable ({exc})"
+            except KafkaApiError as exc:
+                out[node.node_id] = exc.java_text()
+        return out
 
     def target_supports(self, api_key: int) -> bool:
         """Whether the node calls go to advertises ``api_key`` in ApiVersions."""

@@ -23,6 +23,15 @@ resumes from wherever the quorum is when it is started again:
    after removing the leader, the time until the tool reaches the new leader is
    printed apart (it includes the tool's retry back-off, not only the election).
 
+Brokers (and any other observer) find the leader only through the controllers they
+fetch from (:mod:`.brokers`). Before the first step the observers fetching from the
+leader are noted; with ``--broker-bootstrap-server`` each broker's own
+``controller.quorum.bootstrap.servers`` is read (DescribeConfigs), and a move that
+leaves a broker naming none of the staying voters is refused unless ``--force``
+(without the flag the tool only warns that it could not check). After the last step
+the tool waits until every noted observer fetches from the leader of the new voter
+set, up to ``--follow-timeout-ms``, and fails (exit 1) naming those that do not.
+
 Before the first step the plan is printed with what it does to fault tolerance
 (the voter failures a quorum survives, ``floor((n - 1) / 2)``, before and after),
 and a plan that lowers it, or leaves fewer than 3 voters out of 3 or more, is
@@ -44,6 +53,9 @@ from dataclasses import dataclass
 from wire.uuids import uuid_to_str
 from wire.errors import ErrorCode
 
+from .brokers import (
+    BOOTSTRAP_KEY, VOTERS_KEY, bootstrap_problems, fetching_observers, format_addresses,
+)
 from .client import AdminClient, Endpoint, QuorumInfo, Replica
 from .describe import uncommitted_changes
 from .errors import KafkaApiError, TerseError
@@ -53,6 +65,12 @@ POLL_S = 0.2  # how often commit progress is polled
 
 class Refused(TerseError):
     """The target is unsafe or cannot be reached; nothing was changed."""
+
+
+class Stranded(TerseError):
+    """The voters changed, but observers that followed the old leader do not follow the new one."""
+
+MOVE_DOC = 'docs/operations.md, "Moving a live cluster onto this quorum"'
 
 
 @dataclass(frozen=True)
@@ -223,8 +241,13 @@ def _committed(quorum: QuorumInfo, step: Step, target_offset: int) -> bool:
 
 class Reassigner:
     def __init__(self, admin: AdminClient, target: list[int], *, explicit_endpoints: dict[int, Endpoint],
-                 max_lag_ms: int, step_timeout_ms: int, force: bool = False, out=None):
+                 max_lag_ms: int, step_timeout_ms: int, force: bool = False, out=None,
+                 broker_admin: AdminClient | None = None, follow_timeout_ms: int = 30000):
         self.admin = admin
+        self.broker_admin = broker_admin  # the brokers, to read their quorum settings
+        self.follow_timeout_s = follow_timeout_ms / 1000
+        self.watch: set[int] = set()  # observers that followed the leader before the move
+        self.staying: list[tuple[str, int]] = []  # the target voters' controller addresses
         self.target = target
         self.explicit = explicit_endpoints
         self.max_lag_ms = max_lag_ms
@@ -273,6 +296,8 @@ class Reassigner:
             steps = plan(quorum, self.target, self.endpoints(quorum), self.max_lag_ms)
             voters = format_ids(v.replica_id for v in quorum.voters)
             if not steps:
+                if self.done:
+                    self.wait_followers()
                 self.say(f"The controller quorum's voters are {voters}: "
                          + ("nothing to do." if self.done == 0 else "reassignment complete."))
                 return 0
@@ -280,6 +305,7 @@ class Reassigner:
             self.voter_count = len(quorum.voters)
             if self.done == 0:
                 self.show_plan(quorum, steps, dry_run)
+                self.check_brokers(quorum, steps)
                 if dry_run:
                     return 0
             self.execute(quorum, steps[0], self.done + 1, total)
@@ -299,6 +325,60 @@ class Reassigner:
         self.say(tolerance_text(before, after) + ("; --force given" if reason and self.force else ""))
         if reason and not self.force:
             raise Refused(reason)
+
+    def check_brokers(self, quorum: QuorumInfo, steps: list[Step]) -> None:
+        """Note the observers to keep; refuse (unless --force) a move after which a
+        broker would ask only controllers that left."""
+        added = {s.replica.replica_id: s.endpoints for s in steps if s.kind == "add"}
+        self.staying = []
+        for node_id in self.target:
+            endpoints = added.get(node_id) or tuple(quorum.nodes.get(node_id) or ())
+            self.staying += [(e.host, e.port) for e in endpoints[:1]]
+        leaving = {v.replica_id for v in quorum.voters} - set(self.target)
+        self.watch = fetching_observers(quorum) - {v.replica_id for v in quorum.voters} - set(self.target)
+        if not leaving:
+            return
+        if self.broker_admin is None:
+            if self.watch:
+                self.say(f"Warning: observers {format_ids(sorted(self.watch))} (brokers?) fetch from the leader, and "
+                         f"their {BOOTSTRAP_KEY} was not checked (pass --broker-bootstrap-server): a broker that "
+                         f"names only controllers that leave loses the quorum when the leader leaves.")
+            return
+        configs = self.broker_admin.broker_configs([BOOTSTRAP_KEY, VOTERS_KEY])
+        problems = bootstrap_problems(configs, self.staying)
+        if not problems:
+            self.say(f"Brokers {format_ids(sorted(configs))}: each names a voter that stays in {BOOTSTRAP_KEY}.")
+            return
+        text = ("After this move these brokers could not find the leader:\n  " + "\n  ".join(problems)
+                + f"\nFirst restart each broker, one at a time, with "
+                  f"{BOOTSTRAP_KEY}={format_addresses(self.staying)} ({MOVE_DOC})")
+        if self.force:
+            self.say(f"Warning: {text}; --force given")
+            return
+        raise Refused(text + "; or pass --force to move anyway")
+
+    def wait_followers(self) -> None:
+        """After the last step: every noted observer fetching from the current leader."""
+        if not self.watch:
+            return
+        started = time.monotonic()
+        deadline = started + self.follow_timeout_s
+        while True:
+            quorum = self.admin.describe_quorum()
+            missing = self.watch - fetching_observers(quorum)
+            if not missing:
+                self.say(f"Observers {format_ids(sorted(self.watch))} fetch from leader {quorum.leader_id} "
+                         f"({_took(time.monotonic() - started)} after the last step).")
+                return
+            if time.monotonic() >= deadline:
+                addresses = format_addresses(self.staying) if self.staying else "the new voters' addresses"
+                raise Stranded(
+                    f"The voters are {format_ids(v.replica_id for v in quorum.voters)}, but observers "
+                    f"{format_ids(sorted(missing))} have not fetched from leader {quorum.leader_id} within "
+                    f"{self.follow_timeout_s:.0f} s: they do not find the new quorum. A broker asks only its "
+                    f"{BOOTSTRAP_KEY} for the leader; restart each, one at a time, with "
+                    f"{BOOTSTRAP_KEY}={addresses} ({MOVE_DOC}).")
+            time.sleep(POLL_S)  # poll interval
 
     def resume_hint(self) -> str:
         """How to resume after an interruption: with --force when the quorum grew
