@@ -49,7 +49,9 @@ from .snapshots import (
     BOOTSTRAP_SNAPSHOT_ID,
     FileSnapshotWriter,
     delete_snapshot,
+    read_snapshot_bytes,
     scan_snapshots,
+    snapshot_file_size,
     snapshot_path,
 )
 
@@ -309,12 +311,10 @@ class FileReplicatedLog:
         return sum(segment.size for segment in self.segments)
 
     def read_snapshot(self, snapshot_id: OffsetAndEpoch, position: int, max_bytes: int) -> bytes:
-        with open(snapshot_path(self.directory, snapshot_id), "rb") as f:
-            f.seek(position)
-            return f.read(max_bytes)
+        return read_snapshot_bytes(self.directory, snapshot_id, position, max_bytes)
 
     def snapshot_size(self, snapshot_id: OffsetAndEpoch) -> int:
-        return snapshot_path(self.directory, snapshot_id).stat().st_size
+        return snapshot_file_size(self.directory, snapshot_id)
 
     def create_snapshot(self, snapshot_id: OffsetAndEpoch) -> FileSnapshotWriter:
         if snapshot_id in self._snapshots:

@@ -37,6 +37,17 @@ def snapshot_path(directory: Path, snapshot_id: OffsetAndEpoch) -> Path:
     return directory / snapshot_name(snapshot_id)
 
 
+def read_snapshot_bytes(directory: Path, snapshot_id: OffsetAndEpoch, position: int, max_bytes: int) -> bytes:
+    """Up to ``max_bytes`` of a snapshot file from ``position`` (FetchSnapshot's slices)."""
+    with open(snapshot_path(directory, snapshot_id), "rb") as f:
+        f.seek(position)
+        return f.read(max_bytes)
+
+
+def snapshot_file_size(directory: Path, snapshot_id: OffsetAndEpoch) -> int:
+    return snapshot_path(directory, snapshot_id).stat().st_size
+
+
 def parse_snapshot_name(name: str) -> tuple[OffsetAndEpoch, str] | None:
     """``(id, kind)`` with kind ``"frozen"``, ``"partial"`` or ``"deleted"``."""
     m = _NAME.match(name)

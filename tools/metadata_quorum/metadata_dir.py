@@ -24,7 +24,8 @@ from kraft_server.log.meta_properties import MetaProperties, MetaPropertiesError
 from kraft_server.log.quorum_state_file import FileQuorumStateStore, QuorumStateError
 from kraft_server.log.recovery import scan_segment
 from kraft_server.log.segments import parse_segment_name
-from kraft_server.log.snapshots import BOOTSTRAP_SNAPSHOT_ID, scan_snapshots, snapshot_path
+from kraft_server.log.snapshots import (BOOTSTRAP_SNAPSHOT_ID, read_snapshot_bytes, scan_snapshots,
+                                         snapshot_file_size, snapshot_path)
 from kraft_server.raft.voter_history import load_history
 from wire.records import (
     CompressionType, batch_records, batch_values, control_record_type, iter_batches, read_header,
@@ -128,12 +129,10 @@ class MetadataDir:
         return snapshot_path(self.directory, BOOTSTRAP_SNAPSHOT_ID).read_bytes()
 
     def read_snapshot(self, snapshot_id: OffsetAndEpoch, position: int, max_bytes: int) -> bytes:
-        with open(snapshot_path(self.directory, snapshot_id), "rb") as f:
-            f.seek(position)
-            return f.read(max_bytes)
+        return read_snapshot_bytes(self.directory, snapshot_id, position, max_bytes)
 
     def snapshot_size(self, snapshot_id: OffsetAndEpoch) -> int:
-        return snapshot_path(self.directory, snapshot_id).stat().st_size
+        return snapshot_file_size(self.directory, snapshot_id)
 
     def control_offsets(self, start: int) -> list[int]:
         return sorted(b for b in self._controls if b >= start)
