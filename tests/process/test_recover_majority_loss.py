@@ -13,6 +13,9 @@ then leads alone, every batch seen committed before the loss is still there byte
 for byte, and two new nodes join with ``add-controller``; the grown quorum keeps
 committing without losing anything (``check_no_loss``).
 
+The recover and add-controller commands are taken from docs/operations.md ("Recovering
+a quorum that lost its majority") and run as written there (``tests/support/doc_commands.py``).
+
 Every process is killed in a finalizer; every wait polls with a deadline.
 """
 from __future__ import annotations
@@ -27,10 +30,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests.support.doc_commands import documented_command
 from tests.support.jdk import need_jdk
 from tests.support.kraft_nodes import PARTITION, agreed_leader, read_batches, wait_for
 from tests.support.membership_cluster import (
-    Recorder, add_controller, check_no_loss, format_dynamic, format_observer, new_node, quorum_partition,
+    Recorder, check_no_loss, format_dynamic, format_observer, new_node, quorum_partition,
     voters_of,
 )
 from tools.kafka_dist.controller import KafkaController, random_cluster_id, run_tool
@@ -47,6 +51,15 @@ def _report(text: str) -> None:
 def _recover(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "tools.metadata_quorum", "recover", *args], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
+
+
+SECTION = "Recovering a quorum that lost its majority"  # docs/operations.md: run as written
+
+
+def _as_documented(starts: str, values: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    words = documented_command("operations.md", SECTION, starts, values)
+    assert words[0] == "python"
+    return subprocess.run([sys.executable, *words[1:]], cwd=REPO, capture_output=True, text=True, timeout=120)
 
 
 def _log_end(data) -> int:
@@ -91,7 +104,7 @@ def test_a_lone_survivor_leads_and_the_quorum_grows_back(tmp_path, nodes):
     assert refused.returncode == 1, refused.stdout + refused.stderr
     assert "--lost-voters-are-gone" in refused.stderr and read_batches(survivor.data) == before
     t0 = time.monotonic()
-    out = _recover("--config", str(survivor.config), "--lost-voters-are-gone")
+    out = _as_documented("python -m tools.metadata_quorum recover", {"survivor.properties": str(survivor.config)})
     recover_s = time.monotonic() - t0
     assert out.returncode == 0, out.stdout + out.stderr
     lost_ids = sorted(n.node_id for n in lost)
@@ -159,7 +172,8 @@ def test_a_lone_survivor_leads_and_the_quorum_grows_back(tmp_path, nodes):
             return p is not None and any(o.replica_id == new_id and p.high_watermark - o.log_end_offset < 500
                                          for o in p.observers)
         wait_for(caught_up, 90, f"node {new_id} to fetch as an observer", interval=0.3)
-        res = add_controller("ours", survivor.bootstrap, n)
+        res = _as_documented("python -m tools.metadata_quorum --bootstrap-controller",
+                             {"<survivor host:port>": survivor.bootstrap, "new.properties": str(n.kafka_config)})
         assert res.returncode == 0, res.stdout + res.stderr
     wait_for(lambda: (p := quorum_partition(survivor)) is not None and set(voters_of(p)) == {survivor.node_id, 4, 5},
              90, "voters {survivor, 4, 5}", interval=0.3)
