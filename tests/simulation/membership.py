@@ -193,6 +193,10 @@ class MembershipChecker(Checker):
 class MembershipSimulation(Simulation):
     """``Simulation`` (kraft.version 1, two spare observers) plus membership events."""
 
+    def extra_summary(self) -> dict:
+        """What a subclass adds to the run's summary."""
+        return {}
+
     def __init__(self, seed: int, nodes: int = 3, faults: Faults | None = None, churn: bool = True):
         self._admin_seq = 0
         self.wiped: int | None = None  # the node whose disk was replaced, until it is a voter
@@ -401,9 +405,12 @@ class MembershipSimulation(Simulation):
         return again
 
 
-def run_membership_seed(seed: int, events: int, nodes: int = 3, churn: bool = True) -> dict:
+def run_membership_seed(seed: int, events: int, nodes: int = 3, churn: bool = True,
+                        simulation: type[MembershipSimulation] | None = None) -> dict:
+    """Run one seed of the membership profile (or of a subclass's, ``simulation``) and
+    summarize it."""
     from tests.simulation.runner import calm_until_progress
-    sim = MembershipSimulation(seed, nodes, churn=churn)
+    sim = (simulation or MembershipSimulation)(seed, nodes, churn=churn)
     sim.run(events)
     calm_until_progress(sim)
     summary = sim.summary()
@@ -418,4 +425,5 @@ def run_membership_seed(seed: int, events: int, nodes: int = 3, churn: bool = Tr
     summary["unreachable_adds"] = sim.unreachable_adds
     summary["misadvertised_restarts"] = sim.misadvertised_restarts
     summary["dead_address_probes"] = sim.dead_address_probes
+    summary.update(sim.extra_summary())
     return summary

@@ -35,7 +35,7 @@ from tools.metadata_quorum.errors import TerseError
 from wire.records import read_header
 
 from tests.simulation.invariants import InvariantViolation
-from tests.simulation.membership import MembershipChecker, MembershipSimulation
+from tests.simulation.membership import MembershipChecker, MembershipSimulation, run_membership_seed
 
 RECOVER_AT_MS = (2000, 6000)  # when the majority is lost (simulated time)
 RETRY_MS = 300  # no leader with a high watermark yet, or a disk being replaced: try again
@@ -56,6 +56,10 @@ def facts(node, voters: bool = True) -> tool.LogFacts:
 
 
 class RecoverSimulation(MembershipSimulation):
+    def extra_summary(self) -> dict:
+        return {"recoveries": self.recoveries, "recover_refused": dict(self.recover_refused),
+                "recover_waits": dict(self.recover_waits)}
+
     def __init__(self, seed: int, nodes: int = 3, churn: bool = True):
         self.recover_rng = random.Random(seed * 15485863 + 3)  # its own draws: the others stay put
         self.recoveries: list[dict] = []
@@ -194,15 +198,4 @@ def checker_recovered(checker, plan, log, voter_offsets) -> None:
 
 
 def run_recover_seed(seed: int, events: int, nodes: int = 3, churn: bool = True) -> dict:
-    from tests.simulation.runner import calm_until_progress
-    sim = RecoverSimulation(seed, nodes, churn=churn)
-    sim.run(events)
-    calm_until_progress(sim)
-    summary = sim.summary()
-    leader = sim.leader()
-    summary["voters"] = leader.raft.voter_set().ids() if leader else None
-    summary["voter_changes_committed"] = sim.checker.changes_committed
-    summary["recoveries"] = sim.recoveries
-    summary["recover_refused"] = dict(sim.recover_refused)
-    summary["recover_waits"] = dict(sim.recover_waits)
-    return summary
+    return run_membership_seed(seed, events, nodes, churn, simulation=RecoverSimulation)
