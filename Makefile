@@ -14,7 +14,7 @@ endif
 export KRAFT_CACHE ?= $(CURDIR)/.cache
 
 # `make docs`: the site (mkdocs.yml, docs/) built in strict mode into site/.
-.PHONY: docs stream venv test test-slow fuzz simulate simulate-long bench bench-raft bench-startup bench-controller bench-membership codegen check-codegen kafka-dist run run-cluster clean
+.PHONY: docs stream venv test test-slow fuzz simulate simulate-long bench bench-raft bench-startup bench-controller bench-membership bench-move codegen check-codegen kafka-dist run run-cluster clean
 
 $(STAMP): setup.cfg pyproject.toml setup.py
 	@command -v java >/dev/null || (apt-get update && apt-get install -y openjdk-17-jdk-headless)
@@ -122,6 +122,11 @@ bench-controller: $(BYTECODE) kafka-dist
 
 bench-membership: $(BYTECODE) kafka-dist
 	$(PY) bench/membership.py $(if $(FULL),--full)
+
+# Moving a live cluster between Kafka's controllers and ours, against Kafka's own move:
+# the longest gap between acknowledgements (bench/quorum_move.py; OUT=1 adds ours -> Kafka's).
+bench-move: $(BYTECODE) kafka-dist
+	$(PY) bench/quorum_move.py $(if $(OUT),--out)
 
 run: $(BYTECODE)
 	$(PY) -m tools.run_local --config config/server.properties
