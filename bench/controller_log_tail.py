@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kraft_server.controller.image import MetadataImage
-from kraft_server.controller.records import PARTITION_CHANGE_RECORD, unframe
+from kraft_server.controller.image.metadata_image import MetadataImage
+from kraft_server.controller.image.records import PARTITION_CHANGE_RECORD, unframe
 from wire.records import batch_records, iter_headers, read_header, walk
 
 PARTITION_DIR = "__cluster_metadata-0"

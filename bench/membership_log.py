@@ -44,10 +44,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kraft_server.config import KafkaConfig
-from kraft_server.controller import records as rec
+from kraft_server.controller.image import records as rec
 from kraft_server.controller.active import ActiveDuties
-from kraft_server.controller.image import MetadataImage
-from kraft_server.controller.snapshot_generator import render_snapshot
+from kraft_server.controller.image.metadata_image import MetadataImage
+from kraft_server.controller.image.snapshot_generator import render_snapshot
 from kraft_server.log.bootstrap import parse_bootstrap_snapshot, read_bootstrap_checkpoint
 from kraft_server.log.epoch_cache import LEADER_EPOCH_CHECKPOINT
 from kraft_server.log.partition_metadata import write_partition_metadata

@@ -1,5 +1,5 @@
 """CreateAcls (30), DescribeAcls (29) and DeleteAcls (31), v1-3, on the controller
-listener (``kraft_server/controller/acl_control.py`` decides them).
+listener (``kraft_server/controller/acls/control.py`` decides them).
 
 Without an authorizer every one is answered SECURITY_DISABLED "No Authorizer is
 configured.", as Kafka's ``AclApis``. A request with an element of code 0
@@ -9,7 +9,11 @@ are metadata writes of the active controller (``controller_writes.py``).
 """
 from __future__ import annotations
 
-from kraft_server.controller.acl_control import create_acls_error_response, delete_acls_error_response, describe_acls
+from kraft_server.controller.acls.control import (
+    create_acls_error_response,
+    delete_acls_error_response,
+    describe_acls,
+)
 from wire.errors import ErrorCode
 from wire.messages import DescribeAclsResponse
 

@@ -23,6 +23,7 @@ import logging
 
 from kraft_server.controller.configs import definitions as configs
 from kraft_server.security import acls as A
+from wire.messages.delete_topics_request import DeleteTopicState
 from wire.errors import ErrorCode
 from wire.messages import RESPONSES
 
@@ -126,7 +127,9 @@ class Guard:
         return None
 
     def _topic_name(self, item):
-        if getattr(item, "name", None):
+        if item.name:
             return item.name
-        topic = self.image().topics.by_id.get(getattr(item, "topic_id", None))
+        if not isinstance(item, DeleteTopicState):  # only DeleteTopics v6 names topics by id
+            return None
+        topic = self.image().topics.by_id.get(item.topic_id)
         return None if topic is None else topic.name

@@ -42,8 +42,8 @@ def _one_group_refusal(api_key: int, version: int, body):
     if api_key == OffsetFetchRequest.API_KEY and version < 2:  # no top-level error: on each partition
         return RESPONSES[api_key](topics=[fetch_refusal(version, t, DENIED) for t in body.topics])
     answer = RESPONSES[api_key](error_code=DENIED)
-    if hasattr(answer, "generation_id"):
-        answer.generation_id = -1  # JoinGroup: UNKNOWN_GENERATION_ID
+    if api_key == JoinGroupRequest.API_KEY:
+        answer.generation_id = -1  # UNKNOWN_GENERATION_ID
     return answer
 
 

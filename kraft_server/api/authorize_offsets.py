@@ -28,7 +28,7 @@ from wire.messages.offset_delete_response import OffsetDeleteResponsePartition, 
 
 from .authorize_items import joiner, narrowed_body
 from .call import CallWrapper, Narrowed
-from .groups import topics as served
+from kraft_server.groups import topics as served
 
 DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 OFFSET_APIS = frozenset({OffsetCommitRequest.API_KEY, OffsetFetchRequest.API_KEY, OffsetDeleteRequest.API_KEY})

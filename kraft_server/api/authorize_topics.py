@@ -13,55 +13,78 @@ with nothing refused goes out untouched (shared bodies stay shared).
 """
 from __future__ import annotations
 
+import copy
+from dataclasses import dataclass
+from typing import Callable
+
 from wire.errors import ErrorCode
+from wire.messages import fetch_response as fr
+from wire.messages import list_offsets_response as lo
+from wire.messages import metadata_response as md
+from wire.messages import offset_for_leader_epoch_response as ofle
+from wire.messages import describe_topic_partitions_response as dtp
+from wire.uuids import ZERO_UUID
 
 from . import registry as r
 from .call import CallWrapper
-from wire.uuids import ZERO_UUID
 
 DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-# api key -> (response list, topic-name field, partitions field, partition index field)
-_SHAPES = {r.FETCH: ("responses", "topic", "partitions", "partition_index"),
-           r.METADATA: ("topics", "name", None, None),
-           r.LIST_OFFSETS: ("topics", "name", "partitions", "partition_index"),
-           r.OFFSET_FOR_LEADER_EPOCH: ("topics", "topic", "partitions", "partition"),
-           r.DESCRIBE_TOPIC_PARTITIONS: ("topics", "name", None, None)}
-# what a refused partition says besides its error (Kafka's error partitions)
-_UNKNOWN = {"high_watermark": -1, "last_stable_offset": -1, "log_start_offset": -1, "records": b"",
-            "timestamp": -1, "offset": -1, "leader_epoch": -1, "end_offset": -1}
 
 
-def _refused_partition(p, index_field: str):
-    q = type(p)()
-    setattr(q, index_field, getattr(p, index_field))
-    q.error_code = DENIED
-    for field, value in _UNKNOWN.items():
-        if hasattr(q, field):
-            setattr(q, field, value)
-    return q
+@dataclass(frozen=True)
+class _Shape:
+    """Where an answer lists its topics, and what a refused topic's entry says
+    (Kafka's error entries: offsets and epochs unknown, no records)."""
+    topics: Callable  # answer -> its list of topic entries
+    name: Callable  # entry -> topic name ("" or None when addressed by id)
+    refused: Callable  # entry -> the entry that replaces it
+    field: str  # the answer's field holding the list
 
 
-def _refused_topic(t, api_key: int, name_field: str, parts_field, index_field):
-    q = type(t)()
-    setattr(q, name_field, getattr(t, name_field))
-    if hasattr(t, "topic_id"):
-        q.topic_id = t.topic_id if api_key == r.FETCH else ZERO_UUID
-    if parts_field is None:  # a topic-level error (Metadata, DescribeTopicPartitions)
-        q.error_code = DENIED
-        q.partitions = []
-    else:
-        setattr(q, parts_field, [_refused_partition(p, index_field) for p in getattr(t, parts_field)])
-    return q
+def _fetch_refused(t):
+    return fr.FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id, partitions=[
+        fr.PartitionData(partition_index=p.partition_index, error_code=DENIED, high_watermark=-1,
+                         last_stable_offset=-1, log_start_offset=-1, records=b"")
+        for p in t.partitions])
+
+
+def _list_offsets_refused(t):
+    return lo.ListOffsetsTopicResponse(name=t.name, partitions=[
+        lo.ListOffsetsPartitionResponse(partition_index=p.partition_index, error_code=DENIED, timestamp=-1,
+                                        offset=-1, leader_epoch=-1)
+        for p in t.partitions])
+
+
+def _epoch_refused(t):
+    return ofle.OffsetForLeaderTopicResult(topic=t.topic, partitions=[
+        ofle.EpochEndOffset(partition=p.partition, error_code=DENIED, leader_epoch=-1, end_offset=-1)
+        for p in t.partitions])
+
+
+_SHAPES = {
+    r.FETCH: _Shape(lambda a: a.responses, lambda t: t.topic, _fetch_refused, "responses"),
+    r.METADATA: _Shape(lambda a: a.topics, lambda t: t.name, lambda t: md.MetadataResponseTopic(
+        name=t.name, topic_id=ZERO_UUID, error_code=DENIED, partitions=[]), "topics"),
+    r.LIST_OFFSETS: _Shape(lambda a: a.topics, lambda t: t.name, _list_offsets_refused, "topics"),
+    r.OFFSET_FOR_LEADER_EPOCH: _Shape(lambda a: a.topics, lambda t: t.topic, _epoch_refused, "topics"),
+    r.DESCRIBE_TOPIC_PARTITIONS: _Shape(lambda a: a.topics, lambda t: t.name,
+                                        lambda t: dtp.DescribeTopicPartitionsResponseTopic(
+                                            name=t.name, topic_id=ZERO_UUID, error_code=DENIED, partitions=[]),
+                                        "topics"),
+}
+
+
+_BY_ID = (r.FETCH, r.METADATA, r.DESCRIBE_TOPIC_PARTITIONS)  # entries that carry a topic id
 
 
 def mask(api_key: int, request, answer, refused, topics):
     """``answer`` with the refused topics' entries replaced (a new object), or itself."""
-    list_field, name_field, parts_field, index_field = _SHAPES[api_key]
-    entries = getattr(answer, list_field, None) or []
+    shape = _SHAPES[api_key]
+    entries = shape.topics(answer) or []
 
     def name_of(t):
-        name = getattr(t, name_field, None)
-        if not name and getattr(t, "topic_id", None) is not None and topics is not None:
+        name = shape.name(t)
+        if not name and api_key in _BY_ID and topics is not None:  # addressed by topic id
             served = topics.with_id(t.topic_id)
             name = served.name if served is not None else None
         return name
@@ -75,11 +98,9 @@ def mask(api_key: int, request, answer, refused, topics):
         if not (name and refused(name)):
             kept.append(t)
         elif not all_topics:
-            kept.append(_refused_topic(t, api_key, name_field, parts_field, index_field))
-    masked = type(answer).__new__(type(answer))
-    for slot in type(answer).__slots__:
-        setattr(masked, slot, getattr(answer, slot))
-    setattr(masked, list_field, kept)
+            kept.append(shape.refused(t))
+    masked = copy.copy(answer)
+    setattr(masked, shape.field, kept)
     return masked
 
 

@@ -22,7 +22,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 from kraft_server.controller import admin_requests as admin
-from kraft_server.controller import acl_control, client_quotas, scram_control
+from kraft_server.controller.acls import control as acl_control
+from kraft_server.controller.quotas.answers import alter_client_quotas_error_response
+from kraft_server.controller.quotas.control import alter_client_quotas_op
+from kraft_server.controller.scram import control as scram_control
 from kraft_server.controller.cluster import unregister_controller
 from kraft_server.controller.replication import reassignment
 from kraft_server.security import acls as A
@@ -319,8 +322,8 @@ APIS: tuple[Api, ...] = (
         write=lambda v, b, s: reassignment.list_reassignments_op(b),
         error_response=lambda v, b, code: reassignment.list_error_response(b, code)),
     Api(ALTER_CLIENT_QUOTAS, _controller_write, controller=(0, 1), envelope=True, cluster_check=A.ALTER_CONFIGS,
-        write=lambda v, b, s: client_quotas.alter_client_quotas_op(b),
-        error_response=lambda v, b, code: client_quotas.alter_client_quotas_error_response(b, code)),
+        write=lambda v, b, s: alter_client_quotas_op(b),
+        error_response=lambda v, b, code: alter_client_quotas_error_response(b, code)),
     Api(ALTER_USER_SCRAM_CREDENTIALS, _controller_write, controller=(0, 0), envelope=True, cluster_check=_AL,
         write=lambda v, b, s: scram_control.alter_user_scram_credentials_op(b),
         error_response=lambda v, b, code: scram_control.alter_user_scram_credentials_error_response(b, code)),
@@ -330,7 +333,7 @@ APIS: tuple[Api, ...] = (
         write=_configs_write(ALTER_CONFIGS), error_response=_configs_error(ALTER_CONFIGS)),
     Api(INCREMENTAL_ALTER_CONFIGS, _alter_configs, controller=(0, 1), envelope=True, config_check=A.ALTER_CONFIGS,
         write=_configs_write(INCREMENTAL_ALTER_CONFIGS), error_response=_configs_error(INCREMENTAL_ALTER_CONFIGS)),
-    # ACLs (acl_requests.py, controller/acl_control.py)
+    # ACLs (acl_requests.py, controller/acls/control.py)
     Api(DESCRIBE_ACLS, _acls, controller=(1, 3), cluster_check=_DE),
     Api(CREATE_ACLS, _acls, controller=(1, 3), envelope=True, cluster_check=_AL,
         write=lambda v, b, s: acl_control.create_acls_op(b),

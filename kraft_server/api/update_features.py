@@ -3,14 +3,14 @@
 A request that names only kraft.version (or names nothing) stays with the Raft core
 (``raft/rpc/update_features.py``), as before the metadata controller existed. Any
 other feature goes to the active controller's write queue
-(``controller/feature_control.py``), which also handles kraft.version when it comes
+(``controller/features/control.py``), which also handles kraft.version when it comes
 along (``kafka-features upgrade --release-version`` sends both). A node with no
 controller leaves everything to the core.
 """
 from __future__ import annotations
 
 from kraft_server.common.features import SUPPORTED
-from kraft_server.controller.feature_control import KRAFT_VERSION, update_features_op
+from kraft_server.controller.features.control import KRAFT_VERSION, update_features_op
 
 
 def forwarded_to_controller(call, view) -> bool:

@@ -2,7 +2,7 @@
 
 The handlers that answer locally (ApiVersions, DescribeCluster, DescribeQuorum) do
 not reach into the Raft core's objects: the node hands them a ``NodeView`` whose
-methods return the small frozen values below. ``kraft_server/shell/wiring.py`` adapts the
+methods return the small frozen values below. ``kraft_server/shell/core_view.py`` adapts the
 real ``RaftNode`` to it; tests use a fake. Keeping the boundary this narrow lets the
 core's internals change without touching the wire handlers.
 """

@@ -22,7 +22,7 @@ MAX_BROKERS = 100
 
 class StateBuilder:
     def __init__(self, view, core, raft_log, controller, timeline, peers: dict[int, str]):
-        self.view = view  # kraft_server.shell.wiring.CoreView
+        self.view = view  # kraft_server.shell.core_view.CoreView
         self.core = core
         self.log = raft_log
         self.controller = controller

@@ -10,11 +10,9 @@ runs another turn when it proposed something::
 
     proposed, deadline = controller.poll(now_ms)   # after core.advance(...)
 
-Map. The image, apart from the decisions (it imports nothing from the decision
-rooms below): ``records.py`` (framing of the records we write), ``image.py`` (the
-replayed state) with ``image_brokers.py`` and ``image_topics.py``, ``loader.py``
-(committed batches and snapshots -> image), ``snapshot_generator.py`` (when and how
-to write a snapshot), ``retention.py`` (Kafka's snapshot/segment cleaning).
+Map. ``image/`` (Kafka's ``metadata.image`` and loader): the replayed state and how it
+is read and written back; it imports nothing from the decision rooms below (checked by
+tests/unit/test_import_rules.py).
 
 The machinery: ``controller.py`` (the object the shells drive), ``active.py`` (leader
 duties: bootstrap records, self-registration, NoOp timer), ``write_queue.py``
@@ -36,10 +34,11 @@ The decisions, one room per control concern as Kafka splits its controller
   and ``reassignment_replicas.py`` (Alter/ListPartitionReassignments and the replica
   arithmetic; the record is ``partition_change.assignment_change``, which
   AlterPartition also uses while one runs);
-- ``configs/`` (ConfigurationControl: configs in the image, Kafka's config
-  definitions, IncrementalAlterConfigs/AlterConfigs records, DescribeConfigs);
-- ``client_quotas.py`` (ClientQuotaControl: the quota image and AlterClientQuotas) and
-  ``feature_control.py`` (FeatureControl: UpdateFeatures).
+- ``configs/`` (ConfigurationControl: Kafka's config definitions,
+  IncrementalAlterConfigs/AlterConfigs records, DescribeConfigs);
+- ``quotas/`` (ClientQuotaControl: AlterClientQuotas), ``features/`` (FeatureControl:
+  UpdateFeatures), ``acls/`` (AclControl: Create/Delete/DescribeAcls), ``scram/``
+  (ScramControl: AlterUserScramCredentials).
 """
 from kraft_server.controller.controller import Controller, ControllerSettings
 

@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import logging
 
-from kraft_server.raft import Role
-
-from . import records as rec
+from .image import records as rec
 from .cluster.registration import CONTROLLER_REGISTRATION_MIN_MV
 from .write_queue import NotProposed, propose
 
@@ -39,7 +37,7 @@ ELR_FEATURE = "eligible.leader.replicas.version"
 
 def leads(core) -> bool:
     """The Raft leader, not resigning (a shutdown's EndQuorumEpoch on its way)."""
-    return core.role is Role.LEADER and not core.quorum.state.resign_requested
+    return core.leads()
 
 
 class ActiveDuties:
@@ -85,9 +83,8 @@ class ActiveDuties:
             return False
         if core.epoch != self.epoch:
             self.epoch, self.active, self.inflight_end = core.epoch, False, -1
-        leader = core.quorum.state
         if not self.active:
-            if core.high_watermark is None or next_offset < leader.epoch_start_offset:
+            if core.high_watermark is None or next_offset < core.epoch_start_offset():
                 return False  # not caught up with what earlier epochs committed
             self.active = True
             log.info("[Controller %d] active in epoch %d at offset %d", self.node_id, core.epoch,

@@ -19,10 +19,10 @@ from wire.messages.register_controller_record import ControllerEndpoint, Control
 
 from .active import ActiveDuties
 from .cluster.broker_requests import BrokerRequests
-from .loader import MetadataLoader
+from .image.loader import MetadataLoader
 from .cluster.registration import RegistrationSender, registration_write
-from .retention import CLEAN_INTERVAL_MS, maybe_clean
-from .snapshot_generator import SnapshotGenerator
+from .image.retention import CLEAN_INTERVAL_MS, maybe_clean
+from .image.snapshot_generator import SnapshotGenerator
 from .replication.elections import imbalanced, leaderless_unclean
 from .write_queue import Write, WriteQueue
 

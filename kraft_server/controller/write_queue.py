@@ -77,7 +77,7 @@ def propose(core, values: list[bytes], now_ms: int, own_batch: bool = True) -> t
 
 def next_write_offset(core) -> int:
     """The offset the next proposed record gets (Kafka's ``nextWriteOffset``)."""
-    return core.log.end_offset() + len(core.quorum.state.pending_records)
+    return core.next_write_offset()
 
 
 class WriteQueue:

@@ -24,7 +24,7 @@ The log start offset is the first segment's base offset after a restart (the
 metadata log keeps no ``log-start-offset-checkpoint``; Kafka does the same) and
 moves up to a snapshot's end offset with ``delete_before_snapshot``; snapshots
 below it are deleted on start-up, as in ``KafkaMetadataLog.recoverSnapshots``.
-When the log start moves is decided by ``kraft_server/controller/retention.py``
+When the log start moves is decided by ``kraft_server/controller/image/retention.py``
 (Kafka's ``maybeClean``: size and age retention over the snapshots).
 """
 from __future__ import annotations

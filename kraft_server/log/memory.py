@@ -47,6 +47,8 @@ class MemorySnapshotWriter:
 
 
 class MemoryLog:
+    segments = None  # no segment files: readers take the batches from memory (log/log_reader.py)
+
     def __init__(self, bootstrap_checkpoint: bytes | None = None):
         self._bases: list[int] = []  # base offset of each batch
         self._batches: list[tuple[int, int, int, bytes]] = []  # (base, last, epoch, bytes)

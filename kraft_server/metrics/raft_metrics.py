@@ -100,7 +100,7 @@ class RaftMetrics:
             return "resigned"
         if role is Role.FOLLOWER:
             return "follower" if core.is_voter() else "observer"
-        if core.quorum.state.voted_key is not None:
+        if core.voted_key is not None:
             return "voted"
         return "unattached"
 
@@ -108,7 +108,7 @@ class RaftMetrics:
         core = self.core
         if core.role in (Role.LEADER, Role.CANDIDATE):
             return core.local_key.node_id
-        voted = core.quorum.state.voted_key
+        voted = core.voted_key
         return -1 if voted is None else voted.node_id
 
     def commit_latency(self, now_ms: int) -> tuple[float, float]:

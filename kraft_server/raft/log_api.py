@@ -105,7 +105,7 @@ class ReplicatedLog(Protocol):
         snapshots (retention)."""
 
     def snapshot_ids(self) -> list[OffsetAndEpoch]:
-        """Every snapshot, oldest first (used by ``kraft_server.controller.retention``)."""
+        """Every snapshot, oldest first (used by ``kraft_server.controller.image.retention``)."""
 
     def size_bytes(self) -> int:
         """Bytes held in the log (Kafka's ``UnifiedLog.size``; snapshot retention)."""

@@ -136,6 +136,25 @@ class RaftNode:
     def leader_id(self) -> int:
         return self.quorum.leader_id
 
+    @property
+    def voted_key(self) -> VoterKey | None:
+        """The candidate voted for in this epoch (Unattached, Prospective, Follower)."""
+        return self.quorum.state.voted_key
+
+    def leads(self) -> bool:
+        """The leader, not resigning (a shutdown's EndQuorumEpoch on its way)."""
+        return self.role is Role.LEADER and not self.quorum.state.resign_requested
+
+    def epoch_start_offset(self) -> int:
+        """Where the leader's epoch began (leader only)."""
+        return self.quorum.state.epoch_start_offset
+
+    def next_write_offset(self) -> int:
+        """The offset the next proposed record gets (Kafka's ``nextWriteOffset``): the log's
+        end plus what lingers in the leader's buffer."""
+        pending = self.quorum.state.pending_records if self.role is Role.LEADER else ()
+        return self.log.end_offset() + len(pending)
+
     def voter_set(self) -> VoterSet:
         return self.history.latest()
 

@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 def bootstrap_credentials(framed_records):
     """A ``ScramImage`` of the UserScramCredentialRecords among ``framed_records``."""
-    from kraft_server.controller.scram_image import ScramImage
+    from kraft_server.controller.image.scram import ScramImage
     image = ScramImage()
     for value in framed_records:
         record = decode_metadata_record(value)

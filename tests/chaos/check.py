@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from kraft_server.controller.image import MetadataImage
-from kraft_server.controller.records import TOPIC_RECORD
+from kraft_server.controller.image.metadata_image import MetadataImage
+from kraft_server.controller.image.records import TOPIC_RECORD
 from tests.support.kraft_nodes import committed_batches, read_batches
 from wire.records import ControlRecordType, batch_values, control_records, decode_metadata_record, walk
 

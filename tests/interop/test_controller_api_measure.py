@@ -32,8 +32,8 @@ CLUSTER = "TWVhc3VyZU9mVGhlQXBpcw"
 
 # Owned by the security issue's later parts: SCRAM credential APIs, delegation tokens
 # (SaslHandshake 17 and SaslAuthenticate 36 are served: kraft_server/net/sasl_gate.py;
-# AlterUserScramCredentials 51: kraft_server/controller/scram_control.py; Describe/Create/
-# DeleteAcls 29-31: kraft_server/controller/acl_control.py). Kafka's
+# AlterUserScramCredentials 51: kraft_server/controller/scram/control.py; Describe/Create/
+# DeleteAcls 29-31: kraft_server/controller/acls/control.py). Kafka's
 # controller lists DescribeUserScramCredentials (50) but ControllerApis does not handle it.
 SECURITY_OWNED = {
     50: "DescribeUserScramCredentials: SCRAM credentials belong to the security issue",

@@ -19,7 +19,7 @@ from collections import Counter
 
 import pytest
 
-from kraft_server.controller.image import MetadataImage
+from kraft_server.controller.image.metadata_image import MetadataImage
 from tests.support.jdk import need_jdk
 from tests.support.kafka_brokers import bootstrap_servers, start_brokers
 from tests.support.kraft_nodes import OurNode, read_batches, wait_for

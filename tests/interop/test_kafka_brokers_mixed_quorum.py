@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from kraft_server.controller.image import MetadataImage
+from kraft_server.controller.image.metadata_image import MetadataImage
 from wire.uuids import random_directory_id, uuid_to_str
 from tests.support.jdk import need_jdk
 from tests.support.kafka_brokers import bootstrap_servers, start_brokers

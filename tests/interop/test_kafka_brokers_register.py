@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from kraft_server.controller import records as rec
+from kraft_server.controller.image import records as rec
 from tests.support.jdk import need_jdk
 from tests.support.kafka_brokers import start_brokers
 from tests.support.kraft_nodes import OurNode, _roundtrip, read_batches, wait_for

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from kraft_server.controller import records as rec
+from kraft_server.controller.image import records as rec
 from tests.support.jdk import need_jdk
 from tests.support.kafka_brokers import bootstrap_servers, start_brokers
 from tests.support.kraft_nodes import OurNode, _roundtrip, agreed_leader, make_quorum, read_batches, wait_for
@@ -48,7 +48,7 @@ def record_kinds(node) -> set[tuple[int, int]]:
 
 
 def image_partitions(node, name: str) -> dict:
-    from kraft_server.controller.image import MetadataImage
+    from kraft_server.controller.image.metadata_image import MetadataImage
     img = MetadataImage()
     for raw in read_batches(node.data).values():
         for info in walk(raw):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 
-from kraft_server.controller import records as rec
+from kraft_server.controller.image import records as rec
 from kraft_server.log.file_log import FileReplicatedLog
 from tests.support.kraft_nodes import OurNode, _roundtrip, wait_for
 from tools.kafka_dist.releases import DEFAULT_RELEASE, release_facts

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 
-from kraft_server.controller import records as rec
+from kraft_server.controller.image import records as rec
 from tests.support.kraft_nodes import _roundtrip, agreed_leader, make_quorum, read_batches, wait_for
 from wire.messages import ControllerRegistrationRequest, DescribeClusterRequest, RegisterControllerRecord
 from wire.messages.controller_registration_request import Listener

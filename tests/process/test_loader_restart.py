@@ -3,7 +3,7 @@ a new listener (next offset 0) is handed the latest snapshot when one exists, ev
 when the log still starts at 0, and replays only the log after it."""
 from __future__ import annotations
 
-from kraft_server.controller.loader import MetadataLoader
+from kraft_server.controller.image.loader import MetadataLoader
 from kraft_server.log.file_log import FileReplicatedLog
 from wire.records import walk
 

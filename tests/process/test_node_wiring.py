@@ -9,7 +9,7 @@ from kraft_server.config import KafkaConfig
 from kraft_server.log.meta_properties import MetaProperties, write_meta_properties
 from wire.uuids import random_directory_id
 from kraft_server.log.startup import StorageError, check_storage
-from kraft_server.shell.wiring import quorum_config
+from kraft_server.shell.quorum_setup import quorum_config
 
 
 

@@ -8,7 +8,7 @@ from wire.errors import ErrorCode
 from wire.messages import api_versions_response as avr
 
 from kraft_server.api import registry
-from kraft_server.shell.wiring import CoreView
+from kraft_server.shell.core_view import CoreView
 from kraft_server.raft.boundary import InboundResponse
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.voters import VoterKey

@@ -38,7 +38,7 @@ from wire.messages import KRaftVersionRecord, SnapshotFooterRecord, SnapshotHead
 from wire.records import ControlRecordType, build_control_batch
 
 from kraft_server.controller import Controller, ControllerSettings
-from kraft_server.controller import records as metadata_records
+from kraft_server.controller.image import records as metadata_records
 from kraft_server.log.bootstrap import DEFAULT_FEATURES
 
 from tests.simulation.disk import SimDisk

@@ -141,7 +141,7 @@ class Checker:
         seen = getattr(controller, "sim_snapshots_checked", 0)
         if seen == len(written):
             return
-        from kraft_server.controller.loader import MetadataLoader
+        from kraft_server.controller.image.loader import MetadataLoader
 
         for sid in written[seen:]:
             self.snapshots_written += 1

@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from kraft_server.controller import records as rec
-from kraft_server.controller.image_brokers import FENCE
+from kraft_server.controller.image import records as rec
+from kraft_server.controller.image.brokers import FENCE
 from tests.interop.test_kafka_brokers_mixed_quorum import image_of
 from tests.support.kafka_brokers import bootstrap_servers, start_brokers
 from tests.support.kraft_nodes import REPO, agreed_leader, read_batches, wait_for

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 from kraft_server.api import registry
 from kraft_server.api.authorize import CLUSTER_CHECKS, CONFIG_CHECKS, TOPIC_CHECKS, Guard
 from kraft_server.api.envelope_inner import forwarded_identity
-from kraft_server.controller.acl_control import create_acls
-from kraft_server.controller.image import MetadataImage
+from kraft_server.controller.acls.control import create_acls
+from kraft_server.controller.image.metadata_image import MetadataImage
 from kraft_server.security import acls as A
 from kraft_server.security.authorizer import Authorizer
 from wire.messages import (

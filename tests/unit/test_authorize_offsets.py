@@ -9,8 +9,8 @@ import uuid
 import pytest
 
 from kraft_server.api.groups import GroupService, handle
-from kraft_server.api.groups.coordinator import GroupSettings
-from kraft_server.api.groups.offset_store import CommittedOffset, OffsetStore
+from kraft_server.groups.coordinator import GroupSettings
+from kraft_server.groups.offset_store import CommittedOffset, OffsetStore
 from kraft_server.security import acls as A
 from wire.errors import ErrorCode as E
 from wire.messages import OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest

@@ -175,7 +175,7 @@ def test_voters_and_bootstrap_servers():
 def test_probe_listeners_are_the_other_controller_listeners_with_the_first_ones_protocol():
     """AddRaftVoter probes a new voter's endpoints on these too (raft/endpoint_probe.py):
     the outbound channel speaks the first controller listener's protocol only."""
-    from kraft_server.shell.wiring import probe_listeners
+    from kraft_server.shell.quorum_setup import probe_listeners
     c = KafkaConfig.from_props({
         **MINIMAL, "controller.listener.names": "CONTROLLER,CTRL2,SECURE",
         "listeners": "CONTROLLER://127.0.0.1:9093,CTRL2://127.0.0.1:9094,SECURE://127.0.0.1:9095",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kraft_server.controller.acl_control import create_acls, delete_acls, describe_acls
-from kraft_server.controller.image import MetadataImage
+from kraft_server.controller.acls.control import create_acls, delete_acls, describe_acls
+from kraft_server.controller.image.metadata_image import MetadataImage
 from kraft_server.security import acls as A
 from wire.messages import DeleteAclsRequest, DescribeAclsRequest
 from wire.messages.create_acls_request import AclCreation

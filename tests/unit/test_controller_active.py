@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from kraft_server.controller import Controller, ControllerSettings
-from kraft_server.controller import records as rec
+from kraft_server.controller.image import records as rec
 from kraft_server.log.bootstrap import DEFAULT_FEATURES
 from kraft_server.log.memory import MemoryLog
 from kraft_server.raft.quorum_config import QuorumConfig, StaticVoter
@@ -127,8 +127,8 @@ def test_level_zero_features_are_not_bootstrapped(name, level):
 
 
 def test_undecodable_committed_records_are_counted_not_fatal():
-    from kraft_server.controller import records as rec
-    from kraft_server.controller.image import MetadataImage
+    from kraft_server.controller.image import records as rec
+    from kraft_server.controller.image.metadata_image import MetadataImage
 
     img = MetadataImage()
     for junk in (b"", b"\x01", b"\xff" * 12, None, b"\x01\x0c\x00\x05abc"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 
 from kraft_server.controller.cluster import broker_lifecycle as lifecycle
-from kraft_server.controller.image import MetadataImage
+from kraft_server.controller.image.metadata_image import MetadataImage
 from wire.errors import ErrorCode
 from wire.messages import (
     BrokerHeartbeatRequest, BrokerRegistrationRequest, FeatureLevelRecord, PartitionRecord,

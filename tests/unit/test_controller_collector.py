@@ -1,4 +1,4 @@
-"""Keeping the cyclic collector off the image (``controller/collector.py``): partition
+"""Keeping the cyclic collector off the image (``controller/image/collector.py``): partition
 records made (decoded or replaced) are counted, ``Freezer`` freezes once enough were
 made, garbage is collected before a freeze, and a whole freeze (or a new snapshot)
 also frees what an earlier freeze froze and is cyclic garbage now."""
@@ -10,10 +10,10 @@ import weakref
 import pytest
 
 from kraft_server.common.values import OffsetAndEpoch
-from kraft_server.controller import collector
-from kraft_server.controller.collector import Freezer
-from kraft_server.controller.loader import MetadataLoader
-from kraft_server.controller.snapshot_build import render_snapshot
+from kraft_server.controller.image import collector
+from kraft_server.controller.image.collector import Freezer
+from kraft_server.controller.image.loader import MetadataLoader
+from kraft_server.controller.image.snapshot_build import render_snapshot
 from wire.messages import ClearElrRecord, PartitionChangeRecord
 from wire.records import encode_metadata_record
 
@@ -104,7 +104,7 @@ def test_freezer_does_a_whole_freeze_every_ten_minutes():
 
 
 def test_loading_a_large_snapshot_again_frees_the_image_it_replaces(monkeypatch):
-    monkeypatch.setattr("kraft_server.controller.loader.FREEZE_RECORDS", 50)
+    monkeypatch.setattr("kraft_server.controller.image.loader.FREEZE_RECORDS", 50)
     data = render_snapshot(_image(topics=4, partitions=20), OffsetAndEpoch(10, 1), 0, None, 0)
     loader = MetadataLoader(_SnapshotOnly(data))
     loader.load_snapshot(OffsetAndEpoch(10, 1))

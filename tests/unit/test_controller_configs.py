@@ -10,7 +10,7 @@ from kraft_server.api.config_requests import alter_configs_op
 from kraft_server.controller.configs.definitions import TOPIC_DEFS, ConfigError, parse
 from kraft_server.controller.configs.describe import describe
 from kraft_server.controller.admin_requests import create_topics_op
-from kraft_server.controller import records as rec
+from kraft_server.controller.image import records as rec
 from wire.errors import ErrorCode
 from wire.messages import AlterConfigsRequest, CreateTopicsRequest, IncrementalAlterConfigsRequest
 from wire.messages.alter_configs_request import AlterableConfig as LegacyConfig
@@ -154,7 +154,7 @@ def test_describe_topic_and_broker_sources_and_synonyms():
 
 
 def test_configs_survive_a_snapshot():
-    from kraft_server.controller.image import MetadataImage
+    from kraft_server.controller.image.metadata_image import MetadataImage
     c = with_topic(configs=[("retention.ms", "1000")])
     image = c.controller.image
     again = MetadataImage()
@@ -214,7 +214,7 @@ def test_envelope_carries_incremental_alter_configs():
 
 
 def test_configs_image_index_follows_replay_and_topic_removal():
-    from kraft_server.controller.configs.store import ConfigsImage
+    from kraft_server.controller.image.configs import ConfigsImage
     from wire.messages import ConfigRecord
     img = ConfigsImage()
     img.replay(ConfigRecord(resource_type=2, resource_name="t", name="segment.ms", value="1"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from kraft_server.controller.image import MetadataImage
+from kraft_server.controller.image.metadata_image import MetadataImage
 from wire.messages import (
     BrokerRegistrationChangeRecord, ConfigRecord, FeatureLevelRecord, PartitionChangeRecord,
     PartitionRecord, ProducerIdsRecord, RegisterBrokerRecord, RemoveTopicRecord, TopicRecord,

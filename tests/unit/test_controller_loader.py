@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from kraft_server.controller import records as rec
-from kraft_server.controller.loader import MetadataLoader
+from kraft_server.controller.image import records as rec
+from kraft_server.controller.image.loader import MetadataLoader
 from kraft_server.log.memory import MemoryLog
 from wire.messages import LeaderChangeMessage
 from wire.records import ControlRecordType, build_control_batch, build_value_batch, read_header, walk

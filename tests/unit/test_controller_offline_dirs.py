@@ -9,7 +9,7 @@ import uuid
 from types import SimpleNamespace
 
 from kraft_server.controller.admin_requests import alter_partition_op, assign_dirs_op, create_topics_op, elect_leaders_op
-from kraft_server.controller.image_brokers import BrokerRegistration
+from kraft_server.controller.image.brokers import BrokerRegistration
 from wire.uuids import LOST_DIR, MIGRATING_DIR, UNASSIGNED_DIR
 from wire.errors import ErrorCode
 from wire.messages import BrokerHeartbeatRequest, CreateTopicsRequest, ElectLeadersRequest

@@ -1,5 +1,5 @@
-"""Client quotas (``controller/client_quotas.py``) and feature updates
-(``controller/feature_control.py``) decided on an image, as tables: Kafka 4.3.1's
+"""Client quotas (``controller/quotas/control.py``) and feature updates
+(``controller/features/control.py``) decided on an image, as tables: Kafka 4.3.1's
 ``ClientQuotaControlManager`` and ``FeatureControlManager`` rules (the messages are
 Kafka's; ``tests/interop/test_controller_api_measure.py`` checks them against its
 controllers through the real tools)."""
@@ -9,14 +9,13 @@ import uuid
 
 import pytest
 
-from kraft_server.controller.client_quotas import (
-    ClientQuotasImage, alter_client_quotas, alter_client_quotas_op, entity_of,
-)
+from kraft_server.controller.image.client_quotas import ClientQuotasImage, entity_of
+from kraft_server.controller.quotas.control import alter_client_quotas, alter_client_quotas_op
 from kraft_server.common.refused import Refused
-from kraft_server.controller.feature_control import FeatureUpdate
-from kraft_server.controller.image import MetadataImage
+from kraft_server.controller.features.control import FeatureUpdate
+from kraft_server.controller.image.metadata_image import MetadataImage
 from kraft_server.controller.controller import REGISTRATION_FEATURES
-from kraft_server.controller import records as rec
+from kraft_server.controller.image import records as rec
 from wire.errors import ErrorCode
 from wire.messages import AlterClientQuotasRequest, FeatureLevelRecord, RegisterBrokerRecord
 from wire.messages.alter_client_quotas_request import EntityData, EntryData, OpData

@@ -11,7 +11,7 @@ import pytest
 
 from kraft_server.controller.replication import reassignment_replicas as rr
 from kraft_server.controller.admin_requests import alter_partition_op, create_topics_op
-from kraft_server.controller.image import MetadataImage
+from kraft_server.controller.image.metadata_image import MetadataImage
 from kraft_server.controller.replication.reassignment import alter_reassignments_op, list_reassignments_op
 from wire.errors import ErrorCode
 from wire.messages import (

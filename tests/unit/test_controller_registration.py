@@ -8,8 +8,8 @@ import uuid
 from types import SimpleNamespace
 
 from kraft_server.api.describe_cluster import handle_describe_cluster_request
-from kraft_server.controller import records as rec
-from kraft_server.controller.image import MetadataImage
+from kraft_server.controller.image import records as rec
+from kraft_server.controller.image.metadata_image import MetadataImage
 from kraft_server.controller.cluster.registration import RegistrationSender, request_from_record
 from kraft_server.log.bootstrap import DEFAULT_FEATURES
 from kraft_server.raft.boundary import Endpoint, InboundResponse, SendFailure

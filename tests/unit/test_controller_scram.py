@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kraft_server.controller.image import MetadataImage
-from kraft_server.controller.scram_control import alter_scram_credentials
+from kraft_server.controller.image.metadata_image import MetadataImage
+from kraft_server.controller.scram.control import alter_scram_credentials
 from kraft_server.security.scram import make_credential, salted_password
 from wire.messages import AlterUserScramCredentialsRequest, UserScramCredentialRecord
 from wire.messages.alter_user_scram_credentials_request import ScramCredentialDeletion, ScramCredentialUpsertion

@@ -6,10 +6,10 @@ from __future__ import annotations
 import uuid
 
 from kraft_server.common.values import OffsetAndEpoch
-from kraft_server.controller import records as rec
-from kraft_server.controller.image import MetadataImage
-from kraft_server.controller.loader import MetadataLoader
-from kraft_server.controller.snapshot_generator import render_snapshot
+from kraft_server.controller.image import records as rec
+from kraft_server.controller.image.metadata_image import MetadataImage
+from kraft_server.controller.image.loader import MetadataLoader
+from kraft_server.controller.image.snapshot_generator import render_snapshot
 from wire.messages import PartitionChangeRecord, PartitionRecord, TopicRecord
 from wire.records import encode_metadata_record
 

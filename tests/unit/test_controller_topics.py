@@ -391,7 +391,7 @@ def test_envelope_on_a_non_active_controller_is_an_envelope_not_controller():
 
 
 def test_the_unclean_task_elects_leaderless_partitions_of_topics_that_allow_it():
-    from kraft_server.controller import records as rec
+    from kraft_server.controller.image import records as rec
     from tests.unit.test_controller_brokers import heartbeat
 
     c, epochs = three()

@@ -1,4 +1,4 @@
-"""The classic group state machine (kraft_server/api/groups/coordinator.py), driven with
+"""The classic group state machine (kraft_server/groups/coordinator.py), driven with
 explicit ``now_ms`` and, for the request paths, through the generated codecs at the
 versions clients send (FakeCall encodes each request and answer and decodes it back).
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 
 from kraft_server.api.groups import GroupService, handle
-from kraft_server.api.groups.coordinator import GroupSettings
-from kraft_server.api.groups.group import GroupState
-from kraft_server.api.groups.offset_store import OffsetStore
+from kraft_server.groups.coordinator import GroupSettings
+from kraft_server.groups.group import GroupState
+from kraft_server.groups.offset_store import OffsetStore
 from wire.errors import ErrorCode as E
 from wire.messages import (
     HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, OffsetCommitRequest, SyncGroupRequest,

@@ -1,4 +1,4 @@
-"""Committed offsets: the store (kraft_server/api/groups/offset_store.py) and the
+"""Committed offsets: the store (kraft_server/groups/offset_store.py) and the
 OffsetCommit/OffsetFetch/FindCoordinator answers, through the generated codecs.
 
 The store's contract: a commit is on disk (fsync'd) when ``commit`` returns; a torn
@@ -12,9 +12,9 @@ import uuid
 import pytest
 
 from kraft_server.api.groups import GroupService, handle
-from kraft_server.api.groups import offset_store
-from kraft_server.api.groups.coordinator import GroupSettings
-from kraft_server.api.groups.offset_store import FILE_NAME, CommittedOffset, OffsetStore, read_frames
+from kraft_server.groups import offset_store
+from kraft_server.groups.coordinator import GroupSettings
+from kraft_server.groups.offset_store import FILE_NAME, CommittedOffset, OffsetStore, read_frames
 from wire.errors import ErrorCode as E
 from wire.messages import FindCoordinatorRequest, HeartbeatRequest, OffsetCommitRequest, OffsetFetchRequest
 from wire.messages import offset_commit_request as oc

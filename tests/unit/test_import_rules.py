@@ -4,12 +4,16 @@
   ``common``: no ``log``, ``net``, ``api``, ``controller``, ``shell`` or ``metrics``
   (and ``wire``, of course);
 - ``kraft_server/controller`` imports nothing from ``log`` or ``net``, and its image
-  (``image*.py``, ``loader.py``, ``records.py``, ``snapshot_generator.py``,
-  ``retention.py``) nothing from the decision rooms ``cluster/`` and ``replication/``;
+  (``image/``) nothing from the decision rooms (every other room of the controller:
+  ``cluster/``, ``replication/``, ``configs/`` but its definitions, ``quotas/``,
+  ``features/``, ``acls/``, ``scram/``) nor the machinery that runs them;
 - ``kraft_server/log`` (storage) imports nothing from ``raft``;
+- ``kraft_server/groups`` (the group coordinator's state) imports nothing from ``api``,
+  ``net``, ``raft``, ``controller`` or ``shell``;
 - ``wire`` (the codecs) imports nothing from ``kraft_server``;
 - the other rooms (``controller``, ``shell``, ``api``, ``net``, ``metrics``) use the core
-  only through ``kraft_server.raft`` itself, never its submodules;
+  only through ``kraft_server.raft`` itself, never its submodules, and read it through
+  its methods (no ``core.quorum.state``, no ``core.log``);
 - record batches are built and walked only in ``wire/records``: nowhere else in the
   server, the tools or the benches is CRC-32C computed or a batch header packed;
 - ``tools`` and ``bench`` may import anything.
@@ -82,22 +86,32 @@ def test_the_core_imports_only_itself_common_and_wire():
     assert violations("kraft_server/raft", outside) == []
 
 
-IMAGE_MODULES = ("image.py", "image_brokers.py", "image_topics.py", "loader.py", "records.py",
-                 "snapshot_generator.py", "retention.py")
+# What the image may read from the rest of the controller: Kafka's config definitions
+# (facts about config names and types), nothing that decides.
+IMAGE_MAY_IMPORT = ("kraft_server.controller.image", "kraft_server.controller.configs.definitions")
 
 
 def test_the_controllers_image_imports_none_of_its_decision_rooms():
-    rooms = ("kraft_server.controller.cluster", "kraft_server.controller.replication")
-    out = []
-    for name in IMAGE_MODULES:
-        path = ROOT / "kraft_server" / "controller" / name
-        out += [f"{name}:{line} imports {mod}" for line, mod in imported_modules(path.read_text(), module_name(path))
-                if _under(mod, *rooms)]
-    assert out == []
+    """Every room and module of the controller but the image is a decision room (or the
+    machinery that runs them): ``image/`` imports none of them."""
+    rooms = sorted(p.name for p in (ROOT / "kraft_server" / "controller").iterdir()
+                   if p.is_dir() and (p / "__init__.py").exists() and p.name != "image")
+    assert {"cluster", "replication", "configs", "quotas", "features", "acls", "scram"} <= set(rooms)
+
+    def decision(name: str) -> bool:
+        return _under(name, "kraft_server.controller") and not _under(name, *IMAGE_MAY_IMPORT)
+    assert violations("kraft_server/controller/image", decision) == []
 
 
 def test_the_controller_imports_nothing_from_storage_or_sockets():
     assert violations("kraft_server/controller", lambda name: _under(name, "kraft_server.log", "kraft_server.net")) == []
+
+
+def test_the_group_coordinator_imports_no_request_core_or_controller_room():
+    """``groups/`` keeps state; decoding and answering requests is ``api/groups``'s."""
+    assert violations("kraft_server/groups", lambda name: _under(
+        name, "kraft_server.api", "kraft_server.net", "kraft_server.raft", "kraft_server.controller",
+        "kraft_server.shell")) == []
 
 
 def test_storage_imports_nothing_from_the_core():
@@ -119,6 +133,27 @@ USERS_OF_THE_CORE = ("controller", "shell", "api", "net", "metrics", "console")
 @pytest.mark.parametrize("room", USERS_OF_THE_CORE)
 def test_the_other_rooms_use_only_the_cores_public_surface(room):
     assert violations(f"kraft_server/{room}", _raft_submodule) == []
+
+
+def _reads_core_internals(source: str) -> list[int]:
+    """Lines reading the core's state objects (``x.quorum.state``) or its log (``core.log``)
+    instead of the node's methods."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
+            if node.attr == "state" and node.value.attr == "quorum":
+                out.append(node.lineno)
+        if (isinstance(node, ast.Attribute) and node.attr == "log" and isinstance(node.value, ast.Name)
+                and node.value.id == "core"):
+            out.append(node.lineno)
+    return out
+
+
+@pytest.mark.parametrize("room", USERS_OF_THE_CORE)
+def test_the_other_rooms_read_the_core_through_its_methods(room):
+    out = [f"{path.relative_to(ROOT)}:{line}" for path in python_files(f"kraft_server/{room}")
+           for line in _reads_core_internals(path.read_text())]
+    assert out == []
 
 
 def test_the_cores_public_surface_is_exported():

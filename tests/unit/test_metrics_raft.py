@@ -3,7 +3,6 @@ high watermark, the leader-only KIP-853 gauges and the voter-change derivations.
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 from kraft_server.metrics import RaftMetrics
 from kraft_server.raft.roles.base import Role
@@ -30,7 +29,7 @@ class FakeCore:
     def __init__(self):
         self.role, self.epoch, self.leader_id, self.high_watermark = Role.LEADER, 4, 1, None
         self.local_key = VoterKey(1)
-        self.quorum = SimpleNamespace(state=SimpleNamespace())
+        self.voted_key = None
         self.latest, self.committed = voter_set(1, 2, 3), voter_set(1, 2, 3)
         self.fetches = {1: 0, 2: 0, 3: 0}
         self.observers = []
@@ -108,7 +107,7 @@ def test_leader_gauges_and_voter_changes():
     assert v[("pending-add-voter", ())] == 0 and v[("pending-remove-voter", ())] == 1
 
     core.role, core.leader_id = Role.FOLLOWER, 2
-    core.quorum.state = SimpleNamespace(voted_key=None)
+    core.voted_key = None
     v = values(m, 5000)
     assert v[("current-state", (("state", "follower"),))] == 1 and v[("current-leader", ())] == 2
     assert ("number-of-observers", ()) not in v and ("pending-add-voter", ()) not in v

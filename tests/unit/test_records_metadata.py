@@ -176,7 +176,7 @@ def test_future_versions():
         decode_metadata_record(frame_metadata_record(14, 1, quota.encode(0)))
 
 
-# -- the controller's records (kraft_server/controller/records.py) ------------------------
+# -- the controller's records (kraft_server/controller/image/records.py) ------------------------
 
 # Bytes as the hand-written encoders produced them before the move to generated codecs.
 CONTROLLER_BYTES = [
@@ -197,7 +197,7 @@ CONTROLLER_BYTES = [
 @pytest.mark.parametrize("function, args, hexed", CONTROLLER_BYTES,
                          ids=[f"{f}{a}" for f, a, _ in CONTROLLER_BYTES])
 def test_controller_record_bytes(function, args, hexed):
-    from kraft_server.controller import records as rec
+    from kraft_server.controller.image import records as rec
 
     value = getattr(rec, function)(*args)
     assert value.hex() == hexed
@@ -214,8 +214,8 @@ def test_image_replays_through_the_registry():
     FeatureLevelRecord with the newest layout, leftover bytes refused) and counts the types
     it does not model."""
     from wire.messages import DelegationTokenRecord, FeatureLevelRecord
-    from kraft_server.controller import records as rec
-    from kraft_server.controller.image import MetadataImage
+    from kraft_server.controller.image import records as rec
+    from kraft_server.controller.image.metadata_image import MetadataImage
 
     img = MetadataImage()
     img.replay(encode_metadata_record(DelegationTokenRecord(), 0))  # not modelled (issue 28 left tokens out)

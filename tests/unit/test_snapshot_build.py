@@ -1,4 +1,4 @@
-"""A snapshot rendered a slice at a time (``controller/snapshot_build.py``): the bytes
+"""A snapshot rendered a slice at a time (``controller/image/snapshot_build.py``): the bytes
 equal those rendered at once from the image as it was when the build started,
 whatever replay changed meanwhile; the controller renders a due snapshot over
 several polls, starts no other meanwhile, and writes the image at its offset."""
@@ -7,10 +7,10 @@ from __future__ import annotations
 import uuid
 
 from kraft_server.common.values import OffsetAndEpoch
-from kraft_server.controller import records as rec
-from kraft_server.controller import snapshot_build
-from kraft_server.controller.loader import MetadataLoader
-from kraft_server.controller.snapshot_build import SnapshotBuild, render_snapshot
+from kraft_server.controller.image import records as rec
+from kraft_server.controller.image import snapshot_build
+from kraft_server.controller.image.loader import MetadataLoader
+from kraft_server.controller.image.snapshot_build import SnapshotBuild, render_snapshot
 from kraft_server.log.file_log import FileReplicatedLog
 from wire.messages import PartitionChangeRecord, PartitionRecord, RemoveTopicRecord, TopicRecord
 from wire.records import encode_metadata_record
@@ -113,7 +113,7 @@ def test_a_due_snapshot_is_rendered_over_several_polls(tmp_path, monkeypatch):
     assert polls >= 5 and log.latest_snapshot() == sid
     # The counters kept counting (Kafka resets them when an emission starts): the
     # next replay starts the next snapshot at once (written at once too: every record
-    # was just encoded, ``image_topics.Topic.values``).
+    # was just encoded, ``image/topics.py``: ``Topic.values``).
     waited = 0
     while s.controller.building is None and log.latest_snapshot() == sid:
         _one_poll(s)

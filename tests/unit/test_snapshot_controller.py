@@ -3,10 +3,10 @@ layout) and Kafka's retention after them, on the on-disk log."""
 from __future__ import annotations
 
 
-from kraft_server.controller import records as rec
-from kraft_server.controller.loader import MetadataLoader
-from kraft_server.controller.retention import maybe_clean
-from kraft_server.controller.snapshot_generator import SnapshotGenerator
+from kraft_server.controller.image import records as rec
+from kraft_server.controller.image.loader import MetadataLoader
+from kraft_server.controller.image.retention import maybe_clean
+from kraft_server.controller.image.snapshot_generator import SnapshotGenerator
 from kraft_server.log.bootstrap import DEFAULT_FEATURES
 from kraft_server.log.file_log import FileReplicatedLog
 from wire.records import batch_records, control_records, walk

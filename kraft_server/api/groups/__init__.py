@@ -2,14 +2,10 @@
 
 A consumer of ``__cluster_metadata`` that subscribes (kafka-python with ``group_id``,
 ``kafka-console-consumer`` without ``--partition``, ``kcat -G``) or that commits offsets
-needs a group coordinator. This package is one, for that one topic:
-
-- ``group.py``        a group and its members (plain data, Kafka's state names)
-- ``coordinator.py``  the state machine and its timers (sans-I/O, fed ``now_ms``)
-- ``offset_store.py`` committed offsets, fsync'd before the answer, torn tail truncated
-- ``service.py``      the coordinator + store + clock the handlers and the loop share
-- one module per API: FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
-  OffsetCommit, OffsetFetch, ListGroups, DescribeGroups, DeleteGroups, OffsetDelete.
+needs a group coordinator: ``kraft_server/groups`` is one, for that one topic. This
+package is its request side, one module per API: FindCoordinator, JoinGroup, SyncGroup,
+Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, ListGroups, DescribeGroups,
+DeleteGroups, OffsetDelete.
 
 ``handle(call, service, node_id, advertised)`` routes one decoded request.
 """
@@ -31,7 +27,7 @@ from .list_groups import handle_list_groups_request
 from .offset_commit import handle_offset_commit_request
 from .offset_delete import handle_offset_delete_request
 from .offset_fetch import handle_offset_fetch_request
-from .service import GroupService
+from kraft_server.groups.service import GroupService
 from .sync_group import handle_sync_group_request
 
 _HANDLERS = {

@@ -13,7 +13,7 @@ from wire.errors import ErrorCode
 from wire.messages import DeleteGroupsResponse
 from wire.messages.delete_groups_response import DeletableGroupResult
 
-from .group import GroupState
+from kraft_server.groups.group import GroupState
 
 log = logging.getLogger(__name__)
 

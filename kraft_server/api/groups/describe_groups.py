@@ -7,7 +7,7 @@ from wire.errors import ErrorCode
 from wire.messages import DescribeGroupsResponse
 from wire.messages.describe_groups_response import DescribedGroup, DescribedGroupMember
 
-from .group import GroupState
+from kraft_server.groups.group import GroupState
 
 GROUP_OPERATIONS = 328  # READ, DELETE and DESCRIBE: what Kafka reports with no authorizer
 OPERATIONS_OMITTED = -2147483648

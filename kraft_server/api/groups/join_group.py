@@ -8,8 +8,8 @@ from wire.errors import ErrorCode
 from wire.messages import JoinGroupResponse
 from wire.messages.join_group_response import JoinGroupResponseMember
 
-from .coordinator import JoinRequest, JoinResult
-from .service import client_host
+from kraft_server.groups.coordinator import JoinRequest, JoinResult
+from kraft_server.groups.service import client_host
 
 log = logging.getLogger(__name__)
 

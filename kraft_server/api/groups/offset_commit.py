@@ -17,8 +17,8 @@ from wire.messages import OffsetCommitResponse
 from wire.messages.offset_commit_response import (
     OffsetCommitResponsePartition, OffsetCommitResponseTopic)
 
-from . import topics
-from .offset_store import CommittedOffset
+from kraft_server.groups import topics
+from kraft_server.groups.offset_store import CommittedOffset
 
 log = logging.getLogger(__name__)
 

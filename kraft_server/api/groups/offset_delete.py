@@ -12,7 +12,7 @@ from wire.errors import ErrorCode
 from wire.messages import OffsetDeleteResponse
 from wire.messages.offset_delete_response import OffsetDeleteResponsePartition, OffsetDeleteResponseTopic
 
-from .group import GroupState
+from kraft_server.groups.group import GroupState
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from wire.errors import ErrorCode
 from wire.messages import OffsetFetchResponse
 from wire.messages import offset_fetch_response as r
 
-from . import topics
+from kraft_server.groups import topics
 
 NO_OFFSET = -1
 

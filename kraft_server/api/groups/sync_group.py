@@ -6,7 +6,7 @@ import logging
 from wire.errors import ErrorCode
 from wire.messages import SyncGroupResponse
 
-from .coordinator import SyncResult
+from kraft_server.groups.coordinator import SyncResult
 
 log = logging.getLogger(__name__)
 

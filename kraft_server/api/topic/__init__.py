@@ -11,7 +11,7 @@ One module per API: ``metadata_topic`` (the topic in Metadata), ``list_offsets``
 ``fetch_sessions`` (KIP-227), ``offset_for_leader_epoch``,
 ``describe_topic_partitions`` and ``produce`` (refused: the quorum alone writes this
 topic). ``partition`` is what they all read: the log, the high watermark, the epoch;
-``log_reader`` reads batches as views of the segment files; ``long_poll`` parks
+``kraft_server/log/log_reader.py`` reads batches as views of the segment files; ``long_poll`` parks
 fetches until the high watermark moves.
 """
 from .catalog import Topics

@@ -25,7 +25,7 @@ Per partition, Kafka's rules:
 The answer waits (``long_poll.py``) while it holds fewer than ``MinBytes`` bytes and
 has no error, up to ``MaxWaitMs``: a consumer parked at the high watermark gets the
 next committed batch as soon as it commits. Records are views of the segment
-files (``log_reader.py``); see docs/metadata-topic.md for where the encoder copies them.
+files (``log/log_reader.py``); see docs/metadata-topic.md for where the encoder copies them.
 """
 from __future__ import annotations
 

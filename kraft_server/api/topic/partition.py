@@ -14,7 +14,7 @@ import uuid
 
 from wire.errors import ErrorCode
 
-from .log_reader import LogReader
+from kraft_server.log.log_reader import LogReader
 
 TOPIC = "__cluster_metadata"
 PARTITION = 0

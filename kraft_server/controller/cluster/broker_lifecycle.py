@@ -30,8 +30,8 @@ from wire.errors import ErrorCode
 from wire.messages import BrokerRegistrationChangeRecord, RegisterBrokerRecord, UnregisterBrokerRecord
 from wire.messages.register_broker_record import BrokerEndpoint, BrokerFeature
 
-from ..image_brokers import FENCE, IN_CONTROLLED_SHUTDOWN, UNFENCE, register_broker_record_version
-from ..image_topics import partition_record_version
+from ..image.brokers import FENCE, IN_CONTROLLED_SHUTDOWN, UNFENCE, register_broker_record_version
+from ..image.topics import partition_record_version
 from ..replication.offline_dirs import offline_dirs_records
 from ..replication.partition_change import broker_removed, broker_returned, broker_unclean_shutdown, elr_enabled
 from wire.uuids import MIGRATING_DIR, UNASSIGNED_DIR, LOST_DIR

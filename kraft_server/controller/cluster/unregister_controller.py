@@ -11,7 +11,7 @@ Refusals, in Kafka 4.4.0's order (its messages):
    currently registered.".
 
 Otherwise one UnregisterControllerRecord v0; its replay drops the registration from
-the image (``image.py``), so DescribeCluster stops listing it. Kafka checks nothing
+the image (``image/metadata_image.py``), so DescribeCluster stops listing it. Kafka checks nothing
 about the Raft voters here: a voter that is still running registers again.
 """
 from __future__ import annotations

@@ -33,7 +33,7 @@ from __future__ import annotations
 from wire.errors import ErrorCode
 from wire.messages import PartitionChangeRecord
 
-from ..image_topics import merge, partition_record_version
+from ..image.topics import merge, partition_record_version
 from .leader_acceptor import leader_acceptor
 from .partition_change import NO_CHANGE, NO_LEADER, assignment_change, effective_min_isr, elr_enabled, unclean_enabled
 from .reassignment_replicas import in_progress

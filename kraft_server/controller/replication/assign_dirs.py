@@ -20,7 +20,7 @@ from wire.errors import ErrorCode
 from wire.messages import AssignReplicasToDirsResponse, PartitionChangeRecord
 from wire.messages.assign_replicas_to_dirs_response import DirectoryData, PartitionData, TopicData
 
-from ..image_topics import partition_record_version
+from ..image.topics import partition_record_version
 from .offline_dirs import offline_assignment_records
 
 log = logging.getLogger(__name__)

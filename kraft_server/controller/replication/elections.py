@@ -19,7 +19,7 @@ from __future__ import annotations
 from wire.errors import ErrorCode
 from wire.messages import PartitionChangeRecord
 
-from ..image_topics import partition_record_version
+from ..image.topics import partition_record_version
 from .leader_acceptor import leader_acceptor
 from .partition_change import unclean_enabled, unclean_leader
 

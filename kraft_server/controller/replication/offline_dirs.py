@@ -21,7 +21,7 @@ import logging
 from wire.messages import BrokerRegistrationChangeRecord
 from wire.uuids import uuid_to_str
 
-from ..image_topics import partition_record_version
+from ..image.topics import partition_record_version
 from .partition_change import broker_removed
 
 log = logging.getLogger(__name__)

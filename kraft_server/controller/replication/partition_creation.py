@@ -16,7 +16,7 @@ from collections import Counter
 from wire.errors import ErrorCode
 from wire.messages import PartitionRecord
 
-from ..image_topics import partition_record_version
+from ..image.topics import partition_record_version
 from .placement import PlacementError, place
 from .topic_creation import _candidates, _directory
 

@@ -37,7 +37,7 @@ from wire.messages.list_partition_reassignments_response import (
 
 from kraft_server.common.refused import Refused
 
-from ..image_topics import partition_record_version
+from ..image.topics import partition_record_version
 from .partition_change import assignment_change, unclean_enabled
 from .reassignment_replicas import in_progress, revert, start
 from .topic_creation import _directory

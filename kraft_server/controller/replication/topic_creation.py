@@ -27,7 +27,7 @@ from wire.messages import ClearElrRecord, ConfigRecord, PartitionRecord, TopicRe
 
 from wire.uuids import uuid_to_str
 
-from ..image_topics import partition_record_version
+from ..image.topics import partition_record_version
 from .partition_change import elr_enabled
 from .placement import Candidate, PlacementError, place
 from ..configs.control import new_topic_error

@@ -19,17 +19,25 @@ def cluster_id_ok(node, cluster_id) -> bool:
     return cluster_id is None or cluster_id == node.config.cluster_id
 
 
-def single_partition(topics, name_attr: str = "topic_name", parts_attr: str = "partitions",
-                     index_attr: str = "partition_index"):
+def _topic_name(topic) -> str:
+    return topic.topic_name
+
+
+def _partition_index(part) -> int:
+    return part.partition_index
+
+
+def single_partition(topics, name=_topic_name, index=_partition_index):
     """The one ``__cluster_metadata``/0 partition of a request, or None (the caller
-    answers INVALID_REQUEST, as Kafka does for anything else)."""
+    answers INVALID_REQUEST, as Kafka does for anything else). ``name`` and ``index``
+    read a topic's name and a partition's index where a message names them otherwise."""
     if len(topics) != 1:
         return None
     topic = topics[0]
-    if name_attr and getattr(topic, name_attr) != METADATA_TOPIC:
+    if name(topic) != METADATA_TOPIC:
         return None
-    parts = getattr(topic, parts_attr)
-    if len(parts) != 1 or getattr(parts[0], index_attr) != METADATA_PARTITION:
+    parts = topic.partitions
+    if len(parts) != 1 or index(parts[0]) != METADATA_PARTITION:
         return None
     return parts[0]
 
@@ -74,11 +82,8 @@ def response_partition(node, body) -> tuple[object, tuple[Endpoint, ...]]:
 
 
 def endpoints_from(entries, listener: str) -> tuple[Endpoint, ...]:
-    """Wire endpoint lists (LeaderEndpoints with names, or NodeEndpoints without)."""
-    out = []
-    for e in entries:
-        out.append(Endpoint(getattr(e, "name", None) or listener, e.host, e.port))
-    return tuple(out)
+    """A LeaderEndpoints list; an endpoint without a name is on ``listener``."""
+    return tuple(Endpoint(e.name or listener, e.host, e.port) for e in entries)
 
 
 def node_endpoints_for(entries, node_id: int, listener: str) -> tuple[Endpoint, ...]:

@@ -56,7 +56,7 @@ def handle_fetch_snapshot_request(node, inbound, now_ms: int):
     req = inbound.body
     if not cluster_id_ok(node, req.cluster_id):
         return _response(node, inbound.listener, top_error=ErrorCode.INCONSISTENT_CLUSTER_ID)
-    part = single_partition(req.topics, "name", "partitions", "partition")
+    part = single_partition(req.topics, name=lambda t: t.name, index=lambda p: p.partition)
     if part is None or req.replica_id < 0:
         return _response(node, inbound.listener, top_error=ErrorCode.INVALID_REQUEST)
     error = leader_only_error(node, part.current_leader_epoch)
@@ -82,7 +82,7 @@ def handle_fetch_snapshot_request(node, inbound, now_ms: int):
 def handle_fetch_snapshot_response(node, inflight, body, failure, now_ms: int) -> bool:
     if failure is not None or body.error_code:
         return False
-    part = single_partition(body.topics, "name", "partitions", "index")
+    part = single_partition(body.topics, name=lambda t: t.name, index=lambda p: p.index)
     if part is None:
         return False
     if follow_current_leader(node, part, body.node_endpoints, now_ms):

@@ -17,7 +17,7 @@ Kafka's path: ``QuorumController.updateFeatures`` -> ``FeatureControlManager.upd
   had an error: ...", and v2 carries no per-feature results.
 
 A request naming other features goes to the active controller
-(``controller/feature_control.py``), which calls ``start_kraft_upgrade`` when
+(``controller/features/control.py``), which calls ``start_kraft_upgrade`` when
 kraft.version is among them. Without a controller (the core alone), asking for the
 level already finalized succeeds, anything else is refused.
 """

@@ -1,6 +1,6 @@
 """The replayed metadata state (Kafka's ``MetadataImage``): finalized feature levels,
-broker registrations (``image_brokers.py``), controller registrations, topics and
-partitions (``image_topics.py``), configs and the next producer id.
+broker registrations (``brokers.py``), controller registrations, topics and
+partitions (``topics.py``), configs and the next producer id.
 
 ``offset`` is the offset of the last committed record replayed (Kafka's
 ``image.highestOffsetAndEpoch().offset()``, -1 before the first); ApiVersions
@@ -12,7 +12,7 @@ then the cluster (brokers, then controller registrations, ``ClusterImage``), top
 (``TopicsImage``), configs (``ConfigurationsImage``), client quotas
 (``ClientQuotasImage``, ``client_quotas.py``) and producer ids
 (``ProducerIdsImage``: NextProducerId with BrokerId/BrokerEpoch -1), ACLs
-(``AclsImage``, ``acl_image.py``) and SCRAM credentials. NoOp and
+(``AclsImage``, ``acls.py``) and SCRAM credentials. NoOp and
 transaction markers are not state.
 """
 from __future__ import annotations
@@ -23,12 +23,12 @@ from wire.messages import ProducerIdsRecord, RegisterControllerRecord
 from wire.records import decode_metadata_record, encode_metadata_record
 
 from . import records as rec
-from .configs.store import ConfigsImage
+from .configs import ConfigsImage
 from .client_quotas import ClientQuotasImage
-from .image_brokers import BrokersImage
-from .image_topics import TopicsImage, encode_item, partition_record_version
-from .scram_image import ScramImage
-from .acl_image import AclsImage
+from .brokers import BrokersImage
+from .topics import TopicsImage, encode_item, partition_record_version
+from .scram import ScramImage
+from .acls import AclsImage
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +47,8 @@ class MetadataImage:
         self.brokers = BrokersImage()
         self.topics = TopicsImage()
         self.quotas = ClientQuotasImage()  # client_quotas.py
-        self.scram = ScramImage()  # scram_image.py: SASL/SCRAM users
-        self.acls = AclsImage()  # acl_image.py: what the authorizer checks
+        self.scram = ScramImage()  # scram.py: SASL/SCRAM users
+        self.acls = AclsImage()  # acls.py: what the authorizer checks
         self.next_producer_id = -1  # ProducerIdsImage: -1 until a block was handed out
         self.offset = -1  # last replayed record
         self.epoch = -1  # epoch of the batch holding it
@@ -68,7 +68,7 @@ class MetadataImage:
     def replay(self, value, offset: int = -1) -> None:
         """Apply one committed metadata record (at ``offset``). A record that does not
         decode is logged and counted, never fatal: committed data must not stop the node.
-        A PartitionRecord is filed under its topic undecoded (``image_topics.Topic``):
+        A PartitionRecord is filed under its topic undecoded (``topics.Topic``):
         frame version 1, type 3, a one-byte version, and every version starts
         PartitionId (int32), TopicId (uuid)."""
         if type(value) is bytes and value[:2] == PARTITION_RECORD_FRAME and len(value) >= 23 \
@@ -160,7 +160,7 @@ class MetadataImage:
     def snapshot_items(self) -> list:
         """What ``snapshot_records`` writes, the topics' records not yet encoded: values
         (bytes), TopicRecords as ``(record, 0)`` and PartitionRecords
-        (``image_topics.encode_item``).
+        (``topics.encode_item``).
         A change replaces a partition's record, never edits it, so the list keeps this
         image's state while replay goes on (``snapshot_build.py``)."""
         out = []

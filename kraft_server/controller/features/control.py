@@ -39,9 +39,9 @@ from kraft_server.common import features, metadata_version
 from kraft_server.common.refused import Refused
 from kraft_server.raft import feature_updates as raft_features
 
-from . import records as rec
-from .cluster.registration import CONTROLLER_REGISTRATION_MIN_MV
-from .write_queue import Write
+from ..image import records as rec
+from ..cluster.registration import CONTROLLER_REGISTRATION_MIN_MV
+from ..write_queue import Write
 
 log = logging.getLogger(__name__)
 

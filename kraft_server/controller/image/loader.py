@@ -28,7 +28,7 @@ from wire.messages import NoOpRecord
 from wire.records import ControlRecordType, batch_records, batch_values, control_records, read_header, walk
 
 from .collector import FREEZE_RECORDS, LARGE_REPLAY_BYTES, Freezer, collector_paused, freeze
-from .image import MetadataImage
+from .metadata_image import MetadataImage
 
 
 # A NoOpRecord value (frame version 1, type 20) changes nothing: not even copied out.

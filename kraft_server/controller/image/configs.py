@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import logging
 
-from .. import records as rec
-from .definitions import CLIENT_METRICS, CLIENT_METRICS_DEFS, GROUP, GROUP_DEFS, TOPIC, TOPIC_DEFS
+from . import records as rec
+from ..configs.definitions import CLIENT_METRICS, CLIENT_METRICS_DEFS, GROUP, GROUP_DEFS, TOPIC, TOPIC_DEFS
 
 log = logging.getLogger(__name__)
 

@@ -25,8 +25,8 @@ from wire.messages import (
     AlterUserScramCredentialsResponse, RemoveUserScramCredentialRecord, UserScramCredentialRecord)
 from wire.messages.alter_user_scram_credentials_response import AlterUserScramCredentialsResult
 
-from .scram_image import _NAMES as MECHANISM_NAMES
-from .write_queue import Write
+from ..image.scram import _NAMES as MECHANISM_NAMES
+from ..write_queue import Write
 
 log = logging.getLogger(__name__)
 

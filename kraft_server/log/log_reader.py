@@ -25,7 +25,7 @@ class LogReader:
         self._maps: dict[int, tuple[tuple, mmap.mmap]] = {}  # id(segment) -> ((fd, path), map)
 
     def _segments(self):
-        return getattr(self.log, "segments", None)
+        return self.log.segments
 
     def _view(self, segment, start: int, end: int):
         key = id(segment)

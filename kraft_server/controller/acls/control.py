@@ -38,7 +38,7 @@ from wire.messages.delete_acls_response import DeleteAclsFilterResult, DeleteAcl
 from wire.messages.describe_acls_response import AclDescription, DescribeAclsResource
 from wire.uuids import random_uuid
 
-from .write_queue import Write
+from ..write_queue import Write
 
 log = logging.getLogger(__name__)
 

@@ -53,9 +53,9 @@ BROKER_REGISTRATION_CHANGE_RECORD = BrokerRegistrationChangeRecord.API_KEY  # 17
 CLEAR_ELR_RECORD = ClearElrRecord.API_KEY  # 28
 UNREGISTER_CONTROLLER_RECORD = UnregisterControllerRecord.API_KEY  # 29 (Kafka 4.4.0)
 CLIENT_QUOTA_RECORD = ClientQuotaRecord.API_KEY  # 14
-USER_SCRAM_CREDENTIAL_RECORD = 11  # UserScramCredentialRecord (controller/scram_image.py)
+USER_SCRAM_CREDENTIAL_RECORD = 11  # UserScramCredentialRecord (controller/image/scram.py)
 REMOVE_USER_SCRAM_CREDENTIAL_RECORD = 22  # RemoveUserScramCredentialRecord
-ACCESS_CONTROL_ENTRY_RECORD = 18  # AccessControlEntryRecord (controller/acl_image.py)
+ACCESS_CONTROL_ENTRY_RECORD = 18  # AccessControlEntryRecord (controller/image/acls.py)
 REMOVE_ACCESS_CONTROL_ENTRY_RECORD = 19  # RemoveAccessControlEntryRecord
 
 # The record types the image replays (anything else is counted as unknown).

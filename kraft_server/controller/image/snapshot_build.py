@@ -24,7 +24,7 @@ import time
 from wire.messages import KRaftVersionRecord, SnapshotFooterRecord, SnapshotHeaderRecord
 from wire.records import ControlRecordType, build_control_batch, build_value_batch
 
-from .image_topics import encode_item, partition_record_version
+from .topics import encode_item, partition_record_version
 
 RECORDS_PER_BATCH = 1024
 SLICE_ENCODES = 2048  # records encoded per turn of the loop (~20 ms on a loaded 2-core machine)

@@ -1,0 +1,1 @@
+"""ACL decisions (Kafka's ``AclControlManager``): CreateAcls, DeleteAcls, DescribeAcls."""

@@ -1,0 +1,1 @@
+"""Feature decisions (Kafka's ``FeatureControlManager``): UpdateFeatures."""

@@ -1,0 +1,2 @@
+"""Client quota decisions (Kafka's ``ClientQuotaControlManager``): AlterClientQuotas, its
+validation and its answers."""

@@ -1,0 +1,1 @@
+"""SCRAM decisions (Kafka's ``ScramControlManager``): AlterUserScramCredentials."""
