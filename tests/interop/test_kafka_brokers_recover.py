@@ -19,8 +19,10 @@ recovered log, byte for byte; a topic created after the recovery is served by ev
 The longest gap between two acknowledgements across the loss and the recovery is printed."""
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -71,7 +73,9 @@ def _need_jdk():
 
 
 @pytest.mark.timeout(900)
-def test_brokers_under_load_keep_going_through_a_recovered_majority_loss(tmp_path):
+@pytest.mark.parametrize("lagging, taken", [(False, True), (True, True), (True, False)],
+                         ids=["survivor-caught-up", "survivor-behind-the-brokers", "brokers-records-left-out"])
+def test_brokers_under_load_keep_going_through_a_recovered_majority_loss(tmp_path, lagging, taken):
     cluster = random_cluster_id()
     nodes = make_quorum(tmp_path, "dynamic", cluster, n=3)
     extra: list[OurNode] = []
@@ -107,13 +111,24 @@ def test_brokers_under_load_keep_going_through_a_recovered_majority_loss(tmp_pat
         with AdminClient(leader.bootstrap, controllers=True) as admin:
             q = admin.describe_quorum()
             assert q.leader_id == leader.node_id and set(BROKERS) <= fetching_observers(q), q
-        hwm = q.high_watermark
-        wait_for(lambda: log_end(survivor.data) >= hwm, 30, f"node {survivor.node_id} to hold offset {hwm}",
-                 interval=0.05)
+        if lagging:  # the survivor stops fetching; the other two go on committing, the brokers fetching
+            os.kill(survivor.proc.pid, signal.SIGSTOP)
+            behind = log_end(survivor.data)
+
+            def ahead():
+                with AdminClient(leader.bootstrap, controllers=True) as admin:
+                    hwm = admin.describe_quorum().high_watermark
+                return hwm >= behind + 20 and all(log_end(b.data_dir) >= hwm for b in brokers) and hwm
+            hwm = wait_for(ahead, 30, f"20 offsets committed past node {survivor.node_id}'s {behind}, on every broker",
+                           interval=0.1)
+        else:
+            hwm = q.high_watermark
+            wait_for(lambda: log_end(survivor.data) >= hwm, 30, f"node {survivor.node_id} to hold offset {hwm}",
+                     interval=0.05)
         for n in lost:
             n.kill()
         loss_ms = _wall_ms()
-        survivor.stop()
+        survivor.kill() if lagging else survivor.stop()
         before_loss = committed_batches(read_batches(leader.data), hwm)
         for n in lost:
             shutil.rmtree(n.data)
@@ -122,13 +137,18 @@ def test_brokers_under_load_keep_going_through_a_recovered_majority_loss(tmp_pat
         # recover, as documented, with every broker's metadata directory
         t0 = time.monotonic()
         out = _documented(RUN, "python -m tools.metadata_quorum recover", {"survivor.properties": str(survivor.config)},
-                          *(a for b in brokers for a in ("--broker-metadata-dir", str(b.data_dir))))
+                          *(a for b in brokers for a in ("--broker-metadata-dir", str(b.data_dir))),
+                          *(() if taken else ("--leave-broker-records",)))
         recover_s = time.monotonic() - t0
         assert out.returncode == 0, out.stdout + out.stderr
         lost_ids = sorted(n.node_id for n in lost)
         assert f"lost for good: {lost_ids}; after recovery: [{survivor.node_id}]" in out.stdout, out.stdout
         lost_from = int(re.search(r"committed records from offset (\d+) on", out.stdout).group(1))
         beyond = {int(m.group(1)) for m in re.finditer(r"broker (\d+) \(.*\): holds offsets", out.stdout)}
+        if lagging and taken:  # what the brokers fetched past the survivor is taken into the recovered log
+            assert f"fetched and node {survivor.node_id} did not" in out.stdout, out.stdout
+        elif lagging:  # left out: every broker holds committed records past the recovered log
+            assert beyond == set(BROKERS), out.stdout
         _report(f"recover ({recover_s:.2f}s):\n{out.stdout}")
 
         # the survivor leads; the brokers find it through their bootstrap list
@@ -145,6 +165,8 @@ def test_brokers_under_load_keep_going_through_a_recovered_majority_loss(tmp_pat
                 if not b.running:  # a broker that stopped itself: named by recover, or a failure
                     _report(f"broker {b.node_id} exited:\n{b.log_tail(40)}")
                     assert b.node_id in beyond, f"broker {b.node_id} exited, recover named only {sorted(beyond)}"
+                    assert not taken, f"broker {b.node_id} exited although its records were taken in"
+                    assert "below the current high watermark" in b.log_text(), b.log_tail(40)
                     restarted.append(b.node_id)
                     b.start()
             with AdminClient(survivor.bootstrap, controllers=True) as admin:
@@ -195,18 +217,26 @@ def test_brokers_under_load_keep_going_through_a_recovered_majority_loss(tmp_pat
         changed = [b for b, raw in before_loss.items() if after.get(b) != raw]
         bounded = [b for b in changed if b < lost_from]
         assert not bounded, f"batches committed before the loss gone below offset {lost_from}: {bounded[:10]}"
-        assert not changed, f"committed batches lost (from {lost_from}, as printed): {changed[:10]}"
+        if taken:
+            assert not changed, f"committed batches lost (from {lost_from}, as printed): {changed[:10]}"
+        else:
+            _report(f"{len(changed)} batches committed before the loss are gone, all from offset {lost_from} on, "
+                    "as printed")
+        if lagging and not taken:  # a running Kafka broker stops itself rather than truncate below its HWM
+            assert sorted(set(restarted)) == BROKERS, restarted
         events = [e for e in log_events(survivor.data) if e[0] >= from_offset]
         offline = [e for e in events if e[1] == "offline"]
-        assert not offline, f"partitions left without a leader: {offline}"
+        assert not offline or not taken, f"partitions left without a leader: {offline}"
         churn = sorted({b for _, what, b in events if what in ("fence", "register")})
         assert churn == sorted(set(restarted)), f"brokers fenced or registered anew after the loss: {events}"
 
         gaps = {"loss to recovered": longest_gap_ms(producer.ack_times, loss_ms, recovered_ms),
                 "growth": longest_gap_ms(producer.ack_times, recovered_ms, grown_ms),
                 "whole run": longest_gap_ms(producer.ack_times)}
-        _report(f"{len(found['acked'])} acknowledged, all consumed; {len(before_loss)} batches committed before "
-                f"the loss (to {hwm}) all kept; longest gap between acknowledgements (ms): {gaps}")
+        _report(f"{'survivor behind the brokers' if lagging else 'survivor caught up'}"
+                f"{'' if taken else ', their records left out'}: "
+                f"{len(found['acked'])} acknowledged, all consumed; {len(before_loss)} batches committed before "
+                f"the loss (to {hwm}); longest gap between acknowledgements (ms): {gaps}")
     finally:
         for tool_proc in (producer, consumer):
             if tool_proc is not None:
