@@ -4,19 +4,27 @@ section 2, with real brokers).
 
 Three controllers of ours serve three Kafka brokers (``controller.quorum.bootstrap.servers``
 names the three); Kafka's VerifiableProducer (acks=all, idempotent) and VerifiableConsumer run
-on a topic of 3 partitions, RF 3, ``min.insync.replicas=2``, the whole time. Once a follower
-(the survivor) holds the leader's high watermark, the leader and the other follower are killed
-(-9) and their directories removed; the survivor is stopped. The steps of
-docs/operations/recover.md then run as written (``tests/support/doc_commands.py``): ``recover``
-with every broker's metadata directory, the survivor started, two fresh controllers added back
-with ``add-controller``.
+on a topic of 3 partitions, RF 3, ``min.insync.replicas=2``, the whole time. The leader and one
+follower are killed (-9) and their directories removed; the other follower, the survivor, is
+stopped. The steps of docs/operations/recover.md then run as written
+(``tests/support/doc_commands.py``): ``recover`` with every broker's metadata directory, the
+survivor started, two fresh controllers added back with ``add-controller``. Three variants:
 
-Checked: the brokers reconnect to the survivor on their own (the survivor is in their
-bootstrap list), none is fenced or registers anew, and none needs a restart unless ``recover``
-named its log as holding records beyond the recovered one; every acknowledged message is
-consumed; every batch committed before the loss below the offset ``recover`` printed is in the
-recovered log, byte for byte; a topic created after the recovery is served by every broker.
-The longest gap between two acknowledgements across the loss and the recovery is printed."""
+* ``survivor-caught-up``: the survivor held the leader's high watermark at the loss;
+* ``survivor-behind-the-brokers``: the survivor stopped (SIGSTOP) while the other two
+  committed 20 more offsets and every broker fetched them: ``recover`` takes them from a
+  broker's log into the recovered log, and nothing committed is lost;
+* ``brokers-records-left-out``: the same with ``--leave-broker-records``: each broker saw a
+  high watermark past the recovered log, and Kafka's broker stops itself when the survivor
+  asks it to truncate below it ("below the current high watermark"); it is started again.
+
+Checked: the brokers find the survivor on their own (it is in their bootstrap list); none
+is fenced, registers anew or stops, except in the last variant, where each stops and is
+restarted; every acknowledged message is consumed; every batch committed before the loss is
+in the recovered log, byte for byte, where its records were kept (in the last variant the
+missing ones are all at or past the offset ``recover`` printed); a topic created after the
+recovery is served by every broker. The longest gap between two acknowledgements across the
+loss and the recovery is printed."""
 from __future__ import annotations
 
 import os
