@@ -34,7 +34,7 @@ _WORDS = {ADD: ("Add", "adding"), REMOVE: ("Remove", "removing")}
 @dataclass
 class PendingChange:
     kind: str  # ADD, REMOVE, or UPDATE (an UpdateRaftVoter whose new endpoint is probed)
-    inbound: InboundRequest  # answered when the change finishes
+    inbound: InboundRequest | None  # answered when the change finishes (None: the leader's own update)
     key: VoterKey
     endpoints: tuple[Endpoint, ...]
     ack_when_committed: bool
@@ -69,8 +69,9 @@ def response(kind: str, error: int = ErrorCode.NONE, message: str | None = None)
 def finish(node, leader, error: int = ErrorCode.NONE, message: str | None = None) -> None:
     change, leader.change = leader.change, None
     if change is not None:
-        body = change.reply(error) if change.reply is not None else response(change.kind, error, message)
-        node.respond(change.inbound, body)
+        if change.inbound is not None:  # None: the leader's own update (own_voter.py), nobody to answer
+            body = change.reply(error) if change.reply is not None else response(change.kind, error, message)
+            node.respond(change.inbound, body)
         node.stats[f"{change.kind}_voter_{'ok' if error == ErrorCode.NONE else 'failed'}"] += 1
 
 

@@ -13,8 +13,8 @@ then leads alone, every batch seen committed before the loss is still there byte
 for byte, and two new nodes join with ``add-controller``; the grown quorum keeps
 committing without losing anything (``check_no_loss``).
 
-The recover and add-controller commands are taken from docs/operations.md ("Recovering
-a quorum that lost its majority") and run as written there (``tests/support/doc_commands.py``).
+The recover and add-controller commands are taken from docs/operations/recover.md ("Running
+recover", "Growing the quorum back") and run as written there (``tests/support/doc_commands.py``).
 
 Every process is killed in a finalizer; every wait polls with a deadline.
 """
@@ -53,11 +53,11 @@ def _recover(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120)
 
 
-SECTION = "Recovering a quorum that lost its majority"  # docs/operations.md: run as written
+PAGE = "operations/recover.md"  # run as written there
 
 
-def _as_documented(starts: str, values: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    words = documented_command("operations.md", SECTION, starts, values)
+def _as_documented(section: str, starts: str, values: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    words = documented_command(PAGE, section, starts, values)
     assert words[0] == "python"
     return subprocess.run([sys.executable, *words[1:]], cwd=REPO, capture_output=True, text=True, timeout=120)
 
@@ -104,7 +104,7 @@ def test_a_lone_survivor_leads_and_the_quorum_grows_back(tmp_path, nodes):
     assert refused.returncode == 1, refused.stdout + refused.stderr
     assert "--lost-voters-are-gone" in refused.stderr and read_batches(survivor.data) == before
     t0 = time.monotonic()
-    out = _as_documented("python -m tools.metadata_quorum recover", {"survivor.properties": str(survivor.config)})
+    out = _as_documented("Running recover", "python -m tools.metadata_quorum recover", {"survivor.properties": str(survivor.config)})
     recover_s = time.monotonic() - t0
     assert out.returncode == 0, out.stdout + out.stderr
     lost_ids = sorted(n.node_id for n in lost)
@@ -172,7 +172,7 @@ def test_a_lone_survivor_leads_and_the_quorum_grows_back(tmp_path, nodes):
             return p is not None and any(o.replica_id == new_id and p.high_watermark - o.log_end_offset < 500
                                          for o in p.observers)
         wait_for(caught_up, 90, f"node {new_id} to fetch as an observer", interval=0.3)
-        res = _as_documented("python -m tools.metadata_quorum --bootstrap-controller",
+        res = _as_documented("Growing the quorum back", "python -m tools.metadata_quorum --bootstrap-controller",
                              {"<survivor host:port>": survivor.bootstrap, "new.properties": str(n.kafka_config)})
         assert res.returncode == 0, res.stdout + res.stderr
     wait_for(lambda: (p := quorum_partition(survivor)) is not None and set(voters_of(p)) == {survivor.node_id, 4, 5},

@@ -209,6 +209,7 @@ class MembershipSimulation(Simulation):
         self.misadvertise_rng = random.Random(seed * 32452843 + 5)
         self.misadvertised_restarts = 0
         self.dead_address_probes = 0  # ApiVersions probes refused: nothing listens there
+        self.own_dead_probes = 0  # ...of them, a leader's probe of its own new endpoint
         self.listening: dict[int, tuple] = {}  # node id -> the endpoints it really listens on
         super().__init__(seed, nodes, faults, kraft_version=1, observers=2)
         self.checker_swap()
@@ -242,6 +243,7 @@ class MembershipSimulation(Simulation):
         if all((e.host, e.port) != (ep.host, ep.port) for e in self.listening[dst]):
             # nothing listens there: the connection is refused
             self.dead_address_probes += 1
+            self.own_dead_probes += dst == node.node_id  # a leader on a misadvertised port (own_voter.py)
             self._push(self.now + self.net_rng.randint(1, 5), "fail", node.node_id, node.incarnation,
                        req.correlation, SendFailure.DISCONNECTED)
             return
@@ -425,5 +427,6 @@ def run_membership_seed(seed: int, events: int, nodes: int = 3, churn: bool = Tr
     summary["unreachable_adds"] = sim.unreachable_adds
     summary["misadvertised_restarts"] = sim.misadvertised_restarts
     summary["dead_address_probes"] = sim.dead_address_probes
+    summary["own_dead_probes"] = sim.own_dead_probes
     summary.update(sim.extra_summary())
     return summary

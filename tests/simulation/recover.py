@@ -17,9 +17,11 @@ own VotersRecord is exempt from SafeVotersCommit (it is the one change whose
 majorities need not meet: the old majority is gone). Every other invariant keeps
 running, through the recovery and after it.
 
-Observers that saw commits the survivor lacks would have to truncate below their
-high watermark; a running Kafka broker refuses to (``KafkaMetadataLog``), so the
-procedure restarts them, and so does this fault.
+Records an observer fetched past the survivor's log end, on its history, are taken
+into the recovered log by the plan (``adoptable``; counted per recovery as ``taken``).
+Observers that saw commits the recovered log lacks would still have to truncate below
+their high watermark; a running Kafka broker refuses to (it stops itself), so this
+fault restarts every observer.
 """
 from __future__ import annotations
 
@@ -52,7 +54,8 @@ def facts(node, voters: bool = True) -> tool.LogFacts:
         voters=history.latest() if history else None,
         voters_offset=history.latest_offset() if history else -1,
         kraft_version=history.kraft_version() if history else 1,
-        hint=tool.checked_hint(getattr(log, "hwm_hint", None), log.epoch_entries(), log.end_offset()))
+        hint=tool.checked_hint(getattr(log, "hwm_hint", None), log.epoch_entries(), log.end_offset()),
+        batches=lambda start, end: [b for b in log.batches_from(start) if b[0] < end])
 
 
 class RecoverSimulation(MembershipSimulation):
@@ -122,7 +125,8 @@ class RecoverSimulation(MembershipSimulation):
         self.checker.recovered(plan, chosen.log, [o for o, _ in history.entries()])
         tool.write_recovery(chosen.log, chosen.store, plan, now_ms=self.now)
         self.recoveries.append({"at_ms": self.now, "lost": sorted(gone), "survivors": [n.node_id for n in survivors],
-                                "chosen": chosen.node_id, "offset": plan.offset, "lost_from": plan.lost_from,
+                                "chosen": chosen.node_id, "offset": plan.offset,
+                                "taken": plan.offset - plan.chosen.end_offset, "lost_from": plan.lost_from,
                                 "epoch": plan.epoch, "lost_batches": self.checker.recover_lost_batches})
         for node in survivors:
             self._push(self.now + self.recover_rng.randint(10, 500), "restart", node.node_id)

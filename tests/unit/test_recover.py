@@ -185,8 +185,11 @@ def test_names_what_a_broker_holds_beyond_the_survivor(tmp_path, capsys):
     assert cli.main(["recover", "--config", q.configs[1], "--broker-metadata-dir", str(ahead),
                      "--broker-metadata-dir", str(diverged), "--dry-run", "--epoch-gap", "5"]) == 0
     out = capsys.readouterr().out
-    assert "broker 8 (" in out and "holds offsets 3 to 5 (last epoch 3)" in out and "TopicRecord x2" in out
+    # broker 8's two records past the survivor's end are on its history: taken in, not lost
+    assert "offsets 3 to 5 (1 batch, 2 records: TopicRecord x2): the lost voters' last records, which broker 8" in out
+    assert "broker 8 (" in out and "log ends at 5, within the recovered log" in out
     assert "broker 9 (" in out and "holds offsets 2 to 3 (last epoch 4)" in out
+    assert "To write: at offset 5 of node 1's log (after broker 8's offsets 3 to 5)" in out
     assert "leader epoch 12" in out  # above broker 9's quorum-state epoch 7
     assert "Dry run: nothing written." in out
     assert MetadataDir(q.root(1)).voter_history().latest().ids() == [1, 2, 3]
@@ -267,3 +270,55 @@ def test_the_high_watermark_hint_narrows_what_may_be_lost(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "offsets below 2: nothing (known committed" in out and "offsets 2 to 3 (1 batch, 1 record" in out
     assert "committed records from offset 2 on" in out
+
+
+def test_a_brokers_records_past_the_survivor_are_taken_in(tmp_path, capsys):
+    """A broker that fetched the lost leader's last records (the survivor had not) gives
+    them to the recovered log: byte for byte, before the recovery batch, so the broker
+    need not truncate what it may have seen committed (a running Kafka broker stops
+    itself rather than truncate below its high watermark)."""
+    q = Quorum(tmp_path)
+    topics(q.root(1), 2, ["a", "b"])  # offsets 0-1
+    ahead = broker_dir(tmp_path, 8)
+    topics(ahead, 2, ["a", "b"])
+    topics(ahead, 2, ["c"])  # offset 2
+    topics(ahead, 3, ["d"])  # offset 3, a later epoch of the lost voters
+    behind = broker_dir(tmp_path, 9)
+    topics(behind, 2, ["a", "b"])
+    assert cli.main(["recover", "--config", q.configs[1], "--broker-metadata-dir", str(behind),
+                     "--broker-metadata-dir", str(ahead), "--lost-voters-are-gone"]) == 0
+    out = capsys.readouterr().out
+    assert "offsets 2 to 4 (2 batches, 2 records: TopicRecord x2): the lost voters' last records" in out
+    assert "broker 9 (" in out and "log ends at 2, within the recovered log" in out
+    assert "at offset 4 (leader epoch" in out
+    survivor, broker = MetadataDir(q.root(1)), MetadataDir(ahead)
+    assert [b[3] for b in survivor.batches(2, 4)] == [b[3] for b in broker.batches(2, 4)]
+    assert [e for e, _ in survivor.epoch_entries()][:2] == [2, 3] and survivor.end_offset() == 5
+    assert survivor.voter_history().latest().ids() == [1]
+    # a rerun finds the survivors alone
+    assert cli.main(["recover", "--config", q.configs[1], "--broker-metadata-dir", str(ahead),
+                     "--lost-voters-are-gone"]) == 0
+    assert "nothing to recover" in capsys.readouterr().out
+
+
+def test_a_voter_change_the_survivor_never_saw_is_not_taken_in():
+    """Records past the survivor's end are taken only up to the first VotersRecord: the
+    voter set recovered is the one the survivors know."""
+    from kraft_server.raft.voters import VoterKey, VoterNode, VoterSet
+    from wire.records import ControlRecordType, build_control_batch
+
+    def facts(node_id, datas):
+        blob = b"".join(datas)
+        from wire.records import walk as walk_batches
+        infos = walk_batches(blob)
+        batches = [(i.base_offset, i.last_offset, 2, blob[i.start:i.end]) for i in infos]
+        return recover.LogFacts(node_id, _dir_id(node_id), f"n{node_id}", 0, infos[-1].last_offset + 1, 2,
+                                ((2, 0),), None, None, batches=lambda s, e: [b for b in batches if s <= b[0] < e])
+    a, b = (data_batch(i, 2, 1000, [frame_metadata_record(TopicRecord.API_KEY, 0, TopicRecord(
+        name=n, topic_id=uuid.UUID(int=i + 1)).encode(0))]) for i, n in ((0, "a"), (1, "b")))
+    voters = VoterSet((VoterNode(VoterKey(1, _dir_id(1)), ()),))
+    change = build_control_batch(2, 2, 1000, [(ControlRecordType.KRAFT_VOTERS, voters.to_voters_record())])
+    chosen = facts(1, [a])
+    taken = recover.adoptable(chosen, facts(8, [a, b, change]))
+    assert taken is not None and taken.end == 2 and taken.datas == [b]
+    assert recover.adoptable(chosen, facts(9, [a, change])) is None

@@ -114,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     recover.add_argument(recover_mod.LOST_VOTERS_FLAG, dest="lost_voters_are_gone", action="store_true",
                          help="Confirm that the lost voters and their disks will never come back.")
     recover.add_argument("--dry-run", action="store_true", help="Print the plan and the checks; write nothing.")
+    recover.add_argument("--leave-broker-records", dest="adopt", action="store_false",
+                         help="Do not take the records a broker holds past the survivor's log end (on its history) "
+                              "into the recovered log; the brokers then truncate them.")
     recover.add_argument("--epoch-gap", type=int, default=recover_mod.EPOCH_GAP,
                          help="How far above the highest epoch seen the new leader epoch is.")
     recover.add_argument("--connect-timeout-ms", type=int, default=2000,
@@ -209,7 +212,7 @@ def run(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "recover":
         return recover_mod.run(args.config, args.broker_metadata_dir, args.lost_voters_are_gone, args.dry_run,
-                               args.epoch_gap, args.connect_timeout_ms)
+                               args.epoch_gap, args.connect_timeout_ms, adopt=args.adopt)
     if not (args.bootstrap_controller or args.bootstrap_server):
         parser.error("one of the arguments --bootstrap-server --bootstrap-controller is required")
     props = cc.load_command_config(args.command_config)

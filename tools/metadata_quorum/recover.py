@@ -17,7 +17,15 @@ committed records it never received (from its log end on), or others in place of
 its uncommitted ones. A broker's log past its common prefix with the recovered log
 is truncated when the broker follows the new leader: those records are named.
 
-Crash safety: the batch is appended and fsync'd (a torn batch is cut at start-up,
+A broker (an observer) may hold records past the survivor's log end that the lost
+leader wrote last, on the survivor's history (the same epoch at the survivor's last
+offset): it fetched them, the survivor had not yet. They are appended to the survivor's
+log before the recovery batch (``adoptable``; ``--leave-broker-records`` does not), so
+they are kept, and the brokers need not truncate them: a running Kafka broker asked to
+truncate below the high watermark it saw stops itself ("The leader requested truncation
+to offset N, which is below the current high watermark").
+
+Crash safety: the batches are appended and fsync'd (a torn batch is cut at start-up,
 by the node's log recovery and by this tool's reading: the old state), then the
 quorum-state is replaced (tmp, fsync, rename). A log holding the batch is the new
 state whatever the quorum-state says (a log epoch above the stored one wins, in
@@ -62,6 +70,7 @@ class LogFacts:
     problem: str | None = None  # a torn tail the node will cut at start-up
     describe: object = None  # (start, end) -> text naming the records there
     hint: OffsetAndEpoch | None = None  # the high watermark it recorded (log/hwm_hint.py), checked
+    batches: object = None  # (start, end) -> (base, last, epoch, bytes) of the batches there
 
     @property
     def stored_epoch(self) -> int:
@@ -94,7 +103,7 @@ def facts_of_dir(d, with_voters: bool = True) -> LogFacts:
         voters=history.latest() if history else None,
         voters_offset=history.latest_offset() if history else -1,
         kraft_version=history.kraft_version() if history else 1,
-        problem=d.problem, describe=d.describe_records,
+        problem=d.problem, describe=d.describe_records, batches=d.batches,
         hint=checked_hint(read_hint(d.directory), d.epoch_entries(), d.end_offset()))
 
 
@@ -172,10 +181,12 @@ class Plan:
     # (node, marker, kind): another node knew records committed below marker that the chosen log lacks
     foreign_snapshots: list = field(default_factory=list)
     gap: int = EPOCH_GAP  # the new epoch is this far above the highest seen
+    adopted: "Adopted | None" = None  # a broker's records past the survivor's log end, appended first
 
     @property
     def offset(self) -> int:
-        return self.chosen.end_offset
+        """Where the recovery batch goes: the survivor's log end, past what it adopts."""
+        return self.adopted.end if self.adopted is not None else self.chosen.end_offset
 
     @property
     def lost_from(self) -> int:
@@ -190,7 +201,8 @@ class Plan:
                              data_version=1)
 
     def new_epochs(self) -> list[tuple[int, int]]:
-        return list(self.chosen.epochs) + [(self.epoch, self.offset)]
+        taken = list(self.adopted.epochs) if self.adopted is not None else []
+        return list(self.chosen.epochs) + taken + [(self.epoch, self.offset)]
 
     def text(self) -> str:
         c = self.chosen
@@ -210,13 +222,21 @@ class Plan:
         if self.committed_known > 0:
             out.append(f"  offsets below {min(self.committed_known, self.offset)}: nothing (known committed: a "
                        "snapshot holds them, or a high watermark a node recorded passed them).")
-        if self.committed_known < self.offset:
-            what = c.describe(self.committed_known, self.offset) if c.describe else ""
-            out.append(f"  offsets {self.committed_known} to {self.offset} ({what}): kept from node {c.node_id}'s "
+        if self.committed_known < c.end_offset:
+            what = c.describe(self.committed_known, c.end_offset) if c.describe else ""
+            out.append(f"  offsets {self.committed_known} to {c.end_offset} ({what}): kept from node {c.node_id}'s "
                        "log and committed when it leads. Whether the old quorum had committed them, the survivors "
                        "cannot tell: if the lost voters committed other records at these offsets (a leader "
                        f"elected without node {c.node_id}), those are lost.")
-        out.append(f"  offsets {self.offset} and on: anything the lost voters committed after node {c.node_id} "
+        a = self.adopted
+        if a is not None:
+            out.append(f"  offsets {c.end_offset} to {a.end} ({a.what}): the lost voters' last records, which broker "
+                       f"{a.broker.node_id} fetched and node {c.node_id} did not (the same history: epoch "
+                       f"{c.last_epoch} at offset {c.end_offset - 1} on both). Taken from broker {a.broker.node_id}'s "
+                       f"log ({a.broker.where}) and appended to node {c.node_id}'s before the recovery batch: "
+                       "kept, and committed when it leads.")
+        heard = f"node {c.node_id}" + (f" and broker {a.broker.node_id}" if a is not None else "")
+        out.append(f"  offsets {self.offset} and on: anything the lost voters committed after {heard} "
                    "last heard from them is lost (no survivor has it).")
         for f, m, kind in self.foreign_snapshots:
             out.append(f"  below {m.offset}: node {f.node_id}'s {kind} ({m.offset}, epoch {m.epoch}) says records "
@@ -232,7 +252,9 @@ class Plan:
                 out.append(f"  broker {f.node_id} ({f.where}): log ends at {f.end_offset}, within the recovered "
                            "log: nothing beyond it.")
         out.append(f"So the loss, if any, is of committed records from offset {self.lost_from} on.")
-        out.append(f"To write: at offset {self.offset} of node {c.node_id}'s log, a control batch of leader epoch "
+        out.append(f"To write: at offset {self.offset} of node {c.node_id}'s log"
+                   + (f" (after broker {a.broker.node_id}'s offsets {c.end_offset} to {a.end})" if a else "")
+                   + ", a control batch of leader epoch "
                    f"{self.epoch} holding a VotersRecord of {_ids(self.voters_after)}; quorum-state epoch "
                    f"{self.epoch} (the highest epoch seen is {self.epoch - self.gap}; "
                    f"the gap covers elections the lost voters may have held without a survivor).")
@@ -248,12 +270,70 @@ def recovery_batch(voters: VoterSet, offset: int, epoch: int, now_ms: int) -> by
     return build_control_batch(offset, epoch, now_ms, [(ControlRecordType.KRAFT_VOTERS, voters.to_voters_record())])
 
 
+@dataclass
+class Adopted:
+    """A broker's records past the survivor's log end, on the survivor's history."""
+
+    broker: LogFacts
+    end: int
+    datas: list  # the batches' bytes, in order
+    epochs: tuple  # (epoch, start offset) entries of the range that begin in it
+    what: str  # the records there, by kind
+
+
+def adoptable(chosen: LogFacts, broker: LogFacts) -> Adopted | None:
+    """What ``broker``'s log holds past ``chosen``'s end on the same history, up to its
+    first voter change (a VotersRecord or KRaftVersionRecord the survivors never saw
+    stays out: the voter set recovered is the one the survivor knows); None if nothing.
+
+    An observer (a broker) fetches the leader's records, committed or not, as a
+    follower does, and truncates what diverges. Its log agrees with the survivor's up
+    to the survivor's end (the same epoch at every epoch start, Raft's log matching), so
+    the records after that are the ones the lost leader wrote next: they may have been
+    committed without the survivor. A running Kafka broker that saw them committed would
+    stop itself when told to truncate them."""
+    if broker.batches is None or broker.end_offset <= chosen.end_offset or broker.start_offset > chosen.end_offset:
+        return None
+    floor = max(broker.start_offset, chosen.start_offset)
+    if common_end(chosen.epochs, chosen.end_offset, broker.epochs, broker.end_offset, floor) != chosen.end_offset:
+        return None
+    if chosen.end_offset > floor and _epoch_at(broker.epochs, [o for _, o in broker.epochs],
+                                                chosen.end_offset - 1) != chosen.last_epoch:
+        return None
+    datas, end = [], chosen.end_offset
+    for base, last, _, data in broker.batches(chosen.end_offset, broker.end_offset):
+        if base != end or _changes_voters(data):
+            break
+        datas.append(data)
+        end = last + 1
+    if not datas:
+        return None
+    epochs = tuple((e, o) for e, o in broker.epochs if chosen.end_offset <= o < end)
+    at_start = _epoch_at(broker.epochs, [o for _, o in broker.epochs], chosen.end_offset)
+    if at_start != chosen.last_epoch and (not epochs or epochs[0][1] != chosen.end_offset):
+        epochs = ((at_start, chosen.end_offset),) + epochs
+    from .metadata_dir import describe_batches
+    return Adopted(broker, end, datas, epochs, describe_batches(datas))
+
+
+def _changes_voters(data: bytes) -> bool:
+    from wire.records import control_records, walk
+    for info in walk(data):
+        if info.is_control and any(kind in (ControlRecordType.KRAFT_VOTERS, ControlRecordType.KRAFT_VERSION)
+                                    for kind, _ in control_records(data, info)):
+            return True
+    return False
+
+
 class AlreadyRecovered(TerseError):
     """The survivors are already the whole voter set: nothing to write."""
 
 
-def make_plan(survivors: list[LogFacts], brokers: list[LogFacts] = (), epoch_gap: int = EPOCH_GAP) -> Plan:
-    """The recovery, or ``TerseError`` saying why there is none to make."""
+def make_plan(survivors: list[LogFacts], brokers: list[LogFacts] = (), epoch_gap: int = EPOCH_GAP,
+              adopt: bool = True) -> Plan:
+    """The recovery, or ``TerseError`` saying why there is none to make. With ``adopt``,
+    the records a broker holds past the chosen survivor's log end on its history are
+    taken into the recovered log (``adoptable``)."""
     if not survivors:
         raise TerseError("recover needs the properties of at least one surviving controller (--config)")
     ids = [f.node_id for f in survivors]
@@ -292,15 +372,24 @@ def make_plan(survivors: list[LogFacts], brokers: list[LogFacts] = (), epoch_gap
                     + [m.offset for f, m, kind in markers if holds_snapshot(chosen, m)])
     plan = Plan(chosen, why, sorted(survivors, key=lambda f: f.node_id), voters, after, lost, epoch,
                 min(committed, chosen.end_offset), gap=epoch_gap, foreign_snapshots=foreign)
+    if adopt:
+        found = [a for a in (adoptable(chosen, b) for b in brokers) if a is not None]
+        if found:
+            plan.adopted = max(found, key=lambda a: (a.epochs[-1][0] if a.epochs else chosen.last_epoch, a.end,
+                                                     -a.broker.node_id))
+            taken = plan.adopted
+            # the adopted broker's own snapshot or hint within what is taken is held now
+            plan.foreign_snapshots = [(f, m, kind) for f, m, kind in foreign
+                                      if not (f is taken.broker and m.offset <= taken.end)]
     plan.brokers = []
     for b in brokers:
         # below both log starts: committed records (snapshots), the same when the broker's snapshot is held
-        keeps = common_end(plan.new_epochs(), chosen.end_offset + 1, list(b.epochs), b.end_offset,
+        keeps = common_end(plan.new_epochs(), plan.offset + 1, list(b.epochs), b.end_offset,
                            max(b.start_offset, chosen.start_offset))
         if any(f is b for f, _, _ in foreign):
             keeps = min(keeps, plan.committed_known)
         # the new batch's epoch is above every broker's, so no broker keeps anything from its offset on
-        plan.brokers.append(BrokerLoss(b, min(chosen.end_offset, keeps)))
+        plan.brokers.append(BrokerLoss(b, min(plan.offset, keeps)))
     return plan
 
 
@@ -322,11 +411,14 @@ def answering(nodes, timeout_s: float) -> tuple[list[str], list[str]]:
 def write_recovery(log, store, plan: Plan, now_ms: int | None = None) -> None:
     """Append the batch (fsync'd), then replace quorum-state. ``log`` is a
     ``ReplicatedLog`` (the file log, or a simulation's), ``store`` its quorum-state store."""
-    if log.end_offset() != plan.offset or log.last_fetched_epoch() != plan.chosen.last_epoch:
-        raise TerseError(f"Node {plan.chosen.node_id}'s log changed since it was read (end offset "
-                         f"{log.end_offset()}, last epoch {log.last_fetched_epoch()}; expected {plan.offset}, "
-                         f"{plan.chosen.last_epoch}): is the node running? Nothing was written.")
+    c = plan.chosen
+    if log.end_offset() != c.end_offset or log.last_fetched_epoch() != c.last_epoch:
+        raise TerseError(f"Node {c.node_id}'s log changed since it was read (end offset "
+                         f"{log.end_offset()}, last epoch {log.last_fetched_epoch()}; expected {c.end_offset}, "
+                         f"{c.last_epoch}): is the node running? Nothing was written.")
     now = int(time.time() * 1000) if now_ms is None else now_ms
+    for data in plan.adopted.datas if plan.adopted is not None else ():
+        log.append(data)  # killed after these, a rerun finds them in the survivor's log
     log.append(plan.batch(now))
     log.flush()
     store.write(plan.election())
@@ -360,7 +452,7 @@ def load_broker(directory: str) -> LogFacts:
 
 
 def run(configs: list[str], broker_dirs: list[str], gone: bool, dry_run: bool, epoch_gap: int = EPOCH_GAP,
-        timeout_ms: int = 2000, out=print) -> int:
+        timeout_ms: int = 2000, out=print, adopt: bool = True) -> int:
     """``kraft-metadata-quorum recover``: 0 when recovered (or already, or a dry run), 1 when refused."""
     from kraft_server.log.file_log import FileReplicatedLog
     from kraft_server.log.quorum_state_file import FileQuorumStateStore
@@ -368,7 +460,7 @@ def run(configs: list[str], broker_dirs: list[str], gone: bool, dry_run: bool, e
     survivors = [load_survivor(c) for c in configs]
     by_id = {s.facts.node_id: s for s in survivors}
     try:
-        plan = make_plan([s.facts for s in survivors], [load_broker(d) for d in broker_dirs], epoch_gap)
+        plan = make_plan([s.facts for s in survivors], [load_broker(d) for d in broker_dirs], epoch_gap, adopt)
     except AlreadyRecovered as done:  # the state wanted is there already (a rerun): not a refusal
         out(str(done))
         return 0

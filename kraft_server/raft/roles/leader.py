@@ -113,6 +113,8 @@ class LeaderState(OwnEpoch):
     change: object = None  # membership.PendingChange: an Add/RemoveRaftVoter in flight
     upgrade_voters: VoterSet | None = None  # kraft.version 0: voters as UpdateRaftVoter told us
     upgrade: object = None  # membership.PendingUpgrade: an UpdateFeatures kraft.version upgrade
+    own_update_due_ms: int = 0  # own_voter.py: when to compare our voter entry with our listeners
+    own_update_done: bool = False
     role = ROLE
 
     # -- backlog (backpressure for ``propose``) -------------------------------------------

@@ -7,7 +7,7 @@ the same destination is in flight or backing off, so polling often is harmless.
 """
 from __future__ import annotations
 
-from kraft_server.raft import auto_join, membership
+from kraft_server.raft import auto_join, membership, own_voter
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc import begin_epoch, end_epoch, fetch, fetch_snapshot, update_voter, vote
 
@@ -66,6 +66,7 @@ def _poll_candidate(node, state, now_ms: int) -> None:
 
 def _poll_leader(node, state, now_ms: int) -> None:
     membership.expire(node, state, now_ms)
+    own_voter.maybe_update(node, state, now_ms)
     if state.resign_requested:
         node.transition_to_resigned(now_ms)
         return
@@ -151,4 +152,6 @@ def next_deadline(node, now_ms: int) -> int | None:
         if s.parked_deadline is not None:
             times.append(s.parked_deadline)
         times.extend(membership.deadlines(s))
+        if not s.own_update_done and s.own_update_due_ms > now_ms:
+            times.append(s.own_update_due_ms)
     return min(times) if times else None

@@ -30,7 +30,7 @@ from wire.messages import update_raft_voter_response as uresp
 from wire.records import ControlRecordType, build_control_batch
 
 from kraft_server.raft import endpoint_probe as probe
-from kraft_server.raft import membership
+from kraft_server.raft import membership, own_voter
 from kraft_server.raft.boundary import Endpoint
 from kraft_server.raft.roles.base import Role
 from kraft_server.raft.rpc.common import cluster_id_ok, handle_common_response
@@ -41,21 +41,14 @@ from wire.uuids import ZERO_UUID
 API_KEY = ureq.UpdateRaftVoterRequest.API_KEY
 
 
-def _local_node(node) -> VoterNode:
-    cfg = node.config
-    return VoterNode(node.local_key, tuple(cfg.listeners), cfg.kraft_version_min, cfg.kraft_version_max)
-
-
 def maybe_send(node, state, dest, now_ms: int) -> bool:
     if state.update_voter_done or not state.has_fetched \
             or now_ms < state.update_voter_due_ms or not node.is_voter() or not node.config.listeners \
             or node.local_key.directory_id == ZERO_UUID:  # nothing the leader could use
         return False
     logged = node.voter_set().node(node.local_key.node_id)
-    mine = _local_node(node)
-    if logged is None or node.kraft_version() >= 1 and (set(logged.endpoints) == set(mine.endpoints)
-                          and (logged.kraft_version_min, logged.kraft_version_max)
-                          == (mine.kraft_version_min, mine.kraft_version_max)):
+    mine = own_voter.local_node(node)
+    if logged is None or node.kraft_version() >= 1 and not own_voter.differs(logged, mine):
         state.update_voter_done = True
         return False
     state.update_voter_due_ms = now_ms + node.config.fetch_timeout_ms
@@ -117,11 +110,11 @@ def handle_update_voter_request(node, inbound, now_ms: int):
             return _response(node, ErrorCode.REQUEST_TIMED_OUT)
         leader.change = change
         return None  # answered when the probes are
-    _append(node, updated, now_ms)
+    append_voters(node, updated, now_ms)
     return _response(node)
 
 
-def _append(node, voters, now_ms: int) -> None:
+def append_voters(node, voters, now_ms: int) -> None:
     node.drain_proposals()
     node.leader_append(build_control_batch(
         node.log.end_offset(), node.epoch, now_ms,
@@ -145,7 +138,9 @@ def on_probe_answer(node, leader, change, body, failure, now_ms: int) -> bool:
     if updated is None:
         membership.finish(node, leader, ErrorCode.VOTER_NOT_FOUND)
         return True
-    _append(node, updated, now_ms)
+    append_voters(node, updated, now_ms)
+    if change.inbound is None:  # the leader's own entry (own_voter.py)
+        own_voter.appended(node, leader)
     membership.finish(node, leader)
     return True
 
