@@ -68,16 +68,15 @@ class BrokerCluster:
         self.workdir = Path(workdir)
         self.cluster_id = random_cluster_id()
         self.broker_ids = list(BROKER_IDS)
-        inter_ports = {b: free_port() for b in self.broker_ids}  # each broker's real REPLICATION port
+        self.inter_ports = {b: free_port() for b in self.broker_ids}  # each broker's real REPLICATION port
         extra, flags = controller_settings(elr, fast_fencing)
         self.controllers = ChaosCluster(self.workdir / "controllers", self.cluster_id, 3,
-                                        member=partial(Controller, extra=extra, flags=flags), peers=inter_ports)
+                                        member=partial(Controller, extra=extra, flags=flags), peers=self.inter_ports)
         self.proxies = self.controllers.proxies
         self.doors = Doors(self.proxies, self.broker_ids)
         self.brokers: dict[int, KafkaBroker] = {}
         for b in self.broker_ids:
             self.brokers[b] = KafkaBroker(self.workdir / f"broker{b}", b, self.cluster_id, "", replication=3)
-            self.brokers[b].inter_port = inter_ports[b]
         self.stopped: set[int] = set()  # brokers SIGSTOPped
         self.down: set[int] = set()  # brokers killed, not started again yet
         self.locks = {b: threading.RLock() for b in self.broker_ids}
@@ -95,7 +94,7 @@ class BrokerCluster:
         broker.overrides.update({
             "controller.quorum.voters": voters,
             "controller.quorum.bootstrap.servers": "",
-            "listeners": f"PLAINTEXT://{broker.bootstrap},REPLICATION://127.0.0.1:{broker.inter_port}",
+            "listeners": f"PLAINTEXT://{broker.bootstrap},REPLICATION://127.0.0.1:{self.inter_ports[b]}",
             "advertised.listeners": f"PLAINTEXT://{broker.bootstrap},REPLICATION://127.0.0.1:{self.doors.port(b)}",
             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,REPLICATION:PLAINTEXT,CONTROLLER:PLAINTEXT",
             "inter.broker.listener.name": "REPLICATION",

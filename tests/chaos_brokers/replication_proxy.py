@@ -91,7 +91,7 @@ class Door:
             self.unknown += 1
             writer.transport.abort()
             return
-        await link._accept(PrefixedReader(head, reader), writer)
+        await link._accept(PrefixedReader(head, reader), writer)  # as if dialled at the link's own port
 
 
 class Doors:

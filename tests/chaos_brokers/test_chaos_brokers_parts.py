@@ -10,7 +10,6 @@ from __future__ import annotations
 import socket
 import struct
 import threading
-import time
 import uuid
 
 import pytest
