@@ -14,6 +14,7 @@ Kinds (``KINDS``):
 * ``cut_leader``: every link between a partition's leader and the other brokers cut,
   both directions (its followers cannot fetch, the controllers still hear it).
 
+A fault's ``follower`` picks its broker (modulo their number) where no role does.
 A cycle has one or two faults; two run one after the other or, one cycle in three,
 together. The first cycles go through the kinds in a seeded order."""
 from __future__ import annotations
