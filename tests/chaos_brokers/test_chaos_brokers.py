@@ -28,7 +28,7 @@ def chaos(tmp_path, cycles: int, elr: bool = True, fast_fencing: bool = True):
     return report
 
 
-@pytest.mark.slow  # about 80 s alone with eight JVMs: too heavy beside the default suite's workers
+@pytest.mark.slow  # about 90 s alone with eight JVMs: too heavy beside the default suite's workers
 def test_chaos_brokers_short(tmp_path):
     chaos(tmp_path, 3)
 
