@@ -23,9 +23,10 @@ def run_fault(cluster, fault: Fault, active_controller: int | None, watch, halt:
         undo = lambda: cluster.controllers.ensure_running(c)  # noqa: E731
         what = f"kill -9 controller {c}" + (" (active)" if active_controller is not None else "")
     elif fault.kind in ("pause_short", "pause_long"):
+        running = cluster.running(broker)
         cluster.pause(broker)
         undo = lambda: cluster.resume(broker)  # noqa: E731
-        what = f"SIGSTOP broker {broker} {fault.seconds:.1f} s"
+        what = f"SIGSTOP broker {broker} {fault.seconds:.1f} s" + ("" if running else " (down: nothing to stop)")
     elif fault.kind == "cut_from_controllers":
         pairs = [(broker, c) for c in cluster.controller_ids] + [(c, broker) for c in cluster.controller_ids]
         what = f"broker {broker} cut off from the controllers ({fault.params['cut']})"
