@@ -152,3 +152,12 @@ clean:
 chaos: $(BYTECODE) kafka-dist
 	$(PY) -m tests.chaos --nodes $${CHAOS_NODES:-3} --kafka $${CHAOS_KAFKA:-0} --cycles $${CHAOS_CYCLES:-20} \
 		$(if $(CHAOS_SEED),--seed $(CHAOS_SEED))
+
+# Brokers under faults (tests/chaos_brokers): three controllers of ours and four Kafka
+# brokers, every link through the proxies, a VerifiableProducer and VerifiableConsumer
+# on two topics, faults drawn from a printed seed. CHAOS_SEED=N replays; CHAOS_CYCLES
+# (20), CHAOS_CONTROLLERS (ours), CHAOS_ELR and CHAOS_FAST_FENCING (on|off).
+.PHONY: chaos-brokers
+chaos-brokers: $(BYTECODE) kafka-dist
+	$(PY) -m tests.chaos_brokers --cycles $${CHAOS_CYCLES:-20} --controllers $${CHAOS_CONTROLLERS:-ours} \
+		--elr $${CHAOS_ELR:-on} --fast-fencing $${CHAOS_FAST_FENCING:-on} $(if $(CHAOS_SEED),--seed $(CHAOS_SEED))

@@ -19,14 +19,16 @@ SIGTERM_EXITS = (0, -signal.SIGTERM, 128 + signal.SIGTERM, None)  # a JVM exits 
 
 
 class ChaosCluster:
-    def __init__(self, workdir: Path, cluster_id: str, n: int, kafka_ids=()):
+    def __init__(self, workdir: Path, cluster_id: str, n: int, kafka_ids=(), member=OurMember, peers=None):
+        """``member`` makes our nodes (``(workdir, id, cluster_id)``); ``peers`` (id -> port)
+        are other processes the proxies link too (``tests/chaos_brokers``' brokers)."""
         self.cluster_id = cluster_id
         self.nodes: dict = {}
         for i in range(1, n + 1):
             (workdir / f"n{i}").mkdir(parents=True)
-            kind = KafkaMember if i in kafka_ids else OurMember
+            kind = KafkaMember if i in kafka_ids else member
             self.nodes[i] = kind(workdir / f"n{i}", i, cluster_id)
-        self.proxies = Proxies({i: node.port for i, node in self.nodes.items()})
+        self.proxies = Proxies({**{i: node.port for i, node in self.nodes.items()}, **(peers or {})})
         self.stopped: set[int] = set()  # SIGSTOPped
         self.down: set[int] = set()  # killed by the harness, not started again yet
         # one process fault at a time per node (a cycle's faults may run together: a

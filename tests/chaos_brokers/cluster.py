@@ -1,0 +1,173 @@
+"""Three controllers of ours and four Apache Kafka brokers of the default release, every
+link between them through the chaos proxies, with the brokers' process faults.
+
+* Controllers: ``tests/chaos/cluster.py``'s static quorum (each names the others at the
+  proxy link from it), with the broker-facing settings below, ELR on or off (the
+  ``eligible.leader.replicas.version`` feature at format) and fast fencing on or off
+  (``kraft.broker.fast.fencing.enable``).
+* Brokers: each names the controllers in its own ``controller.quorum.voters``, at the
+  links from it to each controller, so its heartbeats, registration, metadata fetches
+  and forwarded requests to controller ``c`` cross link ``(broker, c)``. A static quorum,
+  not ``controller.quorum.bootstrap.servers``: with a dynamic quorum a broker learns the
+  controllers' addresses from the voter set, one address per controller for every
+  broker, and its links could not be cut one broker at a time.
+* Inter-broker traffic goes over a ``REPLICATION`` listener advertised at the broker's
+  door (``replication_proxy.py``); clients use ``PLAINTEXT`` directly, so a broker cut
+  off from the controllers or from the other brokers still serves clients.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import uuid
+from functools import partial
+from pathlib import Path
+
+from kraft_server.log.meta_properties import MetaProperties, write_meta_properties
+from tests.chaos.cluster import ChaosCluster
+from tests.chaos.members import OurMember
+from tests.support.kafka_brokers import KafkaBroker
+from tests.support.kraft_nodes import set_property, storage_format
+from tools.kafka_dist.controller import free_port, random_cluster_id
+
+from .replication_proxy import Doors
+
+BROKER_IDS = (100, 101, 102, 103)
+SESSION_MS = 6000  # broker.session.timeout.ms
+HEARTBEAT_MS = 1000  # broker.heartbeat.interval.ms
+REPLICA_LAG_MS = 4000  # replica.lag.time.max.ms: a silent follower leaves the ISR after this
+
+
+class Controller(OurMember):
+    """Our controller with ``extra`` properties, formatted with ``flags``."""
+
+    def __init__(self, workdir: Path, node_id: int, cluster_id: str, extra=(), flags=()):
+        super().__init__(workdir, node_id, cluster_id)
+        for prop in extra:
+            key, value = prop.split("=", 1)
+            set_property(self.config, key, value)
+        self.flags = tuple(flags)
+
+    def configure(self, voters: str) -> None:
+        set_property(self.config, "controller.quorum.voters", voters)
+        set_property(self.config, "controller.quorum.bootstrap.servers", "")
+        storage_format(self.config, self.cluster_id, *self.flags)
+
+
+def controller_settings(elr: bool, fast_fencing: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(properties, format flags) of our controllers for one configuration."""
+    extra = (f"broker.session.timeout.ms={SESSION_MS}", f"broker.heartbeat.interval.ms={HEARTBEAT_MS}",
+             f"kraft.broker.fast.fencing.enable={str(fast_fencing).lower()}",
+             "unclean.leader.election.interval.ms=2000")
+    return extra, ("--feature", f"eligible.leader.replicas.version={1 if elr else 0}")
+
+
+class BrokerCluster:
+    def __init__(self, workdir: Path, elr: bool = True, fast_fencing: bool = True) -> None:
+        self.workdir = Path(workdir)
+        self.cluster_id = random_cluster_id()
+        self.broker_ids = list(BROKER_IDS)
+        self.inter_ports = {b: free_port() for b in self.broker_ids}  # each broker's real REPLICATION port
+        extra, flags = controller_settings(elr, fast_fencing)
+        self.controllers = ChaosCluster(self.workdir / "controllers", self.cluster_id, 3,
+                                        member=partial(Controller, extra=extra, flags=flags), peers=self.inter_ports)
+        self.proxies = self.controllers.proxies
+        self.doors = Doors(self.proxies, self.broker_ids)
+        self.brokers: dict[int, KafkaBroker] = {}
+        for b in self.broker_ids:
+            self.brokers[b] = KafkaBroker(self.workdir / f"broker{b}", b, self.cluster_id, "", replication=3)
+        self.stopped: set[int] = set()  # brokers SIGSTOPped
+        self.down: set[int] = set()  # brokers killed, not started again yet
+        self.locks = {b: threading.RLock() for b in self.broker_ids}
+
+    @property
+    def controller_ids(self) -> list[int]:
+        return self.controllers.ids
+
+    def bootstrap(self) -> str:
+        return ",".join(self.brokers[b].bootstrap for b in self.broker_ids)
+
+    def _configure(self, b: int) -> None:
+        broker = self.brokers[b]
+        voters = ",".join(f"{c}@127.0.0.1:{self.proxies.port(b, c)}" for c in self.controller_ids)
+        broker.overrides.update({
+            "controller.quorum.voters": voters,
+            "controller.quorum.bootstrap.servers": "",
+            "listeners": f"PLAINTEXT://{broker.bootstrap},REPLICATION://127.0.0.1:{self.inter_ports[b]}",
+            "advertised.listeners": f"PLAINTEXT://{broker.bootstrap},REPLICATION://127.0.0.1:{self.doors.port(b)}",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,REPLICATION:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "inter.broker.listener.name": "REPLICATION",
+            "broker.heartbeat.interval.ms": str(HEARTBEAT_MS),
+            "replica.lag.time.max.ms": str(REPLICA_LAG_MS),
+            "replica.socket.timeout.ms": "5000",
+            "initial.broker.registration.timeout.ms": "180000",
+            "auto.create.topics.enable": "false",
+        })
+        # formatted as kafka-storage would a broker's log dir, without a JVM for it
+        broker.data_dir.mkdir(parents=True, exist_ok=True)
+        write_meta_properties(broker.data_dir, MetaProperties(self.cluster_id, b, directory_id=uuid.uuid4()))
+        broker.formatted = True
+
+    def start(self) -> None:
+        self.controllers.start()
+        self.doors.start()
+        for b in self.broker_ids:
+            self._configure(b)
+            self.brokers[b].start()
+
+    # -- the brokers' process faults (one at a time per broker)
+    def running(self, b: int) -> bool:
+        return self.brokers[b].running
+
+    def kill9(self, b: int) -> None:
+        with self.locks[b]:
+            self.stopped.discard(b)
+            self.down.add(b)
+            self.doors.shut(b)
+            self.brokers[b].stop(graceful=False)
+
+    def pause(self, b: int) -> None:
+        with self.locks[b]:
+            if self.running(b):
+                os.killpg(self.brokers[b].proc.pid, signal.SIGSTOP)
+                self.stopped.add(b)
+
+    def resume(self, b: int) -> None:
+        with self.locks[b]:
+            if b in self.stopped and self.running(b):
+                os.killpg(self.brokers[b].proc.pid, signal.SIGCONT)
+            self.stopped.discard(b)
+
+    def ensure_running(self, b: int) -> None:
+        with self.locks[b]:
+            self.resume(b)
+            if not self.running(b):
+                self.doors.open(b)
+                self.brokers[b].start()
+            self.down.discard(b)
+
+    def unavailable(self) -> set[int]:
+        """Brokers the harness has killed or stopped."""
+        return set(self.down) | set(self.stopped)
+
+    def heal(self) -> None:
+        """Every link up, every controller and broker running."""
+        self.controllers.heal()
+        for b in self.broker_ids:
+            self.ensure_running(b)
+
+    def crashed(self) -> dict[str, int]:
+        """Processes that exited on their own: name -> return code."""
+        out = {f"controller {i}": rc for i, rc in self.controllers.crashed().items()}
+        for b, broker in self.brokers.items():
+            if b not in self.down and broker.proc is not None and broker.proc.poll() is not None:
+                out[f"broker {b}"] = broker.proc.returncode
+        return out
+
+    def close(self) -> None:
+        for b in self.broker_ids:
+            self.resume(b)
+            self.brokers[b].close()
+        self.doors.close()
+        self.controllers.close()

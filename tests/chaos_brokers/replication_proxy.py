@@ -1,0 +1,123 @@
+"""Broker-to-broker links through the chaos proxies (``tests/chaos/proxy.py``).
+
+A broker advertises one address for its inter-broker listener, which every other broker
+dials, so a proxy port per ordered pair (as between controllers) cannot be given out.
+Instead each broker's advertised ``REPLICATION`` address is a front door (``Door``) on the
+harness, which reads the first request's header: its client id names the dialling broker
+(a follower's fetcher is ``broker-<id>-fetcher-<n>``, every other inter-broker client
+``broker-<id>-...``). The connection is then handed, with the bytes read so far, to the
+link ``(dialler, broker)`` of the shared ``Proxies``, so that each direction of each pair is
+cut, held or delayed on its own, as the controllers' links are.
+
+A dead broker's listener refuses connections; a proxy in front of it would accept them
+and hide the crash (our controller's fast fencing probes every advertised endpoint and
+needs every one refusing). The harness closes a door when it kills its broker and opens
+it again (same port) before the broker starts (``shut``, ``open``).
+"""
+from __future__ import annotations
+
+import asyncio
+import re
+import struct
+
+from tests.chaos.proxy import Proxies
+
+DIALLER = re.compile(rb"^broker-(\d+)-")
+HEADER_MAX = 4096  # a request header is far shorter; more means it is no broker's
+
+
+class PrefixedReader:
+    """A stream reader that first gives back bytes already read."""
+
+    def __init__(self, prefix: bytes, reader: asyncio.StreamReader) -> None:
+        self.prefix, self.reader = prefix, reader
+
+    async def read(self, n: int) -> bytes:
+        if self.prefix:
+            out, self.prefix = self.prefix[:n], self.prefix[n:]
+            return out
+        return await self.reader.read(n)
+
+
+def dialler(head: bytes) -> int | None:
+    """The broker id in the client id of a request header (size, api key, version,
+    correlation id, then the client id as an int16-length string); None if it names none."""
+    if len(head) < 14:
+        return None
+    (length,) = struct.unpack_from(">h", head, 12)
+    if length < 0 or len(head) < 14 + length:
+        return None
+    m = DIALLER.match(head[14:14 + length])
+    return int(m.group(1)) if m else None
+
+
+async def read_header(reader: asyncio.StreamReader) -> bytes:
+    """The first 14 bytes and the client id that follows them."""
+    head = await reader.readexactly(14)
+    (length,) = struct.unpack_from(">h", head, 12)
+    if 0 < length < HEADER_MAX:
+        head += await reader.readexactly(length)
+    return head
+
+
+class Door:
+    """Broker ``dst``'s advertised inter-broker address."""
+
+    def __init__(self, proxies: Proxies, dst: int) -> None:
+        self.proxies, self.dst = proxies, dst
+        self.port = 0
+        self.server = None
+        self.unknown = 0  # connections from no broker we know (closed)
+
+    async def open(self) -> None:
+        self.server = await asyncio.start_server(self._accept, "127.0.0.1", self.port, reuse_address=True)
+        self.port = self.server.sockets[0].getsockname()[1]
+
+    async def shut(self) -> None:
+        if self.server is not None:
+            self.server.close()
+            await self.server.wait_closed()
+            self.server = None
+
+    async def _accept(self, reader, writer) -> None:
+        try:
+            head = await asyncio.wait_for(read_header(reader), 30)
+        except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError):
+            writer.transport.abort()
+            return
+        src = dialler(head)
+        link = self.proxies.links.get((src, self.dst))
+        if link is None:
+            self.unknown += 1
+            writer.transport.abort()
+            return
+        await link._accept(PrefixedReader(head, reader), writer)  # as if dialled at the link's own port
+
+
+class Doors:
+    """A door per broker, served on the proxies' loop; its links must be in ``proxies``
+    (built over controllers and brokers, with each broker's real inter-broker port)."""
+
+    def __init__(self, proxies: Proxies, brokers) -> None:
+        self.proxies = proxies
+        self.doors = {b: Door(proxies, b) for b in brokers}
+
+    def start(self) -> None:
+        for door in self.doors.values():
+            self.proxies._call(door.open())
+
+    def port(self, broker: int) -> int:
+        return self.doors[broker].port
+
+    def shut(self, broker: int) -> None:
+        """Refuse new connections (those open end with the process's sockets)."""
+        self.proxies._call(self.doors[broker].shut())
+
+    def open(self, broker: int) -> None:
+        if self.doors[broker].server is None:
+            self.proxies._call(self.doors[broker].open())
+
+    def close(self) -> None:
+        if self.proxies.thread.is_alive():
+            for door in self.doors.values():
+                self.proxies._call(door.shut())

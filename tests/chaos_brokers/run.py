@@ -1,0 +1,306 @@
+"""One broker chaos run: three controllers of ours and four Kafka brokers behind the proxies
+(``cluster.py``), two topics (RF 3, ``min.insync.replicas=2``, one with
+``unclean.leader.election.enable=true``), a VerifiableProducer and a VerifiableConsumer on
+each; then ``cycles`` times: the cycle's faults, heal everything, wait until every broker
+is unfenced, every partition led, both producers acknowledged again and both consumers
+have every acknowledged message, then check (``check.py``). At the end the producers
+stop (flushing what they hold) and the last check runs on everything they were told."""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.chaos.client import call
+from tests.chaos.monitor import Monitor
+from tests.chaos.run import _leader_hwm, _wait
+from wire.messages import CreateTopicsRequest
+from wire.messages.create_topics_request import CreatableTopic, CreatableTopicConfig
+
+from . import check as chk
+from .availability import Watch
+from .clients import longest_gap_ms, start_clients
+from .cluster import BrokerCluster
+from .faults import run_fault
+from .metadata import read_decisions
+from .schedule import PARTITIONS, Schedule
+
+log = logging.getLogger(__name__)
+
+CLEAN, UNCLEAN = "chaos-clean", "chaos-unclean"
+TOPICS = {CLEAN: False, UNCLEAN: True}  # name -> unclean.leader.election.enable
+START_S = 180.0  # brokers registered, topics led, clients' first messages
+RECOVERY_S = 90.0  # after healing: brokers unfenced, partitions led, new acks, consumers caught up
+
+
+@dataclass
+class Report:
+    seed: int
+    elr: bool
+    fast_fencing: bool
+    controllers: str = "ours"
+    cycles: int = 0
+    faults: Counter = field(default_factory=Counter)
+    done: list[str] = field(default_factory=list)
+    acked: dict = field(default_factory=dict)  # topic -> acknowledged messages
+    lost: dict = field(default_factory=dict)  # topic -> [(partition, offset)]
+    unexplained: list = field(default_factory=list)  # losses on the unclean topic without an unclean election
+    duplicated: dict = field(default_factory=dict)  # topic -> [value]
+    unclean_elections: list[str] = field(default_factory=list)
+    decided: Counter = field(default_factory=Counter)  # elections, unclean, isr changes, fencings
+    problems: list[str] = field(default_factory=list)
+    leaderless_ms: int = 0
+    leaderless_what: str = ""
+    ack_gap_ms: int = 0
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return (not self.problems and not self.lost.get(CLEAN) and not self.unexplained
+                and not any(self.duplicated.values()))
+
+    def totals(self) -> tuple[int, int, int]:
+        return (sum(self.acked.values()), sum(len(v) for v in self.lost.values()),
+                sum(len(v) for v in self.duplicated.values()))
+
+    def format(self) -> str:
+        faults = ", ".join(f"{k} {v}" for k, v in sorted(self.faults.items())) or "none"
+        lines = [f"broker chaos run: seed {self.seed}, controllers {self.controllers}, ELR "
+                 f"{'on' if self.elr else 'off'}, fast fencing {'on' if self.fast_fencing else 'off'}, "
+                 f"{self.cycles} cycles in {self.seconds:.1f} s",
+                 f"faults injected: {sum(self.faults.values())} ({faults})"]
+        for topic in TOPICS:
+            lost = self.lost.get(topic, [])
+            lines.append(f"{topic}: acknowledged {self.acked.get(topic, 0)}, lost {len(lost)}"
+                         f"{f' (partition, offset) {lost[:5]}' if lost else ''}, "
+                         f"duplicated {len(self.duplicated.get(topic, ()))}")
+        lines.append(f"unclean elections: {len(self.unclean_elections)}"
+                     f"{f' {self.unclean_elections[:5]}' if self.unclean_elections else ''}; "
+                     f"losses they do not explain: {len(self.unexplained)}")
+        lines.append("controller decisions: " + (", ".join(f"{k} {v}" for k, v in self.decided.items()) or "none"))
+        lines.append(f"the longest leaderless stretch: {self.leaderless_what or '-'}")
+        lines.append(f"problems: {len(self.problems)}")
+        lines += [f"  - {p}" for p in self.problems[:20]]
+        lines.append(f"replay: CHAOS_SEED={self.seed} --elr {'on' if self.elr else 'off'} "
+                     f"--fast-fencing {'on' if self.fast_fencing else 'off'}")
+        n, lost, dup = self.totals()
+        lines.append(f"acknowledged {n}, lost {lost}, duplicated {dup}, longest leaderless {self.leaderless_ms} ms, "
+                     f"longest without an ack {self.ack_gap_ms} ms")
+        return "\n".join(lines)
+
+
+def create_topics(cluster: BrokerCluster, halt) -> None:
+    def created(name: str, unclean: bool) -> bool:
+        configs = [CreatableTopicConfig(name="min.insync.replicas", value="2"),
+                   CreatableTopicConfig(name="unclean.leader.election.enable", value=str(unclean).lower())]
+        body = CreateTopicsRequest(topics=[CreatableTopic(name=name, num_partitions=PARTITIONS, replication_factor=3,
+                                                          configs=configs)], timeout_ms=20000)
+        try:
+            code = call(cluster.brokers[cluster.broker_ids[0]].port, body, 7, 30.0).topics[0].error_code
+        except (OSError, ValueError):
+            return False
+        return code in (0, 36)  # created, or TOPIC_ALREADY_EXISTS from an earlier try
+    for name, unclean in TOPICS.items():
+        _wait(lambda: created(name, unclean), START_S, f"topic {name} created", halt)
+
+
+class Harness:
+    """The run's moving parts and the reads the checks need."""
+
+    def __init__(self, workdir: Path, seed: int, elr: bool, fast_fencing: bool) -> None:
+        self.workdir = Path(workdir)
+        self.cluster = BrokerCluster(self.workdir, elr, fast_fencing)
+        ports = {i: n.port for i, n in self.cluster.controllers.nodes.items()}
+        self.monitor = Monitor(ports)
+        self.watch = Watch(self.cluster, TOPICS)
+        self.schedule = Schedule(seed, TOPICS)
+        self.clients: dict = {}
+        self.halt = threading.Event()
+        self.mark = 0  # the controller's log end at the last check
+        self.decided: dict = {}  # what the controller decided since the check before
+
+    def decisions(self):
+        """What the active controller committed, or None while there is none."""
+        agreed = self.monitor.leader()
+        hwm = _leader_hwm(self.cluster.controllers, self.monitor)
+        if agreed is None or hwm is None:
+            return None
+        return read_decisions(self.cluster.controllers.nodes[agreed[0]].data, hwm)
+
+    def settled(self, full_isr: bool):
+        """The decisions once every broker is unfenced and every partition led (with a full
+        ISR if ``full_isr``), else None."""
+        d = self.decisions()
+        if d is None or any(d.fenced.get(b, True) for b in self.cluster.broker_ids):
+            return None
+        for topic in TOPICS:
+            parts = d.partitions(topic)
+            if len(parts) != PARTITIONS:
+                return None
+            for p in parts:
+                s = d.latest(topic, p)
+                if s.leader < 0 or (full_isr and len(s.isr) < 3):
+                    return None
+        return d
+
+    def checkpoints(self) -> dict:
+        return {b: chk.broker_checkpoints(self.cluster.brokers[b].data_dir, TOPICS) for b in self.cluster.broker_ids}
+
+    def start(self) -> None:
+        h = self.halt
+        self.cluster.start()
+        self.monitor.start()
+        _wait(self.monitor.leader, START_S, "first active controller", h)
+        _wait(lambda: (d := self.decisions()) is not None and len(d.fenced) == 4 and not any(d.fenced.values()),
+              START_S, "four unfenced brokers", h)
+        create_topics(self.cluster, h)
+        _wait(lambda: self.settled(full_isr=True), START_S, "every partition led with a full ISR", h)
+        self.watch.start()
+        for topic in TOPICS:
+            self.clients[topic] = start_clients(self.workdir / "clients", self.cluster.bootstrap(), topic)
+
+        def flowing():
+            for c in self.clients.values():
+                c.poll()
+                c.alive()
+            return all(c.producer.acked and c.consumer.consumed for c in self.clients.values())
+        _wait(flowing, START_S, "both producers' first acks and both consumers' first messages", h)
+
+    def run_cycle(self, cycle) -> list[str]:
+        """The cycle's faults in turn, or together (a thread each); what was done."""
+        done: list = [None] * len(cycle.faults)
+
+        def one(i, fault):
+            done[i] = run_fault(self.cluster, fault, self.monitor.guess(), self.watch, self.halt)
+        if cycle.together:
+            threads = [threading.Thread(target=one, args=(i, f)) for i, f in enumerate(cycle.faults)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        else:
+            for i, fault in enumerate(cycle.faults):
+                one(i, fault)
+                self.halt.wait(1.0)  # the clients get a moment between faults
+        return [w or f"{f.describe()} not done" for w, f in zip(done, cycle.faults)]
+
+    def recover(self) -> tuple[list[str], dict | None]:
+        """After healing: wait for a settled cluster, new acks and consumers caught up;
+        what did not come, and the acknowledged messages the consumers were waited for."""
+        problems = []
+        h = self.halt
+        before = {t: len(c.producer.acked) for t, c in self.clients.items()}
+        try:
+            _wait(self.monitor.leader, RECOVERY_S, "active controller after healing", h)
+            _wait(lambda: self.settled(full_isr=False), RECOVERY_S, "every broker unfenced and every partition led", h)
+        except TimeoutError as exc:
+            d = self.decisions()
+            problems.append(str(exc))
+            if d is not None:
+                problems += chk.offline_with_live_member(d, TOPICS, self.cluster.broker_ids)
+            return problems, None
+
+        def acked_again():
+            for c in self.clients.values():
+                c.poll()
+                c.alive()
+            return all(len(c.producer.acked) > before[t] for t, c in self.clients.items())
+        try:
+            _wait(acked_again, RECOVERY_S, "a new ack on both topics after healing", h)
+        except TimeoutError as exc:
+            problems.append(str(exc))
+        return problems, self.catch_up()
+
+    def catch_up(self) -> dict:
+        """Until the consumers have every message acknowledged so far (or the deadline);
+        those messages, by topic (the producers go on acknowledging meanwhile)."""
+        for c in self.clients.values():
+            c.producer.poll()
+        wanted = {t: dict(c.producer.acked) for t, c in self.clients.items()}
+
+        def caught_up():
+            for c in self.clients.values():
+                c.consumer.poll()
+            return all(c.consumer.consumed.get(k) == v for t, c in self.clients.items()
+                       for k, v in wanted[t].items())
+        try:
+            _wait(caught_up, RECOVERY_S, "consumers caught up", self.halt)
+        except TimeoutError:
+            pass  # what they miss is counted as lost by the check
+        return wanted
+
+    def check(self, report: Report, wanted: dict) -> list[str]:
+        """``wanted``: topic -> the acknowledged messages the consumers were waited for."""
+        problems = []
+        checkpoints = self.checkpoints()  # before the decisions: brokers only learn committed epochs
+        d = self.decisions()
+        if d is None:
+            return ["no active controller to read the decisions from"]
+        for topic in TOPICS:
+            c = self.clients[topic]
+            c.consumer.poll()
+            acks = chk.acknowledged_consumed(wanted[topic], c.consumer.consumed)
+            report.acked[topic], report.lost[topic], report.duplicated[topic] = acks.acked, acks.lost, acks.duplicated
+        report.unexplained = chk.unexplained_losses(UNCLEAN, report.lost[UNCLEAN], d)
+        report.unclean_elections = [f"{t}-{p} to {s.leader} in epoch {s.epoch} (offset {s.offset})"
+                                    for (t, p), states in sorted(d.unclean_elections().items()) for s in states]
+        self.decided, self.mark = d.since(self.mark), d.end
+        report.decided.update(self.decided)
+        problems += chk.epochs_grow(d)
+        problems += chk.broker_epochs(checkpoints, d)
+        problems += self.monitor.take_violations()
+        return problems
+
+    def close(self) -> None:
+        self.halt.set()
+        for c in self.clients.values():
+            c.close()
+        self.watch.stop()
+        self.monitor.stop()
+        self.cluster.close()
+
+
+def run(workdir: Path, seed: int, cycles: int = 3, elr: bool = True, fast_fencing: bool = True,
+        on_cycle=print) -> Report:
+    report = Report(seed, elr, fast_fencing)
+    started = time.monotonic()
+    h = Harness(workdir, seed, elr, fast_fencing)
+    try:
+        h.start()
+        on_cycle(f"started in {time.monotonic() - started:.1f} s")
+        for c in range(cycles):
+            cycle = h.schedule.cycle(c)
+            done = h.run_cycle(cycle)
+            for fault in cycle.faults:
+                report.faults[fault.kind] += 1
+            report.done += [w + (" [together]" if cycle.together else "") for w in done]
+            problems = [f"{name} exited on its own with {rc}" for name, rc in h.cluster.crashed().items()]
+            h.cluster.heal()
+            unhealed, wanted = h.recover()
+            problems += unhealed
+            if wanted is not None:
+                problems += h.check(report, wanted)
+            report.problems += [f"cycle {c}: {p}" for p in problems]
+            report.cycles = c + 1
+            n, lost, dup = report.totals()
+            decided = ", ".join(f"{k} {v}" for k, v in h.decided.items() if v) or "no decisions"
+            on_cycle(f"cycle {c}: {'; '.join(done)}{' [together]' if cycle.together else ''} -> {decided}; "
+                     f"acked {n}, lost {lost}, duplicated {dup}, {'ok' if report.ok else 'FAILED'}")
+            if not report.ok:
+                break
+        if report.ok:  # the producers flush and stop; the last check covers all they were told
+            for c in h.clients.values():
+                c.producer.stop()
+            report.problems += [f"end: {p}" for p in h.check(report, h.catch_up())]
+    except Exception as exc:  # noqa: BLE001 (a harness step that failed fails the run, with its report)
+        log.exception("broker chaos run stopped")
+        report.problems.append(f"{type(exc).__name__}: {exc}")
+    finally:
+        report.leaderless_ms, report.leaderless_what = h.watch.longest_ms()
+        report.ack_gap_ms = max((longest_gap_ms(c.producer.ack_times) for c in h.clients.values()), default=0)
+        h.close()
+        report.seconds = time.monotonic() - started
+    return report
