@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kraft_server.controller.image_topics import merge
+from kraft_server.controller.image.topics import merge
 from tests.support.kraft_nodes import committed_batches, read_batches
 from wire.messages import (BrokerRegistrationChangeRecord, FenceBrokerRecord, PartitionChangeRecord, PartitionRecord,
                            RegisterBrokerRecord, RemoveTopicRecord, TopicRecord, UnfenceBrokerRecord)
