@@ -8,7 +8,9 @@ resumes from wherever the quorum is when it is started again:
 
 1. If the server reports ``CommittedVoters`` (DescribeQuorum v3) and they differ
    from ``CurrentVoters``, a change is still uncommitted: wait for it first.
-2. Refuse unsafe targets before touching anything: an empty set, an id that is
+2. Refuse unsafe targets before touching anything: a static quorum (kraft.version 0
+   in the leader's ApiVersions, where no voter can change: the message gives the
+   ``kafka-features`` upgrade), an empty set, an id that is
    neither a voter nor an observer, an observer that is not caught up (it last
    caught up more than ``max_lag_ms`` ago, by the leader's clock), an id with two
    observer directories, a joining voter whose endpoint cannot be found.
