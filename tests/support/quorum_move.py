@@ -255,7 +255,6 @@ def _wall_ms() -> int:
     return int(time.time() * 1000)
 
 
-
 def observers_in_describe(text: str) -> dict[int, int]:
     """``{id: lag}`` of the Observer rows of ``describe --replication [--human-readable]``."""
     rows = [line.split() for line in text.splitlines()[1:]]
