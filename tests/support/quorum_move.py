@@ -97,9 +97,15 @@ class TimedProducer(VerifiableProducer):
 def longest_gap_ms(times: list[int], start_ms: int | None = None, end_ms: int | None = None) -> int:
     """The longest time between two acknowledgements (and from ``start_ms`` to the first,
     from the last to ``end_ms``) in the window."""
+    return longest_gap(times, start_ms, end_ms)[0]
+
+
+def longest_gap(times: list[int], start_ms: int | None = None, end_ms: int | None = None) -> tuple[int, int]:
+    """The longest gap in the window (as :func:`longest_gap_ms`) and when it began (ms, the
+    producer's clock), to line it up with the logs."""
     inside = sorted(t for t in times if (start_ms is None or t >= start_ms) and (end_ms is None or t <= end_ms))
     edges = ([start_ms] if start_ms is not None else []) + inside + ([end_ms] if end_ms is not None else [])
-    return max((b - a for a, b in zip(edges, edges[1:])), default=0)
+    return max(((b - a, a) for a, b in zip(edges, edges[1:])), default=(0, start_ms or 0))
 
 
 def log_events(data: Path) -> list[tuple[int, str, int]]:
@@ -433,10 +439,12 @@ class MoveRun:
         assert not outside, f"brokers fenced or registered outside their restart: {outside}"
         during = sorted({b for o, what, b in events if what == "register" and first <= o < last})
         assert during == BROKERS, f"each broker restarted once, re-registering: {during}"
-        gaps = {part: longest_gap_ms(self.producer.ack_times, a, b) for part, (a, b) in self.windows.items()}
+        found_gaps = {part: longest_gap(self.producer.ack_times, a, b) for part, (a, b) in self.windows.items()}
+        gaps = {part: gap for part, (gap, _) in found_gaps.items()}
+        began = {part: f"{at - self.windows[part][0]} ms in (at {at})" for part, (_, at) in found_gaps.items()}
         sys.stderr.write(f"[move] {self.old.kind}{' (static)' if self.static else ''} -> {self.new_kind}: "
                          f"{len(found['acked'])} acknowledged, all consumed; "
-                         f"longest gap between acknowledgements (ms): {gaps}\n")
+                         f"longest gap between acknowledgements (ms): {gaps}; each began {began}\n")
         return gaps
 
     def close(self) -> None:
