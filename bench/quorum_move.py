@@ -2,7 +2,7 @@
 acks=all producer while a live cluster's controller quorum moves, ours against Kafka's
 own move, in one run.
 
-    python bench/quorum_move.py           # Kafka's controllers -> ours, and -> new Kafka controllers
+    python bench/quorum_move.py           # Kafka's controllers -> ours (dynamic and static), and -> new Kafka controllers
     python bench/quorum_move.py --out     # also ours -> Kafka's controllers
     python bench/quorum_move.py --json    # the same figures as JSON
 
@@ -15,11 +15,14 @@ start as observers; the brokers are restarted one at a time with the new control
 ``controller.quorum.bootstrap.servers``; the voters move (ours: ``kraft-metadata-quorum
 reassign``, the leader last, waiting for the brokers; Kafka: ``kafka-metadata-quorum
 add-controller`` three times, then ``remove-controller`` three times, the leader last);
-the old controllers stop, and the producer runs 12 s more. Every acknowledged message is
+the old controllers stop, and the producer runs 12 s more. The static row starts from
+Kafka's controllers set by ``controller.quorum.voters`` (kraft.version 0), upgraded with
+``kafka-features upgrade --feature kraft.version=1`` under load before the restarts. Every acknowledged message is
 checked consumed, and no broker fenced but by its restart, as in the tests.
 
-Columns: the longest gap (ms, the producer's clock) during the rolling restart, during
-the move (from its first command to the old controllers' stop), and after the stop.
+Columns: the longest gap (ms, the producer's clock) during the kraft.version upgrade
+(static row only), the rolling restart, the move (from its first command to the old
+controllers' stop), and after the stop.
 """
 from __future__ import annotations
 
@@ -33,13 +36,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.support.quorum_move import run_move  # noqa: E402
 
+# name, old kind, new kind, new ids, Kafka's tools, static, tool
 MOVES = [
-    ("Kafka's controllers -> ours", "kafka", "ours", (4, 5, 6), False, "kraft-metadata-quorum reassign"),
-    ("Kafka's controllers -> new Kafka controllers", "kafka", "kafka", (7, 8, 9), True,
+    ("Kafka's controllers -> ours", "kafka", "ours", (4, 5, 6), False, False, "kraft-metadata-quorum reassign"),
+    ("Kafka's controllers -> new Kafka controllers", "kafka", "kafka", (7, 8, 9), True, False,
      "kafka-metadata-quorum add/remove-controller"),
+    ("Kafka's static controllers -> ours", "kafka", "ours", (4, 5, 6), False, True,
+     "kafka-features upgrade, kraft-metadata-quorum reassign"),
 ]
-OUT = ("ours -> Kafka's controllers", "ours", "kafka", (7, 8, 9), False, "kraft-metadata-quorum reassign")
-COLUMNS = ("restarts", "move", "after the old controllers stopped")
+OUT = ("ours -> Kafka's controllers", "ours", "kafka", (7, 8, 9), False, False, "kraft-metadata-quorum reassign")
+COLUMNS = ("kraft.version upgrade", "restarts", "move", "after the old controllers stopped")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,9 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
     rows = []
-    for name, old, new, ids, kafka_tools, tool in MOVES + ([OUT] if args.out else []):
+    for name, old, new, ids, kafka_tools, static, tool in MOVES + ([OUT] if args.out else []):
         with tempfile.TemporaryDirectory(prefix="quorum-move-") as tmp:
-            gaps = run_move(Path(tmp), old, new, ids, use_kafka_tools=kafka_tools)
+            gaps = run_move(Path(tmp), old, new, ids, use_kafka_tools=kafka_tools, static=static)
         rows.append({"name": name, "tool": tool, **gaps})
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -58,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     print("| move | tool | " + " | ".join(f"longest gap, {c} (ms)" for c in COLUMNS) + " |")
     print("|---|---|" + "---:|" * len(COLUMNS))
     for r in rows:
-        print(f"| {r['name']} | {r['tool']} | " + " | ".join(str(r[c]) for c in COLUMNS) + " |")
+        print(f"| {r['name']} | {r['tool']} | " + " | ".join(str(r.get(c, "-")) for c in COLUMNS) + " |")
     return 0
 
 

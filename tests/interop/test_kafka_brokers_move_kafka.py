@@ -33,7 +33,7 @@ def test_kafka_moves_a_live_cluster_to_new_kafka_controllers_with_its_own_tools(
 
 @pytest.mark.timeout(900)
 def test_kafkas_own_move_strands_a_broker_that_knows_only_the_old_controllers(tmp_path):
-    """Why the procedure restarts the brokers first (docs/operations.md, "How a broker
+    """Why the procedure restarts the brokers first (docs/operations/migrate.md, "How a broker
     finds the leader"): with Kafka's own tools and no restart, a broker whose
     ``controller.quorum.bootstrap.servers`` names only the old controllers is lost when
     the old leader leaves: it hears "new epoch, no leader" from them (the removed leader

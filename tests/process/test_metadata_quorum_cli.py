@@ -331,6 +331,8 @@ class ScriptedQuorum:
     leader, once removed, hands over to the lowest remaining voter."""
 
     controllers = False
+    bootstrap = [("127.0.0.1", 9091)]
+    kraft = 1  # the kraft.version its ApiVersions finalizes
 
     def __init__(self, voters, observers, leader, pending_add=None):
         self.replicas = {r.replica_id: r for r in [*voters, *observers]}
@@ -350,6 +352,9 @@ class ScriptedQuorum:
         if self.leader not in self.committed:
             self.leader = min(self.committed)
         return info
+
+    def kraft_version(self):
+        return self.kraft
 
     def add_raft_voter(self, voter_id, directory_id, endpoints):
         if self.fail_next_add_with is not None:
@@ -389,6 +394,34 @@ def test_reassign_waits_for_a_pending_change_then_steps_with_the_leader_last(mon
     assert lines[8].startswith("Step 2 of 3: removing controller 2 ")
     assert lines[10].startswith("Step 3 of 3: removing controller 1 ") and "the current leader" in lines[10]
     assert lines[-1] == "The controller quorum's voters are [3, 4]: reassignment complete."
+
+
+def test_reassign_refuses_a_static_quorum_naming_the_kraft_version_upgrade(monkeypatch):
+    """kraft.version 0 (controller.quorum.voters): no voter can be added or removed, so
+    the tool refuses before any plan or change, with the kafka-features command that
+    lifts it; a quorum already at the target needs no upgrade."""
+    import io
+    import tools.metadata_quorum.reassign as reassign
+    monkeypatch.setattr(reassign, "POLL_S", 0.0)
+    admin = ScriptedQuorum([replica(1, D1, 50), replica(2, D2, 50), replica(3, D3, 50)],
+                           [replica(n, uuid.UUID(int=n), 50) for n in (4, 5, 6)], leader=1)
+    admin.kraft = 0
+    out = io.StringIO()
+    for dry_run in (True, False):
+        with pytest.raises(Refused) as err:
+            _reassigner(admin, [4, 5, 6], out).run(dry_run=dry_run)
+        assert str(err.value) == (
+            "Refusing to reassign: the controller quorum is static (kraft.version 0, its voters set by "
+            "controller.quorum.voters), and voters can be added or removed only at kraft.version 1 (KIP-853). "
+            "Upgrade it first, with Kafka 4.1 or later on every controller, then run this command again:\n"
+            "  kafka-features --bootstrap-controller 127.0.0.1:9091 upgrade --feature kraft.version=1\n"
+            "(docs/operations/migrate.md, step 1)")
+    assert admin.calls == [] and out.getvalue() == ""
+    assert _reassigner(admin, [1, 2, 3], out).run(dry_run=False) == 0
+    assert out.getvalue() == "The controller quorum's voters are [1, 2, 3]: nothing to do.\n"
+    admin.kraft = 1
+    assert _reassigner(admin, [4, 5, 6], out, force=True).run(dry_run=False) == 0
+    assert admin.calls == [("add", 4), ("add", 5), ("add", 6), ("remove", 2), ("remove", 3), ("remove", 1)]
 
 
 def test_reassign_retries_a_busy_leader_and_resumes_from_the_current_state(monkeypatch):
@@ -643,7 +676,7 @@ def test_reassign_refuses_a_move_that_strands_a_broker_unless_forced(monkeypatch
         "After this move these brokers could not find the leader:\n"
         "  broker 100 asks only h:9001,h:9002,h:9003 for the leader, none of the voters that stay\n"
         "First restart each broker, one at a time, with controller.quorum.bootstrap.servers=h:9004,h:9005,h:9006 "
-        '(docs/operations.md, "Moving a live cluster onto this quorum"); or pass --force to move anyway')
+        '(docs/operations/migrate.md); or pass --force to move anyway')
     assert admin.calls == []
 
     out = io.StringIO()
@@ -678,7 +711,7 @@ def test_reassign_fails_naming_the_brokers_that_do_not_follow_the_new_leader(mon
         "The voters are [4, 5, 6], but observers [100, 101] have not fetched from leader 4 within 10 s: they do "
         "not find the new quorum. A broker asks only its controller.quorum.bootstrap.servers for the leader; "
         "restart each, one at a time, with controller.quorum.bootstrap.servers=h:9004,h:9005,h:9006 "
-        '(docs/operations.md, "Moving a live cluster onto this quorum").')
+        '(docs/operations/migrate.md).')
 
 # -- add-controller --controller-id (issue 39, section 3) -----------------------------------------
 

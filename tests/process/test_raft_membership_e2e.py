@@ -1,12 +1,15 @@
 """KIP-853 end to end with processes: three of our nodes (kraft.version 1), a fourth
 started as an observer, and Apache Kafka 4.3.1's own tools against our leader:
 ``kafka-metadata-quorum add-controller`` / ``remove-controller``, and
-``kafka-features upgrade --feature kraft.version=1`` on a static quorum.
+``kafka-features upgrade --feature kraft.version=1`` on a static quorum (which our
+``reassign`` refuses, naming that command, until it is done).
 
 Every process is killed in a finalizer; waits poll with deadlines.
 """
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 
 import pytest
@@ -15,9 +18,10 @@ from kraft_server.log.meta_properties import read_meta_properties
 from wire.uuids import uuid_to_str
 from tests.support.jdk import need_jdk
 from tests.support.kraft_nodes import (
-    FAST_QUORUM, OurNode, agreed_leader, make_quorum, our_describe_quorum, set_property, storage_format,
+    FAST_QUORUM, REPO, OurNode, agreed_leader, make_quorum, our_describe_quorum, set_property, storage_format,
 )
 from tools.kafka_dist.controller import random_cluster_id, run_tool
+from tools.metadata_quorum.client import AdminClient
 
 pytestmark = pytest.mark.java
 
@@ -28,6 +32,12 @@ def _partition(port: int):
 
 def _voter_ids(port: int) -> list[int]:
     return sorted(v.replica_id for v in _partition(port).current_voters)
+
+
+def _reassign(leader, voters: str, *flags: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tools.metadata_quorum", "--bootstrap-controller", leader.bootstrap,
+                           "reassign", "--voters", voters, *flags], cwd=REPO, capture_output=True, text=True,
+                          timeout=120)
 
 
 def _wait(condition, timeout: float, what: str):
@@ -85,6 +95,11 @@ def test_kafka_features_upgrades_a_static_quorum_to_kraft_version_1(tmp_path, re
         request.addfinalizer(n.kill)
         n.start()
     leader, _ = agreed_leader(nodes)
+    # our reassign refuses at kraft.version 0, naming the upgrade (ApiVersions' finalized features)
+    refused = _reassign(leader, "1,2")
+    assert refused.returncode == 1 and not refused.stdout, refused.stdout + refused.stderr
+    assert (f"  kafka-features --bootstrap-controller {leader.bootstrap} upgrade --feature kraft.version=1\n"
+            in refused.stderr), refused.stderr
     # Followers tell the leader their directory ids with UpdateRaftVoter (once per
     # leader, after the HWM is known: within a fetch timeout or two).
     deadline = time.monotonic() + 30
@@ -97,6 +112,11 @@ def test_kafka_features_upgrades_a_static_quorum_to_kraft_version_1(tmp_path, re
     assert out.returncode == 0, f"{out.stdout}\n{out.stderr}\n{leader.log_tail()}"
     assert "kraft.version was upgraded to 1." in out.stdout, out.stdout
     assert _voter_ids(leader.port) == [1, 2, 3]
+    with AdminClient(leader.bootstrap, controllers=True) as admin:
+        assert admin.kraft_version() == 1
+    dry = _reassign(leader, "1,2", "--dry-run", "--force")  # now the plan, not the refusal
+    assert dry.returncode == 0 and "DRY RUN of reassigning the controller quorum from [1, 2, 3] to [1, 2]" \
+        in dry.stdout, dry.stdout + dry.stderr
     down = run_tool("kafka-features", "--bootstrap-controller", leader.bootstrap, "downgrade",
                     "--feature", "kraft.version=0", timeout=120, check=False)
     assert down.returncode != 0 and "Can't downgrade the version of this feature." in down.stdout, \

@@ -60,6 +60,7 @@ CLIENT_MAX = {API_VERSIONS: 4, METADATA: 13, DESCRIBE_QUORUM: 3, DESCRIBE_CLUSTE
               ADD_RAFT_VOTER: 1, REMOVE_RAFT_VOTER: 0, DESCRIBE_CONFIGS: 4}
 
 METADATA_TOPIC = "__cluster_metadata"
+KRAFT_VERSION = "kraft.version"
 CONTROLLER_ENDPOINT_TYPE = 2
 BROKER_ENDPOINT_TYPE = 1
 SOFTWARE_NAME = "kraft-metadata-quorum"
@@ -157,13 +158,16 @@ class Connection:
                  connect_timeout_s: float | None = None):
         self.host, self.port = host, port
         self.api_versions: dict[int, tuple[int, int]] = {}
+        # Feature levels the server finalized, from ApiVersions v3+ (None before v3).
+        # Kafka lists a feature only above level 0 (ApiVersionsResponse), so absent is 0.
+        self.finalized_features: dict[str, int] | None = None
         try:
             self._conn = BlockingConnection(host, port, timeout=timeout_s, connect_timeout=connect_timeout_s,
                                             client_id=client_id, nodelay=True)
         except OSError as exc:
             reason = socket_error_text(exc)
             raise _Unreachable(f"{host}:{port}: {reason}", reason) from exc
-        self._handshake()
+        self.handshake()
 
     def close(self) -> None:
         self._conn.close()
@@ -175,7 +179,9 @@ class Connection:
         except OSError as exc:  # ConnectionClosed included
             raise _Unreachable(f"{self.host}:{self.port}: {exc}") from exc
 
-    def _handshake(self) -> None:
+    def handshake(self) -> None:
+        """ApiVersions: the server's request ranges and finalized features (asked again
+        by a caller that needs the levels as they are now)."""
         request = ApiVersionsRequest(client_software_name=SOFTWARE_NAME,
                                      client_software_version=SOFTWARE_VERSION)
         version = CLIENT_MAX[API_VERSIONS]
@@ -192,6 +198,8 @@ class Connection:
             if body.error_code:
                 raise KafkaApiError(body.error_code)
             self.api_versions = {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
+            if version >= 3:
+                self.finalized_features = {f.name: f.max_version_level for f in body.finalized_features}
             return
         raise KafkaApiError(ErrorCode.UNSUPPORTED_VERSION)
 
@@ -457,6 +465,16 @@ class AdminClient:
             if endpoints:
                 self._voter_endpoints[node_id] = (endpoints[0].host, endpoints[0].port)
         return info
+
+    def kraft_version(self) -> int | None:
+        """kraft.version as the active controller (or a broker) has it finalized now,
+        from a fresh ApiVersions; None when the server tells no features (before v3)."""
+        def attempt(conn: Connection, _remaining: int) -> int | None:
+            conn.handshake()
+            if conn.finalized_features is None:
+                return None
+            return conn.finalized_features.get(KRAFT_VERSION, 0)
+        return self._call("apiVersions", attempt)
 
     def add_raft_voter(self, voter_id: int, directory_id: uuid.UUID, endpoints: list[Endpoint],
                        cluster_id: str | None = None) -> None:

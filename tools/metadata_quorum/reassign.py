@@ -8,7 +8,9 @@ resumes from wherever the quorum is when it is started again:
 
 1. If the server reports ``CommittedVoters`` (DescribeQuorum v3) and they differ
    from ``CurrentVoters``, a change is still uncommitted: wait for it first.
-2. Refuse unsafe targets before touching anything: an empty set, an id that is
+2. Refuse unsafe targets before touching anything: a static quorum (kraft.version 0
+   in the leader's ApiVersions, where no voter can change: the message gives the
+   ``kafka-features`` upgrade), an empty set, an id that is
    neither a voter nor an observer, an observer that is not caught up (it last
    caught up more than ``max_lag_ms`` ago, by the leader's clock), an id with two
    observer directories, a joining voter whose endpoint cannot be found.
@@ -70,7 +72,16 @@ class Refused(TerseError):
 class Stranded(TerseError):
     """The voters changed, but observers that followed the old leader do not follow the new one."""
 
-MOVE_DOC = 'docs/operations.md, "Moving a live cluster onto this quorum"'
+MOVE_DOC = "docs/operations/migrate.md"
+
+
+def static_quorum_text(bootstrap: str) -> str:
+    """Why a quorum at kraft.version 0 cannot be reassigned, and the command that fixes it."""
+    return ("Refusing to reassign: the controller quorum is static (kraft.version 0, its voters set by "
+            "controller.quorum.voters), and voters can be added or removed only at kraft.version 1 (KIP-853). "
+            "Upgrade it first, with Kafka 4.1 or later on every controller, then run this command again:\n"
+            f"  kafka-features --bootstrap-controller {bootstrap} upgrade --feature kraft.version=1\n"
+            f"({MOVE_DOC}, step 1)")
 
 
 @dataclass(frozen=True)
@@ -290,9 +301,20 @@ class Reassigner:
         raise KafkaApiError(ErrorCode.REQUEST_TIMED_OUT,
                             f"Still waiting for {what} after {self.step_timeout_s:.0f} s")
 
+    def check_dynamic(self, quorum: QuorumInfo) -> None:
+        """Refused on a static quorum (kraft.version 0), whose leader refuses every
+        voter change (Kafka answers AddRaftVoter with UNSUPPORTED_VERSION): better said
+        before a plan is printed, with the upgrade that lifts it."""
+        if {v.replica_id for v in quorum.voters} == set(self.target):
+            return
+        if self.admin.kraft_version() == 0:
+            raise Refused(static_quorum_text(format_addresses(self.admin.bootstrap)))
+
     def run(self, dry_run: bool) -> int:
         while True:
             quorum = self.wait_settled(self.admin.describe_quorum())
+            if self.done == 0:
+                self.check_dynamic(quorum)
             steps = plan(quorum, self.target, self.endpoints(quorum), self.max_lag_ms)
             voters = format_ids(v.replica_id for v in quorum.voters)
             if not steps:
