@@ -77,7 +77,7 @@ test-slow: $(BYTECODE) kafka-dist
 		-n $(SLOW_WORKERS) --dist loadfile
 
 fuzz: $(BYTECODE)
-	FUZZ_INPUTS=$${FUZZ_INPUTS:-2000000} $(PY) -m pytest tests/unit/test_fuzz.py -p no:cacheprovider
+	FUZZ_INPUTS=$${FUZZ_INPUTS:-2000000} $(PY) -m pytest tests/unit/wire/test_fuzz.py -p no:cacheprovider
 
 # The live fuzzer (tests/process/test_fuzz_live.py): bad requests of every advertised API key
 # and version at a running 3-node quorum, with valid clients alongside. FUZZ_LIVE_INPUTS,

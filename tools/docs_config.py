@@ -65,7 +65,7 @@ How to read the tables:
   `ERROR <what> (<property>)`, exit code 1 (see [Operations](operations.md)).
 
 This page is rendered from `kraft_server/config.py`, where each property is declared
-once; `tests/unit/test_docs.py` fails when the code reads a property that is not declared
+once; `tests/unit/house/test_docs.py` fails when the code reads a property that is not declared
 there, or declares one it never reads, or when this page is out of date.
 """
 

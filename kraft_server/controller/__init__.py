@@ -12,7 +12,7 @@ runs another turn when it proposed something::
 
 Map. ``image/`` (Kafka's ``metadata.image`` and loader): the replayed state and how it
 is read and written back; it imports nothing from the decision rooms below (checked by
-tests/unit/test_import_rules.py).
+tests/unit/house/test_import_rules.py).
 
 The machinery: ``controller.py`` (the object the shells drive), ``active.py`` (leader
 duties: bootstrap records, self-registration, NoOp timer), ``write_queue.py``

@@ -17,5 +17,5 @@ Every file that is replaced goes through ``files.atomic_write`` (tmp, fsync,
 rename, directory fsync). ``startup.py`` is the node's refusal to run on an
 unformatted or foreign directory. ``memory.py`` is the in-memory twin of
 ``FileReplicatedLog`` / ``FileQuorumStateStore`` for simulations; both satisfy
-``kraft_server/raft/log_api.py`` (``tests/unit/test_log_contract.py``).
+``kraft_server/raft/log_api.py`` (``tests/unit/log/test_log_contract.py``).
 """

@@ -12,7 +12,7 @@ without sockets:
   (``kraft_server.api.registry``). An API key outside the table (unknown to Kafka, or
   not served on this listener, e.g. Metadata on a controller listener) or a header we
   cannot decode closes the connection: Kafka 4.3.1 does exactly that (checked against
-  a real controller, see ``tests/unit/test_net_pipeline.py``).
+  a real controller, see ``tests/unit/net/test_net_pipeline.py``).
 - **Unsupported versions.** ApiVersions at a version we do not know is answered with
   a v0 body carrying UNSUPPORTED_VERSION and our ApiVersions range, so the client can
   retry lower (KIP-511; ``NetworkClient`` retries with the listed max). Any other API

@@ -5,7 +5,7 @@
 Two implementations of each: ``kraft_server/log/memory.py`` (simulations; a crash
 drops what was not flushed) and the on-disk ones in ``kraft_server/log/``
 (segments in Kafka's format, snapshots, ``quorum-state``). Both pass
-``tests/unit/test_log_contract.py``.
+``tests/unit/log/test_log_contract.py``.
 
 Offsets are Kafka's: ``end_offset`` is the next offset to be written (LEO).
 Batches are record batch v2 bytes (``wire/records``) whose offsets and leader

@@ -9,7 +9,7 @@ core keeps reading its own decisions through the view: the next batch's base
 offset, the epoch a Fetch validates against, the records a parked Fetch is sent.
 
 Every answer here equals what the log would answer had the writes been performed
-(``tests/unit/test_log_view.py`` checks that against both logs): positions, the epoch
+(``tests/unit/raft/test_log_view.py`` checks that against both logs): positions, the epoch
 arithmetic (``common/epochs.py``), reads (whole batches, at least one, at most
 ``max_bytes`` otherwise) and snapshots.
 """

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import socket
 import uuid
-import threading
 import time
 
 import pytest
 
+from tests.support.echo_server import echo_server
 from tests.chaos import check as chk
 from tests.chaos.monitor import Monitor
 from tests.chaos.proxy import HELD, REFUSED, Proxies
@@ -87,28 +87,6 @@ def test_monitor_flags_a_high_watermark_that_goes_back_and_two_claims():
     m._observe(2, 2, 6, 125)  # back within an epoch
     m._observe(3, 3, 6, 140)  # a second claim on epoch 6
     assert len(m.violations) == 3, m.violations
-
-
-def echo_server():
-    srv = socket.create_server(("127.0.0.1", 0))
-
-    def echo_back(conn):
-        with conn:
-            try:
-                while data := conn.recv(100):
-                    conn.sendall(data)
-            except OSError:
-                pass  # the proxy reset the connection (a refused link)
-
-    def serve():
-        while True:
-            try:
-                conn, _ = srv.accept()
-            except OSError:
-                return
-            threading.Thread(target=echo_back, args=(conn,), daemon=True).start()
-    threading.Thread(target=serve, daemon=True).start()
-    return srv
 
 
 @pytest.fixture

@@ -20,9 +20,8 @@ together. The first cycles go through the kinds in a seeded order."""
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 
-from tests.chaos.schedule import Fault
+from tests.chaos.schedule import Cycle, Fault
 
 from .cluster import SESSION_MS
 
@@ -48,12 +47,6 @@ def draw(rng: random.Random, kind: str, topics) -> Fault:
         f.params["topic"] = rng.choice(tuple(topics))
         f.params["partition"] = rng.randrange(PARTITIONS)
     return f
-
-
-@dataclass
-class Cycle:
-    faults: list[Fault]
-    together: bool
 
 
 class Schedule:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import socket
 import struct
-import threading
 import uuid
 
 import pytest
 
+from tests.support.echo_server import echo_server
 from tests.chaos.proxy import HELD, Proxies
 from tests.chaos_brokers import check as chk
 from tests.chaos_brokers.availability import Leaderless
@@ -154,28 +154,6 @@ def test_the_dialler_is_named_by_the_client_id():
     assert dialler(header(b"broker-7-txn-marker-sender")) == 7
     assert dialler(header(b"producer-1")) is None
     assert dialler(header(b"broker-101")[:15]) is None
-
-
-def echo_server():
-    srv = socket.create_server(("127.0.0.1", 0))
-
-    def echo_back(conn):
-        with conn:
-            try:
-                while data := conn.recv(1000):
-                    conn.sendall(data)
-            except OSError:
-                pass
-
-    def serve():
-        while True:
-            try:
-                conn, _ = srv.accept()
-            except OSError:
-                return
-            threading.Thread(target=echo_back, args=(conn,), daemon=True).start()
-    threading.Thread(target=serve, daemon=True).start()
-    return srv
 
 
 @pytest.fixture

@@ -16,8 +16,8 @@ from kraft_server.shell.wiring import build_node
 from tests.interop.test_snapshot_java import PART, _drive
 from tests.support.jdk import need_jdk
 from tests.support.kraft_nodes import kafka_release, wait_for
-from tests.unit.test_controller_brokers import heartbeat, registration
-from tests.unit.test_controller_topics import topic
+from tests.unit.controller.test_controller_brokers import heartbeat, registration
+from tests.unit.controller.test_controller_topics import topic
 from tools.kafka_dist.controller import KafkaController, run_tool
 from tools.storage.__main__ import main as storage_main
 from wire.messages import AllocateProducerIdsRequest, CreateTopicsRequest

@@ -7,7 +7,7 @@ written as ``DIR``; Kafka's stack-trace ``at`` lines dropped: we print only the
 trace's first line) and, for a format that succeeds, the feature levels in the
 formatted directory as our reader (``read_bootstrap_checkpoint``) finds them: in
 Kafka 4.4's bootstrap snapshot, in our ``bootstrap.checkpoint``. One short JVM per
-case (about 2 s), so the list stays short; ``tests/unit/test_storage_features.py``
+case (about 2 s), so the list stays short; ``tests/unit/tools/test_storage_features.py``
 covers the rest.
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ from kraft_server.controller.image.loader import MetadataLoader
 from kraft_server.log.file_log import FileReplicatedLog
 from wire.records import walk
 
-from tests.unit.test_controller_active import Single
+from tests.unit.controller.test_controller_active import Single
 
 
 def _log_bytes_from(log, offset: int) -> int:

@@ -18,7 +18,7 @@ from kraft_server.raft.voters import VoterSet
 from tests.simulation import cluster, membership
 from tests.simulation.runner import run_case
 from tests.support.fresh_seeds import fresh_rng
-from tests.unit.test_log_contract import batch
+from tests.unit.log.test_log_contract import batch
 
 CORE = str(Path(raft_package.__file__).parent) + "/"
 

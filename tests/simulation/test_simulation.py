@@ -28,7 +28,7 @@ from tests.simulation.sweep import EVENTS, run_group
 # kraft.version-1 nodes negotiate KIP-853 RPC versions (cluster.VERSION_CHOICES_KRAFT_V1);
 # tests/simulation/test_raft_sim_regressions.py keeps their root causes.
 # 100102, 200084 and 300011 (10,000 events): the model log kept snapshots below its
-# start after installing one, unlike Kafka's and ours on disk (tests/unit/test_log_contract.py
+# start after installing one, unlike Kafka's and ours on disk (tests/unit/log/test_log_contract.py
 # and the SnapshotAtLogStart invariant now hold it to that).
 REGRESSION_SEEDS = (
     (22, EVENTS, 3, "default", NO_CHURN), (48, EVENTS, 3, "default", NO_CHURN),

@@ -1,5 +1,5 @@
 """Sample messages for every generated message and version, encoded, for comparing the
-compiled and the pure-Python codecs (tests/unit/test_compiled_codecs.py).
+compiled and the pure-Python codecs (tests/unit/wire/test_compiled_codecs.py).
 
 ``python -m tests.support.codec_samples OUT`` (run with ``KRAFT_PURE_PYTHON=1``) writes a
 pickle of ``[(name, version, obj, encoding, repr(decoded), array_shapes(decoded)), ...]``

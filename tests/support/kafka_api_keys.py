@@ -6,7 +6,7 @@ neither implements nor needs, so it lives with the tests that use it.
 
 One row per ``*Request.json`` in kafka-clients 4.4.0 (``common/message/``), which is
 also one row per ``org.apache.kafka.common.protocol.ApiKeys`` constant, in key order
-0-94. ``tests/unit/test_api_keys.py`` checks every row against the JSON in the jar.
+0-94. ``tests/unit/tools/test_api_keys.py`` checks every row against the JSON in the jar.
 
 Each row: the key; Kafka's ``ApiKeys`` enum name (``"FETCH"``); the JSON message
 name prefix (``"Fetch"``, as in ``FetchRequest.json``); the request's

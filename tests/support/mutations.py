@@ -1,5 +1,5 @@
 """Byte-level mutations of a valid encoding, shared by the decoder fuzz
-(tests/unit/test_fuzz.py) and the live fuzz (tests/support/live_fuzz.py)."""
+(tests/unit/wire/test_fuzz.py) and the live fuzz (tests/support/live_fuzz.py)."""
 from __future__ import annotations
 
 import random

@@ -23,7 +23,7 @@ tagged fields land among the unknown ones; a new untagged field shows up as byte
 left over, refused), and a negative one (the frame's version varint is read as a Java
 int, then cast to a short: ``ff ff ff ff 0f`` is -1) with the layout of version 0.
 Every field of the 27 schemas has an open-ended range ("n+"), so those are exactly
-the layouts Kafka's reader sees (``tests/unit/test_records_metadata.py`` checks that).
+the layouts Kafka's reader sees (``tests/unit/wire/test_records_metadata.py`` checks that).
 Nested structs are stricter: each element's reader refuses a version past the
 message's last ("Can't read version 5 of BrokerEndpoint"), so a future version is
 refused exactly when it carries a struct element (an empty EndPoints array passes).

@@ -1,0 +1,1 @@
+"""The controller: its image, loader and snapshots, and each decision room."""

@@ -1,0 +1,1 @@
+"""Storage: segments, the batch index, snapshots on disk, disk faults, the memory log."""

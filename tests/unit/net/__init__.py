@@ -1,0 +1,1 @@
+"""Sockets and the Ready loop: connections, limits, the pipeline, scatter-gather writes."""

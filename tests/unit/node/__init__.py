@@ -1,0 +1,1 @@
+"""The node's configuration, metrics and console."""

@@ -1,0 +1,1 @@
+"""The Raft core: elections, fetches, snapshots, voter changes, backpressure."""

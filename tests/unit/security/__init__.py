@@ -1,0 +1,1 @@
+"""TLS/SASL configuration, SASL exchanges, the ACL authorizer."""

@@ -1,0 +1,1 @@
+"""The CLIs (kraft-storage, recover) and the test harness's own helpers."""

@@ -1,0 +1,1 @@
+"""The codecs: framing, headers, record batches, the generated messages, codegen, fuzzing."""
