@@ -14,7 +14,7 @@ survivor started, two fresh controllers added back with ``add-controller``. Thre
 * ``survivor-behind-the-brokers``: the survivor stopped (SIGSTOP) while the other two
   committed 20 more offsets and every broker fetched them: ``recover`` takes them from a
   broker's log into the recovered log, and nothing committed is lost;
-* ``brokers-records-left-out``: the same with ``--leave-broker-records``: each broker saw a
+* ``brokers-records-left-out`` (with ``RECOVER_LEFT_OUT=1``): the same with ``--leave-broker-records``: each broker saw a
   high watermark past the recovered log, and Kafka's broker stops itself when the survivor
   asks it to truncate below it ("below the current high watermark"); it is started again.
 
@@ -80,9 +80,15 @@ def _need_jdk():
     need_jdk()
 
 
+# The left-out variant (every broker restarts: about 11 s without acknowledgements) runs
+# with RECOVER_LEFT_OUT=1; CI's 90 minutes hold the slow suite with the two supported paths.
+VARIANTS = [(False, True, "survivor-caught-up"), (True, True, "survivor-behind-the-brokers")]
+if os.environ.get("RECOVER_LEFT_OUT") == "1":
+    VARIANTS.append((True, False, "brokers-records-left-out"))
+
+
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("lagging, taken", [(False, True), (True, True), (True, False)],
-                         ids=["survivor-caught-up", "survivor-behind-the-brokers", "brokers-records-left-out"])
+@pytest.mark.parametrize("lagging, taken", [v[:2] for v in VARIANTS], ids=[v[2] for v in VARIANTS])
 def test_brokers_under_load_keep_going_through_a_recovered_majority_loss(tmp_path, lagging, taken):
     cluster = random_cluster_id()
     nodes = make_quorum(tmp_path, "dynamic", cluster, n=3)
