@@ -100,33 +100,33 @@ simulate-long: $(BYTECODE)
 	$(PY) -m tests.simulation.long --seeds $(LONG_SEEDS) --events $(LONG_EVENTS) $(if $(FIRST_SEED),--first-seed $(FIRST_SEED))
 
 bench: $(BYTECODE)
-	$(PY) bench/codec.py
+	$(PY) bench/wire/codec.py
 
 bench-raft: $(BYTECODE) kafka-dist
-	$(PY) bench/raft.py
+	$(PY) bench/raft/raft.py
 
 # The Raft bench over PLAINTEXT, SSL and SASL_SSL, TLS handshakes/s and idle TLS connections' RSS.
 .PHONY: bench-security
 bench-security: $(BYTECODE) kafka-dist
-	$(PY) bench/security.py
+	$(PY) bench/security/security.py
 
 # Start-up time on a 1M-record log vs a small one (clean restart, kill -9), ours.
 bench-startup: $(BYTECODE)
-	$(PY) bench/startup.py
+	$(PY) bench/membership/startup.py
 
 # Add-controller to committed voter for logs of 10k/100k records, ours vs Kafka 4.3.1
 # (FULL=1 adds 1M records: about 2 more minutes).
-# Our controller vs Kafka 4.3.1's with three Kafka brokers (bench/controller.py).
+# Our controller vs Kafka 4.3.1's with three Kafka brokers (bench/controller/controller.py).
 bench-controller: $(BYTECODE) kafka-dist
-	$(PY) bench/controller.py
+	$(PY) bench/controller/controller.py
 
 bench-membership: $(BYTECODE) kafka-dist
-	$(PY) bench/membership.py $(if $(FULL),--full)
+	$(PY) bench/membership/membership.py $(if $(FULL),--full)
 
 # Moving a live cluster between Kafka's controllers and ours, against Kafka's own move:
-# the longest gap between acknowledgements (bench/quorum_move.py; OUT=1 adds ours -> Kafka's).
+# the longest gap between acknowledgements (bench/membership/quorum_move.py; OUT=1 adds ours -> Kafka's).
 bench-move: $(BYTECODE) kafka-dist
-	$(PY) bench/quorum_move.py $(if $(OUT),--out)
+	$(PY) bench/membership/quorum_move.py $(if $(OUT),--out)
 
 run: $(BYTECODE)
 	$(PY) -m tools.run_local --config config/server.properties

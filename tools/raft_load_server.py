@@ -1,5 +1,5 @@
 """``python -m tools.raft_load_server --config <server.properties> --throughput N``:
-our node with a load generator on the leader, for ``bench/raft.py``.
+our node with a load generator on the leader, for ``bench/raft/raft.py``.
 
 The counterpart of Apache Kafka's ``kafka.tools.TestRaftServer`` (core, Scala): once
 this node is the leader it appends ``--record-size``-byte records at ``--throughput``

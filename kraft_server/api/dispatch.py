@@ -50,7 +50,7 @@ class Dispatcher:
         if key == registry.FETCH and call.listener in self.controller_listeners:
             self.submit(to_core(call))  # the hot path: replicas' Fetches, straight to the core
             return
-        if log.isEnabledFor(logging.DEBUG):  # bench/membership.py reads it for AddRaftVoter
+        if log.isEnabledFor(logging.DEBUG):  # bench/membership/membership.py reads it for AddRaftVoter
             log.debug("received %s on %s", type(call.body).__name__, call.listener)
         api = registry.API.get(key)
         if api is None or api.handler is None:  # the listener table let through a key with no handler: our bug

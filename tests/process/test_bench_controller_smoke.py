@@ -1,4 +1,4 @@
-"""bench/controller.py --quick --json runs both sides (ours and Kafka 4.3.1's
+"""bench/controller/controller.py --quick --json runs both sides (ours and Kafka 4.3.1's
 controllers, Kafka brokers) and reports every row with a plausible number; never
 asserts on speed (but ours re-leads after a broker's kill -9 before a session could
 expire: fencing on evidence took effect). Slow: it starts six controller processes, three broker JVMs
@@ -19,7 +19,7 @@ ROWS = ("create topics (s)", "controller RSS, create topics (MiB)", "broker kill
         "partitions left leaderless (count)", "broker SIGSTOP -> re-led (ms)",
         "controller kill -9 -> heartbeat (ms)", "create topics direct (s)", "controller RSS, created direct (MiB)",
         "snapshot load (ms)", "controller RSS, snapshot loaded (MiB)", "controller RSS, every partition read (MiB)")
-# issue 26's operation rows (bench/controller_broker_ops.py, bench/controller_standin_ops.py)
+# issue 26's operation rows (bench/controller/controller_broker_ops.py, bench/controller/controller_standin_ops.py)
 BROKER_OPS = ("brokers: controlled shutdown -> moved (ms)", "brokers: session expiry -> re-led (ms)",
               "brokers: reassign a tenth -> complete (ms)", "brokers: preferred election of all (ms)",
               "brokers: DescribeConfigs every topic (ms)", "brokers: IncrementalAlterConfigs 1000 (ms)",
@@ -31,7 +31,7 @@ ROWS = ROWS[:6] + BROKER_OPS + ROWS[6:] + STANDIN_OPS  # the broker ops follow t
 
 def test_controller_bench_quick_reports_every_row_for_both_sides():
     need_jdk()
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "controller.py"), "--quick", "--json"],
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "controller" / "controller.py"), "--quick", "--json"],
                           cwd=ROOT, capture_output=True, text=True, timeout=1500)
     assert proc.returncode == 0, proc.stderr[-4000:]
     report = json.loads(proc.stdout)

@@ -1,4 +1,4 @@
-"""bench/decode_cost.py runs and reports blocks per decode on both codec paths (slow: two
+"""bench/wire/decode_cost.py runs and reports blocks per decode on both codec paths (slow: two
 child processes importing the bench's peers); never asserts on the counts' size."""
 import re
 import subprocess
@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.slow
 def test_decode_cost_reports_blocks_on_both_paths():
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "decode_cost.py"), "--row", "vote_request_v2"],
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "wire" / "decode_cost.py"), "--row", "vote_request_v2"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     lines = proc.stdout.splitlines()

@@ -1,4 +1,4 @@
-"""bench/membership.py --quick --json: an empty controller joins a one-voter quorum
+"""bench/membership/membership.py --quick --json: an empty controller joins a one-voter quorum
 whose log holds 10,000 records, ours and Kafka 4.3.1's, with the real
 ``kafka-metadata-quorum add-controller``. Checks the structure and that the
 figures are positive; never asserts on speed. About 15-30 s on the project machine
@@ -18,12 +18,11 @@ import pytest
 pytestmark = pytest.mark.java
 
 ROOT = Path(__file__).resolve().parents[2]
-BENCH = ROOT / "bench" / "membership.py"
-sys.path.insert(0, str(ROOT / "bench"))
+BENCH = ROOT / "bench" / "membership" / "membership.py"
 
-from membership import ROWS, UNSUPPORTED  # noqa: E402
-from membership_log import build_leader_dir, format_node  # noqa: E402
-from membership_nodes import find_voters_record  # noqa: E402
+from bench.membership.membership import ROWS, UNSUPPORTED  # noqa: E402
+from bench.membership.membership_log import build_leader_dir, format_node  # noqa: E402
+from bench.membership.membership_nodes import find_voters_record  # noqa: E402
 
 
 def _positive(x) -> bool:

@@ -1,4 +1,4 @@
-"""bench/metadata_decode.py --quick --json runs (its own sanity checks included) and
+"""bench/wire/metadata_decode.py --quick --json runs (its own sanity checks included) and
 reports a positive rate for every path; never asserts on speed."""
 import json
 import subprocess
@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_metadata_decode_bench_quick_json():
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "metadata_decode.py"), "--quick", "--json"],
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "wire" / "metadata_decode.py"), "--quick", "--json"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     report = json.loads(proc.stdout)

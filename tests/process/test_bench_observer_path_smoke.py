@@ -1,4 +1,4 @@
-"""bench/observer_path.py runs: every observer is answered once a round and the cost per
+"""bench/raft/observer_path.py runs: every observer is answered once a round and the cost per
 Fetch is a positive figure (its size is the bench's business, not the test's)."""
 import re
 import subprocess
@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_observer_path_answers_every_observer_each_round():
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "observer_path.py"), "--observers", "5",
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "raft" / "observer_path.py"), "--observers", "5",
                            "--rounds", "6", "--repeat", "1"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-4000:]

@@ -1,4 +1,4 @@
-"""bench/observers.py on our side only, with a few observers: the load tool reaches the
+"""bench/raft/observers.py on our side only, with a few observers: the load tool reaches the
 log end and the window counts their fetches; checks structure and that the figures are
 positive, never speed (that is the bench's job)."""
 import json
@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.slow
 def test_bench_observers_json_ours():
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "observers.py"), "--impls", "ours", "--counts", "0,3",
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "raft" / "observers.py"), "--impls", "ours", "--counts", "0,3",
                            "--target", "2000", "--warmup", "1", "--measure", "3", "--turns", "1", "--turn", "2.5", "--json"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]

@@ -1,4 +1,4 @@
-"""bench/raft.py: a ladder rung whose node dies (Kafka's JVM out of heap at 480k
+"""bench/raft/raft.py: a ladder rung whose node dies (Kafka's JVM out of heap at 480k
 records/s on a fast machine) is reported with the node's last error line instead of
 aborting the run."""
 import sys
@@ -6,11 +6,11 @@ from pathlib import Path
 from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[2]
-for p in (str(ROOT), str(ROOT / "bench")):
+for p in (str(ROOT),):
     if p not in sys.path:
         sys.path.insert(0, p)
 
-import raft as bench_raft  # noqa: E402
+from bench.raft import raft as bench_raft  # noqa: E402
 
 
 def test_exit_cause_is_the_last_error_line(tmp_path):

@@ -1,4 +1,4 @@
-"""bench/raft.py: a window in which the quorum changed leader (ours or Kafka's) is measured
+"""bench/raft/raft.py: a window in which the quorum changed leader (ours or Kafka's) is measured
 again, a bounded number of times, the report says how often, and a row that still fails
 is reported as failed while the rows already measured stay (issue 37 item 2: Kafka's
 TestRaftServer elected a new leader at epoch 2 in the middle of the linger-0 window)."""
@@ -12,12 +12,12 @@ from types import SimpleNamespace
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-for p in (str(ROOT), str(ROOT / "bench")):
+for p in (str(ROOT),):
     if p not in sys.path:
         sys.path.insert(0, p)
 
-import raft as bench_raft  # noqa: E402
-from raft_cluster import Event  # noqa: E402
+from bench.raft import raft as bench_raft  # noqa: E402
+from bench.raft.raft_cluster import Event  # noqa: E402
 
 
 def test_a_window_the_leader_changed_in_is_measured_again():

@@ -1,4 +1,4 @@
-"""bench/raft.py --quick --json runs both quorums (ours and Kafka 4.3.1's TestRaftServer)
+"""bench/raft/raft.py --quick --json runs both quorums (ours and Kafka 4.3.1's TestRaftServer)
 and reports every row. Checks structure and that the figures are positive; never
 asserts on speed. About 60 s on the project machine (6 processes, 3 of them JVMs), so
 it runs in `make test-slow`; each session's full bench run exercises the same code.
@@ -12,7 +12,7 @@ from tests.support.bench_json import positive, quick_report
 pytestmark = [pytest.mark.java, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-BENCH = ROOT / "bench" / "raft.py"
+BENCH = ROOT / "bench" / "raft" / "raft.py"
 
 ROWS = (
     "commit latency p50 (ms)", "commit latency p75 (ms)", "commit latency p99 (ms)",

@@ -1,4 +1,4 @@
-"""bench/security.py --quick --json runs ours and Kafka 4.3.1's TestRaftServer quorums
+"""bench/security/security.py --quick --json runs ours and Kafka 4.3.1's TestRaftServer quorums
 over PLAINTEXT, SSL and SASL_SSL, the TLS handshake loop and the idle TLS connections,
 and reports every row with both figures. Checks structure and that the figures are
 positive; never asserts on speed. Several minutes (18 quorums, half of them JVMs): slow.
@@ -12,7 +12,7 @@ from tests.support.bench_json import positive, quick_report
 pytestmark = [pytest.mark.java, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-BENCH = ROOT / "bench" / "security.py"
+BENCH = ROOT / "bench" / "security" / "security.py"
 
 
 def test_bench_security_quick_json():

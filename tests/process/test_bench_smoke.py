@@ -1,4 +1,4 @@
-"""bench/codec.py --quick --json runs and reports every row and direction.
+"""bench/wire/codec.py --quick --json runs and reports every row and direction.
 
 Checks the structure and that the numbers are positive; never asserts on speed.
 """
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-BENCH = ROOT / "bench" / "codec.py"
+BENCH = ROOT / "bench" / "wire" / "codec.py"
 
 ROWS = ("metadata_response_v12", "fetch_response_v16", "describe_quorum_response_v2",
         "vote_request_v2", "record_batch_1000")

@@ -1,4 +1,4 @@
-"""bench/startup.py runs our node on a small and a bigger log (first start, clean
+"""bench/membership/startup.py runs our node on a small and a bigger log (first start, clean
 restart, restart after kill -9) and reports every row; checks structure and that
 the figures are positive, never speed (that is the bench's job)."""
 import json
@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_bench_startup_json():
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "startup.py"), "--records", "200,20000", "--repeats", "2",
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "membership" / "startup.py"), "--records", "200,20000", "--repeats", "2",
                            "--json"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]

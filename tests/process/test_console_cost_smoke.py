@@ -1,4 +1,4 @@
-"""bench/console_cost.py in short phases: our node under a commit load, with no page,
+"""bench/console/console_cost.py in short phases: our node under a commit load, with no page,
 one live event stream, then 20 streams that never read. Checks the figures are
 measured, the stalled streams are held (then dropped or closed) without the node
 waiting for them, and, with a generous bound for a shared 2-core machine, that they
@@ -10,9 +10,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bench"))
 
-from console_cost import measure  # noqa: E402
+from bench.console.console_cost import measure  # noqa: E402
 
 
 def test_stalled_pages_do_not_slow_commits():

@@ -1,4 +1,4 @@
-"""Three-voter quorums on loopback for ``bench/raft.py``: ours (``tools.raft_load_server``)
+"""Three-voter quorums on loopback for ``bench/raft/raft.py``: ours (``tools.raft_load_server``)
 and Apache Kafka 4.3.1's ``kafka.tools.TestRaftServer`` (from ``kafka_2.13-4.3.1.jar``).
 
 Both get the same static voter set (``controller.quorum.voters``), the same
@@ -40,7 +40,7 @@ from tools.kafka_dist.ports import free_port  # noqa: F401  (re-exported)
 from wire.exceptions import DecodeError
 from wire.records import iter_headers
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 QUORUM_DEFAULTS = {  # Kafka's defaults, written out so both sides get the same values
     "controller.quorum.append.linger.ms": "25",

@@ -25,11 +25,11 @@ import signal
 import time
 from collections import Counter
 
-from controller_client import Connection, create_topics
-from controller_ops_client import (
+from bench.controller.controller_client import Connection, create_topics
+from bench.controller.controller_ops_client import (
     config_rows, elect_preferred, measured, reassign, reassignments_in_flight,
 )
-from controller_sides import heartbeat_answers
+from bench.controller.controller_sides import heartbeat_answers
 from tests.support.kraft_nodes import wait_for
 from wire.messages import MetadataRequest
 from wire.messages.metadata_request import MetadataRequestTopic

@@ -1,10 +1,10 @@
 """Controller bench (issue 11): our controllers against Apache Kafka 4.3.1's with the
 same Apache Kafka 4.3.1 brokers, in one run, fresh directories for every side.
 
-    python bench/controller.py                 # every row at the issue's sizes
-    python bench/controller.py --quick         # tiny sizes (the smoke test)
-    python bench/controller.py --only failover # or: snapshot
-    python bench/controller.py --fast-kafka-jvm  # Kafka with the test JVM flags
+    python bench/controller/controller.py                 # every row at the issue's sizes
+    python bench/controller/controller.py --quick         # tiny sizes (the smoke test)
+    python bench/controller/controller.py --only failover # or: snapshot
+    python bench/controller/controller.py --fast-kafka-jvm  # Kafka with the test JVM flags
 
 Both sides get the same properties: Kafka's defaults (election timeout 1 s, fetch
 timeout 2 s, broker.session.timeout.ms 9 s, heartbeat interval 2 s, 500 ms NoOps)
@@ -101,17 +101,16 @@ import time
 from collections import Counter
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
 
-from controller_client import (  # noqa: E402
+from bench.controller.controller_client import (  # noqa: E402
     BrokerStandIns, Connection, create_topics, elect_preferred_everywhere, partition_leaders,
     unfenced_brokers,
 )
-from controller_sides import Side, heartbeat_answers, start_brokers  # noqa: E402
-from controller_broker_ops import broker_ops  # noqa: E402
-from controller_standin_ops import resume_standins, standin_ops  # noqa: E402
+from bench.controller.controller_sides import Side, heartbeat_answers, start_brokers  # noqa: E402
+from bench.controller.controller_broker_ops import broker_ops  # noqa: E402
+from bench.controller.controller_standin_ops import resume_standins, standin_ops  # noqa: E402
 from tests.support.kraft_nodes import wait_for  # noqa: E402
 from tools.kafka_dist.broker import BROKER_ID_BASE, bootstrap_servers  # noqa: E402
 from tools.kafka_dist.controller import random_cluster_id  # noqa: E402

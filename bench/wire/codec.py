@@ -1,9 +1,9 @@
 """Side-by-side codec benchmark: ours (wire.messages, wire.records) vs kafka-python vs kio.
 
-    python bench/codec.py            # full run (< ~60 s on the project machine)
-    python bench/codec.py --quick    # smoke run (a few seconds)
-    python bench/codec.py --json     # the same numbers as JSON
-    python bench/codec.py --only metadata_response_v12   # one row (for profiling)
+    python bench/wire/codec.py            # full run (< ~60 s on the project machine)
+    python bench/wire/codec.py --quick    # smoke run (a few seconds)
+    python bench/wire/codec.py --json     # the same numbers as JSON
+    python bench/wire/codec.py --only metadata_response_v12   # one row (for profiling)
 
 Every row encodes and decodes the *same* message with all three libraries. Before
 timing, the bench asserts that the three encoders produce byte-identical output from
@@ -56,7 +56,7 @@ import uuid
 import warnings
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

@@ -2,7 +2,7 @@
 N records (one NoOpRecord a batch, as an idle leader writes them, a snapshot near the
 end), from spawn to listening and to leader-ready, on the same log three ways:
 
-* ``first``: the directory as built (``bench/membership_log.py``): no index
+* ``first``: the directory as built (``bench/membership/membership_log.py``): no index
   checkpoint, as after a copy or an old version: every batch is read and checked;
 * ``clean``: restarted after a clean shutdown (SIGTERM);
 * ``kill9``: restarted after kill -9 of a node that was running.
@@ -10,8 +10,8 @@ end), from spawn to listening and to leader-ready, on the same log three ways:
 ``clean`` and ``kill9`` alternate ``--repeats`` times (3) on each log; each row is the
 median start (a single start of a Python process varies by +-50 ms on this machine).
 
-    python bench/startup.py                    # 1,000 and 1,000,000 records
-    python bench/startup.py --records 1000,200000 --json
+    python bench/membership/startup.py                    # 1,000 and 1,000,000 records
+    python bench/membership/startup.py --records 1000,200000 --json
 
 ``listening`` = spawn -> the first TCP connect to the controller port that succeeds
 (polled every 5 ms); ``leader ready`` = spawn -> DescribeQuorum names this node leader
@@ -38,13 +38,13 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-for p in (str(ROOT), str(ROOT / "bench")):
+ROOT = Path(__file__).resolve().parents[2]
+for p in (str(ROOT),):
     if p not in sys.path:
         sys.path.insert(0, p)
 
-from membership_log import build_leader_dir  # noqa: E402
-from membership_nodes import NodeProc, QuorumProbe, free_port, now_ms, write_properties  # noqa: E402
+from bench.membership.membership_log import build_leader_dir  # noqa: E402
+from bench.membership.membership_nodes import NodeProc, QuorumProbe, free_port, now_ms, write_properties  # noqa: E402
 
 LISTEN_TARGET_MS = 500.0
 READY_FACTOR = 1.2

@@ -1,14 +1,14 @@
 """Raft bench: three voters on loopback under a TestRaftServer-style load, ours vs
 Apache Kafka 4.3.1's ``kafka.tools.TestRaftServer``, in one run.
 
-    python bench/raft.py            # full run (about 6 minutes on a busy 2-CPU machine)
-    python bench/raft.py --quick    # smoke run (every row, short windows, no rate ladder)
-    python bench/raft.py --json     # the same figures as JSON
+    python bench/raft/raft.py            # full run (about 6 minutes on a busy 2-CPU machine)
+    python bench/raft/raft.py --quick    # smoke run (every row, short windows, no rate ladder)
+    python bench/raft/raft.py --json     # the same figures as JSON
 
 Both sides run the same workload: the leader appends 256-byte records at a fixed rate
 (``--throughput``/``--record-size``, Kafka's flags), with the same static voter set,
 ``controller.quorum.append.linger.ms`` and ``controller.quorum.*`` timeouts
-(``bench/raft_cluster.py``, QUORUM_DEFAULTS: Kafka's defaults). Ours is
+(``bench/raft/raft_cluster.py``, QUORUM_DEFAULTS: Kafka's defaults). Ours is
 ``tools/raft_load_server.py`` (the real node plus an in-process generator); Kafka's is
 ``kafka.tools.TestRaftServer`` from ``kafka_2.13-4.3.1.jar`` (topic
 ``__raft_performance_test``) started with ``kafka-run-class``, Kafka's server heap
@@ -90,12 +90,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-for p in (str(ROOT), str(ROOT / "bench")):
+ROOT = Path(__file__).resolve().parents[2]
+for p in (str(ROOT),):
     if p not in sys.path:
         sys.path.insert(0, p)
 
-from raft_cluster import (  # noqa: E402
+from bench.raft.raft_cluster import (  # noqa: E402
     KAFKA_HEAP, QUORUM_DEFAULTS, KafkaCluster, OurCluster, committed_records, now_ms, rss_kb)
 
 IMPLS = {"ours": OurCluster, "kafka": KafkaCluster}

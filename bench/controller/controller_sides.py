@@ -28,7 +28,7 @@ class BenchNode(OurNode):
         import sys
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen([sys.executable, "-m", "kraft_server", str(self.config)],
-                                     cwd=Path(__file__).resolve().parents[1], stdout=log,
+                                     cwd=Path(__file__).resolve().parents[2], stdout=log,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      start_new_session=True, env=dict(os.environ, KRAFT_LOG_LEVEL="INFO"))
         log.close()

@@ -28,9 +28,9 @@ import threading
 import time
 from collections import Counter
 
-from controller_client import BrokerStandIns, Connection
-from controller_log_tail import LogTail
-from controller_ops_client import (
+from bench.controller.controller_client import BrokerStandIns, Connection
+from bench.controller.controller_log_tail import LogTail
+from bench.controller.controller_ops_client import (
     MAX_PARTITIONS_A_REQUEST, alter_isr, chunks, config_rows, elect_preferred, heartbeat, measured, reassign,
     reassignments_in_flight,
 )

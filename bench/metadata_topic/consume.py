@@ -1,7 +1,7 @@
 """Consumer read throughput: the metadata log from our node vs the same batches from an
 Apache Kafka 4.3.1 broker's ordinary topic, same clients.
 
-    python bench/consume.py [--records 20000] [--record-bytes 1000] [--clients python,java]
+    python bench/metadata_topic/consume.py [--records 20000] [--record-bytes 1000] [--clients python,java]
 
 For each batch size (1 KiB: one ~1 KB record per batch; 64 KiB: 64 per batch) it
 builds the same batches once: metadata records (a ConfigRecord padded to
@@ -35,7 +35,7 @@ import time
 import uuid
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 TOPIC = "bench"
 KAFKA_JVM = ("-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 "

@@ -1,8 +1,8 @@
-"""Processes and probes for ``bench/membership.py``.
+"""Processes and probes for ``bench/membership/membership.py``.
 
 * ``NodeProc``: one controller process, ours (``python -m kraft_server``) or Apache
   Kafka 4.3.1's (``bin/kafka-server-start``, Kafka's server heap ``-Xmx1G -Xms1G``
-  and the wrapper's G1 options, as ``bench/raft.py`` runs Kafka), in its own session
+  and the wrapper's G1 options, as ``bench/raft/raft.py`` runs Kafka), in its own session
   with stdout and stderr in a file; ``kill`` SIGKILLs the process group.
 * ``QuorumProbe``: DescribeQuorum v2 for ``__cluster_metadata``/0 over one kept-open
   connection (our codecs), read as the bench needs it: leader, high watermark, the
@@ -32,7 +32,7 @@ from wire.messages import AddRaftVoterRequest, ApiVersionsRequest, DescribeQuoru
 from wire.messages.describe_quorum_request import PartitionData, TopicData
 from wire.records import ControlRecordType, control_records, iter_headers, walk
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KAFKA_HEAP = "-Xmx1G -Xms1G"  # kafka-server-start.sh's default heap
 TOPIC = "__cluster_metadata"
 # The distribution's server logging (INFO to stderr) plus Kafka's request log, whose
@@ -89,7 +89,7 @@ class NodeProc:
             env = dict(os.environ)
             env.setdefault("KRAFT_LOG_LEVEL", "INFO")
             if self.request_log:
-                return [sys.executable, str(ROOT / "bench" / "membership_ournode.py"), str(self.config)], env, ROOT
+                return [sys.executable, str(ROOT / "bench" / "membership" / "membership_ournode.py"), str(self.config)], env, ROOT
             return [sys.executable, "-m", "kraft_server", str(self.config)], env, ROOT
         from tools.kafka_dist import bin_path, java_executable
         env = dict(os.environ)

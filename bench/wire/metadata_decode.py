@@ -1,8 +1,8 @@
 """Decode rows/s of the Spark pipeline's decoder (``tools/metadata_stream``), no JVM.
 
-    python bench/metadata_decode.py            # ~20 s
-    python bench/metadata_decode.py --quick    # a few seconds
-    python bench/metadata_decode.py --json     # the numbers as JSON
+    python bench/wire/metadata_decode.py            # ~20 s
+    python bench/wire/metadata_decode.py --quick    # a few seconds
+    python bench/wire/metadata_decode.py --json     # the numbers as JSON
 
 The input is what Spark hands ``mapInArrow``: Arrow batches of 10,000 source rows
 (partition, offset, timestamp, value) whose values are a metadata log's usual mix,

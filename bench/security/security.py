@@ -2,16 +2,16 @@
 TLS handshakes a node accepts, and RSS with idle TLS connections; ours vs Apache Kafka
 4.3.1 on the same listeners, in one run.
 
-    python bench/security.py            # full run (about 11 minutes on a busy 2-CPU machine)
-    python bench/security.py --quick    # smoke run (a few seconds per row)
-    python bench/security.py --json     # the same figures as JSON
+    python bench/security/security.py            # full run (about 11 minutes on a busy 2-CPU machine)
+    python bench/security/security.py --quick    # smoke run (a few seconds per row)
+    python bench/security/security.py --json     # the same figures as JSON
 
-The quorums are ``bench/raft.py``'s (``bench/raft_cluster.py``): three voters on
+The quorums are ``bench/raft/raft.py``'s (``bench/raft/raft_cluster.py``): three voters on
 loopback, ours ``tools/raft_load_server.py``, Kafka's ``kafka.tools.TestRaftServer``,
 the same load flags and ``controller.quorum.*`` settings. What differs is the
 controller listener, given to both with Kafka's property names:
 
-* PLAINTEXT: as in ``bench/raft.py``;
+* PLAINTEXT: as in ``bench/raft/raft.py``;
 * SSL: mutual TLS between the voters (``ssl.client.auth=required``; PKCS12 keystore,
   PEM trust store, EC P-256 certificates made by ``tests/support/certs.py``);
 * SASL_SSL: the same TLS, then SASL/PLAIN between the voters (``--sasl``; the JAAS
@@ -23,7 +23,7 @@ controller listener, given to both with Kafka's property names:
   ``CredentialProvider`` (``TestRaftServer.startup``) that nothing fills. SASL runs
   when a connection opens; the records then flow over the same TLS as in SSL.
 
-Rows, per protocol: commit latency p99 at ``--rate`` records/s (as ``bench/raft.py``
+Rows, per protocol: commit latency p99 at ``--rate`` records/s (as ``bench/raft/raft.py``
 row 2: ours exact over the window, Kafka's from its WriteStats line; ``--latency-reps``
 fresh quorums per side, the sides taking turns, and the median p99 counts: a p99 of
 30 s at 1,000 records/s is the worst 300 records, so one disk stall sets it. For ours
@@ -50,16 +50,16 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-for p in (str(ROOT), str(ROOT / "bench")):
+ROOT = Path(__file__).resolve().parents[2]
+for p in (str(ROOT),):
     if p not in sys.path:
         sys.path.insert(0, p)
 
-from raft import (  # noqa: E402
+from bench.raft.raft import (  # noqa: E402
     HELD_FRACTION, IMPLS, NodeExited, _committed_rate, _fresh_window, _generator_dead, _latency,
     _wait_until, emit, print_rows)
-from raft_cluster import now_ms, rss_kb  # noqa: E402
-from security_clients import close_all, handshake_rate, open_idle  # noqa: E402
+from bench.raft.raft_cluster import now_ms, rss_kb  # noqa: E402
+from bench.security.security_clients import close_all, handshake_rate, open_idle  # noqa: E402
 from tests.support.certs import PASSWORD, Pki  # noqa: E402
 from tests.support.secure_client import client_context  # noqa: E402
 
@@ -213,7 +213,7 @@ def rows(ours: dict, kafka: dict) -> list[dict]:
     for protocol in PROTOCOLS:
         add(f"{protocol}: commit latency p99 (ms)", ours[protocol]["latency"]["p99"],
             kafka[protocol]["latency"]["p99"])  # the median repetition's (``median_run``)
-        # Kafka's histogram stops at 250 ms: a p99 there is a lower bound (see bench/raft.py)
+        # Kafka's histogram stops at 250 ms: a p99 there is a lower bound (see bench/raft/raft.py)
         out[-1]["kafka_is_lower_bound"] = "p99" in kafka[protocol]["latency"].get("capped", [])
         add(f"{protocol}: throughput held (records/s)", ours[protocol]["throughput_held"],
             kafka[protocol]["throughput_held"])
@@ -305,7 +305,7 @@ def main(argv=None) -> int:
         "ladder_measure_s": args.ladder_measure,
         "handshake_s": args.handshake_s, "handshake_threads": args.handshake_threads, "idle": args.idle,
         "sasl": args.sasl,
-        "kafka": "kafka.tools.TestRaftServer, kafka_2.13-4.3.1.jar (bench/raft_cluster.py)",
+        "kafka": "kafka.tools.TestRaftServer, kafka_2.13-4.3.1.jar (bench/raft/raft_cluster.py)",
         "python": platform.python_version(), "cpus": os.cpu_count(),
         "loadavg_before": " ".join(f"{x:.2f}" for x in os.getloadavg()),
     }}

@@ -2,15 +2,15 @@
 committed voter, for leader logs of 10k, 100k (and, opt-in, 1M) records, ours vs
 Apache Kafka 4.3.1's controller, in one run (issue "Dynamic quorum", item 8).
 
-    python bench/membership.py            # 10k and 100k records, 3 runs each (about 3 minutes)
-    python bench/membership.py --full     # adds 1M records (about 2 more minutes)
-    python bench/membership.py --sizes 10000,1000000
-    python bench/membership.py --quick    # smoke run: 10k only, one run (15-30 s)
-    python bench/membership.py --json     # the same figures as JSON
+    python bench/membership/membership.py            # 10k and 100k records, 3 runs each (about 3 minutes)
+    python bench/membership/membership.py --full     # adds 1M records (about 2 more minutes)
+    python bench/membership/membership.py --sizes 10000,1000000
+    python bench/membership/membership.py --quick    # smoke run: 10k only, one run (15-30 s)
+    python bench/membership/membership.py --json     # the same figures as JSON
 
 For each size and each implementation (the same steps, the same property files):
 
-1. The leader's directory is built up front (``bench/membership_log.py``): node 1
+1. The leader's directory is built up front (``bench/membership/membership_log.py``): node 1
    formatted ``--standalone`` (kraft.version 1), then a Kafka-format log of N records
    in epoch 1 (start-of-epoch control batch with the VotersRecord, the bootstrap
    records, then NoOpRecords, one per batch as an idle leader writes them), a
@@ -38,7 +38,7 @@ For each size and each implementation (the same steps, the same property files):
    once the record is committed) is shown too. add -> committed is split at the
    arrival of AddRaftVoter at node 1, read from node 1's output: our node 1 runs
    ``kraft_server``'s main with its dispatcher's "received <Request>" DEBUG line on
-   (``bench/membership_ournode.py``), Kafka's node 1 with ``kafka.request.logger`` at
+   (``bench/membership/membership_ournode.py``), Kafka's node 1 with ``kafka.request.logger`` at
    DEBUG (arrival = completion - totalTimeMs). Before it: the tool's JVM start-up and
    its admin client (DescribeCluster, ApiVersions); after it: the leader's checks
    (ApiVersions to node 2), the VotersRecord and its commit.
@@ -82,13 +82,13 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-for p in (str(ROOT), str(ROOT / "bench")):
+ROOT = Path(__file__).resolve().parents[2]
+for p in (str(ROOT),):
     if p not in sys.path:
         sys.path.insert(0, p)
 
-from membership_log import build_leader_dir, format_node  # noqa: E402
-from membership_nodes import (  # noqa: E402
+from bench.membership.membership_log import build_leader_dir, format_node  # noqa: E402
+from bench.membership.membership_nodes import (  # noqa: E402
     ADD_RAFT_VOTER, KAFKA_HEAP, NodeProc, QuorumProbe, find_voters_record, free_port, now_ms,
     request_arrivals, write_properties)
 

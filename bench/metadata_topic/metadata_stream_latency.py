@@ -1,6 +1,6 @@
 """Commit -> row latency of the Spark pipeline over our node, default trigger.
 
-    python bench/metadata_stream_latency.py [--seconds 60] [--bootstrap HOST:PORT]
+    python bench/metadata_topic/metadata_stream_latency.py [--seconds 60] [--bootstrap HOST:PORT]
 
 Without ``--bootstrap`` it starts one standalone node of ours on free loopback ports
 (a NoOpRecord every 200 ms gives a steady stream of commits). A stream with the default
@@ -20,7 +20,7 @@ import time
 import uuid
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 WARM_UP_BATCHES = 5
 

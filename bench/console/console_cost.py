@@ -1,10 +1,10 @@
 """What an open console page costs the node, and whether stalled pages slow commits.
 
-``python bench/console_cost.py [--quick] [--seconds S] [--throughput N] [--stalled K]
+``python bench/console/console_cost.py [--quick] [--seconds S] [--throughput N] [--stalled K]
 [--no-baseline]``
 
 One node of ours (a one-voter quorum) runs the commit-latency load generator of
-``bench/raft.py`` (``tools/raft_load_server.py``: records proposed at a fixed rate,
+``bench/raft/raft.py`` (``tools/raft_load_server.py``: records proposed at a fixed rate,
 latency from propose to the high watermark passing them). First a node without a
 console is measured for S seconds (``console off``, the baseline; ``--no-baseline``
 skips it), then one with ``kraft.console.listener`` set, in four phases of S seconds:
@@ -37,7 +37,7 @@ import urllib.request
 from collections import Counter
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from tools.kafka_dist.controller import free_port, random_cluster_id  # noqa: E402

@@ -1,4 +1,4 @@
-"""A leader's metadata directory built up front, for ``bench/membership.py``.
+"""A leader's metadata directory built up front, for ``bench/membership/membership.py``.
 
 ``build_leader_dir`` formats node 1 as a one-voter dynamic quorum (our
 ``kraft-storage format --standalone``: meta.properties, bootstrap.checkpoint and the

@@ -1,14 +1,14 @@
 """Observers bench (issue 12 item 6): N fetch-only observers on the leader of a
 3-voter quorum, ours vs Apache Kafka 4.3.1's ``TestRaftServer``, in one run.
 
-    python bench/observers.py            # N = 0, 10, 50, 100 (about 20 minutes)
-    python bench/observers.py --quick    # N = 0, 10; short windows
-    python bench/observers.py --json
-    python bench/observers.py --counts 0,100 --impls ours   # one side only (no ratios)
+    python bench/raft/observers.py            # N = 0, 10, 50, 100 (about 20 minutes)
+    python bench/raft/observers.py --quick    # N = 0, 10; short windows
+    python bench/raft/observers.py --json
+    python bench/raft/observers.py --counts 0,100 --impls ours   # one side only (no ratios)
 
-For each side and each N, a fresh quorum (``bench/raft_cluster.py``, Kafka's quorum
+For each side and each N, a fresh quorum (``bench/raft/raft_cluster.py``, Kafka's quorum
 defaults) whose leader appends ``--rate`` 256-byte records/s. Once the log holds
-``--target`` records, ``bench/observer_load.py`` (the same load tool for both sides)
+``--target`` records, ``bench/raft/observer_load.py`` (the same load tool for both sides)
 opens N observers fetching from offset 0, as a broker or a new controller does:
 
 * catch-up: spawn of the load tool -> every observer's fetch offset >= target (ms);
@@ -40,13 +40,13 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-for p in (str(ROOT), str(ROOT / "bench")):
+ROOT = Path(__file__).resolve().parents[2]
+for p in (str(ROOT),):
     if p not in sys.path:
         sys.path.insert(0, p)
 
-from raft import _first_commit, _latency, _wait_until  # noqa: E402
-from raft_cluster import KafkaCluster, OurCluster, now_ms, rss_kb  # noqa: E402
+from bench.raft.raft import _first_commit, _latency, _wait_until  # noqa: E402
+from bench.raft.raft_cluster import KafkaCluster, OurCluster, now_ms, rss_kb  # noqa: E402
 from wire.exceptions import DecodeError  # noqa: E402
 from wire.records import iter_headers  # noqa: E402
 
@@ -69,7 +69,7 @@ class Load:
         self.spawn_ms = now_ms()
         self.err = open(out, "wb")
         self.proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "bench" / "observer_load.py"), "--port", str(leader.port),
+            [sys.executable, str(ROOT / "bench" / "raft" / "observer_load.py"), "--port", str(leader.port),
              "--count", str(count), "--cluster-id", cluster.cluster_id, "--topic", cluster.topic,
              "--topic-id", cluster.topic_id, "--target", str(target)],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=self.err, text=True, start_new_session=True)
@@ -360,7 +360,7 @@ def main(argv=None) -> int:
 
 
 def print_report(report: dict) -> None:
-    """The table of a report (``--json`` output: ``python bench/observers.py --table FILE``)."""
+    """The table of a report (``--json`` output: ``python bench/raft/observers.py --table FILE``)."""
     m, results = report["meta"], report["results"]
     print(f"Observers bench: 3 voters + N observers on the leader, {m['rate']:,} records/s of 256 bytes, "
           f"catch-up of {m['target']:,} records; load average {m['load_before']} / {m['load_after']} on {m['cpus']} CPUs")

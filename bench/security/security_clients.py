@@ -1,4 +1,4 @@
-"""TLS clients for ``bench/security.py``: a handshake loop and a crowd of idle
+"""TLS clients for ``bench/security/security.py``: a handshake loop and a crowd of idle
 connections, the same for our node and Kafka's.
 
 Each connection is TCP connect -> TLS handshake (mutual: the client shows its

@@ -1,8 +1,8 @@
-"""What one decode of a bench/codec.py message row costs, independent of the machine's load.
+"""What one decode of a bench/wire/codec.py message row costs, independent of the machine's load.
 
-    python bench/decode_cost.py                      # blocks per decode, compiled and pure
-    python bench/decode_cost.py --callgrind          # + instructions per decode (valgrind, minutes)
-    python bench/decode_cost.py --row vote_request_v2
+    python bench/wire/decode_cost.py                      # blocks per decode, compiled and pure
+    python bench/wire/decode_cost.py --callgrind          # + instructions per decode (valgrind, minutes)
+    python bench/wire/decode_cost.py --row vote_request_v2
 
 * blocks: ``sys.getallocatedblocks()`` grown by one decode whose result is kept alive (the
   objects, lists, tuples, strings and ints it allocates and keeps);
@@ -21,8 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-ROWS = {  # row -> (message module, class, version, data builder in bench/codec.py, our builder)
+ROOT = Path(__file__).resolve().parents[2]
+ROWS = {  # row -> (message module, class, version, data builder in bench/wire/codec.py, our builder)
     "metadata_response_v12": ("metadata_response", "MetadataResponse", 12, "metadata_data", "md_ours"),
     "describe_quorum_response_v2": ("describe_quorum_response", "DescribeQuorumResponse", 2,
                                     "describe_quorum_data", "dq_ours"),
@@ -31,8 +31,8 @@ ROWS = {  # row -> (message module, class, version, data builder in bench/codec.
 
 
 def _encode(row: str) -> bytes:
-    sys.path.insert(0, str(ROOT / "bench"))
-    import codec  # bench/codec.py: the very message its row times
+    sys.path.insert(0, str(ROOT))
+    from bench.wire import codec  # bench/wire/codec.py: the very message its row times
 
     _, _, version, data, ours = ROWS[row]
     return getattr(codec, ours)(getattr(codec, data)()).encode(version)

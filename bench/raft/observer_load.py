@@ -1,7 +1,7 @@
-"""N fetch-only KRaft observers against one leader, for ``bench/observers.py``: the
+"""N fetch-only KRaft observers against one leader, for ``bench/raft/observers.py``: the
 same load tool for ours and for Apache Kafka's quorum.
 
-    python bench/observer_load.py --port P --count N --cluster-id C --topic T \
+    python bench/raft/observer_load.py --port P --count N --cluster-id C --topic T \
         --topic-id ID --target OFFSET [--first-id 1000]
 
 Each observer is one connection sending Fetch v17 as a KRaft observer does
@@ -31,7 +31,7 @@ import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

@@ -2,9 +2,9 @@
 acks=all producer while a live cluster's controller quorum moves, ours against Kafka's
 own move, in one run.
 
-    python bench/quorum_move.py           # Kafka's controllers -> ours (dynamic and static), and -> new Kafka controllers
-    python bench/quorum_move.py --out     # also ours -> Kafka's controllers
-    python bench/quorum_move.py --json    # the same figures as JSON
+    python bench/membership/quorum_move.py           # Kafka's controllers -> ours (dynamic and static), and -> new Kafka controllers
+    python bench/membership/quorum_move.py --out     # also ours -> Kafka's controllers
+    python bench/membership/quorum_move.py --json    # the same figures as JSON
 
 Each row is one run of the documented procedure (``tests/support/quorum_move.py``, the
 slow tests ``tests/interop/test_kafka_brokers_move_*.py`` run the same): three
@@ -32,7 +32,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests.support.quorum_move import run_move  # noqa: E402
 

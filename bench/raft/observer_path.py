@@ -1,17 +1,17 @@
 """The leader's Python cost per observer Fetch, without sockets (issue 12 item 6).
 
-    python bench/observer_path.py [--observers 100] [--rounds 300]
+    python bench/raft/observer_path.py [--observers 100] [--rounds 300]
 
 One leader (a single voter, so its own flush commits) on a file log in a temporary
 directory, and N observers each with a real connection ``Pipeline``: every round
-proposes one batch of 125 records of 256 bytes (what ``bench/observers.py`` appends
+proposes one batch of 125 records of 256 bytes (what ``bench/raft/observers.py`` appends
 every 25 ms), and each observer's next Fetch (a frame of bytes, as the load tool
 sends it) goes through the pipeline, the Raft core and back out as response buffers,
 as in the node: park, complete on the new batch, encode, frame. Nothing is written
 to a socket, so the figure is the process's own CPU (``time.process_time``) per
 observer Fetch answered: the rounds with N observers minus the rounds with none,
 divided by the Fetches. It moves only with our code, not with the machine's load
-the way ``bench/observers.py`` does; the kernel's share (the write of each answer)
+the way ``bench/raft/observers.py`` does; the kernel's share (the write of each answer)
 is not in it.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
