@@ -21,6 +21,7 @@ from tests.support.jdk import need_jdk
 from tools import kafka_dist
 from tools.kafka_dist import recipe
 from tools.kafka_dist.controller import KafkaController
+from tools.kafka_dist.controller import tool_env as controller_tool_env
 from tools.kafka_dist.releases import DEFAULT_RELEASE
 
 pytestmark = pytest.mark.java
@@ -163,3 +164,33 @@ def test_container_backend():
             env={**os.environ, **env}, capture_output=True, text=True, timeout=120,
         )
         assert re.search(rf"^LeaderId:\s+{ctl.node_id}$", out.stdout, re.M), out.stdout + out.stderr
+
+
+def _loaded_from_archive(home: Path, cds: str) -> list[str]:
+    """The classes (Kafka's, Scala's, its libraries') a ``kafka-storage random-uuid`` JVM of ``home`` mapped
+    from its archive."""
+    env = controller_tool_env({"KAFKA_CDS": cds, "KAFKA_OPTS": "-Xlog:class+load=info:stdout"})
+    out = subprocess.run([str(home / "bin" / "kafka-storage"), "random-uuid"], env=env, capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    return [line for line in out.splitlines() if "shared objects file (top)" in line]
+
+
+def test_the_suites_jvms_map_kafkas_classes_from_the_release_archive(dist_home):
+    from tools.kafka_dist import cds
+    archive = cds.ensure_archive(dist_home)
+    assert archive is not None and archive.stat().st_size > 1_000_000, (dist_home / "cds").iterdir()
+    assert cds.is_current(dist_home)
+    shared = _loaded_from_archive(dist_home, "1")
+    assert len(shared) > 100, "the classes were not mapped from the archive"
+    assert not _loaded_from_archive(dist_home, "0"), "KAFKA_CDS=0 must go without the archive"
+
+
+def test_an_archive_the_jvm_cannot_use_is_passed_over_silently(tmp_path):
+    need_jdk()
+    bad = tmp_path / "stale.jsa"
+    bad.write_bytes(b"not an archive")
+    java = kafka_dist.java_executable()
+    proc = subprocess.run([str(java), f"-XX:SharedArchiveFile={bad}", "-Xshare:auto", "-Xlog:cds=off",
+                           "-Xlog:cds+dynamic=off", "-version"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0
+    assert "cds" not in (proc.stdout + proc.stderr).lower() and "archive" not in (proc.stdout + proc.stderr).lower()

@@ -46,12 +46,13 @@ __all__ = [
 ]
 
 
-def ensure_dist(version: str | None = None) -> Path:
+def ensure_dist(version: str | None = None, archive: bool = True) -> Path:
     """Prepare release ``version`` (default: the default release) if needed
-    (idempotent) and return its home."""
+    (idempotent) and return its home; ``archive``: with its class-data-sharing
+    archive (``cds.py``)."""
     from .prepare import prepare
 
-    return prepare(version=version)
+    return prepare(version=version, archive=archive)
 
 
 def upstream_jar(artifact: str, version: str | None = None) -> Path:

@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     versions = [None, *MATRIX] if args.matrix else [args.version]
     try:
         for version in versions:
-            print(ensure_dist(version), flush=True)
+            print(ensure_dist(version, archive=False), flush=True)  # archives: on a release's first use
     except (DistError, KeyError) as exc:
         print(f"kafka_dist: {exc.args[0]}", file=sys.stderr)
         return 1

@@ -63,6 +63,7 @@ def tool_env(extra: Mapping[str, str] | None = None, *, fast: bool = True) -> di
     env.setdefault("KAFKA_HEAP_OPTS", DEFAULT_TOOL_HEAP)
     if fast:
         env.setdefault("KAFKA_JVM_PERFORMANCE_OPTS", FAST_JVM_OPTS)
+        env.setdefault("KAFKA_CDS", "1")  # the release's class-data-sharing archive (cds.py)
     if "JAVA_HOME" not in env:
         env["JAVA_HOME"] = str(Path(java_executable()).resolve().parents[1])
     env.update(extra or {})

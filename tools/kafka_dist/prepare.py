@@ -28,7 +28,7 @@ import zipfile
 from pathlib import Path
 from typing import TextIO
 
-from . import recipe
+from . import cds, recipe
 
 MARKER = ".prepared.json"
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -147,12 +147,21 @@ def _build(staging: Path, log: TextIO, r: recipe.Recipe) -> dict:
     }
 
 
-def prepare(log: TextIO | None = None, version: str | None = None) -> Path:
+def wants_archive() -> bool:
+    return os.environ.get("KRAFT_JVM_CDS", "1") != "0"
+
+
+def prepare(log: TextIO | None = None, version: str | None = None, archive: bool = True) -> Path:
     """Prepare release ``version`` (default: the default release) if needed and
-    return its home directory."""
+    return its home directory; with ``archive``, its class-data-sharing archive too
+    (``cds.py``; ``KRAFT_JVM_CDS=0`` goes without)."""
     r = recipe.for_release(version)
     home = home_dir(r.version)
     if is_prepared(home, r):
+        if archive and wants_archive() and not cds.is_current(home):
+            with open(cache_root() / f"kafka-{r.version}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                cds.ensure_archive(home)
         return home
     log = log or sys.stderr
     root = cache_root()
@@ -175,4 +184,6 @@ def prepare(log: TextIO | None = None, version: str | None = None) -> Path:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
         print(f"kafka_dist: prepared in {marker['prepare_seconds']} s ({len(marker['jars'])} jars)", file=log, flush=True)
+        if archive and wants_archive():
+            cds.ensure_archive(home)
     return home

@@ -221,10 +221,15 @@ KAFKA_HEAP_OPTS="${KAFKA_HEAP_OPTS:--Xmx256M}"
 KAFKA_JVM_PERFORMANCE_OPTS="${KAFKA_JVM_PERFORMANCE_OPTS:--server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true}"
 KAFKA_LOG4J_OPTS="${KAFKA_LOG4J_OPTS:--Dlog4j2.configurationFile=$base_dir/config/tools-log4j2.yaml}"
 LOG_DIR="${LOG_DIR:-$base_dir/logs}"
+# KAFKA_CDS=1: the release's class-data-sharing archive, where there is one (tools/kafka_dist/cds.py)
+CDS_OPTS=""
+if [ "${KAFKA_CDS:-0}" = 1 ] && [ -f "$base_dir/cds/kafka.jsa" ]; then
+  CDS_OPTS="-XX:SharedArchiveFile=$base_dir/cds/kafka.jsa -Xlog:cds=off -Xlog:cds+dynamic=off"
+fi
 
 # Word splitting of the *_OPTS variables is intended (as in Kafka's script).
 # shellcheck disable=SC2086
-exec "$JAVA" $KAFKA_HEAP_OPTS $KAFKA_JVM_PERFORMANCE_OPTS \\
+exec "$JAVA" $KAFKA_HEAP_OPTS $KAFKA_JVM_PERFORMANCE_OPTS $CDS_OPTS \\
   "-Dkafka.logs.dir=$LOG_DIR" $KAFKA_LOG4J_OPTS ${KAFKA_OPTS:-} \\
   -cp "$base_dir/libs/*" "$@"
 """

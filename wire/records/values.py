@@ -138,7 +138,7 @@ def _encode(values, reserve):
 
 def _get_varint(p, pos, end, out):
     """Reads a zig-zag varint of at most 5 bytes at ``pos`` into ``out[0]``; the position
-    after it, or -1."""
+    after it, or -1 (also for a fifth byte past 32 bits, which the reference refuses)."""
     z = 0
     shift = 0
     while pos < end and shift < 35:
@@ -146,6 +146,8 @@ def _get_varint(p, pos, end, out):
         pos += 1
         z |= cython.cast(cython.ulonglong, b & 0x7F) << shift
         if b < 0x80:
+            if z > 0xFFFFFFFF:
+                return -1
             out[0] = cython.cast(cython.longlong, z >> 1) ^ -cython.cast(cython.longlong, z & 1)
             return pos
         shift += 7

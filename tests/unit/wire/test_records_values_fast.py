@@ -57,7 +57,9 @@ def test_non_bytes_values_go_to_the_reference():
         native.build_value_batch(1, 2, 3, [])
 
 
-@pytest.mark.parametrize("seed", [3, SEED])
+# 510119978: a fifth varint byte past 32 bits, taken by the compiled decoder and refused by the
+# reference (found by a fresh seed on 2026-12-02)
+@pytest.mark.parametrize("seed", [3, 510119978, SEED])
 def test_damaged_sections_get_the_reference_answer(seed):
     print(f"replay with VALUES_SEED={seed}")
     rng = random.Random(seed)
