@@ -96,7 +96,9 @@ def _set_dynamic(port: int):
         AlterConfigsResource(resource_type=4, resource_name=name, configs=[
             AlterableConfig(name=k, config_operation=0, value=v) for k, v in pairs])
         for name, pairs in DYNAMIC.items()]), 1)
-    return [(x.resource_name, x.error_code) for x in r.responses]
+    # sorted: Kafka's controller answers the resources in a hash map's order, which can change
+    # from one JVM to the next (a resource type's hash is the enum's identity hash)
+    return sorted((x.resource_name, x.error_code) for x in r.responses)
 
 
 def _topic(name, configs=()):
