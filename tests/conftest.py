@@ -2,6 +2,10 @@
 pytest-xdist every worker draws the same ones; strict skips fail the run."""
 from __future__ import annotations
 
+import resource
+
+import pytest
+
 
 def pytest_configure(config):
     # Under pytest-xdist the controller settles the fresh seeds before it starts the
@@ -56,6 +60,41 @@ def time_per_file(reports) -> list[tuple[float, str]]:
     return sorted(((t, p) for p, t in totals.items()), reverse=True)
 
 
+def _cpu_s() -> float:
+    """CPU seconds of this process and of the children it has reaped (nodes, JVMs, tools)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+_CPU_MARK = [0.0]  # one test at a time per process: the CPU count at the end of the last phase
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logstart(nodeid, location):
+    _CPU_MARK[0] = _cpu_s()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Each phase's CPU goes with its report (xdist carries user_properties to the
+    controller): this hook runs right after the phase it reports."""
+    spent = _cpu_s() - _CPU_MARK[0]
+    outcome = yield
+    outcome.get_result().user_properties.append(("cpu_s", round(spent, 3)))
+    _CPU_MARK[0] = _cpu_s()
+
+
+def cpu_per_file(reports) -> list[tuple[float, str]]:
+    """(CPU seconds, file) summed over a file's phases, most first."""
+    totals: dict[str, float] = {}
+    for rep in reports:
+        cpu = dict(getattr(rep, "user_properties", ()) or ()).get("cpu_s")
+        if cpu is not None:
+            path = rep.nodeid.split("::", 1)[0]
+            totals[path] = totals.get(path, 0.0) + cpu
+    return sorted(((t, p) for p, t in totals.items()), reverse=True)
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     import os
     reports = [r for stat in terminalreporter.stats.values() for r in stat if hasattr(r, "nodeid")]
@@ -63,6 +102,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if longest:
         terminalreporter.write_sep("=", "longest test files (s, summed over their tests)")
         for seconds, path in longest:
+            terminalreporter.write_line(f"{seconds:8.1f}  {path}")
+    cpu = cpu_per_file(reports)
+    if cpu:
+        total = sum(t for t, _ in cpu)
+        terminalreporter.write_sep("=", f"most CPU (s of the worker and its reaped children; {total:.0f} s in all)")
+        for seconds, path in cpu[:15]:
             terminalreporter.write_line(f"{seconds:8.1f}  {path}")
     if os.environ.get("KRAFT_STRICT_SKIPS") != "1":
         return
