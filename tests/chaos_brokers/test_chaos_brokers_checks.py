@@ -5,13 +5,17 @@ epoch, a log whose epochs go back), HighWatermarkNeverBack on high watermark ser
 (going down within an epoch, across a clean election, and across an unclean one, which
 explains it), ControllerExplainsBrokers on Metadata states (one no record gave). Also
 the watcher's pieces that feed them (Metadata and ListOffsets answers through our
-codecs) and the report's line of checks."""
+codecs), the report's line of checks, and the unclean_election fault's steps on a
+cluster played by hand."""
 from __future__ import annotations
 
+import threading
 import uuid
 
+from tests.chaos.schedule import Fault
 from tests.chaos_brokers import check as chk
-from tests.chaos_brokers.availability import HighWatermarks, list_offsets_latest, views_from
+from tests.chaos_brokers.availability import HighWatermarks, PartitionView, list_offsets_latest, views_from
+from tests.chaos_brokers.forced_unclean import force_unclean
 from tests.chaos_brokers.metadata import Decisions, State, decisions
 from tests.chaos_brokers.partition_logs import broker_batches, segment_batches
 from tests.chaos_brokers.run import CLEAN, UNCLEAN, Report
@@ -206,3 +210,85 @@ def test_the_report_counts_what_each_check_found():
     assert "OneWriterPerEpoch 1 (40 batches on 4 brokers)" in text
     assert "high watermark back after an unclean election: t-1" in text
     assert not r.ok
+
+
+# -- the unclean_election fault's steps, on a cluster played by hand -----------------------------
+
+class PlayedCluster:
+    """Links and kills recorded; the partition's Metadata follows from them as a correct
+    controller would decide: a follower cut off from the leader leaves the ISR, and with
+    the leader and the other follower down the cut-off follower is elected uncleanly."""
+
+    def __init__(self) -> None:
+        self.broker_ids = [100, 101, 102, 103]
+        self.cut_links: set = set()
+        self.down: set = set()
+        self.steps: list = []
+        self.proxies = self
+
+    # the proxies
+    def cut(self, pairs, state) -> None:
+        self.cut_links |= set(pairs)
+        self.steps.append(("cut", sorted(pairs)))
+
+    def restore(self, pairs) -> None:
+        self.cut_links -= set(pairs)
+        self.steps.append(("restore", sorted(pairs)))
+
+    # the processes
+    def unavailable(self) -> set:
+        return set(self.down)
+
+    def kill9(self, b) -> None:
+        self.down.add(b)
+        self.steps.append(("kill9", b))
+
+    def ensure_running(self, b) -> None:
+        self.down.discard(b)
+        self.steps.append(("start", b))
+
+
+class PlayedWatch:
+    def __init__(self, cluster: PlayedCluster, shrinks: bool = True) -> None:
+        self.cluster, self.shrinks = cluster, shrinks
+
+    @property
+    def listed(self) -> set:
+        return set(self.cluster.broker_ids) - self.cluster.down
+
+    def view(self, topic, p):
+        c = self.cluster
+        if {100, 102} <= c.down:
+            return PartitionView(101, 6, (101,), (100, 101, 102))
+        isr = tuple(sorted({100} | {r for r in (101, 102) if (100, r) not in c.cut_links or not self.shrinks}))
+        return PartitionView(100, 5, isr, (100, 101, 102))
+
+
+def test_the_unclean_election_fault_cuts_then_kills_in_turn_and_undoes_it():
+    cluster = PlayedCluster()
+    fault = Fault("unclean_election", 0.2, follower=0, params={"partition": 1})
+    what, undo = force_unclean(cluster, fault, PlayedWatch(cluster), threading.Event())
+    assert what == ("unclean election forced on chaos-unclean-1: leader 100 cut off from 101 then 102, 102 and 100 "
+                    "killed, 101 elected")
+    assert cluster.steps == [("cut", [(100, 101), (101, 100)]),
+                             ("cut", [(100, 101), (100, 102), (101, 100), (102, 100)]),
+                             ("kill9", 102), ("kill9", 100)]
+    undo()
+    assert not cluster.cut_links and not cluster.down
+
+
+def test_the_unclean_election_fault_stops_where_the_cluster_does_not_follow():
+    cluster = PlayedCluster()
+    cluster.down.add(100)  # the leader is down already: nothing to force
+    fault = Fault("unclean_election", 0.2, follower=0, params={"partition": 0})
+    what, undo = force_unclean(cluster, fault, PlayedWatch(cluster), threading.Event())
+    assert "not forced: no usable leader" in what and cluster.steps == []
+    halt = threading.Event()
+    halt.set()  # the run stopping: a wait gives up at once
+    cluster.down.clear()
+    fault.follower = 1  # F is 102
+    what, undo = force_unclean(cluster, fault, PlayedWatch(cluster, shrinks=False), halt)
+    assert what == "chaos-unclean-0: leader 100 cut off from 102, the ISR never became [100, 101]"
+    assert cluster.steps == [("cut", [(100, 102), (102, 100)])]
+    undo()
+    assert not cluster.cut_links and not cluster.down
