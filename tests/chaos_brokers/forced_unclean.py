@@ -3,8 +3,8 @@ topic with ``unclean.leader.election.enable=true``, with acknowledged messages o
 old leader and one follower hold.
 
 Its partition has leader ``L`` and followers ``F`` and ``G`` (``fault.follower`` picks
-``F``). In turn, each step waiting (with a deadline) for the brokers' Metadata to show
-it:
+``F``), all three in the ISR (waited for). In turn, each step waiting (with a deadline)
+for the brokers' Metadata to show it:
 
 1. ``L`` is cut off from ``F`` (both directions): the ISR shrinks to ``{L, G}``, still
    ``min.insync.replicas``, so acks go on without ``F`` for half the fault's time;
@@ -45,9 +45,14 @@ def force_unclean(cluster, fault, watch, halt):
 
     p = fault.params["partition"]
     name = f"{UNCLEAN}-{p}"
+
+    def full():
+        v = watch.view(UNCLEAN, p)
+        return (v is not None and v.leader in cluster.broker_ids and v.leader not in cluster.unavailable()
+                and len(v.replicas) == 3 and set(v.isr) == set(v.replicas))
+    if not _until(full, halt):  # an earlier fault's follower may still be catching up
+        return f"unclean election on {name} not forced: no usable leader with a full ISR", lambda: None
     v = watch.view(UNCLEAN, p)
-    if v is None or v.leader not in cluster.broker_ids or v.leader in cluster.unavailable() or len(v.replicas) < 3:
-        return f"unclean election on {name} not forced: no usable leader ({v})", lambda: None
     leader = v.leader
     followers = [r for r in v.replicas if r != leader]
     f = followers[fault.follower % len(followers)]

@@ -281,10 +281,10 @@ def test_the_unclean_election_fault_stops_where_the_cluster_does_not_follow():
     cluster = PlayedCluster()
     cluster.down.add(100)  # the leader is down already: nothing to force
     fault = Fault("unclean_election", 0.2, follower=0, params={"partition": 0})
-    what, undo = force_unclean(cluster, fault, PlayedWatch(cluster), threading.Event())
-    assert "not forced: no usable leader" in what and cluster.steps == []
     halt = threading.Event()
     halt.set()  # the run stopping: a wait gives up at once
+    what, undo = force_unclean(cluster, fault, PlayedWatch(cluster), halt)
+    assert what.endswith("not forced: no usable leader with a full ISR") and cluster.steps == []
     cluster.down.clear()
     fault.follower = 1  # F is 102
     what, undo = force_unclean(cluster, fault, PlayedWatch(cluster, shrinks=False), halt)
