@@ -14,7 +14,7 @@ import uuid
 
 from tests.chaos.schedule import Fault
 from tests.chaos_brokers import check as chk
-from tests.chaos_brokers.availability import HighWatermarks, PartitionView, list_offsets_latest, views_from
+from tests.chaos_brokers.availability import HighWatermarks, PartitionView, Watch, list_offsets_latest, views_from
 from tests.chaos_brokers.forced_unclean import force_unclean
 from tests.chaos_brokers.metadata import Decisions, State, decisions
 from tests.chaos_brokers.partition_logs import broker_batches, segment_batches
@@ -194,6 +194,17 @@ def test_a_state_no_record_gave_is_caught():
     problems = chk.controller_explains_brokers(shown, d)
     assert len(problems) == 3, problems
     assert "broker 101 showed t-0 leader 102 epoch 1 ISR [101]" in problems[1]
+
+
+def test_the_watch_keeps_every_state_shown_and_the_freshest_view_as_a_client_does():
+    w = Watch(cluster=None, topics=["t"])
+    new = MetadataResponsePartition(partition_index=0, leader_id=101, leader_epoch=2, isr_nodes=[101, 100])
+    stale = MetadataResponsePartition(partition_index=0, leader_id=100, leader_epoch=1, isr_nodes=[100, 101])
+    w.note_views(101, metadata(new))
+    w.note_views(100, metadata(stale))  # a broker that has not heard of epoch 2 yet
+    assert w.view("t", 0) == PartitionView(101, 2, (100, 101), ())
+    assert w.snapshot()[0] == {("t", 0, 101, 2, (100, 101)): 101, ("t", 0, 100, 1, (100, 101)): 100}
+    assert w.listed == {100, 101}
 
 
 # -- the report ---------------------------------------------------------------------------------
