@@ -5,7 +5,9 @@ logs (``partition_logs.py``) and what the brokers answered the watcher
 
 * **AcknowledgedConsumed**: every acknowledged message is consumed at the partition and
   offset it was acknowledged at, with its value; a value consumed at two offsets is a
-  duplicate;
+  duplicate; an ack that a later ack at the same offset replaced is lost (the log under
+  it was truncated and written again, so neither the producer's nor the consumer's
+  last value there shows it);
 * **UncleanExplained**: on a topic with ``unclean.leader.election.enable=true`` a loss is
   allowed only on a partition whose history holds an unclean election;
 * **EpochsGrow**: in the controller's history a partition's leader epoch never goes back
@@ -46,10 +48,11 @@ class Acks:
     duplicated: list[str] = field(default_factory=list)  # values consumed at more than one offset
 
 
-def acknowledged_consumed(acked: dict, consumed: dict) -> Acks:
-    """``acked``/``consumed``: (partition, offset) -> value."""
-    out = Acks(len(acked))
-    out.lost = sorted(k for k, v in acked.items() if consumed.get(k) != v)
+def acknowledged_consumed(acked: dict, consumed: dict, replaced=()) -> Acks:
+    """``acked``/``consumed``: (partition, offset) -> value; ``replaced``: (partition, offset,
+    value) of acks a later ack at that offset replaced in ``acked``."""
+    out = Acks(len(acked) + len(replaced))
+    out.lost = sorted([k for k, v in acked.items() if consumed.get(k) != v] + [(p, o) for p, o, _ in replaced])
     counts = Counter(consumed.values())
     out.duplicated = sorted(v for v, n in counts.items() if n > 1)
     return out

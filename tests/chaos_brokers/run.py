@@ -273,7 +273,7 @@ class Harness:
         for topic in TOPICS:
             c = self.clients[topic]
             c.consumer.poll()
-            acks = chk.acknowledged_consumed(wanted[topic], c.consumer.consumed)
+            acks = chk.acknowledged_consumed(wanted[topic], c.consumer.consumed, c.producer.replaced)
             report.acked[topic], report.lost[topic], report.duplicated[topic] = acks.acked, acks.lost, acks.duplicated
         report.unexplained = chk.unexplained_losses(UNCLEAN, report.lost[UNCLEAN], d)
         report.unclean_elections = [f"{t}-{p} to {s.leader} in epoch {s.epoch} (offset {s.offset})"

@@ -15,6 +15,7 @@ import uuid
 from tests.chaos.schedule import Fault
 from tests.chaos_brokers import check as chk
 from tests.chaos_brokers.availability import HighWatermarks, PartitionView, Watch, list_offsets_latest, views_from
+from tests.chaos_brokers.clients import Producer
 from tests.chaos_brokers.forced_unclean import force_unclean
 from tests.chaos_brokers.metadata import Decisions, State, decisions
 from tests.chaos_brokers.partition_logs import broker_batches, segment_batches
@@ -205,6 +206,20 @@ def test_the_watch_keeps_every_state_shown_and_the_freshest_view_as_a_client_doe
     assert w.view("t", 0) == PartitionView(101, 2, (100, 101), ())
     assert w.snapshot()[0] == {("t", 0, 101, 2, (100, 101)): 101, ("t", 0, 100, 1, (100, 101)): 100}
     assert w.listed == {100, 101}
+
+
+# -- AcknowledgedConsumed: an ack replaced at its offset ------------------------------------------
+
+def test_an_ack_replaced_by_a_later_ack_at_its_offset_is_lost():
+    p = Producer.__new__(Producer)  # its event handling alone, no process
+    p.acked, p.ack_times, p.replaced, p.events = {}, [], [], []
+    for offset, value in ((5, "5"), (6, "6"), (5, "5"), (5, "2192")):  # the same ack twice, then a new one at 5
+        p.on_event({"name": "producer_send_success", "partition": 2, "offset": offset, "value": value, "timestamp": 1})
+    assert p.acked == {(2, 5): "2192", (2, 6): "6"} and p.replaced == [(2, 5, "5")]
+    consumed = {(2, 5): "2192", (2, 6): "6"}  # the consumer read the log again after the truncation
+    assert chk.acknowledged_consumed(p.acked, consumed).lost == []  # what the last values alone show
+    v = chk.acknowledged_consumed(p.acked, consumed, p.replaced)
+    assert v.acked == 3 and v.lost == [(2, 5)] and not v.duplicated
 
 
 # -- the report ---------------------------------------------------------------------------------
