@@ -2,7 +2,8 @@
 (acks=all, idempotent, ``tests/support/verifiable.py``) and one VerifiableConsumer.
 
 The consumer keeps the last value it was given at each offset (a log truncated and
-written again under an acknowledged message shows as another value there). The
+written again under an acknowledged message shows as another value there); so does the
+producer, which also keeps each ack a later one at the same offset replaced. The
 producer's events carry the tool's clock (``timestamp``, ms), from which the longest
 time without an ack is taken."""
 from __future__ import annotations
@@ -18,11 +19,17 @@ THROUGHPUT = 100  # messages a second per producer
 class Producer(VerifiableProducer):
     def __init__(self, *args, **kwargs) -> None:
         self.ack_times: list[int] = []  # the tool's ms clock at each ack, in order
+        # (partition, offset, value) of each ack that a later ack at the same offset replaced in
+        # ``acked``: the log was truncated under it and written again (an unclean election)
+        self.replaced: list[tuple[int, int, str]] = []
         super().__init__(*args, **kwargs)
 
     def on_event(self, event: dict) -> None:
         if event.get("name") == "producer_send_success":
             self.ack_times.append(event["timestamp"])
+            key = (event["partition"], event["offset"])
+            if self.acked.get(key, event["value"]) != event["value"]:
+                self.replaced.append((*key, self.acked[key]))
         super().on_event(event)
 
 

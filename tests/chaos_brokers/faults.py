@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+from .forced_unclean import force_unclean
 from .schedule import Fault
 
 
@@ -38,6 +39,8 @@ def run_fault(cluster, fault: Fault, active_controller: int | None, watch, halt:
         others = [b for b in brokers if b != leader]
         pairs = [(leader, b) for b in others] + [(b, leader) for b in others]
         what = f"leader {leader} of {topic}-{p} cut off from the other brokers ({fault.params['cut']})"
+    elif fault.kind == "unclean_election":
+        what, undo = force_unclean(cluster, fault, watch, halt)
     else:
         raise ValueError(fault.kind)
     if pairs:

@@ -26,6 +26,7 @@ from .clients import longest_gap_ms, start_clients
 from .cluster import BrokerCluster
 from .faults import run_fault
 from .metadata import read_decisions
+from .partition_logs import broker_batches
 from .schedule import PARTITIONS, Schedule
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,8 @@ class Report:
     unclean_elections: list[str] = field(default_factory=list)
     decided: Counter = field(default_factory=Counter)  # elections, unclean, isr changes, fencings
     problems: list[str] = field(default_factory=list)
+    hwm_explained: list[str] = field(default_factory=list)  # high watermark drops after unclean elections
+    covered: dict = field(default_factory=dict)  # check name -> what its last run read
     leaderless_ms: int = 0
     leaderless_what: str = ""
     ack_gap_ms: int = 0
@@ -61,6 +64,13 @@ class Report:
     def ok(self) -> bool:
         return (not self.problems and not self.lost.get(CLEAN) and not self.unexplained
                 and not any(self.duplicated.values()))
+
+    def fired(self) -> dict[str, int]:
+        """Check name -> the violations it found."""
+        out = {name: sum(f"{name}:" in p for p in self.problems) for name in chk.CHECKS}
+        out["AcknowledgedConsumed"] += len(self.lost.get(CLEAN, ())) + sum(len(v) for v in self.duplicated.values())
+        out["UncleanExplained"] += len(self.unexplained)
+        return out
 
     def totals(self) -> tuple[int, int, int]:
         return (sum(self.acked.values()), sum(len(v) for v in self.lost.values()),
@@ -81,6 +91,10 @@ class Report:
                      f"{f' {self.unclean_elections[:5]}' if self.unclean_elections else ''}; "
                      f"losses they do not explain: {len(self.unexplained)}")
         lines.append("controller decisions: " + (", ".join(f"{k} {v}" for k, v in self.decided.items()) or "none"))
+        lines.append("checks fired (what the last check read): " + ", ".join(
+            f"{name} {n}" + (f" ({self.covered[name]})" if name in self.covered else "")
+            for name, n in self.fired().items()))
+        lines += [f"  high watermark back after an unclean election: {e}" for e in self.hwm_explained[:5]]
         lines.append(f"the longest leaderless stretch: {self.leaderless_what or '-'}")
         lines.append(f"problems: {len(self.problems)}")
         lines += [f"  - {p}" for p in self.problems[:20]]
@@ -232,17 +246,34 @@ class Harness:
             pass  # what they miss is counted as lost by the check
         return wanted
 
+    def partition_logs(self) -> dict:
+        return {b: broker_batches(self.cluster.brokers[b].data_dir, TOPICS) for b in self.cluster.broker_ids}
+
+    def one_writer(self) -> tuple[list[str], int]:
+        """OneWriterPerEpoch's problems, and the batches read. What it finds is read again
+        and kept only if still there: a follower truncating while its files are read can
+        show a mix of before and after."""
+        logs = self.partition_logs()
+        found = chk.one_writer_per_epoch(logs)
+        if found:
+            again = chk.one_writer_per_epoch(self.partition_logs())
+            found = [p for p in found if p in again]
+        return found, sum(len(v) for parts in logs.values() for v in parts.values())
+
     def check(self, report: Report, wanted: dict) -> list[str]:
         """``wanted``: topic -> the acknowledged messages the consumers were waited for."""
         problems = []
-        checkpoints = self.checkpoints()  # before the decisions: brokers only learn committed epochs
+        # what the brokers showed and wrote, before the decisions: brokers only learn committed records
+        shown, hwms = self.watch.snapshot()
+        checkpoints = self.checkpoints()
+        writers, batches = self.one_writer()
         d = self.decisions()
         if d is None:
             return ["no active controller to read the decisions from"]
         for topic in TOPICS:
             c = self.clients[topic]
             c.consumer.poll()
-            acks = chk.acknowledged_consumed(wanted[topic], c.consumer.consumed)
+            acks = chk.acknowledged_consumed(wanted[topic], c.consumer.consumed, c.producer.replaced)
             report.acked[topic], report.lost[topic], report.duplicated[topic] = acks.acked, acks.lost, acks.duplicated
         report.unexplained = chk.unexplained_losses(UNCLEAN, report.lost[UNCLEAN], d)
         report.unclean_elections = [f"{t}-{p} to {s.leader} in epoch {s.epoch} (offset {s.offset})"
@@ -251,7 +282,15 @@ class Harness:
         report.decided.update(self.decided)
         problems += chk.epochs_grow(d)
         problems += chk.broker_epochs(checkpoints, d)
+        problems += writers
+        back, report.hwm_explained = chk.hwm_never_back(hwms, d)
+        problems += back
+        problems += chk.controller_explains_brokers(shown, d)
         problems += self.monitor.take_violations()
+        report.covered = {"AcknowledgedConsumed": f"{sum(report.acked.values())} acks",
+                          "OneWriterPerEpoch": f"{batches} batches on {len(self.cluster.broker_ids)} brokers",
+                          "HighWatermarkNeverBack": f"{sum(len(v) for v in hwms.values())} changes",
+                          "ControllerExplainsBrokers": f"{len(shown)} states shown"}
         return problems
 
     def close(self) -> None:

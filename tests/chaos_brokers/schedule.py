@@ -12,7 +12,9 @@ Kinds (``KINDS``):
 * ``cut_from_controllers``: every link between a broker and the controllers cut, both
   directions (clients and the other brokers still reach it);
 * ``cut_leader``: every link between a partition's leader and the other brokers cut,
-  both directions (its followers cannot fetch, the controllers still hear it).
+  both directions (its followers cannot fetch, the controllers still hear it);
+* ``unclean_election``: an unclean election forced on a partition of the unclean topic
+  (``forced_unclean.py``); its time is how long the old leader and a follower stay down.
 
 A fault's ``follower`` picks its broker (modulo their number) where no role does.
 A cycle has one or two faults; two run one after the other or, one cycle in three,
@@ -25,7 +27,8 @@ from tests.chaos.schedule import Cycle, Fault
 
 from .cluster import SESSION_MS
 
-KINDS = ("kill9_broker", "kill9_controller", "pause_short", "pause_long", "cut_from_controllers", "cut_leader")
+KINDS = ("kill9_broker", "kill9_controller", "pause_short", "pause_long", "cut_from_controllers", "cut_leader",
+         "unclean_election")
 SESSION_S = SESSION_MS / 1000
 PARTITIONS = 3
 
@@ -45,6 +48,8 @@ def draw(rng: random.Random, kind: str, topics) -> Fault:
         f.params["cut"] = rng.choice(("held", "refused"))
     if kind == "cut_leader":
         f.params["topic"] = rng.choice(tuple(topics))
+        f.params["partition"] = rng.randrange(PARTITIONS)
+    if kind == "unclean_election":
         f.params["partition"] = rng.randrange(PARTITIONS)
     return f
 
