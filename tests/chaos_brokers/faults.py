@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 
+from tests.chaos.monitor import FRESH_S
 from tests.chaos.proxy import between
 
 from .schedule import Fault
@@ -41,7 +42,13 @@ def follows(monitor, node: int, leader: int) -> bool:
     """``node`` names ``leader`` as the active controller and claims no leadership."""
     with monitor.lock:
         seen = monitor.latest.get(node)
-    return seen is not None and time.monotonic() - seen[0] < 1.5 and seen[1] == leader and seen[2] < 0
+    return seen is not None and time.monotonic() - seen[0] < FRESH_S and seen[1] == leader and seen[2] < 0
+
+
+def rejoined(monitor, node: int) -> bool:
+    """A majority agrees on an active controller, and ``node`` follows it (or is it again)."""
+    agreed = monitor.leader()
+    return agreed is not None and (agreed[0] == node or follows(monitor, node, agreed[0]))
 
 
 def isolate_active_controller(cluster, fault: Fault, active: int | None, monitor, halt, problems) -> str:
@@ -69,11 +76,11 @@ def isolate_active_controller(cluster, fault: Fault, active: int | None, monitor
         if not halt.is_set():
             problems.append(f"isolate_active_controller: no other controller took over from {c} within {TAKEOVER_S:.0f} s")
         return what + ": no takeover"
-    back = until(lambda: (a := monitor.leader()) is not None and follows(monitor, c, a[0]), REJOIN_S, halt)
+    back = until(lambda: rejoined(monitor, c), REJOIN_S, halt)
     if back is None and not halt.is_set():
         problems.append(f"isolate_active_controller: controller {c} did not follow the active controller within "
                         f"{REJOIN_S:.0f} s of its links coming back")
-    return (what + f": controller {new} took over after {took:.1f} s, {c} followed "
+    return (what + f": controller {new} took over after {took:.1f} s, {c} rejoined "
             + (f"{back:.1f} s after the links came back" if back is not None else "NOT"))
 
 

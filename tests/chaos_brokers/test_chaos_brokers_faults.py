@@ -315,7 +315,7 @@ def test_isolating_the_active_controller_waits_for_the_takeover_and_the_rejoin(c
                          monitor=monitor, problems=problems)
     isolated = frozenset({(1, x) for x in (2, 3, 100, 101, 102, 103)} | {(x, 1) for x in (2, 3, 100, 101, 102, 103)})
     assert c.proxies.calls == [("cut", isolated, "held"), ("restore", isolated)]
-    assert problems == [] and "controller 2 took over after" in what and "1 followed" in what
+    assert problems == [] and "controller 2 took over after" in what and "1 rejoined" in what
 
 
 def test_no_takeover_from_the_isolated_controller_is_a_problem(cluster, monkeypatch):
