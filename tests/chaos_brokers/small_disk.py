@@ -8,6 +8,7 @@ saying so). ``unmount`` is lazy (``umount -l``): it detaches the tmpfs even whil
 process killed a moment ago still holds a file there, and the memory goes with it."""
 from __future__ import annotations
 
+import atexit
 import errno
 import os
 import subprocess
@@ -15,6 +16,7 @@ from pathlib import Path
 
 FILLER = "chaos-filler"
 CHUNK = 1 << 20
+_MOUNTED: "set[SmallDisk]" = set()  # unmounted at exit if a caller did not
 
 
 class SmallDisk:
@@ -35,6 +37,7 @@ class SmallDisk:
             self.why_not = f"cannot mount a tmpfs here: {(done.stderr or done.stdout).strip()}"
             return False
         self.mounted, self.why_not = True, ""
+        _MOUNTED.add(self)
         return True
 
     def fill(self) -> int:
@@ -79,3 +82,10 @@ class SmallDisk:
         if self.mounted:
             subprocess.run(["umount", "-l", str(self.path)], capture_output=True, check=False)
             self.mounted = False
+        _MOUNTED.discard(self)
+
+
+@atexit.register
+def _unmount_leftovers() -> None:
+    for disk in list(_MOUNTED):
+        disk.unmount()
