@@ -149,10 +149,10 @@ def controlled_shutdown(cluster, fault: Fault, broker: int, watch, halt, problem
             if not halt.is_set():
                 problems.append(f"controlled_shutdown: broker {broker} still running {fault.seconds + SHUTDOWN_S:.0f} s "
                                 f"after SIGTERM (killed)")
-            return what + f" (leading {led}): NOT stopped within {fault.seconds + SHUTDOWN_S:.0f} s, killed"
+            return what + f" (leading {led} of the topics' partitions): NOT stopped within {fault.seconds + SHUTDOWN_S:.0f} s, killed"
     finally:
         cluster.ensure_running(broker)
-    return what + f" (leading {led}): controlled shutdown in {took:.1f} s, exit {rc}; started again after {fault.seconds:.1f} s"
+    return what + f" (leading {led} of the topics' partitions): controlled shutdown in {took:.1f} s, exit {rc}; started again after {fault.seconds:.1f} s"
 
 
 def disk_full(cluster, fault: Fault, broker: int, halt) -> str:

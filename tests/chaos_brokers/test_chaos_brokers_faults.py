@@ -337,7 +337,7 @@ def test_a_controlled_shutdown_stops_the_broker_then_starts_it_again(cluster):
     assert first.returncode == 143 and c.brokers[101].starts == 2 and c.brokers[101].running
     assert c.doors.calls == [("shut", 101), ("open", 101)]  # refusing while down, as a dead broker does
     assert problems == [] and c.crashed() == {} and not (c.down | c.leaving)
-    assert "SIGTERM broker 101 (leading 1): controlled shutdown in" in what and "exit 143" in what
+    assert "SIGTERM broker 101 (leading 1 of the topics' partitions): controlled shutdown in" in what and "exit 143" in what
 
 
 def test_a_broker_exiting_on_its_own_is_a_crash_unless_it_was_leaving(cluster):
