@@ -21,10 +21,11 @@ Kinds (``KINDS``):
   down first), each either shorter than the heartbeat (``HEARTBEAT_MS``) or longer than
   ``replica.lag.time.max.ms`` (``REPLICA_LAG_MS``), both in every flap;
 * ``delay``: ``latency_ms`` added to every link of a broker, each way, ``below`` or
-  ``above`` its session. Below: a heartbeat's round trip stays under half the session,
-  the time a Kafka broker gives each heartbeat before it gives up on it (its heartbeat
-  channel's retry timeout, KAFKA-14392); a 1.4 s latency each way already had a broker
-  fenced (seed 29) with the session at 6 s;
+  ``above`` its session. Below: a round trip under half of
+  ``controller.quorum.request.timeout.ms`` (2 s), within which a Kafka broker's
+  requests to the controllers (its metadata fetches, then its heartbeats, which follow
+  the controller those fetches find) must be answered; 824 ms and 1411 ms each way
+  already had a broker fenced, its heartbeats never sent (seed 29);
 * ``controlled_shutdown``: SIGTERM of a broker, which asks the controller to move its
   leaderships away before it stops; started again after the fault's time. In a cycle
   whose two faults run together it starts ``after_s`` into the other one;
@@ -92,7 +93,7 @@ def draw(rng: random.Random, kind: str, topics) -> Fault:
     elif kind == "delay":
         # one way: a heartbeat's round trip is twice that
         above = rng.random() < 0.5
-        latency = rng.uniform(1.1, 1.4) * SESSION_S if above else rng.uniform(0.02, 0.2) * SESSION_S
+        latency = rng.uniform(1.1, 1.4) * SESSION_S if above else rng.uniform(0.01, 0.06) * SESSION_S
         params.update(latency_ms=int(latency * 1000), session="above" if above else "below")
         seconds = rng.uniform(2.0, 3.0) * SESSION_S if above else rng.uniform(1.0, 2.0) * SESSION_S
     else:

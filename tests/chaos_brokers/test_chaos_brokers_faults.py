@@ -70,8 +70,8 @@ def test_every_parameter_is_in_its_range():
                 seen[f"flap {f.params['link']}"] += 1
             elif f.kind == "delay":
                 one_way = f.params["latency_ms"] / 1000
-                if f.params["session"] == "below":  # a heartbeat's round trip within the broker's patience
-                    assert 2 * one_way < SESSION_S / 2
+                if f.params["session"] == "below":  # a round trip within half the broker's request timeout
+                    assert 2 * one_way < 1.0
                 else:
                     assert one_way > SESSION_S and f.seconds > one_way
                 seen[f"delay {f.params['session']}"] += 1
