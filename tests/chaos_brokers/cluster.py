@@ -14,6 +14,10 @@ link between them through the chaos proxies, with the brokers' process faults.
 * Inter-broker traffic goes over a ``REPLICATION`` listener advertised at the broker's
   door (``replication_proxy.py``); clients use ``PLAINTEXT`` directly, so a broker cut
   off from the controllers or from the other brokers still serves clients.
+* Each broker's log directory is its own tmpfs of ``DISK_MB`` (``small_disk.py``), for the
+  ``disk_full`` fault; where none can be mounted it is a plain directory.
+* A broker the harness expects to stop on its own (SIGTERM, a full disk) is ``leaving``
+  until it has: its exit is then no crash, and its door shuts (``note_exit``).
 """
 from __future__ import annotations
 
@@ -32,11 +36,13 @@ from tests.support.kraft_nodes import set_property, storage_format
 from tools.kafka_dist.controller import free_port, random_cluster_id
 
 from .replication_proxy import Doors
+from .small_disk import SmallDisk
 
 BROKER_IDS = (100, 101, 102, 103)
 SESSION_MS = 6000  # broker.session.timeout.ms
 HEARTBEAT_MS = 1000  # broker.heartbeat.interval.ms
 REPLICA_LAG_MS = 4000  # replica.lag.time.max.ms: a silent follower leaves the ISR after this
+DISK_MB = 256  # a broker's tmpfs: a long run writes tens of MB; filling it costs only while full
 
 
 class Controller(OurMember):
@@ -64,7 +70,7 @@ def controller_settings(elr: bool, fast_fencing: bool) -> tuple[tuple[str, ...],
 
 
 class BrokerCluster:
-    def __init__(self, workdir: Path, elr: bool = True, fast_fencing: bool = True) -> None:
+    def __init__(self, workdir: Path, elr: bool = True, fast_fencing: bool = True, disk_mb: int = DISK_MB) -> None:
         self.workdir = Path(workdir)
         self.cluster_id = random_cluster_id()
         self.broker_ids = list(BROKER_IDS)
@@ -79,7 +85,9 @@ class BrokerCluster:
             self.brokers[b] = KafkaBroker(self.workdir / f"broker{b}", b, self.cluster_id, "", replication=3)
         self.stopped: set[int] = set()  # brokers SIGSTOPped
         self.down: set[int] = set()  # brokers killed, not started again yet
+        self.leaving: set[int] = set()  # brokers expected to stop on their own (SIGTERM, a full disk)
         self.locks = {b: threading.RLock() for b in self.broker_ids}
+        self.disks = {b: SmallDisk(self.brokers[b].data_dir, disk_mb) for b in self.broker_ids}
 
     @property
     def controller_ids(self) -> list[int]:
@@ -113,6 +121,7 @@ class BrokerCluster:
         self.controllers.start()
         self.doors.start()
         for b in self.broker_ids:
+            self.disks[b].mount()
             self._configure(b)
             self.brokers[b].start()
 
@@ -139,6 +148,35 @@ class BrokerCluster:
                 os.killpg(self.brokers[b].proc.pid, signal.SIGCONT)
             self.stopped.discard(b)
 
+    def terminate(self, b: int) -> bool:
+        """SIGTERM, not waiting: Kafka's controlled shutdown (the controller moves the
+        broker's leaderships away, then lets it stop). False if it was not running."""
+        with self.locks[b]:
+            if not self.running(b):
+                return False
+            self.leaving.add(b)
+            os.killpg(self.brokers[b].proc.pid, signal.SIGTERM)
+            return True
+
+    def note_exit(self, b: int) -> int | None:
+        """The return code of a leaving broker that has stopped (now down, its door
+        shut), else None."""
+        with self.locks[b]:
+            if b not in self.leaving or self.running(b) or self.brokers[b].proc is None:
+                return None
+            self.down.add(b)
+            self.doors.shut(b)
+            return self.brokers[b].proc.returncode
+
+    def fill_disk(self, b: int) -> int:
+        """Fill the broker's log directory (its exit is expected from now); bytes written."""
+        with self.locks[b]:
+            self.leaving.add(b)
+        return self.disks[b].fill()
+
+    def free_disk(self, b: int) -> None:
+        self.disks[b].free()
+
     def ensure_running(self, b: int) -> None:
         with self.locks[b]:
             self.resume(b)
@@ -146,28 +184,34 @@ class BrokerCluster:
                 self.doors.open(b)
                 self.brokers[b].start()
             self.down.discard(b)
+            self.leaving.discard(b)
 
     def unavailable(self) -> set[int]:
         """Brokers the harness has killed or stopped."""
         return set(self.down) | set(self.stopped)
 
     def heal(self) -> None:
-        """Every link up, every controller and broker running."""
+        """Every link up, every disk freed, every controller and broker running."""
         self.controllers.heal()
         for b in self.broker_ids:
+            self.free_disk(b)
             self.ensure_running(b)
 
     def crashed(self) -> dict[str, int]:
         """Processes that exited on their own: name -> return code."""
         out = {f"controller {i}": rc for i, rc in self.controllers.crashed().items()}
         for b, broker in self.brokers.items():
-            if b not in self.down and broker.proc is not None and broker.proc.poll() is not None:
+            if b not in self.down | self.leaving and broker.proc is not None and broker.proc.poll() is not None:
                 out[f"broker {b}"] = broker.proc.returncode
         return out
 
     def close(self) -> None:
-        for b in self.broker_ids:
-            self.resume(b)
-            self.brokers[b].close()
-        self.doors.close()
-        self.controllers.close()
+        try:
+            for b in self.broker_ids:
+                self.resume(b)
+                self.brokers[b].close()
+            self.doors.close()
+            self.controllers.close()
+        finally:
+            for disk in self.disks.values():
+                disk.unmount()

@@ -27,7 +27,7 @@ from .cluster import BrokerCluster
 from .faults import run_fault
 from .metadata import read_decisions
 from .partition_logs import broker_batches
-from .schedule import PARTITIONS, Schedule
+from .schedule import PARTITIONS, Schedule, recovery_s
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +135,8 @@ class Harness:
         self.halt = threading.Event()
         self.mark = 0  # the controller's log end at the last check
         self.decided: dict = {}  # what the controller decided since the check before
+        self.fault_problems: list[str] = []  # what the faults saw go wrong (no takeover, a shutdown hanging)
+        self.recovered_s = 0.0  # the last recovery: from healing to new acks on both topics
 
     def decisions(self):
         """What the active controller committed, or None while there is none."""
@@ -188,7 +190,8 @@ class Harness:
         done: list = [None] * len(cycle.faults)
 
         def one(i, fault):
-            done[i] = run_fault(self.cluster, fault, self.monitor.guess(), self.watch, self.halt)
+            done[i] = run_fault(self.cluster, fault, self.monitor.guess(), self.watch, self.halt,
+                                monitor=self.monitor, problems=self.fault_problems)
         if cycle.together:
             threads = [threading.Thread(target=one, args=(i, f)) for i, f in enumerate(cycle.faults)]
             for t in threads:
@@ -201,15 +204,17 @@ class Harness:
                 self.halt.wait(1.0)  # the clients get a moment between faults
         return [w or f"{f.describe()} not done" for w, f in zip(done, cycle.faults)]
 
-    def recover(self) -> tuple[list[str], dict | None]:
-        """After healing: wait for a settled cluster, new acks and consumers caught up;
-        what did not come, and the acknowledged messages the consumers were waited for."""
+    def recover(self, deadline_s: float = RECOVERY_S) -> tuple[list[str], dict | None]:
+        """After healing: wait for a settled cluster, new acks and consumers caught up
+        (each within ``deadline_s``); what did not come, and the acknowledged messages the
+        consumers were waited for."""
         problems = []
         h = self.halt
+        started = time.monotonic()
         before = {t: len(c.producer.acked) for t, c in self.clients.items()}
         try:
-            _wait(self.monitor.leader, RECOVERY_S, "active controller after healing", h)
-            _wait(lambda: self.settled(full_isr=False), RECOVERY_S, "every broker unfenced and every partition led", h)
+            _wait(self.monitor.leader, deadline_s, "active controller after healing", h)
+            _wait(lambda: self.settled(full_isr=False), deadline_s, "every broker unfenced and every partition led", h)
         except TimeoutError as exc:
             d = self.decisions()
             problems.append(str(exc))
@@ -223,12 +228,13 @@ class Harness:
                 c.alive()
             return all(len(c.producer.acked) > before[t] for t, c in self.clients.items())
         try:
-            _wait(acked_again, RECOVERY_S, "a new ack on both topics after healing", h)
+            _wait(acked_again, deadline_s, "a new ack on both topics after healing", h)
         except TimeoutError as exc:
             problems.append(str(exc))
-        return problems, self.catch_up()
+        self.recovered_s = time.monotonic() - started
+        return problems, self.catch_up(deadline_s)
 
-    def catch_up(self) -> dict:
+    def catch_up(self, deadline_s: float = RECOVERY_S) -> dict:
         """Until the consumers have every message acknowledged so far (or the deadline);
         those messages, by topic (the producers go on acknowledging meanwhile)."""
         for c in self.clients.values():
@@ -241,7 +247,7 @@ class Harness:
             return all(c.consumer.consumed.get(k) == v for t, c in self.clients.items()
                        for k, v in wanted[t].items())
         try:
-            _wait(caught_up, RECOVERY_S, "consumers caught up", self.halt)
+            _wait(caught_up, deadline_s, "consumers caught up", self.halt)
         except TimeoutError:
             pass  # what they miss is counted as lost by the check
         return wanted
@@ -317,8 +323,10 @@ def run(workdir: Path, seed: int, cycles: int = 3, elr: bool = True, fast_fencin
                 report.faults[fault.kind] += 1
             report.done += [w + (" [together]" if cycle.together else "") for w in done]
             problems = [f"{name} exited on its own with {rc}" for name, rc in h.cluster.crashed().items()]
+            problems += h.fault_problems
+            h.fault_problems.clear()
             h.cluster.heal()
-            unhealed, wanted = h.recover()
+            unhealed, wanted = h.recover(recovery_s(cycle))
             problems += unhealed
             if wanted is not None:
                 problems += h.check(report, wanted)
@@ -327,7 +335,8 @@ def run(workdir: Path, seed: int, cycles: int = 3, elr: bool = True, fast_fencin
             n, lost, dup = report.totals()
             decided = ", ".join(f"{k} {v}" for k, v in h.decided.items() if v) or "no decisions"
             on_cycle(f"cycle {c}: {'; '.join(done)}{' [together]' if cycle.together else ''} -> {decided}; "
-                     f"acked {n}, lost {lost}, duplicated {dup}, {'ok' if report.ok else 'FAILED'}")
+                     f"recovered in {h.recovered_s:.1f} s; acked {n}, lost {lost}, duplicated {dup}, "
+                     f"{'ok' if report.ok else 'FAILED'}")
             if not report.ok:
                 break
         if report.ok:  # the producers flush and stop; the last check covers all they were told
