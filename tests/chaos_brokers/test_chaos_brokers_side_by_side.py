@@ -2,10 +2,13 @@
 the configuration files of a cluster of Kafka's controllers (server.properties, the
 kafka-storage format arguments, the brokers' voters), the per-fault figures from
 synthetic cycles, the report's text and summary, the side-by-side table and what it says
-differs, and the command line running both sides on the same seeds."""
+differs, and the command line running both sides on the same seeds. One slow test runs
+the harness for real with Kafka's controllers."""
 from __future__ import annotations
 
 import json
+import os
+import random
 
 import pytest
 
@@ -16,7 +19,8 @@ from tests.chaos_brokers import side_by_side as sbs
 from tests.chaos_brokers.cluster import (HEARTBEAT_MS, SESSION_MS, BrokerCluster, Controller, controller_member)
 from tests.chaos_brokers.kafka_controllers import KafkaControllerMember
 from tests.chaos_brokers.metadata import Decisions, State
-from tests.chaos_brokers.run import CLEAN, UNCLEAN, Report
+from tests.chaos_brokers.run import CLEAN, UNCLEAN, Report, run
+from tests.support.jdk import need_jdk
 from tests.support.kraft_nodes import FAST_QUORUM
 
 
@@ -271,3 +275,23 @@ def test_both_runs_ours_then_kafkas_on_every_seed_and_ends_with_the_table(tmp_pa
     assert cli.main(["--controllers", "kafka", "--seed", "9", "--cycles", "1"]) == 0
     assert [c for _, c, _ in calls] == ["kafka"]
     assert capsys.readouterr().out.splitlines()[-1].startswith("acknowledged 190, lost 0")
+
+
+# -- for real -------------------------------------------------------------------------
+
+# The same scenario on a quorum of Kafka's controllers: ours run it in
+# test_chaos_brokers.py (every configuration); Kafka's once, ELR on, a fresh seed
+# (CHAOS_SEED replays). It proves the harness drives Kafka's controllers as it drives
+# ours (their kill -9 and restart, their log read by the checks), and that under these
+# faults they keep every acknowledged message on the clean topic too.
+@pytest.mark.slow
+@pytest.mark.java
+@pytest.mark.timeout(1800)
+def test_kafka_controllers_under_the_same_faults(tmp_path):
+    need_jdk()
+    seed = int(os.environ.get("CHAOS_SEED") or random.randrange(2**31))
+    r = run(tmp_path, seed, int(os.environ.get("CHAOS_SLOW_CYCLES", "3")), elr=True, controllers="kafka")
+    print(r.format())
+    assert r.controllers == "kafka" and r.fast_fencing is None
+    assert r.ok and r.acked[CLEAN] > 0 and not r.lost[CLEAN], r.format()
+    assert sum(k.count for k in r.per_kind.values()) == sum(r.faults.values()), r.format()
