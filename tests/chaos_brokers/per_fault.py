@@ -10,9 +10,9 @@ A fault's **window** of the controller's log runs from its start offset to the s
 of the next fault of its cycle (faults in turn) or to its cycle's end (the last fault,
 or faults together, which share one window): the elections and ISR changes written
 there are the ones it caused, its recovery included. Leaderless stretches and gaps
-between acks count for the cycle in which they began (the longest of each); a fault
-class takes the longest over the cycles that held one of its faults, and the messages
-the cycle's check found lost for the first time.
+between acks count for the fault in whose time window (the same bounds, on the clock)
+they began, the longest of each; a fault class takes the longest over its faults, and
+the messages their cycles' checks found lost for the first time.
 """
 from __future__ import annotations
 
@@ -95,6 +95,16 @@ def windows(cycle: CycleSpan) -> list[tuple[FaultStart, int | None, int | None]]
     return [(f, f.offset, end) for f, end in zip(cycle.faults, ends)]
 
 
+def time_windows(cycle: CycleSpan) -> list[tuple[float, float, int, int]]:
+    """(start, end) on the clock and (start, end) in wall ms of each of the cycle's faults,
+    bounded as ``windows`` bounds the log."""
+    if cycle.together:
+        return [(cycle.began, cycle.ended, cycle.began_wall_ms, cycle.ended_wall_ms)] * len(cycle.faults)
+    nexts = cycle.faults[1:]
+    return [(f.began, n.began, f.wall_ms, n.wall_ms) for f, n in zip(cycle.faults, nexts)] + [
+        (cycle.faults[-1].began, cycle.ended, cycle.faults[-1].wall_ms, cycle.ended_wall_ms)]
+
+
 def decided_between(decisions, lo: int, hi: int | None) -> dict[str, int]:
     """Elections (a new leader), unclean elections and ISR changes the controller wrote at
     offsets ``lo`` to ``hi`` (exclusive; None: to the end)."""
@@ -134,10 +144,10 @@ def per_kind(cycles: list[CycleSpan], decisions, stretches, ack_times: list[list
     for cycle in cycles:
         if not cycle.faults:
             continue
-        leaderless = longest_stretch_ms(stretches, cycle.began, cycle.ended)
-        gap = max((longest_ack_gap_ms(t, cycle.began_wall_ms, cycle.ended_wall_ms) for t in ack_times), default=0)
         kinds_seen = set()
-        for fault, lo, hi in windows(cycle):
+        for (fault, lo, hi), (t0, t1, w0, w1) in zip(windows(cycle), time_windows(cycle)):
+            leaderless = longest_stretch_ms(stretches, t0, t1)
+            gap = max((longest_ack_gap_ms(t, w0, w1) for t in ack_times), default=0)
             k = out.setdefault(fault.kind, KindFigures())
             k.count += 1
             if decisions is not None and lo is not None:

@@ -141,7 +141,14 @@ def test_elections_and_isr_changes_are_counted_in_their_window_only():
     assert pf.decided_between(d, 0, 5) == {"elections": 0, "unclean": 0, "isr_changes": 0}
 
 
-def test_stretches_and_ack_gaps_count_in_the_cycle_they_began():
+def test_faults_in_turn_split_the_cycles_time_and_together_share_it():
+    in_turn = pf.CycleSpan(0, False, [start("a", 1.0, 10), start("b", 2.5, 20)], ended=9.0, ended_wall_ms=9000)
+    assert pf.time_windows(in_turn) == [(1.0, 2.5, 1000, 2500), (2.5, 9.0, 2500, 9000)]
+    together = pf.CycleSpan(1, True, [start("a", 1.0, 10), start("b", 1.2, 20)], ended=9.0, ended_wall_ms=9000)
+    assert pf.time_windows(together) == [(1.0, 9.0, 1000, 9000)] * 2
+
+
+def test_stretches_and_ack_gaps_count_in_the_window_they_began():
     s = pf.Stretches()
     s.observe(1.0, {("t", 0): -1}, set())
     s.observe(4.5, {("t", 0): 100}, set())
@@ -169,7 +176,9 @@ def test_per_kind_folds_cycles_by_fault_class():
     out = pf.per_kind(cycles, d, stretches, acks)
     assert out["kill9_broker"] == pf.KindFigures(count=2, elections=1, isr_changes=3, lost=2, leaderless_ms=4000,
                                                  ack_gap_ms=8000)
-    assert out["pause_long"] == pf.KindFigures(count=1, leaderless_ms=4000, ack_gap_ms=7000)
+    # in turn, the second fault's time starts at its own start: the stretch begun at 2.0 s
+    # and the 7 s gap begun at 1000 ms are the first's
+    assert out["pause_long"] == pf.KindFigures(count=1, leaderless_ms=0, ack_gap_ms=3000)
     assert out["cut_leader"] == pf.KindFigures(count=1, isr_changes=1, lost=2, leaderless_ms=1000, ack_gap_ms=8000)
     unread = pf.per_kind(cycles, None, stretches, acks)  # no decisions read: counts and times only
     assert unread["kill9_broker"].count == 2 and unread["kill9_broker"].elections == 0
