@@ -155,9 +155,12 @@ chaos: $(BYTECODE) kafka-dist
 
 # Brokers under faults (tests/chaos_brokers): three controllers of ours and four Kafka
 # brokers, every link through the proxies, a VerifiableProducer and VerifiableConsumer
-# on two topics, faults drawn from a printed seed. CHAOS_SEED=N replays; CHAOS_CYCLES
-# (20), CHAOS_CONTROLLERS (ours), CHAOS_ELR and CHAOS_FAST_FENCING (on|off).
+# on two topics, faults drawn from a printed seed. CHAOS_SEED=N (or N,N,...) replays;
+# CHAOS_CYCLES (20), CHAOS_CONTROLLERS (ours|kafka|both: both runs ours then Kafka's
+# on the same seeds and prints them side by side), CHAOS_ELR and CHAOS_FAST_FENCING
+# (on|off), CHAOS_JSON=FILE appends each run's summary.
 .PHONY: chaos-brokers
 chaos-brokers: $(BYTECODE) kafka-dist
 	$(PY) -m tests.chaos_brokers --cycles $${CHAOS_CYCLES:-20} --controllers $${CHAOS_CONTROLLERS:-ours} \
-		--elr $${CHAOS_ELR:-on} --fast-fencing $${CHAOS_FAST_FENCING:-on} $(if $(CHAOS_SEED),--seed $(CHAOS_SEED))
+		--elr $${CHAOS_ELR:-on} --fast-fencing $${CHAOS_FAST_FENCING:-on} $(if $(CHAOS_SEED),--seed $(CHAOS_SEED)) \
+		$(if $(CHAOS_JSON),--json $(CHAOS_JSON))

@@ -43,11 +43,16 @@ class ChaosCluster:
     def majority(self) -> int:
         return len(self.nodes) // 2 + 1
 
+    def voters(self, i: int) -> str:
+        """Node ``i``'s ``controller.quorum.voters``: itself at its port, the others at its
+        links to them (the proxies started)."""
+        return ",".join(f"{j}@127.0.0.1:{self.nodes[i].port if j == i else self.proxies.port(i, j)}"
+                        for j in self.ids)
+
     def start(self) -> None:
         self.proxies.start()
         for i, node in self.nodes.items():
-            node.configure(",".join(f"{j}@127.0.0.1:{node.port if j == i else self.proxies.port(i, j)}"
-                                    for j in self.ids))
+            node.configure(self.voters(i))
         for node in self.nodes.values():
             node.start()
 

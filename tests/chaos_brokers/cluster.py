@@ -18,6 +18,8 @@ link between them through the chaos proxies, with the brokers' process faults.
   ``disk_full`` fault; where none can be mounted it is a plain directory.
 * A broker the harness expects to stop on its own (SIGTERM, a full disk) is ``leaving``
   until it has: its exit is then no crash, and its door shuts (``note_exit``).
+* ``controllers="kafka"``: three Apache Kafka controllers in place of ours
+  (``kafka_controllers.py``), with the same settings but fast fencing, which they lack.
 """
 from __future__ import annotations
 
@@ -35,10 +37,12 @@ from tests.support.kafka_brokers import KafkaBroker
 from tests.support.kraft_nodes import set_property, storage_format
 from tools.kafka_dist.controller import free_port, random_cluster_id
 
+from .kafka_controllers import KafkaControllerMember, kafka_settings
 from .replication_proxy import Doors
 from .small_disk import SmallDisk
 
 BROKER_IDS = (100, 101, 102, 103)
+CONTROLLERS = ("ours", "kafka")  # whose controllers decide
 SESSION_MS = 6000  # broker.session.timeout.ms
 HEARTBEAT_MS = 1000  # broker.heartbeat.interval.ms
 REPLICA_LAG_MS = 4000  # replica.lag.time.max.ms: a silent follower leaves the ISR after this
@@ -69,15 +73,27 @@ def controller_settings(elr: bool, fast_fencing: bool) -> tuple[tuple[str, ...],
     return extra, ("--feature", f"eligible.leader.replicas.version={1 if elr else 0}")
 
 
+def controller_member(controllers: str, elr: bool, fast_fencing: bool):
+    """The quorum member factory ``(workdir, id, cluster_id)`` of ``controllers``."""
+    extra, flags = controller_settings(elr, fast_fencing)
+    if controllers == "ours":
+        return partial(Controller, extra=extra, flags=flags)
+    if controllers == "kafka":
+        extra, flags = kafka_settings(extra, flags)
+        return partial(KafkaControllerMember, extra=extra, flags=flags)
+    raise ValueError(f"controllers must be one of {CONTROLLERS}, not {controllers!r}")
+
+
 class BrokerCluster:
-    def __init__(self, workdir: Path, elr: bool = True, fast_fencing: bool = True, disk_mb: int = DISK_MB) -> None:
+    def __init__(self, workdir: Path, elr: bool = True, fast_fencing: bool = True, disk_mb: int = DISK_MB,
+                 controllers: str = "ours") -> None:
         self.workdir = Path(workdir)
         self.cluster_id = random_cluster_id()
         self.broker_ids = list(BROKER_IDS)
         self.inter_ports = {b: free_port() for b in self.broker_ids}  # each broker's real REPLICATION port
-        extra, flags = controller_settings(elr, fast_fencing)
         self.controllers = ChaosCluster(self.workdir / "controllers", self.cluster_id, 3,
-                                        member=partial(Controller, extra=extra, flags=flags), peers=self.inter_ports)
+                                        member=controller_member(controllers, elr, fast_fencing),
+                                        peers=self.inter_ports)
         self.proxies = self.controllers.proxies
         self.doors = Doors(self.proxies, self.broker_ids)
         self.brokers: dict[int, KafkaBroker] = {}

@@ -27,6 +27,7 @@ from .cluster import BrokerCluster
 from .faults import run_fault
 from .metadata import read_decisions
 from .partition_logs import broker_batches
+from .per_fault import CycleSpan, FaultStart, Stretches, per_kind
 from .schedule import PARTITIONS, Schedule, recovery_s
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,7 @@ RECOVERY_S = 90.0  # after healing: brokers unfenced, partitions led, new acks, 
 class Report:
     seed: int
     elr: bool
-    fast_fencing: bool
+    fast_fencing: bool | None  # None: not applicable (Kafka's controllers have no fast fencing)
     controllers: str = "ours"
     cycles: int = 0
     faults: Counter = field(default_factory=Counter)
@@ -59,6 +60,11 @@ class Report:
     leaderless_what: str = ""
     ack_gap_ms: int = 0
     seconds: float = 0.0
+    per_kind: dict = field(default_factory=dict)  # fault kind -> per_fault.KindFigures
+
+    @property
+    def fencing(self) -> str:
+        return "n/a" if self.fast_fencing is None else "on" if self.fast_fencing else "off"
 
     @property
     def ok(self) -> bool:
@@ -79,7 +85,8 @@ class Report:
     def format(self) -> str:
         faults = ", ".join(f"{k} {v}" for k, v in sorted(self.faults.items())) or "none"
         lines = [f"broker chaos run: seed {self.seed}, controllers {self.controllers}, ELR "
-                 f"{'on' if self.elr else 'off'}, fast fencing {'on' if self.fast_fencing else 'off'}, "
+                 f"{'on' if self.elr else 'off'}, fast fencing {self.fencing}"
+                 f"{' (not applicable: Kafka has none)' if self.fast_fencing is None else ''}, "
                  f"{self.cycles} cycles in {self.seconds:.1f} s",
                  f"faults injected: {sum(self.faults.values())} ({faults})"]
         for topic in TOPICS:
@@ -96,14 +103,30 @@ class Report:
             for name, n in self.fired().items()))
         lines += [f"  high watermark back after an unclean election: {e}" for e in self.hwm_explained[:5]]
         lines.append(f"the longest leaderless stretch: {self.leaderless_what or '-'}")
+        if self.per_kind:
+            lines.append("per fault class: faults, elections, ISR changes, unclean, lost, longest leaderless ms, "
+                         "longest without an ack ms")
+            lines += [f"  {kind}: {k.count}, {k.elections}, {k.isr_changes}, {k.unclean}, {k.lost}, "
+                      f"{k.leaderless_ms}, {k.ack_gap_ms}" for kind, k in sorted(self.per_kind.items())]
         lines.append(f"problems: {len(self.problems)}")
         lines += [f"  - {p}" for p in self.problems[:20]]
-        lines.append(f"replay: CHAOS_SEED={self.seed} --elr {'on' if self.elr else 'off'} "
-                     f"--fast-fencing {'on' if self.fast_fencing else 'off'}")
+        lines.append(f"replay: CHAOS_SEED={self.seed} --controllers {self.controllers} --elr "
+                     f"{'on' if self.elr else 'off'}" + ("" if self.fast_fencing is None else
+                                                         f" --fast-fencing {self.fencing}"))
         n, lost, dup = self.totals()
         lines.append(f"acknowledged {n}, lost {lost}, duplicated {dup}, longest leaderless {self.leaderless_ms} ms, "
                      f"longest without an ack {self.ack_gap_ms} ms")
         return "\n".join(lines)
+
+    def summary(self) -> dict:
+        """The figures ``side_by_side.py`` compares, as plain JSON values."""
+        n, _, dup = self.totals()
+        return {"controllers": self.controllers, "seed": self.seed, "cycles": self.cycles, "elr": self.elr,
+                "fast_fencing": self.fast_fencing, "ok": self.ok, "acked": n,
+                "lost": {t: len(self.lost.get(t, ())) for t in TOPICS}, "unexplained": len(self.unexplained),
+                "duplicated": dup, "leaderless_ms": self.leaderless_ms, "ack_gap_ms": self.ack_gap_ms,
+                "per_kind": {kind: k.to_dict() for kind, k in sorted(self.per_kind.items())},
+                "problems": len(self.problems), "seconds": round(self.seconds, 1)}
 
 
 def create_topics(cluster: BrokerCluster, halt) -> None:
@@ -124,12 +147,15 @@ def create_topics(cluster: BrokerCluster, halt) -> None:
 class Harness:
     """The run's moving parts and the reads the checks need."""
 
-    def __init__(self, workdir: Path, seed: int, elr: bool, fast_fencing: bool) -> None:
+    def __init__(self, workdir: Path, seed: int, elr: bool, fast_fencing: bool, controllers: str = "ours") -> None:
         self.workdir = Path(workdir)
-        self.cluster = BrokerCluster(self.workdir, elr, fast_fencing)
+        self.cluster = BrokerCluster(self.workdir, elr, bool(fast_fencing), controllers=controllers)
         ports = {i: n.port for i, n in self.cluster.controllers.nodes.items()}
         self.monitor = Monitor(ports)
         self.watch = Watch(self.cluster, TOPICS)
+        self.watch.stretches = Stretches()  # every stretch, for the per-fault figures
+        self.spans: list[CycleSpan] = []  # when each cycle's faults began and it ended
+        self.latest = None  # the decisions the last check read
         self.schedule = Schedule(seed, TOPICS)
         self.clients: dict = {}
         self.halt = threading.Event()
@@ -185,11 +211,18 @@ class Harness:
             return all(c.producer.acked and c.consumer.consumed for c in self.clients.values())
         _wait(flowing, START_S, "both producers' first acks and both consumers' first messages", h)
 
+    def fault_start(self, kind: str) -> FaultStart:
+        return FaultStart(kind, time.monotonic(), int(time.time() * 1000),
+                          _leader_hwm(self.cluster.controllers, self.monitor))
+
     def run_cycle(self, cycle) -> list[str]:
         """The cycle's faults in turn, or together (a thread each); what was done."""
         done: list = [None] * len(cycle.faults)
+        span = CycleSpan(len(self.spans), cycle.together, [None] * len(cycle.faults))
+        self.spans.append(span)
 
         def one(i, fault):
+            span.faults[i] = self.fault_start(fault.kind)
             done[i] = run_fault(self.cluster, fault, self.monitor.guess(), self.watch, self.halt,
                                 monitor=self.monitor, problems=self.fault_problems)
         if cycle.together:
@@ -276,6 +309,7 @@ class Harness:
         d = self.decisions()
         if d is None:
             return ["no active controller to read the decisions from"]
+        self.latest = d
         for topic in TOPICS:
             c = self.clients[topic]
             c.consumer.poll()
@@ -308,11 +342,24 @@ class Harness:
         self.cluster.close()
 
 
-def run(workdir: Path, seed: int, cycles: int = 3, elr: bool = True, fast_fencing: bool = True,
-        on_cycle=print) -> Report:
-    report = Report(seed, elr, fast_fencing)
+def end_span(h: Harness, report: Report, lost_before: int) -> None:
+    """The cycle's end for the per-fault figures: now, and what its check read and found."""
+    if h.spans and h.spans[-1].ended == 0.0:
+        span = h.spans[-1]
+        span.faults = [f for f in span.faults if f is not None]  # a fault that never began (the run stopped)
+        span.ended, span.ended_wall_ms = time.monotonic(), int(time.time() * 1000)
+        span.end_offset = h.latest.end if h.latest is not None else None
+        span.lost = max(0, report.totals()[1] - lost_before)
+
+
+def run(workdir: Path, seed: int, cycles: int = 3, elr: bool = True, fast_fencing: bool | None = True,
+        on_cycle=print, controllers: str = "ours") -> Report:
+    """``controllers``: ``ours`` or ``kafka`` (then ``fast_fencing`` is None: Kafka's have none)."""
+    if controllers == "kafka":
+        fast_fencing = None
+    report = Report(seed, elr, fast_fencing, controllers)
     started = time.monotonic()
-    h = Harness(workdir, seed, elr, fast_fencing)
+    h = Harness(workdir, seed, elr, fast_fencing, controllers)
     try:
         h.start()
         on_cycle(f"started in {time.monotonic() - started:.1f} s")
@@ -328,8 +375,10 @@ def run(workdir: Path, seed: int, cycles: int = 3, elr: bool = True, fast_fencin
             h.cluster.heal()
             unhealed, wanted = h.recover(recovery_s(cycle))
             problems += unhealed
+            lost_before = report.totals()[1]
             if wanted is not None:
                 problems += h.check(report, wanted)
+            end_span(h, report, lost_before)
             report.problems += [f"cycle {c}: {p}" for p in problems]
             report.cycles = c + 1
             n, lost, dup = report.totals()
@@ -349,6 +398,10 @@ def run(workdir: Path, seed: int, cycles: int = 3, elr: bool = True, fast_fencin
     finally:
         report.leaderless_ms, report.leaderless_what = h.watch.longest_ms()
         report.ack_gap_ms = max((longest_gap_ms(c.producer.ack_times) for c in h.clients.values()), default=0)
+        end_span(h, report, report.totals()[1])
+        with h.watch.lock:
+            stretches = h.watch.stretches.all(time.monotonic())
+        report.per_kind = per_kind(h.spans, h.latest, stretches, [c.producer.ack_times for c in h.clients.values()])
         h.close()
         report.seconds = time.monotonic() - started
     return report
