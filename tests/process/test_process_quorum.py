@@ -186,8 +186,10 @@ def test_a_node_of_another_cluster_is_refused_and_the_quorum_keeps_working(quoru
     leader, q = agreed_leader(nodes, exclude={3})
     assert leader.node_id in (1, 2)
 
-    # What the stranger sends, a peer refuses: Vote with its cluster id.
-    stranger_cluster = describe_cluster("127.0.0.1", stranger.port).cluster_id
+    # What the stranger sends, a peer refuses: Vote with its cluster id. The others agreeing
+    # on a leader says nothing of the stranger's own start: wait for it to answer.
+    stranger_cluster = wait_for(lambda: describe_cluster("127.0.0.1", stranger.port), 30.0,
+                                "node 3 answering DescribeCluster").cluster_id
     assert stranger_cluster != describe_cluster("127.0.0.1", leader.port).cluster_id
     for peer in nodes[:2]:
         assert vote_probe(peer.port, stranger_cluster, candidate_id=3, voter_id=peer.node_id) \

@@ -51,7 +51,8 @@ def compile_tester(classpath: str, javac: str) -> Path:
         return out
     tmp = out.with_name(out.name + f".tmp{os.getpid()}")
     tmp.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run([javac, "-nowarn", "-d", str(tmp), "-cp", classpath, str(SOURCE)],
+    from tools.kafka_dist.controller import JAVAC_FAST_FLAGS
+    proc = subprocess.run([javac, *JAVAC_FAST_FLAGS, "-nowarn", "-d", str(tmp), "-cp", classpath, str(SOURCE)],
                           capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise RuntimeError(f"javac failed:\n{proc.stdout}\n{proc.stderr}")
@@ -108,6 +109,7 @@ def build_synthetic_classes(spec_dir: Path, package: str) -> Path:
     Returns a classes directory (cached by the hash of the specs and the classpath names).
     """
     from tools.kafka_dist import cache_root, classpath, java_executable, javac_executable
+    from tools.kafka_dist.controller import FAST_JVM_OPTS, JAVAC_FAST_FLAGS
 
     cp = classpath(GENERATOR_VERSION)  # the generator's output compiles against its own release
     gen = kafka_generator_jar()
@@ -125,14 +127,14 @@ def build_synthetic_classes(spec_dir: Path, package: str) -> Path:
     src.mkdir(parents=True, exist_ok=True)
     classes.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(
-        [java_executable(), "-cp", os.pathsep.join([str(gen), cp]),
+        [java_executable(), *FAST_JVM_OPTS.split(), "-cp", os.pathsep.join([str(gen), cp]),
          "org.apache.kafka.message.MessageGenerator", "-p", package, "-o", str(src),
          "-i", str(spec_dir), "-m", "MessageDataGenerator", "JsonConverterGenerator"],
         capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise RuntimeError(f"Kafka's MessageGenerator rejected {spec_dir}:\n{proc.stdout[-3000:]}\n"
                            f"{proc.stderr[-6000:]}")
-    proc = subprocess.run([javac_executable(), "-nowarn", "-encoding", "UTF-8", "-d", str(classes),
+    proc = subprocess.run([javac_executable(), *JAVAC_FAST_FLAGS, "-nowarn", "-encoding", "UTF-8", "-d", str(classes),
                            "-cp", cp, *map(str, sorted(src.glob("*.java")))],
                           capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:

@@ -39,6 +39,9 @@ from .probe import ClusterInfo, QuorumInfo, describe_cluster, describe_quorum
 # production defaults (G1 + full tiered compilation). Used when the caller
 # does not set KAFKA_JVM_PERFORMANCE_OPTS itself.
 FAST_JVM_OPTS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto -Djava.awt.headless=true"
+# The same for javac, a short-lived JVM too (a compile of the synthetic specs' classes:
+# 7.1 -> 3.6 s of CPU).
+JAVAC_FAST_FLAGS = tuple(f"-J{opt}" for opt in FAST_JVM_OPTS.split())
 DEFAULT_SERVER_HEAP = "-Xmx512m -Xms64m"
 DEFAULT_TOOL_HEAP = "-Xmx256m"
 
