@@ -52,6 +52,35 @@ def rejoined(monitor, node: int) -> bool:
     return agreed is not None and (agreed[0] == node or follows(monitor, node, agreed[0]))
 
 
+def seen(monitor) -> str:
+    """What each controller last answered the monitor, for a problem's text."""
+    now = time.monotonic()
+    with monitor.lock:
+        latest = dict(monitor.latest)
+    return "the monitor last saw " + ", ".join(
+        f"{i} naming {named} ({'leading epoch %d' % epoch if epoch >= 0 else 'not leading'}) {now - t:.1f} s ago"
+        for i, (t, named, epoch, _) in sorted(latest.items()))
+
+
+ELECTION_WORDS = ("transition", "elect", "vote", "prospective", "candidate", "resign")
+
+
+def election_lines(cluster, ids, n: int = 6) -> str:
+    """The last ``n`` lines about elections in each of these controllers' logs."""
+    out = []
+    for i in ids:
+        node = cluster.controllers.nodes.get(i) if hasattr(cluster, "controllers") else None
+        if node is None:
+            continue
+        try:
+            tail = node.log_tail(2000).splitlines()
+        except OSError:
+            continue
+        picked = [line.strip()[:240] for line in tail if any(w in line.lower() for w in ELECTION_WORDS)][-n:]
+        out.append(f"\n    controller {i}'s log on elections:" + "".join(f"\n      {line}" for line in picked))
+    return "".join(out)
+
+
 def isolate_active_controller(cluster, fault: Fault, active: int | None, monitor, halt, problems) -> str:
     c = active if active is not None else cluster.controller_ids[0]
     cut = fault.params["cut"]
@@ -75,7 +104,8 @@ def isolate_active_controller(cluster, fault: Fault, active: int | None, monitor
         cluster.proxies.restore(pairs)
     if took is None:
         if not halt.is_set():
-            problems.append(f"isolate_active_controller: no other controller took over from {c} within {TAKEOVER_S:.0f} s")
+            problems.append(f"isolate_active_controller: no other controller took over from {c} within "
+                            f"{TAKEOVER_S:.0f} s; {seen(monitor)}{election_lines(cluster, others(cluster.controller_ids, c))}")
         return what + ": no takeover"
     back = until(lambda: rejoined(monitor, c), REJOIN_S, halt)
     if back is None and not halt.is_set():

@@ -36,6 +36,7 @@ CLEAN, UNCLEAN = "chaos-clean", "chaos-unclean"
 TOPICS = {CLEAN: False, UNCLEAN: True}  # name -> unclean.leader.election.enable
 START_S = 180.0  # brokers registered, topics led, clients' first messages
 RECOVERY_S = 90.0  # after healing: brokers unfenced, partitions led, new acks, consumers caught up
+DECISIONS_S = 30.0  # an agreed active controller whose log the checks read
 
 
 @dataclass
@@ -306,9 +307,10 @@ class Harness:
         shown, hwms = self.watch.snapshot()
         checkpoints = self.checkpoints()
         writers, batches = self.one_writer()
-        d = self.decisions()
-        if d is None:
-            return ["no active controller to read the decisions from"]
+        try:  # the monitor's view of the leader can lapse for a moment on a loaded machine
+            d = _wait(self.decisions, DECISIONS_S, "active controller to read the decisions from", self.halt)
+        except TimeoutError as exc:
+            return [str(exc)]
         self.latest = d
         for topic in TOPICS:
             c = self.clients[topic]

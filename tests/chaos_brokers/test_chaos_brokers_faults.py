@@ -213,8 +213,19 @@ class FakeDoors(Recorder):
         self.record("open", b)
 
 
+class FakeController:
+    def __init__(self, node_id: int) -> None:
+        self.node_id = node_id
+
+    def log_tail(self, n: int = 60) -> str:
+        return f"fetching from 1\nCompleted transition to ProspectiveState(epoch=5) (node {self.node_id})\nfetching"
+
+
 class FakeControllers:
     ids = [1, 2, 3]
+
+    def __init__(self) -> None:
+        self.nodes = {i: FakeController(i) for i in self.ids}
 
     def crashed(self) -> dict:
         return {}
@@ -325,7 +336,12 @@ def test_no_takeover_from_the_isolated_controller_is_a_problem(cluster, monkeypa
     what = flt.run_fault(c, fault("isolate_active_controller", 0.1, cut="refused"), 1, FakeWatch(), threading.Event(),
                          monitor=FakeMonitor(), problems=problems)
     assert what.endswith("no takeover") and c.proxies.calls[-1][0] == "restore"
-    assert problems == ["isolate_active_controller: no other controller took over from 1 within 0 s"]
+    assert len(problems) == 1
+    assert problems[0].startswith("isolate_active_controller: no other controller took over from 1 within 0 s; "
+                                  "the monitor last saw 1 naming 1 (leading epoch 5)"), problems
+    # the other controllers' lines on elections, nothing else
+    assert "controller 2's log on elections:\n      Completed transition to ProspectiveState(epoch=5) (node 2)" \
+        in problems[0] and "controller 3's log" in problems[0] and "fetching" not in problems[0]
 
 
 def test_a_controlled_shutdown_stops_the_broker_then_starts_it_again(cluster):

@@ -148,8 +148,16 @@ def _unfenced(broker) -> list[int]:
 
 
 def _partitions(admin) -> dict[tuple[str, int], dict]:
+    """Every partition's leader, replicas and ISR. A request that a stopping broker drops
+    (kafka-python's admin may pick any broker) is raised as ``ConnectionError``, which
+    ``wait_for`` takes as "not yet"."""
+    from kafka.errors import KafkaTimeoutError, RetriableError
+    try:
+        topics = admin.describe_topics()
+    except (RetriableError, KafkaTimeoutError) as exc:
+        raise ConnectionError(f"describe_topics: {exc!r}") from exc
     out = {}
-    for t in admin.describe_topics():
+    for t in topics:
         for p in t["partitions"]:
             out[(t["name"], p["partition_index"])] = {
                 "leader": p["leader_id"], "replicas": p["replica_nodes"], "isr": p["isr_nodes"]}
