@@ -22,6 +22,7 @@ CAPACITY = 200  # records kept
 PER_UPDATE = 40  # records sent to a page per update (at most 4 a second)
 BUDGET_BYTES = 64 * 1024  # log bytes read per Ready cycle
 JUMP_OFFSETS = 20_000  # further behind than this: jump to the head
+NOOP = "NoOpRecord"
 
 
 class TailEntry:
@@ -104,10 +105,14 @@ class RecordTail:
             self.entries.append(TailEntry(self.seq, offset, timestamp, control, value))
 
     def since(self, seq: int, limit: int = PER_UPDATE) -> list[dict]:
-        """Decoded records after ``seq``, oldest first: the newest ``limit`` of them (a
-        page shows a tail; under a high commit rate the rest are only counted); all
-        those kept for a page that has none (``seq`` 0)."""
-        newer = [e for e in self.entries if e.seq > seq]
-        if seq == 0:
-            limit = len(newer)
-        return [e.plain() for e in newer[-limit:]]
+        """Decoded records after ``seq``, oldest first; all those kept for a page that has
+        none (``seq`` 0). A page further behind than ``limit`` records gets ``limit`` of
+        them (it counts the rest as not shown): every one that is not a NoOpRecord first,
+        newest first, then the newest NoOps. NoOps are the idle leader's clock; a page
+        that falls behind loses them, not the records that carry decisions."""
+        newer = [e.plain() for e in self.entries if e.seq > seq]
+        if seq == 0 or len(newer) <= limit:
+            return newer
+        rest = [r for r in newer if r["type"] != NOOP][-limit:]
+        rest += [r for r in newer if r["type"] == NOOP][-(limit - len(rest)):] if len(rest) < limit else []
+        return sorted(rest, key=lambda r: r["seq"])

@@ -154,7 +154,7 @@ def test_add_controller_appears_in_the_voter_history(quorum, browser):
     added = int(offsets[voters.index("1,2,3,4")])
     assert added > max(int(o) for o, v in zip(offsets, voters) if v == "1,2,3")
     wait_page(browser, lambda b: texts(b, "#committed-voters") == ["1, 2, 3, 4"], 5, "the set committed")
-    wait_page(browser, lambda b: "VotersRecord" in attrs(b, "#records tbody tr", "data-type"), 5,
+    wait_page(browser, lambda b: "VotersRecord" in attrs(b, "#records tbody tr", "data-type"), 15,
               "the VotersRecord in the record tail")
 
 

@@ -207,3 +207,23 @@ def test_the_tail_follows_the_committed_log_and_jumps_when_far_behind():
     tail.follow(log.end_offset())  # far behind: jump to the head, count what was skipped
     assert tail.cursor == log.end_offset() and tail.skipped > tail_module.JUMP_OFFSETS
     assert tail.since(0)[-1]["offset"] == log.end_offset() - 1
+
+
+def test_a_page_behind_gets_the_records_that_are_not_noops_first():
+    from kraft_server.console.tail import RecordTail
+    from kraft_server.log.memory import MemoryLog
+    from wire.records import data_batch
+
+    log = MemoryLog()
+    _noops(log, 10)
+    register = encode_metadata_record(RegisterBrokerRecord(broker_id=7), 3)
+    log.append(data_batch(log.end_offset(), 1, 1000, [register]))  # offset 10
+    _noops(log, 10)  # offsets 11-20
+    tail = RecordTail(log, capacity=50)
+    tail.cursor = 0
+    tail.follow(log.end_offset())
+    assert [r["offset"] for r in tail.since(0)] == list(range(21))
+    update = tail.since(1, limit=3)  # 20 new records, room for 3
+    assert [r["offset"] for r in update] == [10, 19, 20]  # the broker's record, then the newest NoOps
+    assert update[0]["type"] == "RegisterBrokerRecord" and [r["seq"] for r in update] == [11, 20, 21]
+    assert [r["offset"] for r in tail.since(18, limit=3)] == [18, 19, 20]  # not behind: all of them
