@@ -47,7 +47,7 @@ class Driver:
                  request_timeout_ms: int = 2000, retry_backoff_ms: int = 20,
                  max_bytes: int = 104857600, shutdown_timeout_ms: int = 5000, connection_limits=None,
                  clock=wall_clock_ms, after_cycle=None, extra_servers=(), controller=None,
-                 timers=(), queued_max_requests: int = DEFAULT_QUEUED_MAX_REQUESTS):
+                 timers=(), queued_max_requests: int = DEFAULT_QUEUED_MAX_REQUESTS, client_id: str = "raft-client"):
         """``make_dispatcher(submit)`` builds the API dispatcher around our ``submit``;
         ``deliver(outbound_response)`` writes a core answer on its connection."""
         self.core = core
@@ -81,7 +81,7 @@ class Driver:
         self.listeners = Listeners(self.dispatcher, max_bytes=max_bytes, limits=connection_limits,
                                    queue=self.request_queue)
         self.peers = Peers(self.submit, request_timeout_ms=request_timeout_ms,
-                           retry_backoff_ms=retry_backoff_ms)
+                           retry_backoff_ms=retry_backoff_ms, client_id=client_id)
         self.bound: dict[str, tuple[str, int]] = {}
         # (name, host, port, protocol_factory): plain servers beside the Kafka listeners,
         # e.g. the Prometheus scrape endpoint (kraft_server/metrics).

@@ -124,7 +124,8 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
                     connection_limits=ConnectionLimits(config["max.connections"], config["max.connections.per.ip"],
                                                        config["connections.max.idle.ms"]),
                     after_cycle=after_cycle, extra_servers=extra_servers, controller=controller,
-                    timers=[groups], queued_max_requests=config["queued.max.requests"])
+                    timers=[groups], queued_max_requests=config["queued.max.requests"],
+                    client_id=f"raft-client-{config.node_id}")  # Kafka's name for its Raft client
     driver.peers.security = controller_client_security(config)
     groups.wake = driver.wake
     _wire_controller_channel(config, controller, driver)

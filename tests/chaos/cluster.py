@@ -49,8 +49,9 @@ class ChaosCluster:
         return ",".join(f"{j}@127.0.0.1:{self.nodes[i].port if j == i else self.proxies.port(i, j)}"
                         for j in self.ids)
 
-    def start(self) -> None:
-        self.proxies.start()
+    def start(self, proxies_started: bool = False) -> None:
+        if not proxies_started:
+            self.proxies.start()
         for i, node in self.nodes.items():
             node.configure(self.voters(i))
         for node in self.nodes.values():

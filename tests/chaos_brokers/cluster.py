@@ -38,7 +38,7 @@ from tests.support.kraft_nodes import set_property, storage_format
 from tools.kafka_dist.controller import free_port, random_cluster_id
 
 from .kafka_controllers import KafkaControllerMember, kafka_settings
-from .replication_proxy import Doors
+from .replication_proxy import NODE_DIALLER, Doors
 from .small_disk import SmallDisk
 
 BROKER_IDS = (100, 101, 102, 103)
@@ -58,10 +58,13 @@ class Controller(OurMember):
             key, value = prop.split("=", 1)
             set_property(self.config, key, value)
         self.flags = tuple(flags)
+        self.advertised_port: int | None = None  # its door (BrokerCluster.start)
 
     def configure(self, voters: str) -> None:
         set_property(self.config, "controller.quorum.voters", voters)
         set_property(self.config, "controller.quorum.bootstrap.servers", "")
+        if self.advertised_port is not None:
+            set_property(self.config, "advertised.listeners", f"CONTROLLER://127.0.0.1:{self.advertised_port}")
         storage_format(self.config, self.cluster_id, *self.flags)
 
 
@@ -96,6 +99,9 @@ class BrokerCluster:
                                         peers=self.inter_ports)
         self.proxies = self.controllers.proxies
         self.doors = Doors(self.proxies, self.broker_ids)
+        # each controller advertises a door: Kafka's brokers and controllers dial the leader
+        # at the endpoint it advertises (KIP-853), not at the link in their voters
+        self.controller_doors = Doors(self.proxies, self.controller_ids, NODE_DIALLER)
         self.brokers: dict[int, KafkaBroker] = {}
         for b in self.broker_ids:
             self.brokers[b] = KafkaBroker(self.workdir / f"broker{b}", b, self.cluster_id, "", replication=3)
@@ -134,7 +140,11 @@ class BrokerCluster:
         broker.formatted = True
 
     def start(self) -> None:
-        self.controllers.start()
+        self.proxies.start()
+        self.controller_doors.start()
+        for c in self.controller_ids:
+            self.controllers.nodes[c].advertised_port = self.controller_doors.port(c)
+        self.controllers.start(proxies_started=True)
         self.doors.start()
         for b in self.broker_ids:
             self.disks[b].mount()
@@ -206,8 +216,31 @@ class BrokerCluster:
         """Brokers the harness has killed or stopped."""
         return set(self.down) | set(self.stopped)
 
+    def unknown_diallers(self) -> list[str]:
+        """A problem per door that closed connections it could not give a link (a link the
+        harness could not cut); each is told once."""
+        out = []
+        for doors in (self.doors, self.controller_doors):
+            for dst, door in doors.doors.items():
+                if door.unknown:
+                    names = sorted({bytes(h[:40]).decode("latin-1") for h in door.unknown})
+                    out.append(f"the door of {dst} closed {len(door.unknown)} connections from no node it knows: {names}")
+                    door.unknown.clear()
+        return out
+
+    def kill9_controller(self, c: int) -> None:
+        """SIGKILL of controller ``c``; its door refuses as its listener does."""
+        self.controller_doors.shut(c)
+        self.controllers.kill9(c)
+
+    def controller_back(self, c: int) -> None:
+        self.controller_doors.open(c)
+        self.controllers.ensure_running(c)
+
     def heal(self) -> None:
         """Every link up, every disk freed, every controller and broker running."""
+        for c in self.controller_ids:
+            self.controller_doors.open(c)
         self.controllers.heal()
         for b in self.broker_ids:
             self.free_disk(b)
@@ -227,6 +260,7 @@ class BrokerCluster:
                 self.resume(b)
                 self.brokers[b].close()
             self.doors.close()
+            self.controller_doors.close()
             self.controllers.close()
         finally:
             for disk in self.disks.values():

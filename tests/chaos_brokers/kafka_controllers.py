@@ -42,12 +42,15 @@ class KafkaControllerMember(KafkaMember):
     def __init__(self, workdir: Path, node_id: int, cluster_id: str, extra=None, flags=()):
         super().__init__(workdir, node_id, cluster_id)
         self.extra, self.flags = dict(extra or {}), tuple(flags)
+        self.advertised_port: int | None = None  # its door (BrokerCluster.start)
 
     def write_config(self, voters: str) -> Path:
         """server.properties for a static quorum with this view of the voters."""
         self.ctl.overrides.update(props(FAST_QUORUM))
         self.ctl.overrides.update(self.extra)
         self.ctl.overrides.update({"controller.quorum.voters": voters, "controller.quorum.bootstrap.servers": ""})
+        if self.advertised_port is not None:
+            self.ctl.overrides["advertised.listeners"] = f"CONTROLLER://127.0.0.1:{self.advertised_port}"
         return self.ctl.write_config()
 
     def configure(self, voters: str) -> None:

@@ -23,6 +23,10 @@ import struct
 from tests.chaos.proxy import Proxies
 
 DIALLER = re.compile(rb"^broker-(\d+)-")
+# Who dials a controller's door: a Raft client (Kafka's and ours are ``raft-client-<id>``),
+# a Kafka node's channels to the controller (the client id is the node id alone), our
+# controller's registration channel (``controller-<id>-...``).
+NODE_DIALLER = re.compile(rb"^(?:raft-client-|broker-|controller-)?(\d+)(?:-|$)")
 HEADER_MAX = 4096  # a request header is far shorter; more means it is no broker's
 
 
@@ -39,15 +43,15 @@ class PrefixedReader:
         return await self.reader.read(n)
 
 
-def dialler(head: bytes) -> int | None:
-    """The broker id in the client id of a request header (size, api key, version,
+def dialler(head: bytes, pattern=DIALLER) -> int | None:
+    """The node id in the client id of a request header (size, api key, version,
     correlation id, then the client id as an int16-length string); None if it names none."""
     if len(head) < 14:
         return None
     (length,) = struct.unpack_from(">h", head, 12)
     if length < 0 or len(head) < 14 + length:
         return None
-    m = DIALLER.match(head[14:14 + length])
+    m = pattern.match(head[14:14 + length])
     return int(m.group(1)) if m else None
 
 
@@ -61,13 +65,14 @@ async def read_header(reader: asyncio.StreamReader) -> bytes:
 
 
 class Door:
-    """Broker ``dst``'s advertised inter-broker address."""
+    """Node ``dst``'s advertised address: a broker's inter-broker listener, or a
+    controller's (``pattern`` NODE_DIALLER)."""
 
-    def __init__(self, proxies: Proxies, dst: int) -> None:
-        self.proxies, self.dst = proxies, dst
+    def __init__(self, proxies: Proxies, dst: int, pattern=DIALLER) -> None:
+        self.proxies, self.dst, self.pattern = proxies, dst, pattern
         self.port = 0
         self.server = None
-        self.unknown = 0  # connections from no broker we know (closed)
+        self.unknown: list[bytes] = []  # client ids of connections from no node we know (closed)
 
     async def open(self) -> None:
         self.server = await asyncio.start_server(self._accept, "127.0.0.1", self.port, reuse_address=True)
@@ -85,10 +90,10 @@ class Door:
         except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError):
             writer.transport.abort()
             return
-        src = dialler(head)
+        src = dialler(head, self.pattern)
         link = self.proxies.links.get((src, self.dst))
         if link is None:
-            self.unknown += 1
+            self.unknown.append(head[14:])
             writer.transport.abort()
             return
         await link._accept(PrefixedReader(head, reader), writer)  # as if dialled at the link's own port
@@ -98,9 +103,9 @@ class Doors:
     """A door per broker, served on the proxies' loop; its links must be in ``proxies``
     (built over controllers and brokers, with each broker's real inter-broker port)."""
 
-    def __init__(self, proxies: Proxies, brokers) -> None:
+    def __init__(self, proxies: Proxies, brokers, pattern=DIALLER) -> None:
         self.proxies = proxies
-        self.doors = {b: Door(proxies, b) for b in brokers}
+        self.doors = {b: Door(proxies, b, pattern) for b in brokers}
 
     def start(self) -> None:
         for door in self.doors.values():

@@ -329,6 +329,7 @@ class Harness:
         problems += back
         problems += chk.controller_explains_brokers(shown, d)
         problems += self.monitor.take_violations()
+        problems += self.cluster.unknown_diallers()
         report.covered = {"AcknowledgedConsumed": f"{sum(report.acked.values())} acks",
                           "OneWriterPerEpoch": f"{batches} batches on {len(self.cluster.broker_ids)} brokers",
                           "HighWatermarkNeverBack": f"{sum(len(v) for v in hwms.values())} changes",

@@ -18,7 +18,7 @@ from tests.chaos.proxy import HELD, Proxies
 from tests.chaos_brokers import check as chk
 from tests.chaos_brokers.availability import Leaderless
 from tests.chaos_brokers.metadata import Decisions, State, decisions
-from tests.chaos_brokers.replication_proxy import Doors, dialler
+from tests.chaos_brokers.replication_proxy import NODE_DIALLER, Doors, dialler
 from tests.chaos_brokers.run import CLEAN, UNCLEAN, Report
 from tests.chaos_brokers.schedule import KINDS, Schedule
 from wire.messages import FenceBrokerRecord, PartitionChangeRecord, PartitionRecord, RegisterBrokerRecord, TopicRecord
@@ -154,6 +154,15 @@ def test_the_dialler_is_named_by_the_client_id():
     assert dialler(header(b"broker-7-txn-marker-sender")) == 7
     assert dialler(header(b"producer-1")) is None
     assert dialler(header(b"broker-101")[:15]) is None
+
+
+def test_a_controllers_door_names_raft_clients_and_a_nodes_channels():
+    assert dialler(header(b"raft-client-2"), NODE_DIALLER) == 2  # Kafka's Raft client, and ours
+    assert dialler(header(b"101"), NODE_DIALLER) == 101  # a Kafka broker's channel to the controller
+    assert dialler(header(b"controller-3-registration-channel"), NODE_DIALLER) == 3  # ours
+    assert dialler(header(b"raft-client"), NODE_DIALLER) is None
+    assert dialler(header(b"kraft-dist-probe"), NODE_DIALLER) is None
+    assert dialler(header(b"1x"), NODE_DIALLER) is None
 
 
 @pytest.fixture
