@@ -11,6 +11,9 @@ link between them through the chaos proxies, with the brokers' process faults.
   not ``controller.quorum.bootstrap.servers``: with a dynamic quorum a broker learns the
   controllers' addresses from the voter set, one address per controller for every
   broker, and its links could not be cut one broker at a time.
+* Each controller's advertised ``CONTROLLER`` address is a door (``replication_proxy.py``
+  with ``NODE_DIALLER``): Kafka's nodes dial the leader at the endpoint it advertises
+  (KIP-853) once they know it, and the door hands them to the pair's link.
 * Inter-broker traffic goes over a ``REPLICATION`` listener advertised at the broker's
   door (``replication_proxy.py``); clients use ``PLAINTEXT`` directly, so a broker cut
   off from the controllers or from the other brokers still serves clients.
