@@ -3,8 +3,10 @@
 the process faults: kill -9, SIGSTOP/SIGCONT, clean restart.
 
 Each node's ``controller.quorum.voters`` names itself at its real port and every
-other voter at the proxy link from it to that voter. Clients of the harness (the
-writer, the monitor, the checker) reach every node directly."""
+other voter at the proxy link from it to that voter, and each node advertises a door
+(``doors.py``) that hands a peer dialling the leader's advertised endpoint (as Kafka's
+nodes do) to that pair's link. Clients of the harness (the writer, the monitor, the
+checker) reach every node directly."""
 from __future__ import annotations
 
 import os
@@ -12,6 +14,7 @@ import signal
 import threading
 from pathlib import Path
 
+from .doors import NODE_DIALLER, Doors
 from .members import KafkaMember, OurMember
 from .proxy import Proxies
 
@@ -29,6 +32,7 @@ class ChaosCluster:
             kind = KafkaMember if i in kafka_ids else member
             self.nodes[i] = kind(workdir / f"n{i}", i, cluster_id)
         self.proxies = Proxies({**{i: node.port for i, node in self.nodes.items()}, **(peers or {})})
+        self.doors = Doors(self.proxies, self.nodes, NODE_DIALLER)
         self.stopped: set[int] = set()  # SIGSTOPped
         self.down: set[int] = set()  # killed by the harness, not started again yet
         # one process fault at a time per node (a cycle's faults may run together: a
@@ -49,10 +53,11 @@ class ChaosCluster:
         return ",".join(f"{j}@127.0.0.1:{self.nodes[i].port if j == i else self.proxies.port(i, j)}"
                         for j in self.ids)
 
-    def start(self, proxies_started: bool = False) -> None:
-        if not proxies_started:
-            self.proxies.start()
+    def start(self) -> None:
+        self.proxies.start()
+        self.doors.start()
         for i, node in self.nodes.items():
+            node.advertised_port = self.doors.port(i)
             node.configure(self.voters(i))
         for node in self.nodes.values():
             node.start()
@@ -65,6 +70,7 @@ class ChaosCluster:
         with self.locks[i]:
             self.stopped.discard(i)
             self.down.add(i)
+            self.doors.shut(i)  # refusing, as the dead listener behind it
             self.nodes[i].kill()
 
     def pause(self, i: int) -> None:
@@ -85,15 +91,18 @@ class ChaosCluster:
             if not self.running(i):
                 return
             self.resume(i)
+            self.doors.shut(i)
             rc = self.nodes[i].stop()
             if rc not in SIGTERM_EXITS:
                 raise AssertionError(f"node {i} exited with {rc} on SIGTERM\n{self.nodes[i].log_tail()}")
+            self.doors.open(i)
             self.nodes[i].start()
 
     def ensure_running(self, i: int) -> None:
         with self.locks[i]:
             self.resume(i)
             if not self.running(i):
+                self.doors.open(i)
                 self.nodes[i].start()
             self.down.discard(i)
 
@@ -107,6 +116,7 @@ class ChaosCluster:
         for i in self.ids:
             self.resume(i)
             self.nodes[i].stop(timeout=10)
+        self.doors.close()
         self.proxies.close()
 
     def crashed(self) -> dict[int, int]:

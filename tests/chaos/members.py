@@ -15,10 +15,13 @@ class OurMember(OurNode):
     def __init__(self, workdir: Path, node_id: int, cluster_id: str):
         super().__init__(workdir, node_id=node_id, extra=FAST_QUORUM)
         self.cluster_id = cluster_id
+        self.advertised_port: int | None = None  # its door (ChaosCluster.start)
 
     def configure(self, voters: str) -> None:
         set_property(self.config, "controller.quorum.voters", voters)
         set_property(self.config, "controller.quorum.bootstrap.servers", "")
+        if self.advertised_port is not None:
+            set_property(self.config, "advertised.listeners", f"CONTROLLER://127.0.0.1:{self.advertised_port}")
         storage_format(self.config, self.cluster_id)
 
 
@@ -26,6 +29,7 @@ class KafkaMember:
     def __init__(self, workdir: Path, node_id: int, cluster_id: str):
         self.ctl = KafkaController(workdir, node_id=node_id, cluster_id=cluster_id, format_mode="static")
         self.node_id, self.port = node_id, self.ctl.port
+        self.advertised_port: int | None = None  # its door (ChaosCluster.start)
 
     @property
     def data(self) -> Path:
@@ -38,6 +42,8 @@ class KafkaMember:
     def configure(self, voters: str) -> None:
         self.ctl.overrides.update(dict(p.split("=", 1) for p in FAST_QUORUM))
         self.ctl.overrides.update({"controller.quorum.voters": voters, "controller.quorum.bootstrap.servers": ""})
+        if self.advertised_port is not None:
+            self.ctl.overrides["advertised.listeners"] = f"CONTROLLER://127.0.0.1:{self.advertised_port}"
         self.ctl.format()
 
     def start(self) -> None:

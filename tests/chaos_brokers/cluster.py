@@ -11,11 +11,11 @@ link between them through the chaos proxies, with the brokers' process faults.
   not ``controller.quorum.bootstrap.servers``: with a dynamic quorum a broker learns the
   controllers' addresses from the voter set, one address per controller for every
   broker, and its links could not be cut one broker at a time.
-* Each controller's advertised ``CONTROLLER`` address is a door (``replication_proxy.py``
-  with ``NODE_DIALLER``): Kafka's nodes dial the leader at the endpoint it advertises
+* Each controller's advertised ``CONTROLLER`` address is a door (``tests/chaos/doors.py``,
+  ``tests/chaos/cluster.py``): Kafka's nodes dial the leader at the endpoint it advertises
   (KIP-853) once they know it, and the door hands them to the pair's link.
 * Inter-broker traffic goes over a ``REPLICATION`` listener advertised at the broker's
-  door (``replication_proxy.py``); clients use ``PLAINTEXT`` directly, so a broker cut
+  door (``tests/chaos/doors.py``); clients use ``PLAINTEXT`` directly, so a broker cut
   off from the controllers or from the other brokers still serves clients.
 * Each broker's log directory is its own tmpfs of ``DISK_MB`` (``small_disk.py``), for the
   ``disk_full`` fault; where none can be mounted it is a plain directory.
@@ -35,13 +35,13 @@ from pathlib import Path
 
 from kraft_server.log.meta_properties import MetaProperties, write_meta_properties
 from tests.chaos.cluster import ChaosCluster
+from tests.chaos.doors import Doors
 from tests.chaos.members import OurMember
 from tests.support.kafka_brokers import KafkaBroker
 from tests.support.kraft_nodes import set_property, storage_format
 from tools.kafka_dist.controller import free_port, random_cluster_id
 
 from .kafka_controllers import KafkaControllerMember, kafka_settings
-from .replication_proxy import NODE_DIALLER, Doors
 from .small_disk import SmallDisk
 
 BROKER_IDS = (100, 101, 102, 103)
@@ -102,9 +102,6 @@ class BrokerCluster:
                                         peers=self.inter_ports)
         self.proxies = self.controllers.proxies
         self.doors = Doors(self.proxies, self.broker_ids)
-        # each controller advertises a door: Kafka's brokers and controllers dial the leader
-        # at the endpoint it advertises (KIP-853), not at the link in their voters
-        self.controller_doors = Doors(self.proxies, self.controller_ids, NODE_DIALLER)
         self.brokers: dict[int, KafkaBroker] = {}
         for b in self.broker_ids:
             self.brokers[b] = KafkaBroker(self.workdir / f"broker{b}", b, self.cluster_id, "", replication=3)
@@ -143,11 +140,7 @@ class BrokerCluster:
         broker.formatted = True
 
     def start(self) -> None:
-        self.proxies.start()
-        self.controller_doors.start()
-        for c in self.controller_ids:
-            self.controllers.nodes[c].advertised_port = self.controller_doors.port(c)
-        self.controllers.start(proxies_started=True)
+        self.controllers.start()
         self.doors.start()
         for b in self.broker_ids:
             self.disks[b].mount()
@@ -220,30 +213,10 @@ class BrokerCluster:
         return set(self.down) | set(self.stopped)
 
     def unknown_diallers(self) -> list[str]:
-        """A problem per door that closed connections it could not give a link (a link the
-        harness could not cut); each is told once."""
-        out = []
-        for doors in (self.doors, self.controller_doors):
-            for dst, door in doors.doors.items():
-                if door.unknown:
-                    names = sorted({bytes(h[:40]).decode("latin-1") for h in door.unknown})
-                    out.append(f"the door of {dst} closed {len(door.unknown)} connections from no node it knows: {names}")
-                    door.unknown.clear()
-        return out
-
-    def kill9_controller(self, c: int) -> None:
-        """SIGKILL of controller ``c``; its door refuses as its listener does."""
-        self.controller_doors.shut(c)
-        self.controllers.kill9(c)
-
-    def controller_back(self, c: int) -> None:
-        self.controller_doors.open(c)
-        self.controllers.ensure_running(c)
+        return self.doors.strangers() + self.controllers.doors.strangers()
 
     def heal(self) -> None:
         """Every link up, every disk freed, every controller and broker running."""
-        for c in self.controller_ids:
-            self.controller_doors.open(c)
         self.controllers.heal()
         for b in self.broker_ids:
             self.free_disk(b)
@@ -263,7 +236,6 @@ class BrokerCluster:
                 self.resume(b)
                 self.brokers[b].close()
             self.doors.close()
-            self.controller_doors.close()
             self.controllers.close()
         finally:
             for disk in self.disks.values():

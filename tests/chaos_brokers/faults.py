@@ -222,8 +222,8 @@ def run_fault(cluster, fault: Fault, active_controller: int | None, watch, halt:
         what = f"kill -9 broker {broker} {fault.seconds:.1f} s"
     elif fault.kind == "kill9_controller":
         c = active_controller if active_controller is not None else cluster.controller_ids[0]
-        cluster.kill9_controller(c)
-        undo = lambda: cluster.controller_back(c)  # noqa: E731
+        cluster.controllers.kill9(c)
+        undo = lambda: cluster.controllers.ensure_running(c)  # noqa: E731
         what = f"kill -9 controller {c}" + (" (active)" if active_controller is not None else "") + f" {fault.seconds:.1f} s"
     elif fault.kind in ("pause_short", "pause_long"):
         running = cluster.running(broker)

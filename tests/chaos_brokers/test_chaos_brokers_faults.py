@@ -236,7 +236,7 @@ def played(tmp_path, script: str = CONTROLLED, disk_mb: int = 0) -> BrokerCluste
     c = BrokerCluster.__new__(BrokerCluster)
     c.broker_ids = [100, 101, 102, 103]
     c.brokers = {b: StubBroker(tmp_path / f"broker{b}" / "metadata", script) for b in c.broker_ids}
-    c.controllers, c.proxies, c.doors, c.controller_doors = FakeControllers(), FakeProxies(), FakeDoors(), FakeDoors()
+    c.controllers, c.proxies, c.doors = FakeControllers(), FakeProxies(), FakeDoors()
     c.stopped, c.down, c.leaving = set(), set(), set()
     c.locks = {b: threading.RLock() for b in c.broker_ids}
     c.disks = {b: SmallDisk(c.brokers[b].data_dir, disk_mb) for b in c.broker_ids}

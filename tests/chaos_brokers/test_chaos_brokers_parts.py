@@ -18,7 +18,7 @@ from tests.chaos.proxy import HELD, Proxies
 from tests.chaos_brokers import check as chk
 from tests.chaos_brokers.availability import Leaderless
 from tests.chaos_brokers.metadata import Decisions, State, decisions
-from tests.chaos_brokers.replication_proxy import NODE_DIALLER, Doors, dialler
+from tests.chaos.doors import NODE_DIALLER, Doors, dialler
 from tests.chaos_brokers.run import CLEAN, UNCLEAN, Report
 from tests.chaos_brokers.schedule import KINDS, Schedule
 from wire.messages import FenceBrokerRecord, PartitionChangeRecord, PartitionRecord, RegisterBrokerRecord, TopicRecord

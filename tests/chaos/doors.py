@@ -1,18 +1,21 @@
-"""Broker-to-broker links through the chaos proxies (``tests/chaos/proxy.py``).
+"""Doors: a node's advertised address on the harness, in front of the chaos proxies
+(``proxy.py``).
 
-A broker advertises one address for its inter-broker listener, which every other broker
-dials, so a proxy port per ordered pair (as between controllers) cannot be given out.
-Instead each broker's advertised ``REPLICATION`` address is a front door (``Door``) on the
-harness, which reads the first request's header: its client id names the dialling broker
-(a follower's fetcher is ``broker-<id>-fetcher-<n>``, every other inter-broker client
-``broker-<id>-...``). The connection is then handed, with the bytes read so far, to the
-link ``(dialler, broker)`` of the shared ``Proxies``, so that each direction of each pair is
-cut, held or delayed on its own, as the controllers' links are.
+A node advertises one address per listener, which every peer dials, so a proxy port per
+ordered pair cannot be given out there. A broker's inter-broker listener is dialled by
+every other broker; a controller's by every peer once it leads: Kafka's brokers and
+controllers dial the leader at the endpoint it advertises (KIP-853's leader endpoints,
+even on a static quorum), not at the link their voters name. So the advertised address
+is a front door (``Door``), which reads the first request's header: its client id names
+the dialling node (``DIALLER`` for brokers' inter-broker clients, ``broker-<id>-...``;
+``NODE_DIALLER`` for a controller's). The connection is then handed, with the bytes read
+so far, to the link ``(dialler, node)`` of the shared ``Proxies``, so that each direction
+of each pair is cut, held or delayed on its own.
 
-A dead broker's listener refuses connections; a proxy in front of it would accept them
+A dead node's listener refuses connections; a proxy in front of it would accept them
 and hide the crash (our controller's fast fencing probes every advertised endpoint and
-needs every one refusing). The harness closes a door when it kills its broker and opens
-it again (same port) before the broker starts (``shut``, ``open``).
+needs every one refusing). The harness closes a door when it kills its node and opens
+it again (same port) before the node starts (``shut``, ``open``).
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ import asyncio
 import re
 import struct
 
-from tests.chaos.proxy import Proxies
+from .proxy import Proxies
 
 DIALLER = re.compile(rb"^broker-(\d+)-")
 # Who dials a controller's door: a Raft client (Kafka's and ours are ``raft-client-<id>``),
@@ -100,8 +103,8 @@ class Door:
 
 
 class Doors:
-    """A door per broker, served on the proxies' loop; its links must be in ``proxies``
-    (built over controllers and brokers, with each broker's real inter-broker port)."""
+    """A door per node, served on the proxies' loop; its links must be in ``proxies``
+    (built over every node, with each one's real port behind its door)."""
 
     def __init__(self, proxies: Proxies, brokers, pattern=DIALLER) -> None:
         self.proxies = proxies
@@ -110,6 +113,17 @@ class Doors:
     def start(self) -> None:
         for door in self.doors.values():
             self.proxies._call(door.open())
+
+    def strangers(self) -> list[str]:
+        """A problem per door that closed connections it could not give a link (a link the
+        harness could not cut); each connection is told once."""
+        out = []
+        for dst, door in self.doors.items():
+            if door.unknown:
+                names = sorted({bytes(h[:40]).decode("latin-1") for h in door.unknown})
+                out.append(f"the door of {dst} closed {len(door.unknown)} connections from no node it knows: {names}")
+                door.unknown.clear()
+        return out
 
     def port(self, broker: int) -> int:
         return self.doors[broker].port
