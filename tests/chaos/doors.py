@@ -23,7 +23,7 @@ import asyncio
 import re
 import struct
 
-from .proxy import Proxies
+from .proxy import Link, Proxies
 
 DIALLER = re.compile(rb"^broker-(\d+)-")
 # Who dials a controller's door: a Raft client (Kafka's and ours are ``raft-client-<id>``),
@@ -76,6 +76,9 @@ class Door:
         self.port = 0
         self.server = None
         self.unknown: list[bytes] = []  # client ids of connections from no node we know (closed)
+        # a node dialling itself (our controller's registration channel): no link to cut
+        real = next(link.target_port for (_, d), link in proxies.links.items() if d == dst)
+        self.own = Link(dst, dst, real)
 
     async def open(self) -> None:
         self.server = await asyncio.start_server(self._accept, "127.0.0.1", self.port, reuse_address=True)
@@ -94,7 +97,7 @@ class Door:
             writer.transport.abort()
             return
         src = dialler(head, self.pattern)
-        link = self.proxies.links.get((src, self.dst))
+        link = self.own if src == self.dst else self.proxies.links.get((src, self.dst))
         if link is None:
             self.unknown.append(head[14:])
             writer.transport.abort()

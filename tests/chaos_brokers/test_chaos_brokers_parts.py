@@ -200,6 +200,7 @@ def test_the_door_hands_each_dialler_to_its_own_link(doors):
         through(port, b"broker-101-fetcher-0", timeout=0.5)
     assert through(port, b"broker-102-fetcher-0") == header(b"broker-102-fetcher-0")  # its own link
     assert through(port, b"someone-else") == b""  # closed: no link for it
+    assert through(port, b"broker-100-x") == header(b"broker-100-x")  # itself: straight through, never cut
     doors.proxies.heal()
     assert through(port, b"broker-101-fetcher-0") == msg
 
