@@ -113,6 +113,8 @@ class RecordTail:
         newer = [e.plain() for e in self.entries if e.seq > seq]
         if seq == 0 or len(newer) <= limit:
             return newer
-        rest = [r for r in newer if r["type"] != NOOP][-limit:]
-        rest += [r for r in newer if r["type"] == NOOP][-(limit - len(rest)):] if len(rest) < limit else []
-        return sorted(rest, key=lambda r: r["seq"])
+        kept = [r for r in newer if r["type"] != NOOP][-limit:]
+        room = limit - len(kept)
+        if room:
+            kept += [r for r in newer if r["type"] == NOOP][-room:]
+        return sorted(kept, key=lambda r: r["seq"])

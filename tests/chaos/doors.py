@@ -30,7 +30,7 @@ DIALLER = re.compile(rb"^broker-(\d+)-")
 # a Kafka node's channels to the controller (the client id is the node id alone), our
 # controller's registration channel (``controller-<id>-...``).
 NODE_DIALLER = re.compile(rb"^(?:raft-client-|broker-|controller-)?(\d+)(?:-|$)")
-HEADER_MAX = 4096  # a request header is far shorter; more means it is no broker's
+HEADER_MAX = 4096  # a request header is far shorter; more means it is no node's
 
 
 class PrefixedReader:
