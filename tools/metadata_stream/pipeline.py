@@ -26,6 +26,10 @@ def kafka_options(bootstrap: str, topic: str = TOPIC, starting_offsets: str = "e
         "startingOffsets": starting_offsets,
         "failOnDataLoss": "true",
         "includeHeaders": "false",
+        # Each node lists only itself in Metadata: when the one a client read from dies,
+        # its only way to the others is back through the bootstrap servers. kafka-clients
+        # 4.x does that by default; the 3.9.2 Spark's connector runs with does not.
+        "kafka.metadata.recovery.strategy": "rebootstrap",
     }
     options.update(extra or {})
     return options
