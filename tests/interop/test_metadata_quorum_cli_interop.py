@@ -163,6 +163,7 @@ def test_describe_matches_kafkas_tool_on_our_node(our_node):
     ("remove-controller", "-i", "-1", "-d", "AAAAAAAAAAAAAAAAAAAAAA"),
     ("remove-controller", "-i", "3", "-d", "not-a-uuid"),
     ("remove-controller", "-i", "3", "-d", "AAAAAAAAAAAAAAAAAAAAAA", "--dry-run"),
+    ("remove-controller", "-i", "3", "-d", "AAAAAAAAAAAAAAAAAAAAAA", "--dry-run", "--unregister"),
     ("--command-config", "/nonexistent/admin.properties", "describe", "--status"),
 ], ids=lambda a: " ".join(a))
 def test_usage_errors_and_dry_runs_match_kafkas_tool(args):
@@ -291,8 +292,11 @@ def test_add_and_remove_controllers_on_a_real_kafka_dynamic_quorum(tmp_path):
         assert again.stderr.startswith("org.apache.kafka.common.errors.DuplicateVoterException: "), again.stderr
 
         out = ours("--bootstrap-controller", quorum.bootstrap(), "remove-controller",
-                   "-i", "3", "-d", _directory_id(three)).stdout
-        assert out == f"Removed KRaft controller 3 with directory id {_directory_id(three)}\n"
+                   "-i", "3", "-d", _directory_id(three), "--unregister").stdout
+        assert out == (f"Removed KRaft controller 3 with directory id {_directory_id(three)}\n"
+                       "Unregistered KRaft controller 3\n")
+        wait_for(lambda: "Registration removed for this node ID." in three.log_text(), 60,
+                 "Kafka's controller 3 to see its registration removed")
         status = _kafka_status(boot)
         assert sorted(_voter_ids(status)) == [1, 2], status
         # The removed controller keeps fetching, as an observer.
@@ -302,6 +306,11 @@ def test_add_and_remove_controllers_on_a_real_kafka_dynamic_quorum(tmp_path):
                        "-i", "3", "-d", _directory_id(three), check=False)
         assert missing.returncode == 1
         assert missing.stderr.startswith("org.apache.kafka.common.errors.VoterNotFoundException: "), missing.stderr
+        args = ("--bootstrap-controller", boot, "remove-controller", "-i", "3", "-d", _directory_id(three),
+                "--unregister")
+        theirs, mine = kafkas(*args, check=False), ours(*args, check=False)
+        assert (mine.returncode, mine.stdout) == (theirs.returncode, theirs.stdout) == (1, "")
+        assert first_message(mine.stderr) == first_message(theirs.stderr), (theirs.stderr, mine.stderr)
     finally:
         quorum.close()
 
@@ -444,10 +453,22 @@ def test_add_and_remove_a_kafka_observer_on_our_leader(our_node, tmp_path):
                                            "--status").stdout)["CommittedVoters"] == status["CurrentVoters"],
                  30, "the VotersRecord to commit")
         out = ours("--bootstrap-controller", node.bootstrap, "remove-controller",
-                   "-i", "2", "-d", _directory_id(ctl)).stdout
-        assert out == f"Removed KRaft controller 2 with directory id {_directory_id(ctl)}\n"
+                   "-i", "2", "-d", _directory_id(ctl), "--unregister").stdout
+        assert out == (f"Removed KRaft controller 2 with directory id {_directory_id(ctl)}\n"
+                       "Unregistered KRaft controller 2\n")
         status = parse_status(ours("--bootstrap-controller", node.bootstrap, "describe", "--status").stdout)
         assert _voter_ids(status) == [1]
+        # Kafka's controller, now an observer, replays our UnregisterControllerRecord (and
+        # registers again: Kafka 4.4.0 re-registers a running controller).
+        wait_for(lambda: "Registration removed for this node ID." in ctl.log_text(), 60,
+                 "Kafka's controller 2 to see its registration removed")
+        # No longer a voter: both tools refuse alike, naming Kafka's unregister command.
+        args = ("--bootstrap-controller", node.bootstrap, "remove-controller", "-i", "2",
+                "-d", _directory_id(ctl), "--unregister")
+        theirs, mine = kafkas(*args, check=False), ours(*args, check=False)
+        assert (mine.returncode, mine.stdout) == (theirs.returncode, theirs.stdout) == (1, "")
+        assert first_message(mine.stderr) == first_message(theirs.stderr), (theirs.stderr, mine.stderr)
+        assert first_message(mine.stderr)[0].startswith("Failed to remove KRaft voter 2: "), mine.stderr
     finally:
         ctl.close()
 

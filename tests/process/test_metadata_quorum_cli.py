@@ -802,3 +802,58 @@ def test_add_controller_by_id_names_a_leader_listener_it_cannot_ask(monkeypatch,
     assert _add(monkeypatch, admin, "-i", "4") == 1
     assert "on CONTROLLER://127.0.0.1:9091 (CONTROLLER://127.0.0.1:9091: connection refused)" \
         in capsys.readouterr().err
+
+
+class _Removals:
+    """An admin whose RemoveRaftVoter / UnregisterController answer with the codes given."""
+
+    def __init__(self, remove_error=None, unregister_error=None):
+        self.remove_error, self.unregister_error = remove_error, unregister_error
+        self.calls = []
+
+    def __call__(self, *args, **kwargs):
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+    def remove_raft_voter(self, node_id, directory_id):
+        self.calls.append(("remove", node_id))
+        if self.remove_error:
+            raise KafkaApiError(*self.remove_error)
+
+    def unregister_controller(self, node_id):
+        self.calls.append(("unregister", node_id))
+        if self.unregister_error:
+            raise KafkaApiError(*self.unregister_error)
+
+
+@pytest.mark.parametrize("flags, remove_error, unregister_error, calls, out, err", [
+    (["--unregister"], None, None, ["remove", "unregister"],
+     f"Removed KRaft controller 3 with directory id {uuid_to_str(D3)}\nUnregistered KRaft controller 3\n", ""),
+    ([], (127, "VoterKey 3 not found"), None, ["remove"], "",
+     "org.apache.kafka.common.errors.VoterNotFoundException: VoterKey 3 not found"),
+    (["--unregister"], (127, "VoterKey 3 not found"), None, ["remove"], "",
+     "Failed to remove KRaft voter 3: VoterKey 3 not found. To unregister the controller from the cluster, "
+     "run `kafka-cluster.sh unregister-controller --id 3`."),
+    (["--unregister"], None, (136, "Controller ID 3 is not currently registered."), ["remove", "unregister"],
+     f"Removed KRaft controller 3 with directory id {uuid_to_str(D3)}\n",
+     # Kafka's template adds ". " after a message that ends with one: two full stops, as Java prints.
+     "Failed to unregister controller 3: Controller ID 3 is not currently registered.. To unregister the "
+     "controller from the cluster, run `kafka-cluster.sh unregister-controller --id 3`."),
+], ids=["both", "remove-fails", "remove-fails-unregister", "unregister-fails"])
+def test_remove_controller_unregister_as_kafka_4_4(monkeypatch, capsys, flags, remove_error, unregister_error,
+                                                    calls, out, err):
+    """Kafka 4.4.0's ``remove-controller --unregister``: remove, print, unregister, print;
+    a voter not found (with the flag) or a failed unregistration names kafka-cluster's command."""
+    import tools.metadata_quorum.__main__ as cli
+    admin = _Removals(remove_error, unregister_error)
+    monkeypatch.setattr(cli, "AdminClient", admin)
+    code = cli.main(["--bootstrap-controller", "127.0.0.1:9091", "remove-controller", "-i", "3",
+                     "-d", uuid_to_str(D3), *flags])
+    captured = capsys.readouterr()
+    assert (code, [c for c, _ in admin.calls], captured.out) == (1 if err else 0, calls, out)
+    assert captured.err.splitlines()[:1] == ([err] if err else [])

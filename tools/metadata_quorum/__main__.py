@@ -78,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="The directory ID of the controller to remove.")
     remove.add_argument("--dry-run", action="store_true",
                         help="True if we should print what would be done, but not do it.")
+    remove.add_argument("--unregister", action="store_true",
+                        help="If set, also unregister the controller after successfully removing it from "
+                             "the voter set.")
 
     reassign = sub.add_parser(
         "reassign", help="Change the voters to the given set, one controller at a time (KIP-642)")
@@ -182,10 +185,31 @@ def _remove_controller(admin: AdminClient, args) -> None:
         directory_id = uuid_from_str(args.controller_directory_id)
     except ValueError as exc:
         raise TerseError(f"Failed to parse --controller-directory-id: {exc}") from None
+    node_id = args.controller_id
     if not args.dry_run:
-        admin.remove_raft_voter(args.controller_id, directory_id)
+        try:
+            admin.remove_raft_voter(node_id, directory_id)
+        except KafkaApiError as exc:
+            # Kafka 4.4.0's tool: with --unregister, a voter that cannot be removed
+            # (unknown, or no removal supported) names the command that unregisters it.
+            if args.unregister and exc.name in ("UNSUPPORTED_VERSION", "VOTER_NOT_FOUND"):
+                raise TerseError(f"Failed to remove KRaft voter {node_id}: {exc.message}. "
+                                 + _unregister_hint(node_id)) from None
+            raise
     verb = "DRY RUN of removing " if args.dry_run else "Removed "
-    print(f"{verb}KRaft controller {args.controller_id} with directory id {uuid_to_str(directory_id)}")
+    print(f"{verb}KRaft controller {node_id} with directory id {uuid_to_str(directory_id)}")
+    if args.unregister:
+        if not args.dry_run:
+            try:
+                admin.unregister_controller(node_id)
+            except KafkaApiError as exc:
+                raise TerseError(f"Failed to unregister controller {node_id}: {exc.message}. "
+                                 + _unregister_hint(node_id)) from None
+        print(f"{'DRY RUN of unregistering' if args.dry_run else 'Unregistered'} KRaft controller {node_id}")
+
+
+def _unregister_hint(node_id: int) -> str:
+    return f"To unregister the controller from the cluster, run `kafka-cluster.sh unregister-controller --id {node_id}`."
 
 
 def _reassign(admin: AdminClient, args, props: dict[str, str]) -> int:

@@ -22,7 +22,8 @@ What it does on the wire, following the Java admin client of Kafka 4.3.1:
   ``retry.backoff.ms`` (100 ms) to ``retry.backoff.max.ms`` (1 s).
 - DescribeQuorum retries any retriable error (its handler throws). AddRaftVoter
   and RemoveRaftVoter retry only the not-controller errors above; any other
-  error code completes the call with that error, as in Java.
+  error code completes the call with that error, as in Java. UnregisterController
+  also retries REQUEST_TIMED_OUT.
 
 Only PLAINTEXT is spoken; other ``security.protocol`` values are refused.
 """
@@ -36,7 +37,7 @@ from wire.errors import ErrorCode
 from wire.headers import decode_response
 from wire.messages import (
     AddRaftVoterRequest, ApiVersionsRequest, DescribeClusterRequest, DescribeConfigsRequest,
-    DescribeQuorumRequest, MetadataRequest, RemoveRaftVoterRequest)
+    DescribeQuorumRequest, MetadataRequest, RemoveRaftVoterRequest, UnregisterControllerRequest)
 from wire.messages import add_raft_voter_request as _add
 from wire.messages import describe_configs_request as _dc
 from wire.messages import describe_quorum_request as _dq
@@ -53,11 +54,12 @@ DESCRIBE_CLUSTER = DescribeClusterRequest.API_KEY
 ADD_RAFT_VOTER = AddRaftVoterRequest.API_KEY
 REMOVE_RAFT_VOTER = RemoveRaftVoterRequest.API_KEY
 DESCRIBE_CONFIGS = DescribeConfigsRequest.API_KEY
+UNREGISTER_CONTROLLER = UnregisterControllerRequest.API_KEY  # 94, Kafka 4.4.0
 BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER
 
 # The highest version of each request this client speaks (our codecs' range).
 CLIENT_MAX = {API_VERSIONS: 4, METADATA: 13, DESCRIBE_QUORUM: 3, DESCRIBE_CLUSTER: 2,
-              ADD_RAFT_VOTER: 1, REMOVE_RAFT_VOTER: 0, DESCRIBE_CONFIGS: 4}
+              ADD_RAFT_VOTER: 1, REMOVE_RAFT_VOTER: 0, DESCRIBE_CONFIGS: 4, UNREGISTER_CONTROLLER: 0}
 
 METADATA_TOPIC = "__cluster_metadata"
 KRAFT_VERSION = "kraft.version"
@@ -225,7 +227,8 @@ class Connection:
 
 _API_NAMES = {DESCRIBE_QUORUM: "DESCRIBE_QUORUM", DESCRIBE_CLUSTER: "DESCRIBE_CLUSTER",
               ADD_RAFT_VOTER: "ADD_RAFT_VOTER", REMOVE_RAFT_VOTER: "REMOVE_RAFT_VOTER",
-              METADATA: "METADATA", DESCRIBE_CONFIGS: "DESCRIBE_CONFIGS"}
+              METADATA: "METADATA", DESCRIBE_CONFIGS: "DESCRIBE_CONFIGS",
+              UNREGISTER_CONTROLLER: "UNREGISTER_CONTROLLER"}
 
 
 class _RetryNow(Exception):
@@ -492,6 +495,17 @@ class AdminClient:
                 cluster_id=cluster_id, voter_id=voter_id, voter_directory_id=directory_id))
             self._finish_membership_call(body)
         self._call("removeRaftVoter", attempt)
+
+    def unregister_controller(self, controller_id: int) -> None:
+        """UnregisterController (Kafka 4.4.0) to the active controller: REQUEST_TIMED_OUT
+        is retried, as Java's call does, and so is a not-controller answer; any other
+        error ends the call with the server's message."""
+        def attempt(conn: Connection, _remaining: int) -> None:
+            body, _ = conn.request(UNREGISTER_CONTROLLER, UnregisterControllerRequest(controller_id=controller_id))
+            if body.error_code == ErrorCode.REQUEST_TIMED_OUT:
+                raise _RetryNow(KafkaApiError(body.error_code, body.error_message), refresh=False)
+            self._finish_membership_call(body)
+        self._call("unregisterController", attempt)
 
     def _finish_membership_call(self, body) -> None:
         if self._not_controller(body.error_code):
