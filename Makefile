@@ -124,9 +124,10 @@ bench-membership: $(BYTECODE) kafka-dist
 	$(PY) bench/membership/membership.py $(if $(FULL),--full)
 
 # Moving a live cluster between Kafka's controllers and ours, against Kafka's own move:
-# the longest gap between acknowledgements (bench/membership/quorum_move.py; OUT=1 adds ours -> Kafka's).
+# the longest gap between acknowledgements (bench/membership/quorum_move.py; OUT=1 adds ours -> Kafka's;
+# ROUNDS=N runs every move N times, interleaved, and prints medians and the ratios).
 bench-move: $(BYTECODE) kafka-dist
-	$(PY) bench/membership/quorum_move.py $(if $(OUT),--out)
+	$(PY) bench/membership/quorum_move.py $(if $(OUT),--out) $(if $(ROUNDS),--rounds $(ROUNDS))
 
 run: $(BYTECODE)
 	$(PY) -m tools.run_local --config config/server.properties

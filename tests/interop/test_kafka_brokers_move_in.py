@@ -47,3 +47,13 @@ def test_a_live_cluster_moves_from_kafkas_static_quorum_onto_ours(tmp_path):
     tool while our observers follow and the producer runs, then the same move."""
     gaps = run_move(tmp_path, "kafka", "ours", (4, 5, 6), static=True)
     assert "kraft.version upgrade" in gaps
+
+
+@pytest.mark.timeout(1200)
+def test_our_observers_follow_kafkas_static_quorum_through_its_kraft_version_upgrade(tmp_path):
+    """Our nodes start as observers of the static quorum (kraft.version 0) before the
+    upgrade: Kafka's upgrade runs with them registered and fetching (its feature check
+    covers every registered controller), they keep following on kraft.version 1, and the
+    move goes on as above."""
+    gaps = run_move(tmp_path, "kafka", "ours", (4, 5, 6), static=True, observe_upgrade=True)
+    assert "kraft.version upgrade" in gaps

@@ -274,10 +274,11 @@ class MoveRun:
     between acknowledgements (ms) in each part."""
 
     def __init__(self, tmp: Path, old_kind: str, new_kind: str, new_ids, use_kafka_tools: bool = False,
-                 static: bool = False) -> None:
+                 static: bool = False, observe_upgrade: bool = False) -> None:
         assert not static or (old_kind == "kafka" and not use_kafka_tools), "static: Kafka's, moved by ours"
+        assert static or not observe_upgrade, "only a static quorum is upgraded"
         self.tmp, self.new_kind, self.new_ids = tmp, new_kind, tuple(new_ids)
-        self.use_kafka_tools, self.static = use_kafka_tools, static
+        self.use_kafka_tools, self.static, self.observe_upgrade = use_kafka_tools, static, observe_upgrade
         self.old = Controllers(tmp, old_kind, (1, 2, 3), CLUSTER, static=static)
         self.new = None
         self.brokers: list = []
@@ -289,9 +290,12 @@ class MoveRun:
         try:
             self.start_cluster()
             self.start_load()
+            if self.observe_upgrade:  # ours observe the static quorum, then its upgrade
+                self.start_new()
             if self.static:
                 self.upgrade_kraft_version()
-            self.start_new()
+            if not self.observe_upgrade:
+                self.start_new()
             self.restart_brokers()
             self.move()
             self.stop_old()
@@ -360,7 +364,8 @@ class MoveRun:
         """Step 1 on a static quorum, under load: ``reassign`` refuses, naming the upgrade;
         the page's ``kafka-features`` upgrade, retried until Kafka's voters have all told
         their leader their directory ids (UpdateRaftVoter); then the voters carry them.
-        Our observers join the upgraded quorum next (step 2)."""
+        Our observers join the upgraded quorum next (step 2), or, with ``observe_upgrade``,
+        have followed since before it and must still fetch after it."""
         refused = run_documented(self.reassign_words())
         assert refused.returncode == 1, refused.stdout + refused.stderr
         upgrade = documented("kafka-features --bootstrap-controller <kafka controllers> upgrade",
@@ -379,6 +384,9 @@ class MoveRun:
         with AdminClient(self.old.bootstrap, controllers=True) as admin:
             assert admin.kraft_version() == 1
             voters = {v.replica_id: uuid_to_str(v.directory_id) for v in admin.describe_quorum().voters}
+            if self.observe_upgrade:  # ours still follow, now on kraft.version 1
+                wait_for(lambda: set(self.new_ids) <= fetching_observers(admin.describe_quorum()), 60,
+                         "our observers fetching after the upgrade", interval=0.5)
         assert voters == self.old.dirs, f"the voters after the upgrade {voters}, formatted {self.old.dirs}"
         self.more_acks(50, 60, "messages after the upgrade")
         self.windows["kraft.version upgrade"] = (start, _wall_ms())
@@ -459,7 +467,7 @@ class MoveRun:
 
 
 def run_move(tmp_path, old_kind: str, new_kind: str, new_ids, use_kafka_tools: bool = False,
-             static: bool = False) -> dict:
+             static: bool = False, observe_upgrade: bool = False) -> dict:
     """The procedure from ``old_kind``'s three controllers to ``new_kind``'s (ids
     ``new_ids``), under load; the longest gaps between acknowledgements (ms)."""
-    return MoveRun(tmp_path, old_kind, new_kind, new_ids, use_kafka_tools, static).run()
+    return MoveRun(tmp_path, old_kind, new_kind, new_ids, use_kafka_tools, static, observe_upgrade).run()
