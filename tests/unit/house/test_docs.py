@@ -32,7 +32,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 KAFKA_CLIENT_PROPERTIES = {
     "security.protocol", "sasl.mechanism", "bootstrap.servers", "auto.offset.reset", "enable.auto.commit",
     "interceptor.classes", "fetch.max.wait.ms", "session.timeout.ms", "group.instance.id", "group.protocol",
-    "default.api.timeout.ms",
+    "default.api.timeout.ms", "metadata.recovery.strategy",
 }
 # Names that look like properties but are not: feature names, record header names, Spark settings.
 # feature names (``group.version=0`` in a ``--feature`` example) and other dotted names
@@ -176,7 +176,8 @@ def _known_property(name: str, declared: set[str], kafka: set[str]) -> bool:
     if name.endswith(">"):  # a pattern such as listener.name.<listener>.<property>
         return True
     name = re.sub(r"^listener\.name\.<[^>]+>\.", "", name)
-    candidates = {name, re.sub(r"^(?:<[^>]+>|plain|scram-sha-256|scram-sha-512)\.", "", name)}
+    # ``kafka.<key>``: a client property as Spark's Kafka source option names it.
+    candidates = {name, re.sub(r"^(?:<[^>]+>|plain|scram-sha-256|scram-sha-512|kafka)\.", "", name)}
     return any(n in declared or n in kafka or n in KAFKA_CLIENT_PROPERTIES or n in NOT_PROPERTIES
                for n in candidates)
 
