@@ -65,7 +65,7 @@ def upstream_jar(artifact: str, version: str | None = None) -> Path:
     ``<artifact>-<version>.jar`` present.
     """
     version = version or DEFAULT_RELEASE
-    libs = ensure_dist(version) / "libs"
+    libs = ensure_dist(version, archive=False) / "libs"  # a path: no JVM, no archive needed
     if artifact == "kafka":
         artifact = f"kafka_{SCALA_BINARY_VERSION}"
     exact = libs / f"{artifact}-{version}.jar"
@@ -81,13 +81,15 @@ def upstream_jar(artifact: str, version: str | None = None) -> Path:
 
 
 def classpath(version: str | None = None) -> str:
-    """Every jar of the distribution, joined with ``os.pathsep``."""
-    libs = ensure_dist(version) / "libs"
+    """Every jar of the distribution, joined with ``os.pathsep`` (for ``java -cp``, which
+    runs without the release's archive)."""
+    libs = ensure_dist(version, archive=False) / "libs"
     return os.pathsep.join(str(p) for p in sorted(libs.glob("*.jar")))
 
 
 def bin_path(name: str, version: str | None = None) -> Path:
-    """A wrapper script in ``home/bin`` (e.g. ``"kafka-metadata-quorum"``)."""
+    """A wrapper script in ``home/bin`` (e.g. ``"kafka-metadata-quorum"``), about to be
+    run: the release's class-data-sharing archive is made first if missing."""
     path = ensure_dist(version) / "bin" / name
     if not path.is_file():
         raise FileNotFoundError(f"no script {name!r} in {path.parent}")
