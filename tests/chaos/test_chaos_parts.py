@@ -109,17 +109,19 @@ def echo(port: int, timeout: float = 2.0) -> float:
 
 
 def test_proxy_links_hold_refuse_delay_and_heal(proxied):
+    # A link that passes answers within echo's 2 s timeout (a held one never does); no
+    # tighter bound, so that a loaded machine's scheduling is not taken for a delay.
     port = proxied.port(1, 2)
-    assert echo(port) < 0.5
+    echo(port)
     proxied.cut([(1, 2)], HELD)
     with pytest.raises(socket.timeout):
         echo(port, timeout=0.5)
-    assert echo(proxied.port(2, 1)) < 0.5  # the other direction is its own link
+    echo(proxied.port(2, 1))  # the other direction is its own link
     proxied.cut([(1, 2)], REFUSED)
     with pytest.raises((ConnectionError, AssertionError)):
         echo(port)
     proxied.heal()
-    assert echo(port) < 0.5
+    echo(port)
     proxied.delay(0.2)
     assert echo(port) >= 0.4  # 0.2 s each way
     proxied.heal()
