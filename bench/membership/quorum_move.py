@@ -79,9 +79,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", action="store_true", help="also move ours back to Kafka's controllers")
     parser.add_argument("--rounds", type=int, default=1, help="run every move this many times, interleaved")
+    parser.add_argument("--no-static", action="store_true",
+                        help="leave out the static quorum's move (it has no Kafka counterpart in the ratios)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
-    moves = MOVES + ([OUT] if args.out else [])
+    moves = [m for m in MOVES if not (args.no_static and m[5])] + ([OUT] if args.out else [])
     rows = [{"name": m[0], "tool": m[6], "rounds": {}} for m in moves]
     for round_no in range(1, args.rounds + 1):
         for row, (name, old, new, ids, kafka_tools, static, tool) in zip(rows, moves):
