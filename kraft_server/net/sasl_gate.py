@@ -152,10 +152,12 @@ class SaslGate:
         answers its ``getErrorResponse`` for ILLEGAL_SASL_STATE and closes."""
         reason = f"Unexpected Kafka request of type {_api_name(api_key)} during SASL authentication."
         cls = REQUESTS.get(api_key)
+        if cls is None:  # a key we do not know: Kafka's header parse fails on it too
+            raise _violation(reason)
         try:
             header, pos = decode_request_header(frame)
             body, _ = cls.read(frame, pos, header.request_api_version)
-        except Exception:  # an unknown key, version or body: Kafka's parse fails too
+        except Exception:  # a version or body that does not decode: Kafka's parse fails too
             raise _violation(reason) from None
         version = header.request_api_version
         answer = None if refused(api_key, version, body) else error_answer(
@@ -164,6 +166,7 @@ class SaslGate:
             raise _violation(reason)
         self.state = "REFUSED"
         pipeline.answer_and_close(header, api_key, version, body, answer, reason)
+
     def _in_session(self, frame) -> bool:
         """An authenticated session with a lifetime: re-authentication or expiry."""
         try:
