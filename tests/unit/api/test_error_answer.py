@@ -121,10 +121,10 @@ OWN = sorted(key for key, api in registry.API.items() if api.error_response is n
 def test_registry_answers_agree_with_kafkas_but_for_the_message(key):
     """The registry's own error answers (the active controller's: NOT_CONTROLLER, a
     deadline, the authorizer) build what getErrorResponse builds, part for part and code
-    for code. They differ on purpose in the message alone: they carry the error's
-    default text, as ControllerApis' answers to a failed controller event do, where
-    getErrorResponse's ApiError.fromThrowable drops a default text (or, for a deadline,
-    none, as ApiError of a bare TimeoutException)."""
+    for code. They differ on purpose in the message alone: they follow the controller's
+    handlers (``controller/admin_requests.py`` ``fail_message``), which give the error's
+    default text (none for a deadline), where getErrorResponse's ApiError.fromThrowable
+    drops a default text. So they are left as they are."""
     api, cls = registry.API[key], REQUESTS[key]
     model = S.models()[cls.__name__]
     lo, hi = api.controller
