@@ -18,26 +18,15 @@ from wire.errors import ErrorCode
 from wire.messages import DescribeAclsResponse
 
 from . import controller_writes, registry  # module objects: registry names this module
+from .error_answer.refused import refused
 
 NO_AUTHORIZER = "No Authorizer is configured."
 
 
-def _unknown(call) -> bool:
-    """Kafka's request parsing (``Create/Describe/DeleteAclsRequest`` validate) closes
-    the connection when a field holds the UNKNOWN code itself, 0; any other code it
-    does not know is parsed, read as UNKNOWN and answered (checked with javap)."""
-    body, key = call.body, call.api_key
-    if key == registry.CREATE_ACLS:
-        return any(0 in (c.resource_type, c.resource_pattern_type, c.operation, c.permission_type)
-                   for c in body.creations)
-    filters = body.filters if key == registry.DELETE_ACLS else [body]
-    return any(0 in (f.resource_type_filter, f.pattern_type_filter, f.operation, f.permission_type)
-               for f in filters)
-
-
 def handle_acl_request(call, view, authorizer_on: bool) -> None:
-    if _unknown(call):
-        call.close_connection("ACL request with UNKNOWN elements")
+    refusal = refused(call.api_key, call.api_version, call.body)
+    if refusal is not None:  # Kafka's request parsing refuses it (error_answer/refused.py)
+        call.close_connection(refusal)
         return
     key, body = call.api_key, call.body
     if not authorizer_on:

@@ -56,6 +56,7 @@ from .broker_lifecycle import handle_broker_heartbeat_request, handle_broker_reg
 from .controller_registration import handle_controller_registration_request
 from .describe_cluster import handle_describe_cluster_request
 from .describe_quorum import handle_describe_quorum_request
+from .error_answer import error_answer
 from .groups import handle as handle_group_request
 from .metadata import handle_metadata_request
 from .raft_rpcs import to_core
@@ -118,7 +119,7 @@ class Api:
     listener's versions. ``write(version, body, settings) -> (run, fail)``: its
     metadata write in the active controller's queue (``controller_writes.py``).
     ``error_response(version, body, code)``: every part of the request answered with
-    ``code``. ``deadline(version, body)``: whether Kafka's controller queues an event
+    ``code`` (None: Kafka's generic ``getErrorResponse``, ``error_answer``). ``deadline(version, body)``: whether Kafka's controller queues an event
     whose deadline is the request's TimeoutMs (``deadlines.py``). The authorizer's
     checks (``authorize.py``): ``cluster_check``, the ACL operation on the CLUSTER the
     whole request needs; ``topic_check``, the one on each TOPIC it names;
@@ -374,8 +375,13 @@ def listener_apis(is_controller_listener: bool, *, reconfiguration: bool = False
 
 def error_response(api_key: int, version: int, body, code: int):
     """Every part of the request answered with ``code`` (NOT_CONTROLLER, a deadline, or
-    the authorizer's refusal)."""
-    return API[api_key].error_response(version, body, code)
+    the authorizer's refusal): the Api's own ``error_response`` where it has one (the
+    controller's handlers, which carry the error's default message), otherwise Kafka's
+    generic ``getErrorResponse`` (``error_answer``, no message)."""
+    api = API.get(api_key)
+    if api is not None and api.error_response is not None:
+        return api.error_response(version, body, code)
+    return error_answer(api_key, version, body, code)
 
 
 def deadline(api_key: int, version: int, body) -> int | None:

@@ -297,6 +297,15 @@ class Pipeline:
         if grew and self._on_output is not None:
             self._on_output()
 
+    def answer_and_close(self, header, api_key: int, api_version: int, body, answer, reason: str) -> None:
+        """A request answered before dispatch with ``answer`` (the SASL gate's refusal);
+        the connection closes once it is written and nothing after it is read."""
+        call = InboundCall(self, header, api_key, api_version, body, self.listener)
+        self._calls.append(call)
+        self._backlog.clear()
+        self.complete(call, answer, api_version)
+        self.close_after_output(reason)
+
     def fail(self, call: InboundCall, reason: str) -> None:
         """``call`` gets no answer; the connection is closed once what is ready is written."""
         call._done = True

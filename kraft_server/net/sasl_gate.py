@@ -2,10 +2,18 @@
 
 Until authentication succeeds the gate admits only:
 
-- ApiVersions and SaslHandshake (state HANDSHAKE); any other request closes the
-  connection unanswered ("Unexpected Kafka request of type ... during SASL handshake.");
+- one ApiVersions, then SaslHandshake (state HANDSHAKE); a second ApiVersions closes the
+  connection unanswered (Kafka's "Unexpected ApiVersions request received during SASL
+  authentication state HANDSHAKE_REQUEST"), and so does any other request ("Unexpected
+  Kafka request of type ... during SASL handshake.");
 - after SaslHandshake v1, only SaslAuthenticate requests carrying the mechanism's
-  tokens (KIP-152); after SaslHandshake v0, bare size-prefixed tokens both ways;
+  tokens (KIP-152). Any other request (ApiVersions too) is decoded and answered with
+  its own type's error answer, ILLEGAL_SASL_STATE "Unexpected Kafka request of type
+  <NAME> during SASL authentication." (Kafka's ``getErrorResponse``,
+  ``kraft_server/api/error_answer``), then the connection closes. One that cannot be
+  decoded, that Kafka's parsing refuses, or that Kafka answers nothing (a Produce with
+  acks 0) closes it unanswered;
+- after SaslHandshake v0, bare size-prefixed tokens both ways;
 - frames up to ``sasl.server.max.receive.size`` (524288 bytes, Kafka's default).
 
 A mechanism that is not enabled is answered UNSUPPORTED_SASL_MECHANISM with the
@@ -29,12 +37,14 @@ import re
 import struct
 import time
 
+from kraft_server.api.error_answer import error_answer
+from kraft_server.api.error_answer.refused import refused
 from kraft_server.security.plain import PlainServer
 from kraft_server.security.principal import user
 from kraft_server.security.sasl_failure import SaslFailure
 from kraft_server.security.scram import ScramServer
 from wire.errors import ErrorCode
-from wire.headers import peek_key_version
+from wire.headers import decode_request_header, peek_key_version
 from wire.messages import (
     REQUESTS, ApiVersionsRequest, SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
     SaslHandshakeResponse)
@@ -56,6 +66,23 @@ def _api_name(api_key: int) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__.removesuffix("Request")).upper()
 
 
+def _accepted_api_versions(pipeline, frame) -> bool:
+    """Whether Kafka would take this ApiVersions as the one before the handshake: a
+    version it serves and a valid body (otherwise it answers an error and waits for
+    another)."""
+    from kraft_server.api.api_versions import valid_request
+    try:
+        header, pos = decode_request_header(frame)
+        version = header.request_api_version
+        lo, hi = pipeline.apis.get(API_VERSIONS, (0, -1))
+        if not lo <= version <= hi:
+            return False
+        body, _ = ApiVersionsRequest.read(frame, pos, version)
+    except Exception:
+        return False  # the pipeline closes the connection
+    return valid_request(body, version)
+
+
 def _violation(message: str):
     from .pipeline import ProtocolViolation
     return ProtocolViolation(message)
@@ -66,7 +93,10 @@ class SaslGate:
         self.settings = settings  # kraft_server.security.sasl_config.ServerSasl
         self.protocol, self.listener = protocol, listener
         self.principal = None
-        self.state = "HANDSHAKE"  # HANDSHAKE, AUTHENTICATE (v1 framing), RAW (v0 framing), COMPLETE
+        # HANDSHAKE, AUTHENTICATE (v1 framing), RAW (v0 framing), COMPLETE, or REFUSED (a
+        # request answered ILLEGAL_SASL_STATE: the connection closes once it is written)
+        self.state = "HANDSHAKE"
+        self.versions_seen = False  # an ApiVersions was accepted (Kafka's HANDSHAKE_REQUEST state)
         self.server = None
         self.expires = None  # time.monotonic() when the session ends (KIP-368), in COMPLETE
         self.previous = None  # (mechanism, principal) of the session being re-authenticated
@@ -86,6 +116,8 @@ class SaslGate:
         ProtocolViolation for anything the current state does not admit."""
         if self.state == "COMPLETE":
             return self._in_session(frame)
+        if self.state == "REFUSED":
+            raise _violation("request after a refused one during SASL authentication")
         if len(frame) > MAX_RECEIVE_SIZE:
             raise _violation("Failing SASL authentication due to invalid receive size")
         if self.state == "RAW":
@@ -100,15 +132,40 @@ class SaslGate:
         except Exception:
             raise _violation("Invalid request, potential reasons: kafka client configured with the wrong "
                              "security protocol, it does not support KIP-43 or it is not a kafka client.") from None
-        admitted = (API_VERSIONS, SASL_HANDSHAKE) if self.state == "HANDSHAKE" else (SASL_AUTHENTICATE,)
-        if api_key not in admitted:
-            during = "handshake" if self.state == "HANDSHAKE" else "authentication"
-            name = _api_name(api_key)
-            if api_key == API_VERSIONS:
-                raise _violation(f"Unexpected ApiVersions request received during SASL authentication "
-                                 f"state {self.state}")
-            raise _violation(f"Unexpected Kafka request of type {name} during SASL {during}.")
-        return False
+        if self.state == "HANDSHAKE":
+            if api_key == SASL_HANDSHAKE:
+                return False
+            if api_key != API_VERSIONS:
+                raise _violation(f"Unexpected Kafka request of type {_api_name(api_key)} during SASL handshake.")
+            if self.versions_seen:
+                raise _violation("Unexpected ApiVersions request received during SASL authentication "
+                                 "state HANDSHAKE_REQUEST")
+            self.versions_seen = _accepted_api_versions(pipeline, frame)
+            return False
+        if api_key == SASL_AUTHENTICATE:
+            return False
+        self._refuse(pipeline, frame, api_key)
+        return True
+
+    def _refuse(self, pipeline, frame, api_key: int) -> None:
+        """A request other than SaslAuthenticate after SaslHandshake v1: Kafka parses it,
+        answers its ``getErrorResponse`` for ILLEGAL_SASL_STATE and closes."""
+        reason = f"Unexpected Kafka request of type {_api_name(api_key)} during SASL authentication."
+        cls = REQUESTS.get(api_key)
+        if cls is None:  # a key we do not know: Kafka's header parse fails on it too
+            raise _violation(reason)
+        try:
+            header, pos = decode_request_header(frame)
+            body, _ = cls.read(frame, pos, header.request_api_version)
+        except Exception:  # a version or body that does not decode: Kafka's parse fails too
+            raise _violation(reason) from None
+        version = header.request_api_version
+        answer = None if refused(api_key, version, body) else error_answer(
+            api_key, version, body, ErrorCode.ILLEGAL_SASL_STATE, reason)
+        if answer is None:  # refused by Kafka's parsing, or nothing to answer (acks 0)
+            raise _violation(reason)
+        self.state = "REFUSED"
+        pipeline.answer_and_close(header, api_key, version, body, answer, reason)
 
     def _in_session(self, frame) -> bool:
         """An authenticated session with a lifetime: re-authentication or expiry."""

@@ -25,6 +25,12 @@
 //               {"ok": false, "error"} when Kafka refuses the value.
 //   metadata_types  answers {"ok": true, "types": [{"name", "id", "lowest", "highest",
 //               "class"}, ...]}: every MetadataRecordType of the jar.
+//   error_response  {"api_key", "version", "bytes" (a request body), "error_code", "message"
+//               (null for none)}: AbstractRequest.parseRequest over the bytes, then
+//               getErrorResponse(0, Errors.forCode(code).exception(message)). Answers {"ok": true,
+//               "bytes" (base64 of the response body at that version)}, {"ok": true, "null": true}
+//               when Kafka answers nothing (Produce with acks 0), or {"ok": false, "stage":
+//               "parse" | "error_response" | "serialize", "error"} naming where Kafka failed.
 //   ping        answers {"ok": true, "kafka": <version>}.
 //
 // A reply is {"ok": true} or {"ok": false, "error": "...", ...} with, when available,
@@ -40,14 +46,18 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.metadata.MetadataRecordType;
+import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.protocol.Message;
 import org.apache.kafka.common.protocol.ObjectSerializationCache;
 import org.apache.kafka.common.protocol.Readable;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.metadata.MetadataRecordSerde;
 import org.apache.kafka.server.common.ApiMessageAndVersion;
 
@@ -150,6 +160,7 @@ public final class CodecTester {
                 case "records": return checkRecords(req);
                 case "metadata": return readMetadataRecord(req);
                 case "metadata_types": return metadataTypes();
+                case "error_response": return errorResponse(req);
                 case "ping": {
                     ObjectNode r = ok();
                     r.put("kafka", kafkaVersion());
@@ -268,6 +279,47 @@ public final class CodecTester {
         ObjectNode r = ok();
         r.set("json", json(c, b, version));
         r.put("string", b.toString());
+        return r;
+    }
+
+    // -- a request's generic error answer ---------------------------------------------------
+
+    private static JsonNode errorResponse(JsonNode req) {
+        ApiKeys key = ApiKeys.forId(req.get("api_key").asInt());
+        short version = (short) req.get("version").asInt();
+        byte[] body = Base64.getDecoder().decode(req.get("bytes").asText());
+        Errors error = Errors.forCode((short) req.get("error_code").asInt());
+        JsonNode m = req.get("message");
+        String message = m == null || m.isNull() ? null : m.asText();
+        AbstractRequest request;
+        try {
+            ByteBufferAccessor acc = new ByteBufferAccessor(ByteBuffer.wrap(body));
+            request = AbstractRequest.parseRequest(key, version, acc).request;
+        } catch (Throwable t) {
+            return stageFailure("parse", t);
+        }
+        AbstractResponse response;
+        try {
+            response = request.getErrorResponse(0, error.exception(message));
+        } catch (Throwable t) {
+            return stageFailure("error_response", t);
+        }
+        ObjectNode r = ok();
+        if (response == null) {
+            r.put("null", true);
+            return r;
+        }
+        try {
+            r.put("bytes", Base64.getEncoder().encodeToString(serialize(response.data(), version)));
+        } catch (Throwable t) {
+            return stageFailure("serialize", t);
+        }
+        return r;
+    }
+
+    private static ObjectNode stageFailure(String stage, Throwable t) {
+        ObjectNode r = failure(describe(t));
+        r.put("stage", stage);
         return r;
     }
 

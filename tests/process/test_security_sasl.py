@@ -18,7 +18,8 @@ from tests.support.secure_client import (
     SecureSession, client_context, describe_quorum_body, quorum_partition, sasl_command_config)
 from tools.blocking_client import ConnectionClosed
 from tools.kafka_dist.controller import run_tool
-from wire.messages import SaslAuthenticateRequest, SaslHandshakeRequest
+from wire.messages import MetadataRequest, SaslAuthenticateRequest, SaslHandshakeRequest
+from wire.messages.metadata_request import MetadataRequestTopic
 
 TOPIC = "__cluster_metadata"
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
@@ -130,6 +131,19 @@ def test_refusals_with_kafkas_errors(sasl_node):
     s.send(describe_quorum_body(), 2)
     with pytest.raises(ConnectionClosed):
         s.read_frame()
+    # After SaslHandshake v1, another request gets its own type's error answer (Kafka's
+    # getErrorResponse), ILLEGAL_SASL_STATE, then the connection closes.
+    s = SecureSession(node.port, client_context(pki))
+    assert s.request(SaslHandshakeRequest(mechanism="PLAIN"), 1).error_code == 0
+    answer = s.request(describe_quorum_body(), 2)
+    assert (answer.error_code, answer.error_message, list(answer.topics)) == (
+        34, "Request is not valid given the current SASL state.", [])  # DescribeQuorum's: Errors.message()
+    assert s.closed_within(5)
+    s = SecureSession(node.client_port, None)  # the SASL_PLAINTEXT client listener
+    assert s.request(SaslHandshakeRequest(mechanism="PLAIN"), 1).error_code == 0
+    answer = s.request(MetadataRequest(topics=[MetadataRequestTopic(name=TOPIC)]), 12)
+    assert [(t.name, t.error_code) for t in answer.topics] == [(TOPIC, 34)]
+    assert s.closed_within(5)
     # Already authenticated: SaslAuthenticate answered ILLEGAL_SASL_STATE, as Kafka's ControllerApis.
     s = _session(node, pki, "PLAIN", "carol", "carol-secret")
     answer = s.request(SaslAuthenticateRequest(auth_bytes=b"x"), 1)

@@ -7,6 +7,7 @@
     tester.records(data, batches)              # record batch v2 bytes read by MemoryRecords
     tester.metadata_values([value, ...])       # __cluster_metadata values via MetadataRecordSerde
     tester.metadata_types()                    # Kafka's MetadataRecordType table
+    tester.error_responses([(key, version, body, code, message), ...])  # getErrorResponse
     tester.close()                             # always: kills the JVM
 
 Kafka's own message generator (``org.apache.kafka:generator``, published on Maven Central
@@ -255,6 +256,13 @@ class JavaCodecTester:
         """MetadataRecordSerde's reading of each record value: {"ok", "api_key", "version",
         "class", "bytes" (Kafka's re-serialisation, base64)} or {"ok": False, "error"}."""
         return self.call_many([{"mode": "metadata", "bytes": _b64(v)} for v in values])
+
+    def error_responses(self, items) -> list[dict]:
+        """Kafka's ``getErrorResponse`` for each ``(api_key, version, body bytes, code,
+        message)``: {"ok": True, "bytes": base64} (or "null": True), else {"ok": False,
+        "stage", "error"} (see CodecTester's error_response mode)."""
+        return self.call_many([{"mode": "error_response", "api_key": k, "version": v, "bytes": _b64(b),
+                                "error_code": c, "message": m} for k, v, b, c, m in items])
 
     def metadata_types(self) -> list[dict]:
         """Kafka's MetadataRecordType values: {"name", "id", "lowest", "highest", "class"}."""
