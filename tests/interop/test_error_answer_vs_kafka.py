@@ -37,7 +37,6 @@ from kraft_server.api.error_answer import error_answer
 from kraft_server.api.error_answer.refused import refused
 from tests.support import strategies as S
 from tests.support.java_tester import JavaCodecTester
-from tests.support.jdk import need_jdk
 from tests.support.schemas_release import SCHEMAS_RELEASE
 from wire.messages import REQUESTS
 
@@ -63,12 +62,8 @@ BY_NAME = {cls.__name__: cls for cls in REQUESTS.values()}
 
 @pytest.fixture(scope="module")
 def kafka(tmp_path_factory):
-    need_jdk()
-    tester = JavaCodecTester.start(tmp_path_factory.mktemp("error-answer"), version=SCHEMAS_RELEASE)
-    try:
+    with JavaCodecTester.running(tmp_path_factory.mktemp("error-answer"), version=SCHEMAS_RELEASE) as tester:
         yield tester
-    finally:
-        tester.close()
 
 
 def _api_name(cls) -> str:

@@ -95,12 +95,8 @@ def _versions(name: str) -> list[int]:
 @pytest.fixture(scope="session")
 def java_codec(tmp_path_factory):
     """One CodecTester JVM over Kafka's own classes; always terminated at the end."""
-    need_jdk()
-    tester = JavaCodecTester.start(tmp_path_factory.mktemp("codec-tester"), version=SCHEMAS_RELEASE)
-    try:
+    with JavaCodecTester.running(tmp_path_factory.mktemp("codec-tester"), version=SCHEMAS_RELEASE) as tester:
         yield tester
-    finally:
-        tester.close()
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,6 @@ from hypothesis import given
 from codegen.generate import load_models
 from tests.support import strategies as S
 from tests.support.java_tester import JavaCodecTester, sweep_settings
-from tests.support.jdk import need_jdk
 from tests.support.schemas_release import NEWER_THAN_DEFAULT_RECORDS, PENDING_RECORDS
 
 pytestmark = pytest.mark.java
@@ -41,12 +40,8 @@ def metadata_codec(tmp_path_factory):
     values: their schemas are the same in 4.3.1 and 4.4.0, and how malformed values are
     read follows the release the suite runs (Kafka 4.4's readers refuse a tagged-field
     count that is a negative int, as ours do; 4.3.1's read none)."""
-    need_jdk()
-    tester = JavaCodecTester.start(tmp_path_factory.mktemp("codec-tester-metadata"))
-    try:
+    with JavaCodecTester.running(tmp_path_factory.mktemp("codec-tester-metadata")) as tester:
         yield tester
-    finally:
-        tester.close()
 
 
 # -- metadata record values (the __cluster_metadata frame around the records) -----------

@@ -22,6 +22,7 @@ goes to a file in ``workdir`` (Kafka's classes may log), never to a pipe that co
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
@@ -154,6 +155,19 @@ class JavaCodecTester:
         self.stderr_path = stderr_path
         self.lock = threading.Lock()
         self.checked = 0
+
+    @classmethod
+    @contextlib.contextmanager
+    def running(cls, workdir: Path, **start_args):
+        """A fixture's tester: the JDK required (the test skips or fails as
+        ``need_jdk`` says), the JVM started, and always closed afterwards."""
+        from tests.support.jdk import need_jdk
+        need_jdk()
+        tester = cls.start(workdir, **start_args)
+        try:
+            yield tester
+        finally:
+            tester.close()
 
     @classmethod
     def start(cls, workdir: Path, extra_classpath: list[Path] = (),
