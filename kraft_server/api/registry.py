@@ -119,8 +119,9 @@ class Api:
     listener's versions. ``write(version, body, settings) -> (run, fail)``: its
     metadata write in the active controller's queue (``controller_writes.py``).
     ``error_response(version, body, code)``: every part of the request answered with
-    ``code`` (None: Kafka's generic ``getErrorResponse``, ``error_answer``). ``deadline(version, body)``: whether Kafka's controller queues an event
-    whose deadline is the request's TimeoutMs (``deadlines.py``). The authorizer's
+    ``code`` (None: Kafka's generic ``getErrorResponse``, ``error_answer``).
+    ``deadline(version, body)``: whether Kafka's controller queues an event whose
+    deadline is the request's TimeoutMs (``deadlines.py``). The authorizer's
     checks (``authorize.py``): ``cluster_check``, the ACL operation on the CLUSTER the
     whole request needs; ``topic_check``, the one on each TOPIC it names;
     ``config_check``, the one on each config resource; ``client_topic_check``, the
