@@ -12,19 +12,22 @@
 """
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 import socket
 import struct
 import sys
+import time
 import uuid
+import warnings
 from collections import Counter
 
 import pytest
 
 from tests.support.jdk import need_jdk
 from tests.support.kraft_nodes import OurNode
-from tests.support.live_fuzz import Generator, Listener, advertised, outcomes
+from tests.support.live_fuzz import Generator, Listener, advertised, exchange, outcomes
 from tools.kafka_dist.controller import KafkaController
 from wire.headers import encode_request
 from wire.messages import ApiVersionsRequest, DescribeClusterRequest
@@ -69,19 +72,26 @@ pytestmark = pytest.mark.java
 
 
 @pytest.fixture(scope="module")
-def ports(tmp_path_factory):
+def peers(tmp_path_factory):
+    """Kafka's controller and our node; the fuzz test may put a fresh Kafka in place."""
     need_jdk()
     kafka = KafkaController(tmp_path_factory.mktemp("kafka"), node_id=1)
     ours = OurNode(tmp_path_factory.mktemp("ours"))
+    found = {"kafka": kafka, "ours": ours}
     try:
         kafka.start_ready()
         ours.format_with_ours(uuid.uuid4().hex[:22])
         ours.start()
         ours.wait_leader(60)
-        yield {"kafka": kafka.port, "ours": ours.port}
+        yield found
     finally:
         ours.kill()
-        kafka.close()
+        found["kafka"].close()
+
+
+@pytest.fixture
+def ports(peers):
+    return {"kafka": peers["kafka"].port, "ours": peers["ours"].port}
 
 
 @pytest.mark.parametrize("bad", sorted(BAD))
@@ -137,7 +147,7 @@ SLOW_TO_ANSWER = {1, 56}  # Fetch long-polls; AlterPartition waits for a commit 
 KILLS_KAFKA: set[int] = set()
 
 
-def test_fuzz_inputs_meet_the_same_fate(ports):
+def test_fuzz_inputs_meet_the_same_fate(peers, ports, tmp_path_factory):
     tables = {name: advertised(port) for name, port in ports.items()}
     both = {k: (max(tables["kafka"][k][0], tables["ours"][k][0]), min(tables["kafka"][k][1], tables["ours"][k][1]))
             for k in tables["kafka"].keys() & tables["ours"].keys() if k not in SLOW_TO_ANSWER | KILLS_KAFKA}
@@ -155,20 +165,87 @@ def test_fuzz_inputs_meet_the_same_fate(ports):
                                                for lo, hi in [t.get(inp.api_key, (0, -1))]):
             continue  # served by one of the two (DescribeQuorum v3 is ours only)
         inputs.append(inp)
-    fates = {name: outcomes(port, inputs, wait=3.0) for name, port in ports.items()}  # a loaded machine
+    sys.stderr.write(f"\nseed {seed} (FUZZ_LIVE_SEED={seed} replays it)\n")
+    fates = {"ours": outcomes(ports["ours"], inputs, wait=3.0),  # a loaded machine
+             "kafka": kafka_fates(peers, inputs, tmp_path_factory)}
     same, differ = Counter(), Counter()
     examples = []
     for inp, theirs, ours in zip(inputs, fates["kafka"], fates["ours"]):
         if theirs == ours:
             same[inp.kind] += 1
+        elif theirs == STOPS_KAFKA and ours in ("answered", "closed"):
+            same["stops Kafka; ours serves on"] += 1
         elif (theirs, ours) == ("closed", "answered") and kafka_closes_on_duplicates(inp):
             same["Kafka's duplicate-resource close"] += 1
         else:
             differ[inp.kind] += 1
             examples.append(f"{inp.kind} key {inp.api_key} v{inp.api_version}: Kafka {theirs}, ours {ours}; "
                             f"{inp.data.hex()[:4000]}")
+    assert advertised(ports["ours"]), "our node stopped serving"
     sys.stderr.write(f"\nseed {seed}: same fate {dict(same)}; different {dict(differ)}\n")
     assert not examples, "\n".join(examples[:15])
+
+
+STOPS_KAFKA = "stops Kafka's controller"
+SUSPECTS = 3  # inputs replayed when Kafka's controller is found stopped
+
+
+def _fate(port: int, inp) -> str:
+    return asyncio.run(exchange(port, inp, 3.0))[0]
+
+
+def _stays_up(kafka: KafkaController, seconds: float = 3.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not kafka.running:
+            return False
+        time.sleep(0.1)  # poll interval
+    return kafka.running
+
+
+def kafka_fates(peers: dict, inputs: list, tmp_path_factory) -> list[str]:
+    """Kafka's fate for each input, one connection each. When its controller is found
+    stopped, the last few inputs are replayed one by one on a fresh controller: one that
+    stops it again gets the fate STOPS_KAFKA (a Kafka bug for the note, as the FetchSnapshot
+    one below); if none does, the stop is reported as a warning with Kafka's log and the
+    replayed fates stand. More than two stops fail the test."""
+    fates: list[str] = []
+    stops = 0
+    i = 0
+    while i < len(inputs):
+        kafka = peers["kafka"]
+        try:
+            fates.append(_fate(kafka.port, inputs[i]))
+            i += 1
+            continue
+        except ConnectionRefusedError:
+            if _stays_up(kafka, 10):
+                raise
+        stops += 1
+        log = kafka.log_tail(40)
+        assert stops <= 2, f"Kafka's controller stopped {stops} times; input {i}\n{log}"
+        killers = []
+        fresh = _replace_kafka(peers, tmp_path_factory)
+        for j in range(max(0, i - SUSPECTS), i):  # on one controller, in order, as before
+            fates[j] = _fate(fresh.port, inputs[j])
+            if not _stays_up(fresh):
+                fates[j] = STOPS_KAFKA
+                killers.append(j)
+                sys.stderr.write(f"input {j} ({inputs[j].kind} key {inputs[j].api_key} v{inputs[j].api_version}) "
+                                 f"stops Kafka's controller: {inputs[j].data.hex()[:2000]}\n{fresh.log_tail(30)}\n")
+                fresh = _replace_kafka(peers, tmp_path_factory)
+        if not killers:
+            warnings.warn(f"Kafka's controller stopped before input {i}, and none of the {SUSPECTS} inputs "
+                          f"before it stops a fresh one (their replayed fates stand)\n{log}")
+    return fates
+
+
+def _replace_kafka(peers: dict, tmp_path_factory) -> KafkaController:
+    """A new Kafka controller, in a new directory, in place of the current one."""
+    peers["kafka"].close()
+    peers["kafka"] = KafkaController(tmp_path_factory.mktemp("kafka"), node_id=1)
+    peers["kafka"].start_ready()
+    return peers["kafka"]
 
 
 def _empty_fetch_snapshots():
