@@ -4,7 +4,9 @@ release our schemas follow (4.4.0, ``tests/support/schemas_release.py``).
 For every message class of the target package (``wire.messages``) and every version it
 supports, except our documented extension DescribeQuorum v3, three kinds of objects:
 the all-defaults object, the every-field-non-default object (``strategies.filled_message``)
-and ``JAVA_DIFF_EXAMPLES`` (default 25) hypothesis examples (``strategies.messages``).
+and hypothesis examples (``strategies.messages``): ``QUICK_EXAMPLES`` (10, or
+``JAVA_DIFF_EXAMPLES``) per (message, version) in ``make test``, ``DEEP_EXAMPLES`` (60) in
+``make test-slow``.
 Each goes to one long-lived JVM (``tests/java/CodecTester.java``), which builds Kafka's
 object from the JSON form (``tests/support/kafka_json.py``) and checks both directions: Kafka's
 bytes equal ours, and Kafka parses ours (consuming all of them) into an equal object.
@@ -43,14 +45,14 @@ import pytest
 from hypothesis import assume, given
 
 from tests.support import strategies as S
-from tests.support.java_tester import GENERATOR_VERSION, JavaCodecTester, build_synthetic_classes, sweep_settings
+from tests.support.java_tester import (GENERATOR_VERSION, QUICK_EXAMPLES, JavaCodecTester, build_synthetic_classes,
+                                       sweep_depths, sweep_settings)
 from tests.support.schemas_release import SCHEMAS_RELEASE
 from tests.support.jdk import need_jdk
 
 pytestmark = pytest.mark.java
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = int(os.environ.get("JAVA_DIFF_EXAMPLES", "25"))
 # Ours only: DescribeQuorum v3 (KIP-1204 draft, CommittedVoters); released Kafka stops at v2.
 EXTENSIONS = {("DescribeQuorumRequest", 3), ("DescribeQuorumResponse", 3)}
 
@@ -59,7 +61,7 @@ SYNTH_PACKAGE = "org.kraftserver.synth"
 # spec name -> (the codegen bug it shows, the exception it raises today); see each spec's comment
 KNOWN_CODEGEN_BUGS: dict = {}  # stem -> (reason, exception types): strict xfails
 
-SETTINGS = sweep_settings(EXAMPLES)
+SETTINGS = sweep_settings(QUICK_EXAMPLES)
 
 STATS = {"pairs": set(), "objects": 0, "reparsed": 0, "synth_pairs": set(), "batches": 0}
 
@@ -145,14 +147,15 @@ def _check(tester, model, cls, version, what, obj):
     _roundtrip(cls, model.name, version, obj, data)
 
 
-def _sweep(tester, model, cls, version):
+def _sweep(tester, model, cls, version, examples=QUICK_EXAMPLES):
     """Defaults, every field set, hypothesis examples; unknown tagged fields when flexible."""
+    settings = sweep_settings(examples)
     name = model.name
     _check(tester, model, cls, version, "all defaults", S.default_message(cls))
     _check(tester, model, cls, version, "every field non-default",
            S.filled_message(model, cls, version))
 
-    @SETTINGS
+    @settings
     @given(S.messages(model, cls, version))
     def examples(obj):
         _check(tester, model, cls, version, "hypothesis example", obj)
@@ -160,7 +163,7 @@ def _sweep(tester, model, cls, version):
     examples()
 
     if model.flexible(version):
-        @SETTINGS
+        @settings
         @given(S.messages(model, cls, version, unknown_tags=True))
         def unknown_tags(obj):
             data = obj.encode(version)
@@ -174,11 +177,12 @@ def _sweep(tester, model, cls, version):
 
 @pytest.mark.skipif(not NAMES, reason="wire/messages is not generated yet")
 @pytest.mark.parametrize("name", NAMES)
-def test_against_kafka(java_codec, name):
+@pytest.mark.parametrize("examples", sweep_depths())
+def test_against_kafka(java_codec, examples, name):
     cls = PKG.BY_NAME[name]
     model = MODELS[name]
     for version in _versions(name):
-        _sweep(java_codec, model, cls, version)
+        _sweep(java_codec, model, cls, version, examples)
         STATS["pairs"].add((name, version))
 
 

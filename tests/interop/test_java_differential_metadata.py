@@ -23,14 +23,13 @@ from hypothesis import given
 
 from codegen.generate import load_models
 from tests.support import strategies as S
-from tests.support.java_tester import JavaCodecTester, sweep_settings
+from tests.support.java_tester import JavaCodecTester, sweep_depths, sweep_settings
 from tests.support.schemas_release import NEWER_THAN_DEFAULT_RECORDS, PENDING_RECORDS
 
 pytestmark = pytest.mark.java
 
 REPO = Path(__file__).resolve().parents[2]
 MODELS = {m.name: m for m, _ in load_models(REPO / "schemas", REPO)}
-SETTINGS = sweep_settings(int(os.environ.get("JAVA_DIFF_EXAMPLES", "25")))
 STATS = {"metadata_values": 0}
 
 
@@ -104,7 +103,8 @@ def test_metadata_record_types_match_kafka(metadata_codec):
 
 @metadata_only_ours
 @pytest.mark.parametrize("pair", _metadata_pairs(), ids=lambda p: f"{p[1].__name__}-v{p[0][1]}")
-def test_metadata_record_values_read_by_kafka(metadata_codec, pair):
+@pytest.mark.parametrize("examples", sweep_depths())
+def test_metadata_record_values_read_by_kafka(metadata_codec, examples, pair):
     """Every record type at every version, framed: defaults, every field set, hypothesis
     examples, and examples with unknown tagged fields."""
     (api_key, version), cls = pair
@@ -115,7 +115,7 @@ def test_metadata_record_values_read_by_kafka(metadata_codec, pair):
     _kafka_reads_value(metadata_codec, api_key, version, cls, S.filled_message(model, cls, version),
                        "every field non-default")
 
-    @SETTINGS
+    @sweep_settings(examples)
     @given(S.messages(model, cls, version, unknown_tags=model.flexible(version)))
     def examples(obj):
         _kafka_reads_value(metadata_codec, api_key, version, cls, obj, "hypothesis example")

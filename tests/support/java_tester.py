@@ -300,6 +300,20 @@ class JavaCodecTester:
                 pass
 
 
+# Hypothesis examples per (message, version) in the differential sweeps: a quick sweep in
+# `make test` (fresh examples every run) and a deep one in `make test-slow`;
+# JAVA_DIFF_EXAMPLES overrides the quick count.
+QUICK_EXAMPLES = int(os.environ.get("JAVA_DIFF_EXAMPLES", "10"))
+DEEP_EXAMPLES = 60
+
+
+def sweep_depths():
+    """pytest params of the two sweep depths: quick (default suite), deep (slow suite)."""
+    import pytest
+    return [pytest.param(QUICK_EXAMPLES, id="quick"),
+            pytest.param(DEEP_EXAMPLES, id="deep", marks=pytest.mark.slow)]
+
+
 def sweep_settings(examples: int):
     """Hypothesis settings of the differential sweeps against Kafka's classes: ``examples``
     per (message, version), no deadline (the JVM answers over a pipe), no example database."""
