@@ -200,7 +200,7 @@ class Harness:
         _wait(lambda: (d := self.decisions()) is not None and len(d.fenced) == 4 and not any(d.fenced.values()),
               START_S, "four unfenced brokers", h)
         create_topics(self.cluster, h)
-        _wait(lambda: self.settled(full_isr=True), START_S, "every partition led with a full ISR", h)
+        _wait(lambda: self.settled(full_isr=True), START_S, "cluster with every partition led by a full ISR", h)
         self.watch.start()
         for topic in TOPICS:
             self.clients[topic] = start_clients(self.workdir / "clients", self.cluster.bootstrap(), topic)
@@ -248,7 +248,8 @@ class Harness:
         before = {t: len(c.producer.acked) for t, c in self.clients.items()}
         try:
             _wait(self.monitor.leader, deadline_s, "active controller after healing", h)
-            _wait(lambda: self.settled(full_isr=False), deadline_s, "every broker unfenced and every partition led", h)
+            _wait(lambda: self.settled(full_isr=False), deadline_s,
+                  "settled cluster (every broker unfenced, every partition led)", h)
         except TimeoutError as exc:
             d = self.decisions()
             problems.append(str(exc))
