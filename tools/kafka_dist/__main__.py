@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 from . import MATRIX, DistError, ensure_dist
 
@@ -19,8 +20,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     versions = [None, *MATRIX] if args.matrix else [args.version]
     try:
-        for version in versions:
-            print(ensure_dist(version, archive=False), flush=True)  # archives: on a release's first use
+        # releases side by side: each mostly waits on Maven (a lock per release guards its
+        # directory); archives are recorded on a release's first use
+        with ThreadPoolExecutor(max_workers=len(versions)) as pool:
+            for home in pool.map(lambda v: ensure_dist(v, archive=False), versions):
+                print(home, flush=True)
     except (DistError, KeyError) as exc:
         print(f"kafka_dist: {exc.args[0]}", file=sys.stderr)
         return 1
