@@ -218,7 +218,8 @@ class SaslGate:
             pipeline.close_after_output(f"SASL authentication failed: {self.failure}")
             return
         lifetime = self._lifetime()
-        call.respond(SaslAuthenticateResponse(error_code=0, error_message=None, auth_bytes=reply,
+        # ErrorMessage "" rather than null on success, as Kafka's generated data defaults it
+        call.respond(SaslAuthenticateResponse(error_code=0, error_message="", auth_bytes=reply,
                                               session_lifetime_ms=lifetime or 0))
         self._maybe_done(pipeline, lifetime)
 
