@@ -140,3 +140,34 @@ def oauth_validator(raw: dict[str, str], listener: str):
         scope_claim=get("sasl.oauthbearer.scope.claim.name") or "scope",
         sub_claim=get("sasl.oauthbearer.sub.claim.name") or "sub")
     return JwtValidator(jwks, settings)
+
+
+LOGIN_HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
+
+
+def token_source(raw: dict[str, str], listener: str):
+    """This node's OAUTHBEARER login for controller connections (``oauth_login.py``)."""
+    from .oauth_login import ClientCredentials, TokenSource
+
+    get = oauth_getter(raw, listener)
+    handler = get("sasl.login.callback.handler.class")
+    if handler != LOGIN_HANDLER:
+        raise ConfigError(f"sasl.mechanism.controller.protocol=OAUTHBEARER needs sasl.login.callback.handler.class="
+                          f"{LOGIN_HANDLER} (unsecured tokens are not sent from here)",
+                          "sasl.login.callback.handler.class")
+    url = get("sasl.oauthbearer.token.endpoint.url")
+    if not url:
+        raise ConfigError("The OAuth configuration option sasl.oauthbearer.token.endpoint.url is required",
+                          "sasl.oauthbearer.token.endpoint.url")
+    options = jaas_options(raw, listener)
+    client_id = get("sasl.oauthbearer.client.credentials.client.id") or options.get("clientId")
+    secret = get("sasl.oauthbearer.client.credentials.client.secret") or options.get("clientSecret")
+    if not client_id or not secret:
+        raise ConfigError("OAUTHBEARER login needs sasl.oauthbearer.client.credentials.client.id and "
+                          "...client.secret, or clientId and clientSecret in the JAAS entry", "sasl.jaas.config")
+    backoff, backoff_max = "sasl.login.retry.backoff.ms", "sasl.login.retry.backoff.max.ms"
+    return TokenSource(ClientCredentials(
+        url, client_id, secret, scope=get("sasl.oauthbearer.scope") or options.get("scope"),
+        context=https_context(options) if url.lower().startswith("https:") else None,
+        backoff_ms=_number(backoff, get("sasl.login.retry.backoff.ms"), 100),
+        backoff_max_ms=_number(backoff_max, get("sasl.login.retry.backoff.max.ms"), 10000)))

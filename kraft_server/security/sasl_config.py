@@ -37,6 +37,7 @@ class ClientSasl:
     mechanism: str
     username: str
     password: str = field(repr=False)
+    oauth: object = None  # OAUTHBEARER: oauth_login.TokenSource (oauth_config.py)
 
 
 def _jaas(raw: dict[str, str], listener: str, get, mechanism: str):
@@ -91,6 +92,9 @@ def server_sasl(raw: dict[str, str], listener: str, get, credentials) -> ServerS
 def client_sasl(raw: dict[str, str], listener: str, get) -> ClientSasl:
     mechanism = (raw.get("sasl.mechanism.controller.protocol") or "GSSAPI").strip()
     _check([mechanism], "sasl.mechanism.controller.protocol")
+    if mechanism == "OAUTHBEARER":
+        from .oauth_config import token_source  # PyJWT: only with OAUTHBEARER
+        return ClientSasl(mechanism, "", "", oauth=token_source(raw, listener))
     module, key = _jaas(raw, listener, get, mechanism)
     if module is None or "username" not in module.options or "password" not in module.options:
         raise ConfigError(f"{key} must give username and password for controller connections "
