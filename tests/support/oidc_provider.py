@@ -127,3 +127,15 @@ class OidcProvider:
         claims.update(extra or {})
         claims = {k: v for k, v in claims.items() if v is not None}
         return jwt.encode(claims, key.private, algorithm="RS256", headers={"kid": kid or key.kid})
+
+
+def validator_for(provider: OidcProvider, pki, **settings):
+    """Our validator for ``provider``'s tokens (audience ``kraft``, its issuer), trusting
+    the test CA, with short JWKS retries."""
+    from kraft_server.security.jwks import RefreshingJwks
+    from kraft_server.security.oauth_config import https_context
+    from kraft_server.security.oauth_validator import JwtValidator, ValidatorSettings
+    context = https_context({"ssl.truststore.location": str(pki.truststore_pem), "ssl.truststore.type": "PEM"})
+    jwks = RefreshingJwks(provider.jwks_url, context, backoff_ms=10, backoff_max_ms=50)
+    return JwtValidator(jwks, ValidatorSettings(**{"audiences": [provider.audience], "issuer": provider.issuer,
+                                                   **settings}))

@@ -13,15 +13,14 @@ from kraft_server.api.registry import listener_apis
 from kraft_server.config import ConfigError
 from kraft_server.net.pipeline import Pipeline, ProtocolViolation
 from kraft_server.net.sasl_gate import SaslGate
-from kraft_server.security.jwks import RefreshingJwks
-from kraft_server.security.oauth_config import https_context, oauth_validator
+from kraft_server.security.oauth_config import oauth_validator
 from kraft_server.security.oauth_response import InitialResponse
 from kraft_server.security.oauth_server import OAuthBearerServer
-from kraft_server.security.oauth_validator import JwtInvalid, JwtValidator, ValidatorSettings
+from kraft_server.security.oauth_validator import JwtInvalid
 from kraft_server.security.sasl_config import ServerSasl
 from kraft_server.security.sasl_failure import SaslFailure
 from tests.support.certs import Pki
-from tests.support.oidc_provider import OidcProvider
+from tests.support.oidc_provider import OidcProvider, validator_for
 from wire.headers import decode_response, encode_request
 from wire.messages import DescribeQuorumRequest, SaslAuthenticateRequest, SaslHandshakeRequest
 
@@ -37,12 +36,6 @@ def idp(pki):
         yield provider
 
 
-def _validator(idp, pki, **settings):
-    context = https_context({"ssl.truststore.location": str(pki.truststore_pem), "ssl.truststore.type": "PEM"})
-    jwks = RefreshingJwks(idp.jwks_url, context, backoff_ms=10, backoff_max_ms=50)
-    return JwtValidator(jwks, ValidatorSettings(**{"audiences": ["kraft"], "issuer": idp.issuer, **settings}))
-
-
 def _wait(predicate, timeout=5.0):
     end = time.monotonic() + timeout
     while not predicate():
@@ -51,11 +44,11 @@ def _wait(predicate, timeout=5.0):
 
 
 def test_a_good_token_names_its_principal_scopes_and_expiry(idp, pki):
-    validator = _validator(idp, pki)
+    validator = validator_for(idp, pki)
     token = validator.validate(idp.mint("alice", scope="kafka"))
     assert (token.principal, token.scopes) == ("alice", frozenset({"kafka"}))
     assert abs(token.lifetime_ms - (time.time() + 3600) * 1000) < 5000
-    other = _validator(idp, pki, sub_claim="client_id", scope_claim="roles")
+    other = validator_for(idp, pki, sub_claim="client_id", scope_claim="roles")
     token = other.validate(idp.mint("x", extra={"client_id": " svc ", "roles": ["a", "b"]}))
     assert (token.principal, token.scopes) == ("svc", frozenset({"a", "b"}))
 
@@ -71,18 +64,18 @@ def test_a_good_token_names_its_principal_scopes_and_expiry(idp, pki):
 ])
 def test_refusals(idp, pki, change, text):
     with pytest.raises(JwtInvalid, match=text):
-        _validator(idp, pki).validate(idp.mint("alice", **change))
+        validator_for(idp, pki).validate(idp.mint("alice", **change))
 
 
 def test_clock_skew_forgives_a_just_expired_token(idp, pki):
     token = idp.mint("alice", expires_in=-10)
-    assert _validator(idp, pki).validate(token).principal == "alice"  # 30 s by default
+    assert validator_for(idp, pki).validate(token).principal == "alice"  # 30 s by default
     with pytest.raises(JwtInvalid, match="expired"):
-        _validator(idp, pki, clock_skew_s=0).validate(token)
+        validator_for(idp, pki, clock_skew_s=0).validate(token)
 
 
 def test_unsigned_and_malformed_tokens(idp, pki):
-    validator = _validator(idp, pki)
+    validator = validator_for(idp, pki)
     header, payload, _ = idp.mint("alice").split(".")
     with pytest.raises(JwtInvalid, match="not allowed"):
         validator.validate("eyJhbGciOiJub25lIn0." + payload + ".")
@@ -91,7 +84,7 @@ def test_unsigned_and_malformed_tokens(idp, pki):
 
 
 def test_unknown_key_id_refreshes_once_a_minute_and_rotation(idp, pki):
-    validator = _validator(idp, pki)
+    validator = validator_for(idp, pki)
     validator.validate(idp.mint("alice"))
     assert idp.jwks_requests == 1
     old = idp.keys[0]
@@ -117,7 +110,7 @@ def test_unknown_key_id_refreshes_once_a_minute_and_rotation(idp, pki):
 
 
 def test_a_failed_refresh_keeps_the_keys(idp, pki):
-    validator = _validator(idp, pki)
+    validator = validator_for(idp, pki)
     validator.validate(idp.mint("alice"))
     idp.stop()
     assert validator.jwks.refresh() is False
@@ -125,18 +118,18 @@ def test_a_failed_refresh_keeps_the_keys(idp, pki):
 
 
 def test_the_mechanism_answers_invalid_token_then_fails_with_it(idp, pki):
-    server = OAuthBearerServer(_validator(idp, pki))
+    server = OAuthBearerServer(validator_for(idp, pki))
     bad = InitialResponse(idp.mint("alice", audience="other")).to_bytes()
     assert server.evaluate(bad) == b'{"status":"invalid_token"}' and not server.complete
     with pytest.raises(SaslFailure) as err:
         server.evaluate(b"\x01")
     assert err.value.exposed and str(err.value) == '{"status":"invalid_token"}'
     with pytest.raises(SaslFailure, match="authorization id \\(bob\\) that is different"):
-        OAuthBearerServer(_validator(idp, pki)).evaluate(InitialResponse(idp.mint("alice"), "bob").to_bytes())
+        OAuthBearerServer(validator_for(idp, pki)).evaluate(InitialResponse(idp.mint("alice"), "bob").to_bytes())
     with pytest.raises(SaslFailure) as err:
-        OAuthBearerServer(_validator(idp, pki)).evaluate(b"garbage")
+        OAuthBearerServer(validator_for(idp, pki)).evaluate(b"garbage")
     assert not err.value.exposed
-    server = OAuthBearerServer(_validator(idp, pki))
+    server = OAuthBearerServer(validator_for(idp, pki))
     good = InitialResponse(idp.mint("alice"), "alice", {"traceId": "1"}).to_bytes()
     assert server.evaluate(good) == b"" and server.complete and server.authorization_id == "alice"
     assert server.extensions == {"traceId": "1"}
@@ -159,7 +152,7 @@ def _gate(validator, reauth_ms=0):
 
 
 def test_gate_session_lifetime_is_the_token_expiry(idp, pki, monkeypatch):
-    validator = _validator(idp, pki)
+    validator = validator_for(idp, pki)
     pipeline = _gate(validator)
     answer = _authenticate(pipeline, 1, InitialResponse(idp.mint("alice", expires_in=60)).to_bytes())
     assert answer.error_code == 0 and 55_000 < answer.session_lifetime_ms <= 60_000
@@ -174,7 +167,7 @@ def test_gate_session_lifetime_is_the_token_expiry(idp, pki, monkeypatch):
 
 
 def test_gate_refusal_is_kafkas(idp, pki):
-    pipeline = _gate(_validator(idp, pki))
+    pipeline = _gate(validator_for(idp, pki))
     answer = _authenticate(pipeline, 1, InitialResponse(idp.mint("alice", expires_in=-600)).to_bytes())
     assert (answer.error_code, bytes(answer.auth_bytes)) == (0, b'{"status":"invalid_token"}')
     pipeline.receive_data(encode_request(36, 2, 3, SaslAuthenticateRequest(auth_bytes=b"\x01"), "c"))
