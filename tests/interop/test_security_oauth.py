@@ -169,3 +169,60 @@ def test_refusals_match_a_kafka_controller(oauth_env, tmp_path):
     assert theirs[0] == (0, "", b"", 10) and theirs[1:6] == [refused] * 5, theirs
     assert theirs[6][:3] == (0, "", b"") and theirs[7] == refused, theirs
     assert ours == theirs
+
+
+@pytest.mark.slow
+def test_our_node_logs_in_to_a_kafka_controller_and_reauthenticates(oauth_env, tmp_path):
+    """The client side: our node, an observer of a Kafka controller, dials it with
+    OAUTHBEARER (a client-credentials token from the provider). Tokens live 12 s, so
+    Kafka gives each session at most that; our node renews its token and
+    re-authenticates in band, and keeps fetching across several lifetimes."""
+    need_jdk()
+    root, pki, idp = oauth_env
+    idp.lifetime_s = 12
+    cluster_id = random_cluster_id()
+    ctl = KafkaController(tmp_path / "kafka", node_id=1, cluster_id=cluster_id,
+                          overrides={"listener.security.protocol.map": "CONTROLLER:SASL_PLAINTEXT",
+                                     **_settings(idp)}, env=_java_env(pki, idp))
+    (tmp_path / "ours").mkdir()
+    node = _our_node_as_observer(tmp_path / "ours", pki, idp)
+    try:
+        ctl.start()
+        wait_for(lambda: quorum_partition(ctl.port, None, ADMIN).leader_id == 1, 90, "Kafka's controller")
+        node.format_as_observer_of(f"127.0.0.1:{ctl.port}", cluster_id)
+        node.start()
+
+        def caught_up():
+            assert ctl.running, ctl.log_tail()
+            leader = quorum_partition(ctl.port, None, ADMIN)
+            ours = [o for o in leader.observers if o.replica_id == 2]
+            return ours and ours[0].log_end_offset >= leader.high_watermark > 0 and leader
+        wait_for(caught_up, 60, "our observer fetching from Kafka over OAUTHBEARER")
+        first = idp.token_requests
+        time.sleep(30)  # more than two token lifetimes
+        leader = wait_for(caught_up, 30, "still fetching after the tokens expired")
+        assert idp.token_requests >= first + 2
+        log = node.log_path.read_text()
+        assert log.count("SASL re-authentication to") >= 2, node.log_tail()  # in band, as Kafka's clients
+        assert "SASL/OAUTHBEARER authentication to" not in log, node.log_tail()  # never refused
+        assert leader.high_watermark > 0
+    finally:
+        node.stop()
+        ctl.close()
+        idp.lifetime_s = 3600
+
+
+def _our_node_as_observer(root, pki, idp) -> OurNode:
+    """Our node 2, dialing controllers with OAUTHBEARER (and serving it too)."""
+    settings = _settings(idp)
+    trust = f'ssl.truststore.location="{pki.truststore_pem}" ssl.truststore.type="PEM"'
+    prefix = "listener.name.controller.oauthbearer."
+    settings.update({
+        "sasl.mechanism.controller.protocol": "OAUTHBEARER",
+        f"{prefix}sasl.jaas.config": f'{MODULE} required clientId="kafka-tool" clientSecret="tool-secret" '
+                                     f'scope="kafka" {trust};',
+        f"{prefix}sasl.login.callback.handler.class": LOGIN_HANDLER,
+        f"{prefix}sasl.oauthbearer.token.endpoint.url": idp.token_url})
+    return OurNode(root, node_id=2, extra=(
+        "listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT,CLIENT:PLAINTEXT",
+        *(f"{k}={v}" for k, v in settings.items())))
