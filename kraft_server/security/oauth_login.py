@@ -90,12 +90,16 @@ class TokenSource:
         self._thread: threading.Thread | None = None
         self.fetches = 0
 
-    def token(self) -> str:
-        """A valid token; waits for the first one (raises LoginFailed without one)."""
+    def start(self) -> None:
+        """Log in on a background thread, which then renews the token."""
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="oauth-login", daemon=True)
                 self._thread.start()
+
+    def token(self) -> str:
+        """A valid token; waits for the first one (raises LoginFailed without one)."""
+        self.start()
         self._ready.wait(FIRST_TOKEN_WAIT_S)
         token = self._token
         if token is None or self._expires_ms <= time.time() * 1000:

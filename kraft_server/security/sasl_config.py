@@ -86,6 +86,7 @@ def server_sasl(raw: dict[str, str], listener: str, get, credentials) -> ServerS
     if "OAUTHBEARER" in mechanisms:
         from .oauth_config import oauth_validator  # PyJWT: only with OAUTHBEARER
         out.oauth = oauth_validator(raw, listener)
+        out.oauth.jwks.start()  # the first JWKS fetch, in the background (Kafka: at configure)
     return out
 
 
@@ -94,7 +95,9 @@ def client_sasl(raw: dict[str, str], listener: str, get) -> ClientSasl:
     _check([mechanism], "sasl.mechanism.controller.protocol")
     if mechanism == "OAUTHBEARER":
         from .oauth_config import token_source  # PyJWT: only with OAUTHBEARER
-        return ClientSasl(mechanism, "", "", oauth=token_source(raw, listener))
+        source = token_source(raw, listener)
+        source.start()  # the first token, in the background (Kafka: at login)
+        return ClientSasl(mechanism, "", "", oauth=source)
     module, key = _jaas(raw, listener, get, mechanism)
     if module is None or "username" not in module.options or "password" not in module.options:
         raise ConfigError(f"{key} must give username and password for controller connections "
