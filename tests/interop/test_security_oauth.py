@@ -5,7 +5,11 @@ SASL_PLAINTEXT with PLAIN between controllers and OAUTHBEARER for clients, valid
 against the JWKS as Kafka's ``OAuthBearerValidatorCallbackHandler`` does.
 
 - Kafka's ``kafka-metadata-quorum`` with a client-credentials ``--command-config``
-  (Kafka's ``OAuthBearerLoginCallbackHandler``) authenticates to our node.
+  (Kafka's ``OAuthBearerLoginCallbackHandler``) authenticates to our node; a Kafka
+  broker with ``sasl.mechanism.controller.protocol=OAUTHBEARER`` registers with our
+  node and serves a topic.
+- Our node, an observer of a Kafka controller, logs in with OAUTHBEARER itself and
+  re-authenticates in band as its tokens expire (slow).
 - The same exchanges go to a Kafka controller configured the same way and to ours
   (slow): a good token, then the refusals (expired, another audience, another issuer,
   an unknown key id), then a key rotated at the provider: the first token with the new
@@ -25,6 +29,7 @@ from tests.support.jdk import need_jdk
 from tests.support.kraft_nodes import OurNode, wait_for
 from tests.support.oidc_provider import OidcProvider
 from tests.support.secure_client import SecureSession, quorum_partition
+from tools.kafka_dist.broker import KafkaBroker
 from tools.kafka_dist.controller import KafkaController, random_cluster_id, run_tool
 from wire.messages import SaslAuthenticateRequest, SaslHandshakeRequest
 
@@ -36,7 +41,7 @@ MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
               'password="admin-secret" user_admin="admin-secret";')
 ADMIN = ("PLAIN", "admin", "admin-secret")
-CLIENTS = {"kafka-tool": "tool-secret"}
+CLIENTS = {"kafka-tool": "tool-secret", "kafka-broker": "broker-secret"}
 
 
 def _settings(idp) -> dict[str, str]:
@@ -58,7 +63,7 @@ def _java_env(pki, idp) -> dict[str, str]:
                           f"-Djavax.net.ssl.trustStorePassword={PASSWORD} -Djavax.net.ssl.trustStoreType=PKCS12"}
 
 
-def _our_node(root, pki, idp) -> OurNode:
+def _our_node(root, pki, idp, cluster_id: str | None = None) -> OurNode:
     settings = _settings(idp)
     # Ours reads the JWKS trust from the JAAS options, as Kafka's JaasOptionsUtils does.
     settings["listener.name.controller.oauthbearer.sasl.jaas.config"] = (
@@ -66,7 +71,7 @@ def _our_node(root, pki, idp) -> OurNode:
     node = OurNode(root, extra=(
         "listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT,CLIENT:PLAINTEXT",
         *(f"{k}={v}" for k, v in settings.items())))
-    node.format_with_ours(random_cluster_id())
+    node.format_with_ours(cluster_id or random_cluster_id())
     return node
 
 
@@ -226,3 +231,36 @@ def _our_node_as_observer(root, pki, idp) -> OurNode:
     return OurNode(root, node_id=2, extra=(
         "listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT,CLIENT:PLAINTEXT",
         *(f"{k}={v}" for k, v in settings.items())))
+
+
+def test_a_kafka_broker_logs_in_to_our_controller(oauth_env, tmp_path):
+    need_jdk()
+    root, pki, idp = oauth_env
+    (tmp_path / "ours").mkdir()
+    cluster_id = random_cluster_id()
+    node = _our_node(tmp_path / "ours", pki, idp, cluster_id)
+    jaas = (f'{MODULE} required clientId="kafka-broker" clientSecret="broker-secret" scope="kafka" '
+            f'ssl.truststore.location="{pki.truststore_pem}" ssl.truststore.type="PEM";')
+    broker = KafkaBroker(tmp_path / "broker", 100, cluster_id, node.bootstrap, overrides={
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
+        "sasl.mechanism.controller.protocol": "OAUTHBEARER",
+        "listener.name.controller.oauthbearer.sasl.jaas.config": jaas, "sasl.jaas.config": jaas,
+        "listener.name.controller.oauthbearer.sasl.login.callback.handler.class": LOGIN_HANDLER,
+        "sasl.login.callback.handler.class": LOGIN_HANDLER, "sasl.oauthbearer.token.endpoint.url": idp.token_url})
+    broker.env = _java_env(pki, idp)
+    node.start()
+    try:
+        wait_for(lambda: quorum_partition(node.port, None, ADMIN).leader_id == 1, 60, "our node over SASL")
+        before = idp.token_requests
+        broker.start()
+
+        def topic_created():
+            proc = run_tool("kafka-topics", "--bootstrap-server", broker.bootstrap, "--create", "--topic", "t1",
+                            "--partitions", "2", "--replication-factor", "1", check=False, timeout=60)
+            return proc.returncode == 0 or "already exists" in proc.stderr
+
+        wait_for(topic_created, 120, "the broker registered over OAUTHBEARER and creating a topic")
+        assert idp.token_requests > before
+    finally:
+        broker.close()
+        node.stop()
