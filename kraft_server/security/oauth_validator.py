@@ -108,8 +108,9 @@ class JwtValidator:
         exp, iat = claims["exp"], claims.get("iat")
         if not isinstance(exp, (int, float)) or exp < 0:
             raise JwtInvalid(f'exp value must be non-negative; value given was "{exp}"')
-        if isinstance(iat, (int, float)) and iat < 0:
+        if not isinstance(iat, (int, float)) or isinstance(iat, bool):
+            raise JwtInvalid("Could not extract the 'iat' claim from the access token")
+        if iat < 0:
             raise JwtInvalid(f'iat value must be null or non-negative; value given was "{iat}"')
         principal = _string(s.sub_claim, claims.get(s.sub_claim))
-        return BearerToken(token, principal, frozenset(scopes), int(exp * 1000),
-                           int(iat * 1000) if isinstance(iat, (int, float)) else None)
+        return BearerToken(token, principal, frozenset(scopes), int(exp * 1000), int(iat * 1000))

@@ -58,6 +58,7 @@ def test_a_good_token_names_its_principal_scopes_and_expiry(idp, pki):
     (dict(audience="someone-else"), "Audience doesn't match"),
     (dict(issuer="https://elsewhere"), "Invalid issuer"),
     (dict(issued_at=None, extra={"iat": None}), 'Token is missing the "iat" claim'),
+    (dict(extra={"iat": "yesterday"}), "Could not extract the 'iat' claim"),
     (dict(extra={"sub": None}), "sub value must be non-null"),
     (dict(extra={"sub": "  "}), "sub value must not contain only whitespace"),
     (dict(extra={"scope": ["a", "a"]}), "must not contain duplicates"),
