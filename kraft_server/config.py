@@ -182,6 +182,11 @@ def _t_string(name: str, raw: str) -> str:
     return raw.strip()
 
 
+def _t_class(name: str, raw: str) -> str:
+    """A Java class name (Kafka's CLASS type), kept as text."""
+    return raw.strip()
+
+
 def _t_list(name: str, raw: str) -> list[str]:
     return _as_list(raw)
 
@@ -374,13 +379,53 @@ DEFINITIONS: tuple[_Def, ...] = (
          per_listener=True, doc="`RULE:<regex>/<replacement>/[LU]` rules mapping a certificate's subject to a user name."),
     _Def("sasl.enabled.mechanisms", _t_list, ["GSSAPI"], read_by=f"{_SECURITY}/sasl_config.py",
          per_listener=True,
-         doc="SASL mechanisms of a SASL listener: `PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512` (GSSAPI is not served)."),
+         doc="SASL mechanisms of a SASL listener: `PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512`, `OAUTHBEARER` "
+             "(GSSAPI is not served)."),
     _Def("sasl.jaas.config", _t_password, None, read_by=f"{_SECURITY}/sasl_config.py", per_listener=True,
          doc="The JAAS entry; also `listener.name.<l>.<mechanism>.sasl.jaas.config`."),
     _Def("sasl.mechanism.controller.protocol", _t_string, "GSSAPI", read_by=f"{_SECURITY}/sasl_config.py",
          doc="The mechanism this node uses when it dials other controllers."),
     _Def("connections.max.reauth.ms", _t_long, 0, read_by=f"{_SECURITY}/sasl_config.py", per_listener=True,
          doc="Lifetime of a SASL session (0: no limit); also per listener and mechanism."),
+    _Def("sasl.server.callback.handler.class", _t_class, None, read_by=f"{_SECURITY}/oauth_config.py",
+         per_listener=True, doc="Unset, or Kafka's `OAuthBearerValidatorCallbackHandler` for OAUTHBEARER."),
+    _Def("sasl.oauthbearer.jwks.endpoint.url", _t_string, None, read_by=f"{_SECURITY}/oauth_config.py",
+         per_listener=True, doc="OAUTHBEARER: the JWKS (`https:`, `http:` or `file:`) whose keys verify tokens."),
+    _Def("sasl.oauthbearer.jwks.endpoint.refresh.ms", _t_long, 3600000, read_by=f"{_SECURITY}/oauth_config.py",
+         per_listener=True, doc="How often the JWKS is fetched again; an unknown key id also fetches it."),
+    _Def("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", _t_long, 100, read_by=f"{_SECURITY}/oauth_config.py",
+         per_listener=True, doc="First wait before a failed JWKS fetch is retried; doubled each time."),
+    _Def("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", _t_long, 10000,
+         read_by=f"{_SECURITY}/oauth_config.py", per_listener=True, doc="Longest wait between JWKS retries."),
+    _Def("sasl.oauthbearer.expected.audience", _t_list, [], read_by=f"{_SECURITY}/oauth_config.py",
+         per_listener=True, doc="Audiences a token's `aud` must name one of."),
+    _Def("sasl.oauthbearer.expected.issuer", _t_string, None, read_by=f"{_SECURITY}/oauth_config.py",
+         per_listener=True, doc="The issuer a token's `iss` must equal."),
+    _Def("sasl.oauthbearer.allow.unverified.audience", _t_bool, False, read_by=f"{_SECURITY}/oauth_config.py",
+         per_listener=True, doc="Accept tokens without checking `aud` (else the expected audience is required)."),
+    _Def("sasl.oauthbearer.allow.unverified.issuer", _t_bool, False, read_by=f"{_SECURITY}/oauth_config.py",
+         per_listener=True, doc="Accept tokens without checking `iss` (else the expected issuer is required)."),
+    _Def("sasl.oauthbearer.clock.skew.seconds", _t_int, 30, read_by=f"{_SECURITY}/oauth_config.py",
+         per_listener=True, doc="Leeway for a token's `exp` and `nbf`."),
+    _Def("sasl.oauthbearer.scope.claim.name", _t_string, "scope", read_by=f"{_SECURITY}/oauth_config.py",
+         per_listener=True, doc="The claim holding a token's scopes."),
+    _Def("sasl.oauthbearer.sub.claim.name", _t_string, "sub", read_by=f"{_SECURITY}/oauth_config.py",
+         per_listener=True, doc="The claim naming a token's principal (`User:<value>`)."),
+    _Def("sasl.login.callback.handler.class", _t_class, None, read_by=f"{_SECURITY}/oauth_config.py",
+         per_listener=True, doc="Kafka's `OAuthBearerLoginCallbackHandler` when this node logs in with OAUTHBEARER."),
+    _Def("sasl.oauthbearer.token.endpoint.url", _t_string, None, read_by=f"{_SECURITY}/oauth_config.py",
+         per_listener=True, doc="OAUTHBEARER login: the OAuth token endpoint (client credentials grant)."),
+    _Def("sasl.oauthbearer.client.credentials.client.id", _t_string, None, read_by=f"{_SECURITY}/oauth_config.py",
+         per_listener=True, doc="OAUTHBEARER login: the client id (else the JAAS option `clientId`)."),
+    _Def("sasl.oauthbearer.client.credentials.client.secret", _t_password, None,
+         read_by=f"{_SECURITY}/oauth_config.py", per_listener=True,
+         doc="OAUTHBEARER login: the client secret (else the JAAS option `clientSecret`)."),
+    _Def("sasl.oauthbearer.scope", _t_string, None, read_by=f"{_SECURITY}/oauth_config.py", per_listener=True,
+         doc="OAUTHBEARER login: the scope asked for (else the JAAS option `scope`)."),
+    _Def("sasl.login.retry.backoff.ms", _t_long, 100, read_by=f"{_SECURITY}/oauth_config.py", per_listener=True,
+         doc="First wait before a failed token request is retried; doubled each time."),
+    _Def("sasl.login.retry.backoff.max.ms", _t_long, 10000, read_by=f"{_SECURITY}/oauth_config.py",
+         per_listener=True, doc="Longest wait between token request retries."),
     _Def("authorizer.class.name", _t_string, "", read_by=f"{_SECURITY}/authorizer.py",
          doc="`org.apache.kafka.metadata.authorizer.StandardAuthorizer` turns ACL checks on; empty: none."),
     _Def("super.users", _t_string, "", read_by=f"{_SECURITY}/authorizer.py",

@@ -2,12 +2,15 @@
 KIP-152 framing): after ApiVersions, SaslHandshake v1 with
 ``sasl.mechanism.controller.protocol``, then SaslAuthenticate requests carrying the
 mechanism's tokens until the server's last one is verified (SCRAM checks the
-server's signature). Sans-I/O: the channel sends what ``on_response`` returns. A
-session with a lifetime (KIP-368) is renewed in band by a new exchange on the same
-connection (``peers.py``), as Kafka's clients re-authenticate.
+server's signature; OAUTHBEARER sends the token of ``security/oauth_login.py`` and
+answers an error challenge with ^A, as Kafka's ``OAuthBearerSaslClient``). Sans-I/O:
+the channel sends what ``on_response`` returns. A session with a lifetime (KIP-368)
+is renewed in band by a new exchange on the same connection (``peers.py``), as
+Kafka's clients re-authenticate.
 """
 from __future__ import annotations
 
+from kraft_server.security.oauth_response import InitialResponse
 from kraft_server.security.plain import plain_token
 from kraft_server.security.scram import ScramClient, ScramError
 from wire.errors import error_name
@@ -44,15 +47,15 @@ class SaslClient:
             if body.error_code:
                 raise SaslFailed(f"SaslHandshake failed with {error_name(body.error_code)} "
                                  f"(the server enables {', '.join(body.mechanisms)})")
-            token = self._scram.first() if self._scram else plain_token(self.settings.username,
-                                                                       self.settings.password)
-            return self._authenticate(token)
+            return self._authenticate(self._first_token())
         if not isinstance(body, SaslAuthenticateResponse):
             raise SaslFailed(f"unexpected response {type(body).__name__} during SASL")
         if body.error_code:
             raise SaslFailed(f"{error_name(body.error_code)}: {body.error_message}")
         self._step += 1
         self.session_lifetime_ms = body.session_lifetime_ms or 0
+        if self.mechanism == "OAUTHBEARER" and body.auth_bytes:  # the server's error challenge
+            return self._authenticate(b"\x01")
         try:
             if self._scram is not None and self._step == 1:
                 return self._authenticate(self._scram.final(bytes(body.auth_bytes)))
@@ -62,6 +65,17 @@ class SaslClient:
             raise SaslFailed(str(exc)) from None
         self.complete = True
         return None
+
+    def _first_token(self) -> bytes:
+        if self._scram is not None:
+            return self._scram.first()
+        if self.mechanism == "OAUTHBEARER":
+            from kraft_server.security.oauth_login import LoginFailed
+            try:
+                return InitialResponse(self.settings.oauth.token()).to_bytes()
+            except LoginFailed as exc:
+                raise SaslFailed(str(exc)) from None
+        return plain_token(self.settings.username, self.settings.password)
 
     def _authenticate(self, token: bytes):
         return (SaslAuthenticateRequest.API_KEY, self.authenticate_version,

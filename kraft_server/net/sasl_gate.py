@@ -14,6 +14,7 @@ Until authentication succeeds the gate admits only:
   decoded, that Kafka's parsing refuses, or that Kafka answers nothing (a Produce with
   acks 0) closes it unanswered;
 - after SaslHandshake v0, bare size-prefixed tokens both ways;
+- mechanisms PLAIN, SCRAM-SHA-256/512 and OAUTHBEARER (``security/oauth_server.py``);
 - frames up to ``sasl.server.max.receive.size`` (524288 bytes, Kafka's default).
 
 A mechanism that is not enabled is answered UNSUPPORTED_SASL_MECHANISM with the
@@ -24,7 +25,8 @@ connection that is not (or no longer) authenticating are answered ILLEGAL_SASL_S
 as Kafka's ControllerApis does. A client that never finishes is closed by
 ``connections.max.idle.ms`` (net/limits.py), as in Kafka.
 
-KIP-368: with ``connections.max.reauth.ms`` above 0 the SaslAuthenticate (v1+) answer
+KIP-368: with ``connections.max.reauth.ms`` above 0, or a credential that expires
+(an OAUTHBEARER token: the lifetime is the shorter of the two), the SaslAuthenticate (v1+) answer
 carries SessionLifetimeMs and the gate stays, in state COMPLETE, watching the session:
 a SaslHandshake before expiry re-authenticates in band (same mechanism, same
 principal, or SASL_AUTHENTICATION_FAILED with Kafka's message); any other request
@@ -39,6 +41,7 @@ import time
 
 from kraft_server.api.error_answer import error_answer
 from kraft_server.api.error_answer.refused import refused
+from kraft_server.security.oauth_server import OAuthBearerServer
 from kraft_server.security.plain import PlainServer
 from kraft_server.security.principal import user
 from kraft_server.security.sasl_failure import SaslFailure
@@ -125,7 +128,7 @@ class SaslGate:
             if reply is None:
                 raise _violation(f"SASL/{self.server.mechanism} authentication failed")
             pipeline.write_raw(struct.pack(">i", len(reply)) + reply)
-            self._maybe_done(pipeline, self.settings.reauth_ms.get(self.server.mechanism, 0))
+            self._maybe_done(pipeline, self._lifetime())
             return True
         try:
             api_key, _ = peek_key_version(frame)
@@ -198,6 +201,8 @@ class SaslGate:
             return
         if mechanism == "PLAIN":
             self.server = PlainServer(self.settings.plain_users)
+        elif mechanism == "OAUTHBEARER":
+            self.server = OAuthBearerServer(self.settings.oauth)
         else:
             self.server = ScramServer(mechanism, self.settings.credentials)
         self.state = "AUTHENTICATE" if call.api_version >= 1 else "RAW"
@@ -212,10 +217,24 @@ class SaslGate:
                                                   error_message=self.failure, auth_bytes=b""))
             pipeline.close_after_output(f"SASL authentication failed: {self.failure}")
             return
-        lifetime = self.settings.reauth_ms.get(self.server.mechanism, 0) if self.server.complete else 0
-        call.respond(SaslAuthenticateResponse(error_code=0, error_message=None, auth_bytes=reply,
-                                              session_lifetime_ms=lifetime))
+        lifetime = self._lifetime()
+        # ErrorMessage "" rather than null on success, as Kafka's generated data defaults it
+        call.respond(SaslAuthenticateResponse(error_code=0, error_message="", auth_bytes=reply,
+                                              session_lifetime_ms=lifetime or 0))
         self._maybe_done(pipeline, lifetime)
+
+    def _lifetime(self) -> int | None:
+        """KIP-368: the session's lifetime in ms once complete (None: no end), from
+        connections.max.reauth.ms and the credential's expiry (OAUTHBEARER's exp), as
+        Kafka's ``calcCompletionTimesAndReturnSessionLifetimeMs``."""
+        if not self.server.complete:
+            return None
+        reauth = self.settings.reauth_ms.get(self.server.mechanism, 0)
+        expiry = getattr(self.server, "lifetime_ms", None)
+        if expiry is None:
+            return reauth or None
+        left = max(expiry - int(time.time() * 1000), 0)
+        return min(left, reauth) if reauth else left
 
     def _same_session(self, reply: bytes) -> bytes | None:
         """Re-authentication keeps the mechanism and the principal (Kafka's ReauthInfo)."""
@@ -242,12 +261,12 @@ class SaslGate:
             log.info("SASL/%s authentication failed on %s: %s", self.server.mechanism, self.listener, exc)
             return None
 
-    def _maybe_done(self, pipeline, lifetime_ms: int = 0) -> None:
+    def _maybe_done(self, pipeline, lifetime_ms: int | None = None) -> None:
         if self.server.complete:
             pipeline.principal = self.principal = user(self.server.authorization_id)
             pipeline._reader.max_bytes = self._max_bytes
             self.previous, self._pipeline = None, pipeline
-            if lifetime_ms > 0:  # KIP-368: keep watching the session
+            if lifetime_ms is not None:  # KIP-368: keep watching the session
                 self.state, self.expires = "COMPLETE", time.monotonic() + lifetime_ms / 1000
             else:
                 pipeline.gate = None

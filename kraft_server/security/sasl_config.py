@@ -2,7 +2,8 @@
 (client side), with Kafka's property names:
 
 - ``sasl.enabled.mechanisms`` (per listener; Kafka's default GSSAPI is not served
-  here, so a SASL listener must name PLAIN and/or SCRAM-SHA-256/512);
+  here, so a SASL listener must name PLAIN, SCRAM-SHA-256/512 and/or OAUTHBEARER,
+  whose settings ``oauth_config.py`` reads);
 - the JAAS entry of each mechanism: ``listener.name.<l>.<mechanism>.sasl.jaas.config``,
   else ``sasl.jaas.config``. PLAIN's server side takes its users from Kafka's
   ``PlainLoginModule`` options ``user_<name>="<password>"``; the client side (and
@@ -19,7 +20,7 @@ from kraft_server.config import ConfigError
 
 from .jaas import JaasError, parse_jaas
 
-MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 
 
 @dataclass
@@ -28,6 +29,7 @@ class ServerSasl:
     plain_users: dict[str, str] = field(default_factory=dict, repr=False)
     credentials: object = None  # credentials(mechanism, user) -> ScramCredential | None
     reauth_ms: dict[str, int] = field(default_factory=dict)  # connections.max.reauth.ms by mechanism
+    oauth: object = None  # OAUTHBEARER: oauth_validator.JwtValidator (oauth_config.py)
 
 
 @dataclass
@@ -35,6 +37,7 @@ class ClientSasl:
     mechanism: str
     username: str
     password: str = field(repr=False)
+    oauth: object = None  # OAUTHBEARER: oauth_login.TokenSource (oauth_config.py)
 
 
 def _jaas(raw: dict[str, str], listener: str, get, mechanism: str):
@@ -80,12 +83,21 @@ def server_sasl(raw: dict[str, str], listener: str, get, credentials) -> ServerS
             raise ConfigError(f"PLAIN is enabled on listener {listener} but {key} is not set "
                               f"(PlainLoginModule with user_<name>=\"<password>\" options)", key)
         out.plain_users = {k[5:]: v for k, v in module.options.items() if k.startswith("user_")}
+    if "OAUTHBEARER" in mechanisms:
+        from .oauth_config import oauth_validator  # PyJWT: only with OAUTHBEARER
+        out.oauth = oauth_validator(raw, listener)
+        out.oauth.jwks.start()  # the first JWKS fetch, in the background (Kafka: at configure)
     return out
 
 
 def client_sasl(raw: dict[str, str], listener: str, get) -> ClientSasl:
     mechanism = (raw.get("sasl.mechanism.controller.protocol") or "GSSAPI").strip()
     _check([mechanism], "sasl.mechanism.controller.protocol")
+    if mechanism == "OAUTHBEARER":
+        from .oauth_config import token_source  # PyJWT: only with OAUTHBEARER
+        source = token_source(raw, listener)
+        source.start()  # the first token, in the background (Kafka: at login)
+        return ClientSasl(mechanism, "", "", oauth=source)
     module, key = _jaas(raw, listener, get, mechanism)
     if module is None or "username" not in module.options or "password" not in module.options:
         raise ConfigError(f"{key} must give username and password for controller connections "

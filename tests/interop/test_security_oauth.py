@@ -1,0 +1,266 @@
+"""SASL/OAUTHBEARER (KIP-768) with real peers. A small OIDC provider started by the
+test (``tests/support/oidc_provider.py``: client-credentials token endpoint and JWKS
+over HTTPS with the test CA) signs the tokens; the controller listener is
+SASL_PLAINTEXT with PLAIN between controllers and OAUTHBEARER for clients, validated
+against the JWKS as Kafka's ``OAuthBearerValidatorCallbackHandler`` does.
+
+- Kafka's ``kafka-metadata-quorum`` with a client-credentials ``--command-config``
+  (Kafka's ``OAuthBearerLoginCallbackHandler``) authenticates to our node; a Kafka
+  broker with ``sasl.mechanism.controller.protocol=OAUTHBEARER`` registers with our
+  node and serves a topic.
+- Our node, an observer of a Kafka controller, logs in with OAUTHBEARER itself and
+  re-authenticates in band as its tokens expire (slow).
+- The same exchanges go to a Kafka controller configured the same way and to ours
+  (slow): a good token, then the refusals (expired, another audience, another issuer,
+  an unknown key id), then a key rotated at the provider: the first token with the new
+  key id is refused and asks for a refresh, a later one is accepted, and a token with
+  the key rotated away is refused. Each answer is compared whole: the
+  ``{"status":"invalid_token"}`` challenge, then SASL_AUTHENTICATION_FAILED with it.
+"""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from kraft_server.security.oauth_response import InitialResponse
+from tests.support.certs import PASSWORD, Pki
+from tests.support.jdk import need_jdk
+from tests.support.kraft_nodes import OurNode, wait_for
+from tests.support.oidc_provider import OidcProvider
+from tests.support.secure_client import SecureSession, quorum_partition
+from tools.kafka_dist.broker import KafkaBroker
+from tools.kafka_dist.controller import KafkaController, random_cluster_id, run_tool
+from wire.messages import SaslAuthenticateRequest, SaslHandshakeRequest
+
+pytestmark = pytest.mark.java
+
+VALIDATOR = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
+LOGIN_HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
+MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
+              'password="admin-secret" user_admin="admin-secret";')
+ADMIN = ("PLAIN", "admin", "admin-secret")
+CLIENTS = {"kafka-tool": "tool-secret", "kafka-broker": "broker-secret"}
+
+
+def _settings(idp) -> dict[str, str]:
+    """The controller listener's properties, the same for Kafka's controller and ours."""
+    prefix = "listener.name.controller.oauthbearer."
+    return {"sasl.enabled.mechanisms": "PLAIN,OAUTHBEARER", "sasl.mechanism.controller.protocol": "PLAIN",
+            "listener.name.controller.plain.sasl.jaas.config": PLAIN_JAAS,
+            f"{prefix}sasl.jaas.config": f"{MODULE} required ;",
+            f"{prefix}sasl.server.callback.handler.class": VALIDATOR,
+            f"{prefix}sasl.oauthbearer.jwks.endpoint.url": idp.jwks_url,
+            f"{prefix}sasl.oauthbearer.expected.audience": "kraft",
+            f"{prefix}sasl.oauthbearer.expected.issuer": idp.issuer}
+
+
+def _java_env(pki, idp) -> dict[str, str]:
+    """Kafka 4 fetches only allowed OAuth URLs; the JVM trusts the test CA."""
+    return {"KAFKA_OPTS": f"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls={idp.jwks_url},{idp.token_url} "
+                          f"-Djavax.net.ssl.trustStore={pki.truststore_p12} "
+                          f"-Djavax.net.ssl.trustStorePassword={PASSWORD} -Djavax.net.ssl.trustStoreType=PKCS12"}
+
+
+def _our_node(root, pki, idp, cluster_id: str | None = None) -> OurNode:
+    settings = _settings(idp)
+    # Ours reads the JWKS trust from the JAAS options, as Kafka's JaasOptionsUtils does.
+    settings["listener.name.controller.oauthbearer.sasl.jaas.config"] = (
+        f'{MODULE} required ssl.truststore.location="{pki.truststore_pem}" ssl.truststore.type="PEM";')
+    node = OurNode(root, extra=(
+        "listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT,CLIENT:PLAINTEXT",
+        *(f"{k}={v}" for k, v in settings.items())))
+    node.format_with_ours(cluster_id or random_cluster_id())
+    return node
+
+
+@pytest.fixture(scope="module")
+def oauth_env(tmp_path_factory):
+    root = tmp_path_factory.mktemp("oauth")
+    pki = Pki(root / "pki")
+    with OidcProvider(pki, CLIENTS) as idp:
+        yield root, pki, idp
+
+
+def _command_config(path, idp, pki):
+    path.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"
+        f"sasl.login.callback.handler.class={LOGIN_HANDLER}\n"
+        f"sasl.oauthbearer.token.endpoint.url={idp.token_url}\n"
+        f'sasl.jaas.config={MODULE} required clientId="kafka-tool" clientSecret="tool-secret" scope="kafka" '
+        f'ssl.truststore.location="{pki.truststore_pem}" ssl.truststore.type="PEM";\n')
+    return path
+
+
+def test_kafka_metadata_quorum_logs_in_with_client_credentials(oauth_env, tmp_path):
+    root, pki, idp = oauth_env
+    (tmp_path / "ours").mkdir()
+    node = _our_node(tmp_path / "ours", pki, idp)
+    node.start()
+    try:
+        wait_for(lambda: quorum_partition(node.port, None, ADMIN).leader_id == 1, 60, "our node over SASL")
+        before = idp.token_requests
+        proc = run_tool("kafka-metadata-quorum", "--bootstrap-controller", node.bootstrap, "--command-config",
+                        str(_command_config(tmp_path / "oauth.properties", idp, pki)), "describe", "--status",
+                        env=_java_env(pki, idp), check=False)
+        assert "LeaderId:               1" in proc.stdout, proc.stdout + proc.stderr
+        assert idp.token_requests > before  # the token came from the provider's token endpoint
+        assert idp.jwks_requests > 0  # and its signature was checked against the provider's JWKS
+    finally:
+        node.stop()
+
+
+def _exchange(port: int, token: str) -> tuple:
+    """SaslHandshake OAUTHBEARER, SaslAuthenticate with ``token``, and after a challenge
+    the client's ^A: (first answer's error, bytes, lifetime bucket, then the final
+    answer's error and message)."""
+    s = SecureSession(port, None, timeout=15.0)
+    try:
+        assert s.request(SaslHandshakeRequest(mechanism="OAUTHBEARER"), 1).error_code == 0
+        first = s.request(SaslAuthenticateRequest(auth_bytes=InitialResponse(token).to_bytes()), 2)
+        lifetime = round((first.session_lifetime_ms or 0) / 60000)  # minutes
+        out = (first.error_code, first.error_message, bytes(first.auth_bytes), lifetime)
+        if first.error_code == 0 and first.auth_bytes:
+            final = s.request(SaslAuthenticateRequest(auth_bytes=b"\x01"), 2)
+            out += (final.error_code, final.error_message, s.closed_within(5))
+        return out
+    finally:
+        s.close()
+
+
+def _scenario(port: int, idp) -> list:
+    """The exchanges, in order; the provider's keys are rotated half-way and put back."""
+    original = list(idp.keys)
+    answers = [_exchange(port, idp.mint("alice", expires_in=600)),
+               _exchange(port, idp.mint("alice", expires_in=-120)),
+               _exchange(port, idp.mint("alice", audience="someone-else")),
+               _exchange(port, idp.mint("alice", issuer="https://elsewhere/realms/x")),
+               _exchange(port, idp.mint("alice", kid="never-published"))]
+    idp.rotate()
+    fresh = idp.mint("alice", expires_in=600)
+    answers.append(_exchange(port, fresh))  # an unknown key id: refused, and the JWKS refreshed
+    deadline = time.monotonic() + 20
+    while (accepted := _exchange(port, fresh))[0:3] != (0, None, b"") and time.monotonic() < deadline:
+        time.sleep(0.5)
+    answers.append(accepted)
+    answers.append(_exchange(port, idp.mint("alice", key=original[0])))  # the key rotated away
+    idp.keys = original
+    return answers
+
+
+@pytest.mark.slow
+def test_refusals_match_a_kafka_controller(oauth_env, tmp_path):
+    need_jdk()
+    root, pki, idp = oauth_env
+    ctl = KafkaController(tmp_path / "kafka", node_id=1, cluster_id=random_cluster_id(),
+                          overrides={"listener.security.protocol.map": "CONTROLLER:SASL_PLAINTEXT",
+                                     **_settings(idp)}, env=_java_env(pki, idp))
+    try:
+        ctl.start()
+        wait_for(lambda: quorum_partition(ctl.port, None, ADMIN).leader_id == 1, 90, "Kafka's controller")
+        theirs = _scenario(ctl.port, idp)
+    finally:
+        ctl.close()
+    (tmp_path / "ours").mkdir()
+    node = _our_node(tmp_path / "ours", pki, idp)
+    node.start()
+    try:
+        wait_for(lambda: quorum_partition(node.port, None, ADMIN).leader_id == 1, 60, "our node")
+        ours = _scenario(node.port, idp)
+    finally:
+        node.stop()
+    refused = (0, "", b'{"status":"invalid_token"}', 0, 58, '{"status":"invalid_token"}', True)
+    assert theirs[0] == (0, "", b"", 10) and theirs[1:6] == [refused] * 5, theirs
+    assert theirs[6][:3] == (0, "", b"") and theirs[7] == refused, theirs
+    assert ours == theirs
+
+
+@pytest.mark.slow
+def test_our_node_logs_in_to_a_kafka_controller_and_reauthenticates(oauth_env, tmp_path):
+    """The client side: our node, an observer of a Kafka controller, dials it with
+    OAUTHBEARER (a client-credentials token from the provider). Tokens live 12 s, so
+    Kafka gives each session at most that; our node renews its token and
+    re-authenticates in band, and keeps fetching across several lifetimes."""
+    need_jdk()
+    root, pki, idp = oauth_env
+    idp.lifetime_s = 12
+    cluster_id = random_cluster_id()
+    ctl = KafkaController(tmp_path / "kafka", node_id=1, cluster_id=cluster_id,
+                          overrides={"listener.security.protocol.map": "CONTROLLER:SASL_PLAINTEXT",
+                                     **_settings(idp)}, env=_java_env(pki, idp))
+    (tmp_path / "ours").mkdir()
+    node = _our_node_as_observer(tmp_path / "ours", pki, idp)
+    try:
+        ctl.start()
+        wait_for(lambda: quorum_partition(ctl.port, None, ADMIN).leader_id == 1, 90, "Kafka's controller")
+        node.format_as_observer_of(f"127.0.0.1:{ctl.port}", cluster_id)
+        node.start()
+
+        def caught_up():
+            assert ctl.running, ctl.log_tail()
+            leader = quorum_partition(ctl.port, None, ADMIN)
+            ours = [o for o in leader.observers if o.replica_id == 2]
+            return ours and ours[0].log_end_offset >= leader.high_watermark > 0 and leader
+        wait_for(caught_up, 60, "our observer fetching from Kafka over OAUTHBEARER")
+        first = idp.token_requests
+        time.sleep(30)  # more than two token lifetimes
+        leader = wait_for(caught_up, 30, "still fetching after the tokens expired")
+        assert idp.token_requests >= first + 2
+        log = node.log_path.read_text()
+        assert log.count("SASL re-authentication to") >= 2, node.log_tail()  # in band, as Kafka's clients
+        assert "SASL/OAUTHBEARER authentication to" not in log, node.log_tail()  # never refused
+        assert leader.high_watermark > 0
+    finally:
+        node.stop()
+        ctl.close()
+        idp.lifetime_s = 3600
+
+
+def _our_node_as_observer(root, pki, idp) -> OurNode:
+    """Our node 2, dialing controllers with OAUTHBEARER (and serving it too)."""
+    settings = _settings(idp)
+    trust = f'ssl.truststore.location="{pki.truststore_pem}" ssl.truststore.type="PEM"'
+    prefix = "listener.name.controller.oauthbearer."
+    settings.update({
+        "sasl.mechanism.controller.protocol": "OAUTHBEARER",
+        f"{prefix}sasl.jaas.config": f'{MODULE} required clientId="kafka-tool" clientSecret="tool-secret" '
+                                     f'scope="kafka" {trust};',
+        f"{prefix}sasl.login.callback.handler.class": LOGIN_HANDLER,
+        f"{prefix}sasl.oauthbearer.token.endpoint.url": idp.token_url})
+    return OurNode(root, node_id=2, extra=(
+        "listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT,CLIENT:PLAINTEXT",
+        *(f"{k}={v}" for k, v in settings.items())))
+
+
+def test_a_kafka_broker_logs_in_to_our_controller(oauth_env, tmp_path):
+    need_jdk()
+    root, pki, idp = oauth_env
+    (tmp_path / "ours").mkdir()
+    cluster_id = random_cluster_id()
+    node = _our_node(tmp_path / "ours", pki, idp, cluster_id)
+    jaas = (f'{MODULE} required clientId="kafka-broker" clientSecret="broker-secret" scope="kafka" '
+            f'ssl.truststore.location="{pki.truststore_pem}" ssl.truststore.type="PEM";')
+    broker = KafkaBroker(tmp_path / "broker", 100, cluster_id, node.bootstrap, overrides={
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
+        "sasl.mechanism.controller.protocol": "OAUTHBEARER",
+        "listener.name.controller.oauthbearer.sasl.jaas.config": jaas, "sasl.jaas.config": jaas,
+        "listener.name.controller.oauthbearer.sasl.login.callback.handler.class": LOGIN_HANDLER,
+        "sasl.login.callback.handler.class": LOGIN_HANDLER, "sasl.oauthbearer.token.endpoint.url": idp.token_url})
+    broker.env = _java_env(pki, idp)
+    node.start()
+    try:
+        wait_for(lambda: quorum_partition(node.port, None, ADMIN).leader_id == 1, 60, "our node over SASL")
+        before = idp.token_requests
+        broker.start()
+
+        def topic_created():
+            proc = run_tool("kafka-topics", "--bootstrap-server", broker.bootstrap, "--create", "--topic", "t1",
+                            "--partitions", "2", "--replication-factor", "1", check=False, timeout=60)
+            return proc.returncode == 0 or "already exists" in proc.stderr
+
+        wait_for(topic_created, 120, "the broker registered over OAUTHBEARER and creating a topic")
+        assert idp.token_requests > before
+    finally:
+        broker.close()
+        node.stop()
