@@ -1,7 +1,8 @@
 """The verification keys of a JWKS endpoint, cached and refreshed as Kafka's
 ``RefreshingHttpsJwks`` does:
 
-- the keys are fetched once before the first validation, then every
+- the keys are fetched when the listener is configured (a token that comes before
+  that fetch ends is refused, never waited for on the event loop), then every
   ``sasl.oauthbearer.jwks.endpoint.refresh.ms`` on a background thread;
 - a failed fetch is retried with backoff from ``...jwks.endpoint.retry.backoff.ms``
   doubling up to ``...jwks.endpoint.retry.backoff.max.ms``; if it still fails the
@@ -30,7 +31,6 @@ log = logging.getLogger(__name__)
 MISSING_KID_MAX = 16
 MISSING_KID_WAIT_S = 60.0
 MISSING_KID_MAX_LENGTH = 1000
-FIRST_FETCH_WAIT_S = 15.0
 
 
 def fetch_keys(url: str, context: ssl.SSLContext | None, timeout: float = 10.0) -> list[jwt.PyJWK]:
@@ -70,11 +70,14 @@ class RefreshingJwks:
         self._stopped = True
         self._wake.set()
 
-    def keys(self) -> list[jwt.PyJWK]:
-        """The cached keys; waits for the first fetch (started here if need be)."""
+    def keys(self, wait: float = 0.0) -> list[jwt.PyJWK]:
+        """The cached keys (none before the first fetch ends). The event loop calls this
+        without waiting: a token that comes before the first fetch is refused as one with
+        an unknown key id; a caller off the loop may ``wait`` that long for the first fetch."""
         if not self._fetched.is_set():
             self.start()
-            self._fetched.wait(FIRST_FETCH_WAIT_S)
+            if wait:
+                self._fetched.wait(wait)
         return self._keys
 
     def expedite(self, kid: str) -> bool:

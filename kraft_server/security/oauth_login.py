@@ -31,7 +31,6 @@ import jwt
 log = logging.getLogger(__name__)
 
 WINDOW_FACTOR = 0.8  # sasl.login.refresh.window.factor, Kafka's default
-FIRST_TOKEN_WAIT_S = 30.0
 
 
 class LoginFailed(Exception):
@@ -97,10 +96,13 @@ class TokenSource:
                 self._thread = threading.Thread(target=self._run, name="oauth-login", daemon=True)
                 self._thread.start()
 
-    def token(self) -> str:
-        """A valid token; waits for the first one (raises LoginFailed without one)."""
+    def token(self, wait: float = 0.0) -> str:
+        """A valid token, or LoginFailed. The event loop asks without waiting (before the
+        first login ends the connection attempt fails and is retried with backoff); a
+        caller off the loop may ``wait`` that long for the first token."""
         self.start()
-        self._ready.wait(FIRST_TOKEN_WAIT_S)
+        if wait:
+            self._ready.wait(wait)
         token = self._token
         if token is None or self._expires_ms <= time.time() * 1000:
             raise LoginFailed(f"no valid access token from {self.credentials.url}")

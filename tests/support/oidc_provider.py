@@ -129,6 +129,9 @@ class OidcProvider:
         return jwt.encode(claims, key.private, algorithm="RS256", headers={"kid": kid or key.kid})
 
 
+FIRST_WAIT_S = 15.0  # how long a test waits for a first JWKS fetch or token
+
+
 def validator_for(provider: OidcProvider, pki, **settings):
     """Our validator for ``provider``'s tokens (audience ``kraft``, its issuer), trusting
     the test CA, with short JWKS retries."""
@@ -137,5 +140,6 @@ def validator_for(provider: OidcProvider, pki, **settings):
     from kraft_server.security.oauth_validator import JwtValidator, ValidatorSettings
     context = https_context({"ssl.truststore.location": str(pki.truststore_pem), "ssl.truststore.type": "PEM"})
     jwks = RefreshingJwks(provider.jwks_url, context, backoff_ms=10, backoff_max_ms=50)
+    jwks.keys(wait=FIRST_WAIT_S)  # the first fetch, as the node's listener set-up starts it
     return JwtValidator(jwks, ValidatorSettings(**{"audiences": [provider.audience], "issuer": provider.issuer,
                                                    **settings}))

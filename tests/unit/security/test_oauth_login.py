@@ -12,7 +12,7 @@ from kraft_server.security.oauth_login import ClientCredentials, LoginFailed, To
 from kraft_server.security.oauth_server import OAuthBearerServer
 from kraft_server.security.sasl_config import ClientSasl
 from tests.support.certs import Pki
-from tests.support.oidc_provider import OidcProvider, validator_for
+from tests.support.oidc_provider import FIRST_WAIT_S, OidcProvider, validator_for
 from wire.messages import SaslAuthenticateResponse, SaslHandshakeResponse
 
 MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
@@ -37,7 +37,7 @@ def _credentials(idp, pki, secret="n1-secret", **kw):
 
 def test_client_credentials_token(idp, pki):
     source = TokenSource(_credentials(idp, pki))
-    token = source.token()
+    token = source.token(wait=FIRST_WAIT_S)
     assert validator_for(idp, pki).validate(token).principal == "node-1"
     assert expiry_ms(token) > 0 and idp.token_requests == 1 and source.fetches == 1
 
@@ -58,7 +58,7 @@ def test_settings_from_kafka_configs_or_jaas(idp, pki):
     source = token_source(raw, "CONTROLLER")
     c = source.credentials
     assert (c.client_id, c.client_secret, c.scope, c.backoff_max_ms) == ("node-1", "n1-secret", "kafka", 500)
-    assert source.token()
+    assert source.token(wait=FIRST_WAIT_S)
     raw["sasl.oauthbearer.client.credentials.client.id"] = "other"
     assert token_source(raw, "CONTROLLER").credentials.client_id == "other"
     with pytest.raises(ConfigError, match="sasl.login.callback.handler.class"):
@@ -86,7 +86,9 @@ def _run(client, server):
 
 
 def test_our_client_against_our_mechanism(idp, pki):
-    settings = ClientSasl("OAUTHBEARER", "", "", oauth=TokenSource(_credentials(idp, pki)))
+    source = TokenSource(_credentials(idp, pki))
+    source.token(wait=FIRST_WAIT_S)  # logged in, as the node is by the time it dials
+    settings = ClientSasl("OAUTHBEARER", "", "", oauth=source)
     client = SaslClient(settings, {17: (0, 1), 36: (0, 2)})
     server = OAuthBearerServer(validator_for(idp, pki))
     _run(client, server)
@@ -94,3 +96,18 @@ def test_our_client_against_our_mechanism(idp, pki):
     strict = OAuthBearerServer(validator_for(idp, pki, audiences=["another-cluster"]))
     with pytest.raises(SaslFailed, match='invalid_token'):
         _run(SaslClient(settings, {17: (0, 1), 36: (0, 2)}), strict)
+
+
+def test_the_loop_never_waits_for_the_first_token(pki):
+    """Before the first login ends, token() fails at once (the connection attempt is
+    retried), rather than holding the event loop."""
+    import time
+
+    context = https_context({"ssl.truststore.location": str(pki.truststore_pem), "ssl.truststore.type": "PEM"})
+    # a port nothing listens on: the login keeps failing in the background
+    source = TokenSource(ClientCredentials("https://127.0.0.1:9/token", "node-1", "x", context=context,
+                                           backoff_ms=1000, backoff_max_ms=5000))
+    started = time.monotonic()
+    with pytest.raises(LoginFailed, match="no valid access token"):
+        source.token()
+    assert time.monotonic() - started < 0.5

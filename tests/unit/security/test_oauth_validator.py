@@ -118,6 +118,32 @@ def test_a_failed_refresh_keeps_the_keys(idp, pki):
     assert validator.validate(idp.mint("alice")).principal == "alice"
 
 
+def test_a_token_before_the_first_fetch_is_refused_at_once(idp, pki):
+    """The event loop never waits for the JWKS: while the first fetch hangs, a token is
+    refused as one whose key is unknown, at once; once the keys are in, it passes."""
+    import threading
+
+    from kraft_server.security.jwks import RefreshingJwks, fetch_keys
+    from kraft_server.security.oauth_validator import JwtValidator, ValidatorSettings
+    release = threading.Event()
+
+    def slow_fetch(url, context):
+        release.wait(10)
+        return fetch_keys(url, context)
+
+    context = validator_for(idp, pki).jwks._context
+    jwks = RefreshingJwks(idp.jwks_url, context, fetch=slow_fetch)
+    validator = JwtValidator(jwks, ValidatorSettings(audiences=[idp.audience], issuer=idp.issuer))
+    started = time.monotonic()
+    with pytest.raises(JwtInvalid, match="Unable to find a suitable verification key"):
+        validator.validate(idp.mint("alice"))
+    assert time.monotonic() - started < 0.5
+    release.set()
+    _wait(lambda: jwks.keys())
+    assert validator.validate(idp.mint("alice")).principal == "alice"
+    jwks.stop()
+
+
 def test_the_mechanism_answers_invalid_token_then_fails_with_it(idp, pki):
     server = OAuthBearerServer(validator_for(idp, pki))
     bad = InitialResponse(idp.mint("alice", audience="other")).to_bytes()
