@@ -245,6 +245,7 @@ class SaslGate:
     def _maybe_done(self, pipeline, lifetime_ms: int = 0) -> None:
         if self.server.complete:
             pipeline.principal = self.principal = user(self.server.authorization_id)
+            pipeline.token_authenticated = getattr(self.server, "token_authenticated", False)
             pipeline._reader.max_bytes = self._max_bytes
             self.previous, self._pipeline = None, pipeline
             if lifetime_ms > 0:  # KIP-368: keep watching the session
