@@ -24,8 +24,9 @@ connection that is not (or no longer) authenticating are answered ILLEGAL_SASL_S
 as Kafka's ControllerApis does. A client that never finishes is closed by
 ``connections.max.idle.ms`` (net/limits.py), as in Kafka.
 
-KIP-368: with ``connections.max.reauth.ms`` above 0 the SaslAuthenticate (v1+) answer
-carries SessionLifetimeMs and the gate stays, in state COMPLETE, watching the session:
+KIP-368: with ``connections.max.reauth.ms`` above 0, or after a login with a delegation
+token (its expiry caps the session), the SaslAuthenticate (v1+) answer carries
+SessionLifetimeMs and the gate stays, in state COMPLETE, watching the session:
 a SaslHandshake before expiry re-authenticates in band (same mechanism, same
 principal, or SASL_AUTHENTICATION_FAILED with Kafka's message); any other request
 after expiry closes the connection (Kafka's "expired session").
@@ -212,10 +213,21 @@ class SaslGate:
                                                   error_message=self.failure, auth_bytes=b""))
             pipeline.close_after_output(f"SASL authentication failed: {self.failure}")
             return
-        lifetime = self.settings.reauth_ms.get(self.server.mechanism, 0) if self.server.complete else 0
+        lifetime = self._lifetime() if self.server.complete else 0
         call.respond(SaslAuthenticateResponse(error_code=0, error_message=None, auth_bytes=reply,
                                               session_lifetime_ms=lifetime))
         self._maybe_done(pipeline, lifetime)
+
+    def _lifetime(self) -> int:
+        """SessionLifetimeMs: ``connections.max.reauth.ms``, or less when the login was a
+        delegation token's that expires sooner (Kafka's credential lifetime; at least
+        1 ms, so an expired token's session ends at once)."""
+        reauth = self.settings.reauth_ms.get(self.server.mechanism, 0)
+        expiry = getattr(self.server, "credential_expiry_ms", None)
+        if expiry is None:
+            return reauth
+        left = max(expiry - int(time.time() * 1000), 1)
+        return left if reauth <= 0 else min(left, reauth)
 
     def _same_session(self, reply: bytes) -> bytes | None:
         """Re-authentication keeps the mechanism and the principal (Kafka's ReauthInfo)."""

@@ -103,6 +103,7 @@ class ScramServer:
         self.complete = False
         self.authorization_id: str | None = None  # a token login's: the token's owner
         self.token_authenticated = False
+        self.credential_expiry_ms: int | None = None  # a token's expiry timestamp: caps the session
 
     def evaluate(self, token: bytes) -> bytes:
         text = token.decode("utf-8", "replace")
@@ -122,7 +123,7 @@ class ScramServer:
             token = self._credentials(self.mechanism, user, token=True) if self._credentials else None
             if token is None:
                 raise ScramError(f"Token Authentication failed: Invalid tokenId : {user}")
-            credential, owner, _expiry = token
+            credential, owner, self.credential_expiry_ms = token
             self.token_authenticated = True
         else:
             credential = self._credentials(self.mechanism, user) if self._credentials else None

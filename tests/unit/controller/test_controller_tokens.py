@@ -175,3 +175,18 @@ def test_scram_login_with_a_token():
     wrong._bare += ",tokenauth=true"
     with pytest.raises(ScramError):
         server.evaluate(wrong.final(server.evaluate(wrong.first())))
+
+
+def test_a_token_login_session_ends_with_the_token(monkeypatch):
+    """Kafka's credential lifetime: a token's expiry caps SessionLifetimeMs, with or
+    without connections.max.reauth.ms; an expired token's session ends at once."""
+    from types import SimpleNamespace
+
+    from kraft_server.net.sasl_gate import SaslGate
+    from kraft_server.security.sasl_config import ServerSasl
+    monkeypatch.setattr("kraft_server.net.sasl_gate.time.time", lambda: T0 / 1000)
+    for reauth, expiry, lifetime in [(0, None, 0), (5000, None, 5000), (0, T0 + 70_000, 70_000),
+                                     (5000, T0 + 70_000, 5000), (0, T0 - 1, 1)]:
+        gate = SaslGate(ServerSasl(["SCRAM-SHA-512"], reauth_ms={"SCRAM-SHA-512": reauth}), "SASL_PLAINTEXT", "C")
+        gate.server = SimpleNamespace(mechanism="SCRAM-SHA-512", credential_expiry_ms=expiry)
+        assert gate._lifetime() == lifetime
