@@ -190,3 +190,24 @@ def test_a_token_login_session_ends_with_the_token(monkeypatch):
         gate = SaslGate(ServerSasl(["SCRAM-SHA-512"], reauth_ms={"SCRAM-SHA-512": reauth}), "SASL_PLAINTEXT", "C")
         gate.server = SimpleNamespace(mechanism="SCRAM-SHA-512", credential_expiry_ms=expiry)
         assert gate._lifetime() == lifetime
+
+
+def test_the_active_controller_writes_tokens_and_sweeps_the_expired():
+    """On a one-voter core: a Create committed and answered, then the periodic sweep
+    (delegation.token.expiry.check.interval.ms) removes the token once past its expiry."""
+    from tests.unit.controller.test_controller_active import Single
+    s = Single(tokens=control.TokenSettings(secret=SECRET, max_lifetime_ms=2000, expiry_time_ms=1000,
+                                            check_interval_ms=500))
+    s.run_for(600)
+    answers = []
+    run, fail = ops.token_op(38, 3, CreateDelegationTokenRequest(max_lifetime_ms=-1), s.controller.settings.tokens, ALICE)
+    s.controller.submit_write("CreateDelegationToken", run, fail, answers.append)
+    s.run_for(50)
+    created_at = answers[0].issue_timestamp_ms
+    assert answers[0].error_code == 0 and answers[0].expiry_timestamp_ms == created_at + 1000
+    assert len(s.controller.image.tokens) == 1
+    s.run_for(created_at + 1000 - s.now)  # not yet past its expiry
+    assert len(s.controller.image.tokens) == 1
+    s.run_for(600)  # past it, and a sweep since
+    assert len(s.controller.image.tokens) == 0
+    assert (26, 0) in [k for batch in s.data_batches() for k in batch]  # RemoveDelegationTokenRecord
