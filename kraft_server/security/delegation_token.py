@@ -10,8 +10,7 @@
 
 ``TokenCredentials`` is that cache over the image's tokens (every node replays them):
 ``lookup(mechanism, token_id) -> (ScramCredential, owner, expiry) | None``, the
-credential made once per token and mechanism. ``by_hmac`` finds a token by the HMAC a
-Renew or Expire request names (``tokenForHmac``).
+credential made once per token and mechanism.
 """
 from __future__ import annotations
 
@@ -44,15 +43,6 @@ class TokenCredentials:
         self.secret = secret
         self._image = image  # () -> the current MetadataImage
         self._credentials: dict[tuple[str, str], object] = {}
-
-    def by_hmac(self, tokens, mac: bytes):
-        """The token (a DelegationTokenRecord) of ``tokens`` whose HMAC is ``mac``, or None."""
-        if not self.secret:
-            return None
-        for record in tokens.tokens():
-            if _hmac.compare_digest(token_hmac(self.secret, record.token_id), bytes(mac)):
-                return record
-        return None
 
     def lookup(self, mechanism: str, token_id: str):
         """(credential, owner name, expiry timestamp) of a token, or None."""
