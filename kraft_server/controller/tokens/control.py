@@ -22,13 +22,13 @@ positive MaxLifetimeMs). Sums saturate at Long.MAX_VALUE as Kafka's ``sum``.
 from __future__ import annotations
 
 import logging
-import uuid
 from dataclasses import dataclass
 
 from kraft_server.common import metadata_version as mv
 from kraft_server.security.delegation_token import token_hmac
 from wire.errors import ErrorCode
 from wire.messages import DelegationTokenRecord, RemoveDelegationTokenRecord
+from wire.uuids import random_uuid, uuid_to_str
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ def create(image, settings: TokenSettings, requester: str, request, now: int, to
         if r.principal_type != USER:
             return {**fields, "error_code": ErrorCode.INVALID_PRINCIPAL_TYPE}, []
         renewers.append(f"{r.principal_type}:{r.principal_name}")
-    token_id = token_id or str(uuid.uuid4())
+    token_id = token_id or uuid_to_str(random_uuid())  # Kafka's Uuid.randomUuid().toString()
     record = DelegationTokenRecord(owner=owner, requester=requester, renewers=renewers, issue_timestamp=now,
                                    max_timestamp=max_timestamp, expiration_timestamp=expiry, token_id=token_id)
     fields.update(error_code=0, issue_timestamp_ms=now, expiry_timestamp_ms=expiry, max_timestamp_ms=max_timestamp,

@@ -62,7 +62,7 @@ def expiry(image, principal, mac, now, period):
 def test_create_uses_the_defaults_and_the_hmac_is_kafkas():
     image = fresh_image()
     f = created(image, renewers=[CreatableRenewers(principal_type="User", principal_name="bob")])
-    assert f["error_code"] == 0
+    assert f["error_code"] == 0 and len(f["token_id"]) == 22  # Kafka's Uuid text form
     assert (f["issue_timestamp_ms"], f["expiry_timestamp_ms"], f["max_timestamp_ms"]) == (T0, T0 + 100_000, T0 + 1000_000)
     assert f["hmac"] == hmac.new(SECRET.encode(), f["token_id"].encode(), hashlib.sha512).digest()
     record = image.tokens.get(f["token_id"])
