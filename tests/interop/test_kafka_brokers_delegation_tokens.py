@@ -1,4 +1,5 @@
-"""Delegation tokens through an Apache Kafka broker (the default release), slow.
+"""Delegation tokens through an Apache Kafka broker (the default release), slow; and
+straight to a controller's PLAINTEXT listener (refused as by Kafka's, fast).
 
 One session of ``kafka-delegation-tokens`` through a broker's SASL_PLAINTEXT
 listener (SCRAM-SHA-256 users made with ``kafka-configs`` through the same broker)
@@ -15,7 +16,8 @@ On ours, also:
   computes the same HMAC from our records;
 - a token login on our own SASL listener (``tokenauth=true``) is the token's owner:
   ``kafka-metadata-quorum`` is served, and a wrong HMAC is refused;
-- the tokens are in our log as Kafka's ``kafka-dump-log`` decodes them.
+- the tokens are in our log as Kafka's ``kafka-dump-log`` decodes them, and they are
+  the records Kafka's controller wrote (token ids and times aside).
 """
 from __future__ import annotations
 
@@ -26,13 +28,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import metadata_dump as md
 from tests.support.controller_scenario import dump_segments
 from tests.support.jdk import need_jdk
 from tests.support.kafka_brokers import BROKER_ID_BASE, KafkaBroker
 from tests.support.kraft_nodes import OurNode, wait_for
 from tools.kafka_dist.controller import KafkaController, free_port, run_tool
 
-pytestmark = [pytest.mark.java, pytest.mark.slow]
+pytestmark = pytest.mark.java  # the session on both sides is slow (about 2-3 minutes)
 SECRET = "the-token-secret"
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
 USERS = {"alice": "alice-secret", "bob": "bob-secret", "carol": "carol-secret"}
@@ -135,6 +138,27 @@ def _session(s: Session) -> tuple[list[tuple[str, str]], dict]:
     return steps, tokens
 
 
+def _token_records(data: Path) -> list[tuple]:
+    """The token records a controller wrote, as ``kafka-dump-log`` decodes them: token
+    ids as labels in order of appearance, timestamps as what the controller decided
+    (the lifetime and first expiry after the issue time; later, whether the expiry
+    is the max timestamp)."""
+    labels, out = {}, []
+    dump = dump_segments(sorted((data / "__cluster_metadata-0").glob("*.log")))
+    for batch in md.parse(dump):
+        for kind, version, d in batch.records:
+            if kind == "DELEGATION_TOKEN_RECORD":
+                new = d["tokenId"] not in labels
+                label = labels.setdefault(d["tokenId"], f"T{len(labels)}")
+                expiry = (d["expirationTimestamp"] - d["issueTimestamp"] if new
+                          else "max" if d["expirationTimestamp"] == d["maxTimestamp"] else "before max")
+                out.append((kind, version, label, len(d["tokenId"]), d["owner"], d["requester"],
+                            tuple(d["renewers"]), d["maxTimestamp"] - d["issueTimestamp"], expiry))
+            elif kind == "REMOVE_DELEGATION_TOKEN_RECORD":
+                out.append((kind, version, labels.get(d["tokenId"])))
+    return out
+
+
 def _users(bootstrap: str) -> None:
     for user, password in USERS.items():
         run_tool("kafka-configs", "--bootstrap-server", bootstrap, "--alter", "--entity-type", "users",
@@ -182,7 +206,8 @@ def _run_side(kind: str, work: Path) -> dict:
         _users(broker.bootstrap)
         s = Session(work, sasl, broker.bootstrap)
         steps, tokens = _session(s)
-        seen = {"steps": steps, "tokens": tokens}
+        seen = {"steps": steps, "tokens": tokens,
+                "records": _token_records(controller.data_dir if kind == "kafka" else controller.data)}
         if kind == "ours":
             seen.update(_our_checks(controller, s))
         return seen
@@ -220,6 +245,7 @@ def sides(tmp_path_factory):
     return {kind: _run_side(kind, work / kind) for kind in ("kafka", "ours")}
 
 
+@pytest.mark.slow
 def test_the_same_session_prints_the_same_on_kafkas_controller_and_ours(sides):
     theirs, ours = sides["kafka"]["steps"], sides["ours"]["steps"]
     for name, outcome in ours:
@@ -246,15 +272,70 @@ def test_the_same_session_prints_the_same_on_kafkas_controller_and_ours(sides):
         assert "UnsupportedByAuthentication" in outcomes[refused], (refused, outcomes[refused])
 
 
+@pytest.mark.slow
 def test_a_token_logs_in_on_our_sasl_listener_as_its_owner(sides):
     ours = sides["ours"]
     assert "LeaderId:" in ours["our status"], ours["our status"]
     assert ours["wrong rc"] != 0 and "Authentication" in ours["wrong hmac"], ours["wrong hmac"][-2000:]
 
 
+@pytest.mark.slow
 def test_the_tokens_are_in_our_log_as_kafka_decodes_them(sides):
     dump = sides["ours"]["dump"]
     token_a = sides["ours"]["tokens"]["A"][0]
     assert re.search(r"DELEGATION_TOKEN_RECORD.*" + re.escape(token_a), dump), dump[-3000:]
     assert re.search(r"REMOVE_DELEGATION_TOKEN_RECORD.*" + re.escape(sides["ours"]["tokens"]["B"][0]), dump)
     assert sides["ours"]["token C"] in dump
+
+
+@pytest.mark.slow
+def test_the_same_token_records_as_kafkas_controller(sides):
+    ours, theirs = sides["ours"]["records"], sides["kafka"]["records"]
+    assert ours == theirs
+    day, week = 24 * 3_600_000, 7 * 24 * 3_600_000
+    assert ours[0] == ("DELEGATION_TOKEN_RECORD", 0, "T0", 22, "User:alice", "User:alice", ("User:bob",), week, day)
+    assert ("REMOVE_DELEGATION_TOKEN_RECORD", 0, "T1") in ours
+
+
+def _direct_requests(port: int) -> list:
+    """Create/Renew/Expire at every version, straight to a controller's PLAINTEXT
+    listener: the answers, as our codecs decode them."""
+    from tests.support.kraft_nodes import _roundtrip
+    from wire.messages import CreateDelegationTokenRequest, ExpireDelegationTokenRequest, RenewDelegationTokenRequest
+    from wire.messages.create_delegation_token_request import CreatableRenewers
+    out = []
+    for version in (1, 2, 3):
+        body = CreateDelegationTokenRequest(renewers=[CreatableRenewers(principal_type="User", principal_name="bob")],
+                                            max_lifetime_ms=-1)
+        if version >= 3:
+            body.owner_principal_type, body.owner_principal_name = "User", "carol"
+        out.append(_roundtrip(port, body, version))
+    for version in (1, 2):
+        out.append(_roundtrip(port, RenewDelegationTokenRequest(hmac=b"x", renew_period_ms=-1), version))
+        out.append(_roundtrip(port, ExpireDelegationTokenRequest(hmac=b"x", expiry_time_period_ms=-1), version))
+    return out
+
+
+def test_a_direct_plaintext_request_is_refused_as_by_kafkas_controller(tmp_path):
+    """ControllerApis' allowTokenRequests: on a PLAINTEXT controller listener, not
+    forwarded, DELEGATION_TOKEN_REQUEST_NOT_ALLOWED with -1 timestamps (the owner and
+    requester as asked)."""
+    need_jdk()
+    settings = {"delegation.token.secret.key": SECRET}
+    ctl = KafkaController(tmp_path / "kafka", overrides=settings)
+    try:
+        ctl.start_ready(timeout=120)
+        theirs = _direct_requests(ctl.port)
+    finally:
+        ctl.close()
+    (tmp_path / "ours").mkdir()
+    node = OurNode(tmp_path / "ours", extra=tuple(f"{k}={v}" for k, v in settings.items()))
+    node.format_with_ours(uuid.uuid4().hex[:22])
+    node.start()
+    try:
+        node.wait_leader(60)
+        ours = _direct_requests(node.port)
+    finally:
+        node.stop()
+    assert ours == theirs
+    assert {a.error_code for a in ours} == {64} and ours[2].principal_name == "carol"
