@@ -181,10 +181,13 @@ def _broker(work: Path, cluster_id: str, controllers: str):
     return b, sasl
 
 
-def _run_side(kind: str, work: Path) -> dict:
+def _run_side(kind: str, work: Path, secret: str | None = SECRET) -> dict:
+    """One side (``kind``: kafka or ours): its controller (with ``secret`` as
+    delegation.token.secret.key, or none), a broker with the key, the users, then the
+    session (with no key on the controller, only the refusals)."""
     work.mkdir(parents=True)
     cluster_id = uuid.uuid4().hex[:22]
-    settings = {"delegation.token.secret.key": SECRET}
+    settings = {"delegation.token.secret.key": secret} if secret else {}
     if kind == "kafka":
         controller = KafkaController(work / "controller", cluster_id=cluster_id, overrides=settings)
         controller.start_ready(timeout=120)
@@ -205,6 +208,8 @@ def _run_side(kind: str, work: Path) -> dict:
                  120, "the broker serving")
         _users(broker.bootstrap)
         s = Session(work, sasl, broker.bootstrap)
+        if not secret:
+            return {"steps": _disabled_session(s)}
         steps, tokens = _session(s)
         seen = {"steps": steps, "tokens": tokens,
                 "records": _token_records(controller.data_dir if kind == "kafka" else controller.data)}
@@ -218,6 +223,16 @@ def _run_side(kind: str, work: Path) -> dict:
             controller.close()
         else:
             controller.stop()
+
+
+def _disabled_session(s: Session) -> list[tuple[str, str]]:
+    """A controller without delegation.token.secret.key: every forwarded request refused."""
+    mac = base64.b64encode(b"x" * 64).decode()
+    first = wait_for(lambda: (lambda out: out if "Exception" in out and "Authentication" not in out else None)(
+        s.run("alice", "--create", "--max-life-time-period", "-1")), 120, "the broker serving alice")
+    return [("create", _outcome(first)),
+            ("renew", _outcome(s.run("alice", "--renew", "--hmac", mac, "--renew-time-period", "-1"))),
+            ("expire", _outcome(s.run("alice", "--expire", "--hmac", mac, "--expiry-time-period", "-1")))]
 
 
 def _our_checks(node, s: Session) -> dict:
@@ -314,6 +329,19 @@ def _direct_requests(port: int) -> list:
         out.append(_roundtrip(port, RenewDelegationTokenRequest(hmac=b"x", renew_period_ms=-1), version))
         out.append(_roundtrip(port, ExpireDelegationTokenRequest(hmac=b"x", expiry_time_period_ms=-1), version))
     return out
+
+
+@pytest.fixture(scope="module")
+def disabled_sides(tmp_path_factory):
+    need_jdk()
+    work = tmp_path_factory.mktemp("disabled")
+    return {kind: _run_side(kind, work / kind, secret=None)["steps"] for kind in ("kafka", "ours")}
+
+
+@pytest.mark.slow
+def test_without_a_secret_key_the_controller_refuses_as_kafkas(disabled_sides):
+    assert disabled_sides["ours"] == disabled_sides["kafka"]
+    assert all("DelegationTokenDisabled" in outcome for _, outcome in disabled_sides["ours"]), disabled_sides
 
 
 def test_a_direct_plaintext_request_is_refused_as_by_kafkas_controller(tmp_path):
