@@ -432,6 +432,15 @@ DEFINITIONS: tuple[_Def, ...] = (
          doc="Principals allowed everything, separated by `;` (`User:a;User:b`)."),
     _Def("allow.everyone.if.no.acl.found", _t_bool, False, read_by=f"{_SECURITY}/authorizer.py",
          doc="Allow access to a resource that has no ACL."),
+    # -- delegation tokens (kraft_server/controller/tokens), Kafka's DelegationTokenManagerConfigs
+    _Def("delegation.token.secret.key", _t_password, None,
+         doc="Signs delegation tokens (HMAC-SHA512); unset or empty: tokens are disabled. The same on every node."),
+    _Def("delegation.token.max.lifetime.ms", _t_long, 7 * 24 * 3_600_000, _at_least(1),
+         doc="A token's longest life; renewals never go past it."),
+    _Def("delegation.token.expiry.time.ms", _t_long, 24 * 3_600_000, _at_least(1),
+         doc="How long a token lives from its creation or last renewal."),
+    _Def("delegation.token.expiry.check.interval.ms", _t_long, 3_600_000, _at_least(1),
+         doc="How often the active controller removes expired tokens."),
 )
 _BY_NAME = {d.name: d for d in DEFINITIONS}
 

@@ -29,7 +29,7 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("The metadata log and snapshots", ("metadata.", "log.dir", "internal.metadata.")),
     ("Brokers on the quorum", ("broker.", "auto.leader.", "leader.imbalance.", "unclean.", "kraft.broker.")),
     ("Security", ("ssl.", "sasl.", "connections.max.reauth.ms", "authorizer.", "super.users",
-                  "allow.everyone.")),
+                  "allow.everyone.", "delegation.token.")),
     ("Connections and requests", ("socket.", "max.connections", "connections.", "queued.", "max.incremental.")),
     ("Consumer groups on the client listener", ("group.", "offset")),
     ("The console and metrics (ours)", ("kraft.metrics.", "kraft.console.")),

@@ -24,16 +24,20 @@ from wire.errors import ErrorCode
 from wire.exceptions import DecodeError
 from wire.headers import decode_request_header, peek_key_version
 from wire.messages import REQUESTS, AlterPartitionReassignmentsRequest, CreateAclsRequest, DeleteAclsRequest, EnvelopeResponse
+from wire.messages import CreateDelegationTokenRequest, ExpireDelegationTokenRequest, RenewDelegationTokenRequest
 from kraft_server.controller.replication.reassignment import empty_alter_answer
 
 from . import registry  # the table (it names this module's handlers: read at call time)
 from .call import Narrowed
-from .envelope_inner import InnerCall, envelope_answer, forwarded_identity
+from .envelope_inner import InnerCall, envelope_answer, forwarded_caller
 
 log = logging.getLogger(__name__)
 
 ALTER_PARTITION_REASSIGNMENTS = AlterPartitionReassignmentsRequest.API_KEY
 ACL_WRITES = (CreateAclsRequest.API_KEY, DeleteAclsRequest.API_KEY)
+# Decided on the client's identity even without an authorizer (api/delegation_tokens.py)
+TOKEN_APIS = (CreateDelegationTokenRequest.API_KEY, RenewDelegationTokenRequest.API_KEY,
+              ExpireDelegationTokenRequest.API_KEY)
 
 
 def _responder(call):
@@ -121,14 +125,14 @@ def handle_envelope_request(call, view, dispatch=None, guard=None) -> None:
         return
 
     inner_call = InnerCall(call, header, api_key, version, inner)
-    if guard is not None:  # authorize.py: the inner request as the client's principal
+    if guard is not None or api_key in TOKEN_APIS:  # the inner request as the client's principal
         try:
-            inner_call.principal, inner_call.host = forwarded_identity(call.body)
+            inner_call.principal, inner_call.host, inner_call.token_authenticated = forwarded_caller(call.body)
         except (DecodeError, ValueError, IndexError) as exc:
             log.info("Envelope with an unreadable principal: %s", exc)
             respond(EnvelopeResponse(response_data=None, error_code=ErrorCode.PRINCIPAL_DESERIALIZATION_FAILURE))
             return
-        inner_call = guard.admit(inner_call)
+        inner_call = inner_call if guard is None else guard.admit(inner_call)
         if inner_call is None:
             return
     if guard is None and api_key in ACL_WRITES:

@@ -33,6 +33,13 @@ def forwarded_identity(envelope) -> tuple[str, str]:
     """(principal, host) of the client a broker forwards for: ``RequestPrincipal`` is
     DefaultPrincipalData after a 2-byte version (``DefaultKafkaPrincipalBuilder``),
     ``ClientHostAddress`` the address's 4 or 16 bytes. ValueError if unreadable."""
+    principal, host, _ = forwarded_caller(envelope)
+    return principal, host
+
+
+def forwarded_caller(envelope) -> tuple[str, str, bool]:
+    """``forwarded_identity`` and whether the client logged in with a delegation token
+    (DefaultPrincipalData's TokenAuthenticated)."""
     data = bytes(envelope.request_principal or b"")
     if len(data) < 2:
         raise ValueError("no principal in the Envelope")
@@ -40,7 +47,7 @@ def forwarded_identity(envelope) -> tuple[str, str]:
     if end != len(data):
         raise ValueError("bytes left after the Envelope's principal")
     host = str(ipaddress.ip_address(bytes(envelope.client_host_address)))
-    return f"{principal.type}:{principal.name}", host
+    return f"{principal.type}:{principal.name}", host, principal.token_authenticated
 
 
 class InnerCall:
@@ -55,6 +62,7 @@ class InnerCall:
         self.listener = outer.listener
         self.principal = outer.principal  # the client's, once the guard read it
         self.host = ""
+        self.token_authenticated = False  # the client's login was a delegation token's
         self._done = False
 
     @property

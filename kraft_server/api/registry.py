@@ -38,6 +38,7 @@ from wire.messages import (  # the active controller's APIs (kraft_server/contro
 from wire.messages import AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest
 from wire.messages import AlterConfigsRequest, DescribeConfigsRequest, IncrementalAlterConfigsRequest  # configs
 from wire.messages import AlterClientQuotasRequest, AlterUserScramCredentialsRequest
+from wire.messages import CreateDelegationTokenRequest, ExpireDelegationTokenRequest, RenewDelegationTokenRequest
 from wire.messages import CreateAclsRequest, DeleteAclsRequest, DescribeAclsRequest, SaslAuthenticateRequest, SaslHandshakeRequest
 from wire.messages import (
     AddRaftVoterRequest, ApiVersionsRequest, BeginQuorumEpochRequest, ControllerRegistrationRequest,
@@ -55,6 +56,7 @@ from .api_versions import handle_api_versions_request
 from .broker_lifecycle import handle_broker_heartbeat_request, handle_broker_registration_request
 from .controller_registration import handle_controller_registration_request
 from .describe_cluster import handle_describe_cluster_request
+from .delegation_tokens import handle_delegation_token_request
 from .describe_quorum import handle_describe_quorum_request
 from .error_answer import error_answer
 from .groups import handle as handle_group_request
@@ -106,6 +108,9 @@ ALTER_CONFIGS = AlterConfigsRequest.API_KEY
 INCREMENTAL_ALTER_CONFIGS = IncrementalAlterConfigsRequest.API_KEY
 ALTER_CLIENT_QUOTAS = AlterClientQuotasRequest.API_KEY
 ALTER_USER_SCRAM_CREDENTIALS = AlterUserScramCredentialsRequest.API_KEY
+CREATE_DELEGATION_TOKEN = CreateDelegationTokenRequest.API_KEY
+RENEW_DELEGATION_TOKEN = RenewDelegationTokenRequest.API_KEY
+EXPIRE_DELEGATION_TOKEN = ExpireDelegationTokenRequest.API_KEY
 CREATE_ACLS, DESCRIBE_ACLS, DELETE_ACLS = CreateAclsRequest.API_KEY, DescribeAclsRequest.API_KEY, DeleteAclsRequest.API_KEY
 SASL_HANDSHAKE, SASL_AUTHENTICATE = SaslHandshakeRequest.API_KEY, SaslAuthenticateRequest.API_KEY
 
@@ -203,6 +208,10 @@ def _controller_write(d, call) -> None:
 
 def _envelope(d, call) -> None:
     controller_writes.handle_envelope_request(call, d.view, d, d.guard)
+
+
+def _delegation_token(d, call) -> None:
+    handle_delegation_token_request(call, d.view, d.guard)
 
 
 def _acls(d, call) -> None:
@@ -329,6 +338,11 @@ APIS: tuple[Api, ...] = (
     Api(ALTER_USER_SCRAM_CREDENTIALS, _controller_write, controller=(0, 0), envelope=True, cluster_check=_AL,
         write=lambda v, b, s: scram_control.alter_user_scram_credentials_op(b),
         error_response=lambda v, b, code: scram_control.alter_user_scram_credentials_error_response(b, code)),
+    # delegation tokens (delegation_tokens.py, controller/tokens/): decided on the image,
+    # written through the write queue; Describe (41) is the brokers', as in Kafka
+    Api(CREATE_DELEGATION_TOKEN, _delegation_token, controller=(1, 3), envelope=True),
+    Api(RENEW_DELEGATION_TOKEN, _delegation_token, controller=(1, 2), envelope=True),
+    Api(EXPIRE_DELEGATION_TOKEN, _delegation_token, controller=(1, 2), envelope=True),
     # configs (config_requests.py)
     Api(DESCRIBE_CONFIGS, _describe_configs, controller=(1, 4), config_check=A.DESCRIBE_CONFIGS),
     Api(ALTER_CONFIGS, _alter_configs, controller=(0, 2), envelope=True, config_check=A.ALTER_CONFIGS,

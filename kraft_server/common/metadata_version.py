@@ -28,6 +28,7 @@ LATEST_TESTING = 34  # 4.5-IV0
 
 # The levels that gate behaviour (MetadataVersion.is...Supported)
 SCRAM = 11  # 3.5-IV2
+DELEGATION_TOKEN = 14  # 3.6-IV2 (KIP-900)
 CONTROLLER_REGISTRATION = 15  # 3.7-IV0 (KIP-919)
 DIRECTORY_ASSIGNMENT = 17  # 3.7-IV2
 ELR = 23  # 4.0-IV1

@@ -38,7 +38,8 @@ The decisions, one room per control concern as Kafka splits its controller
   IncrementalAlterConfigs/AlterConfigs records, DescribeConfigs);
 - ``quotas/`` (ClientQuotaControl: AlterClientQuotas), ``features/`` (FeatureControl:
   UpdateFeatures), ``acls/`` (AclControl: Create/Delete/DescribeAcls), ``scram/``
-  (ScramControl: AlterUserScramCredentials).
+  (ScramControl: AlterUserScramCredentials), ``tokens/`` (Kafka's
+  DelegationTokenControlManager: Create/Renew/ExpireDelegationToken, the expiry sweep).
 """
 from kraft_server.controller.controller import Controller, ControllerSettings
 

@@ -14,6 +14,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from kraft_server.common.features import SUPPORTED
+from kraft_server.common.metadata_version import DELEGATION_TOKEN
 from wire.messages import RegisterControllerRecord
 from wire.messages.register_controller_record import ControllerEndpoint, ControllerFeature
 
@@ -24,6 +25,8 @@ from .cluster.registration import RegistrationSender, registration_write
 from .image.retention import CLEAN_INTERVAL_MS, maybe_clean
 from .image.snapshot_generator import SnapshotGenerator
 from .replication.elections import imbalanced, leaderless_unclean
+from .tokens.control import TokenSettings
+from .tokens.ops import sweep_op
 from .write_queue import Write, WriteQueue
 
 log = logging.getLogger(__name__)
@@ -59,6 +62,7 @@ class ControllerSettings:
     unclean_election_interval_ms: int = 300_000  # unclean.leader.election.interval.ms
     static_configs: dict = field(default_factory=dict)  # the properties file (DescribeConfigs)
     broker_fast_fencing: bool = True  # kraft.broker.fast.fencing.enable (cluster/broker_liveness.py)
+    tokens: TokenSettings = field(default_factory=TokenSettings)  # delegation.token.* (tokens/)
 
     @classmethod
     def from_config(cls, config, bootstrap_levels: dict) -> "ControllerSettings":
@@ -82,6 +86,11 @@ class ControllerSettings:
             unclean_election_interval_ms=int(config["unclean.leader.election.interval.ms"]),
             static_configs=dict(config.raw),
             broker_fast_fencing=bool(config["kraft.broker.fast.fencing.enable"]),
+            tokens=TokenSettings(
+                secret=config["delegation.token.secret.key"] or None,
+                max_lifetime_ms=int(config["delegation.token.max.lifetime.ms"]),
+                expiry_time_ms=int(config["delegation.token.expiry.time.ms"]),
+                check_interval_ms=int(config["delegation.token.expiry.check.interval.ms"])),
         )
 
     def registration(self) -> RegisterControllerRecord | None:
@@ -249,6 +258,7 @@ class Controller:
             return
         tasks = {"BalanceLeaders": (self.settings.leader_balance_interval_ms, imbalanced),
                  "ElectUnclean": (self.settings.unclean_election_interval_ms, leaderless_unclean)}
+        self._periodic_token_sweep(now_ms)
         for name, (interval, decide) in tasks.items():
             if interval is None:
                 continue
@@ -266,6 +276,21 @@ class Controller:
                     log.info("[Controller %d] %s: %d partition(s)", self.settings.node_id, name, len(records))
                 return Write(records, lambda: None)
             self.writes.submit(name, run, lambda code: None, lambda body: None)
+
+    def _periodic_token_sweep(self, now_ms: int) -> None:
+        """While active, with tokens enabled and metadata.version 3.6-IV2 or above: every
+        ``delegation.token.expiry.check.interval.ms`` remove the expired tokens (Kafka's
+        ``maybeScheduleNextExpiredDelegationTokenSweep``)."""
+        tokens = self.settings.tokens
+        if not tokens.enabled or (self.image.metadata_version() or 0) < DELEGATION_TOKEN:
+            self.next_task_ms.pop("SweepExpiredDelegationTokens", None)
+            return
+        due = self.next_task_ms.get("SweepExpiredDelegationTokens")
+        if due is None or now_ms >= due:
+            self.next_task_ms["SweepExpiredDelegationTokens"] = now_ms + tokens.check_interval_ms
+        if due is not None and now_ms >= due:
+            run, fail = sweep_op()
+            self.writes.submit("SweepExpiredDelegationTokens", run, fail, lambda body: None)
 
     def _poll_probes(self, now_ms: int) -> None:
         """Outcomes of the listener probes in, the probes now due out to the shell."""

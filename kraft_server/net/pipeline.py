@@ -169,6 +169,7 @@ class Pipeline:
         self.close_watchers: dict | None = None  # name -> fn(by_peer), see watch_close
         self.principal = ANONYMOUS  # set by net/secure.py (mutual TLS, SASL)
         self.gate = None  # net/sasl_gate.py SaslGate until SASL authentication succeeds
+        self.token_authenticated = False  # a SASL/SCRAM login with a delegation token (tokenauth)
 
     @property
     def authenticating(self) -> bool:

@@ -26,8 +26,9 @@ as Kafka's ControllerApis does. A client that never finishes is closed by
 ``connections.max.idle.ms`` (net/limits.py), as in Kafka.
 
 KIP-368: with ``connections.max.reauth.ms`` above 0, or a credential that expires
-(an OAUTHBEARER token: the lifetime is the shorter of the two), the SaslAuthenticate (v1+) answer
-carries SessionLifetimeMs and the gate stays, in state COMPLETE, watching the session:
+(an OAUTHBEARER token, or the delegation token of a SCRAM login: the lifetime is the
+shorter of the two), the SaslAuthenticate (v1+) answer carries SessionLifetimeMs and
+the gate stays, in state COMPLETE, watching the session:
 a SaslHandshake before expiry re-authenticates in band (same mechanism, same
 principal, or SASL_AUTHENTICATION_FAILED with Kafka's message); any other request
 after expiry closes the connection (Kafka's "expired session").
@@ -225,15 +226,16 @@ class SaslGate:
 
     def _lifetime(self) -> int | None:
         """KIP-368: the session's lifetime in ms once complete (None: no end), from
-        connections.max.reauth.ms and the credential's expiry (OAUTHBEARER's exp), as
+        connections.max.reauth.ms and the credential's expiry (OAUTHBEARER's exp, a
+        delegation token's), as
         Kafka's ``calcCompletionTimesAndReturnSessionLifetimeMs``."""
         if not self.server.complete:
             return None
         reauth = self.settings.reauth_ms.get(self.server.mechanism, 0)
-        expiry = getattr(self.server, "lifetime_ms", None)
+        expiry = self.server.credential_expiry_ms
         if expiry is None:
             return reauth or None
-        left = max(expiry - int(time.time() * 1000), 0)
+        left = max(expiry - int(time.time() * 1000), 1)  # an expired credential's session ends at once
         return min(left, reauth) if reauth else left
 
     def _same_session(self, reply: bytes) -> bytes | None:
@@ -264,6 +266,7 @@ class SaslGate:
     def _maybe_done(self, pipeline, lifetime_ms: int | None = None) -> None:
         if self.server.complete:
             pipeline.principal = self.principal = user(self.server.authorization_id)
+            pipeline.token_authenticated = self.server.token_authenticated
             pipeline._reader.max_bytes = self._max_bytes
             self.previous, self._pipeline = None, pipeline
             if lifetime_ms is not None:  # KIP-368: keep watching the session

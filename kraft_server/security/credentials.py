@@ -7,7 +7,10 @@ Until the image holds any committed metadata (no ``metadata.version`` replayed y
 the credentials formatted into the node's ``bootstrap.checkpoint`` (``kraft-storage
 format --add-scram``) answer instead: freshly formatted voters that authenticate each
 other with SCRAM (``sasl.mechanism.controller.protocol``) need them to elect the leader
-that will commit them (Kafka's KAFKA-15513)."""
+that will commit them (Kafka's KAFKA-15513).
+
+A login with a delegation token (``tokenauth=true``) looks the token up in the image
+(``delegation_token.TokenCredentials``), as Kafka's ``DelegationTokenCache``."""
 from __future__ import annotations
 
 import logging
@@ -15,6 +18,7 @@ import logging
 from wire.messages import UserScramCredentialRecord
 from wire.records import decode_metadata_record
 
+from .delegation_token import TokenCredentials
 from .scram import ScramCredential
 
 log = logging.getLogger(__name__)
@@ -39,7 +43,12 @@ def scram_lookup(controller, bootstrap_records=()):
         log.info("SCRAM credentials from bootstrap.checkpoint serve until the log commits them: %s",
                  ", ".join(f"{user} ({mechanism})" for user, mechanism in seed.users()))
 
-    def lookup(mechanism: str, user: str) -> ScramCredential | None:
+    settings = getattr(controller, "settings", None)
+    tokens = TokenCredentials(getattr(getattr(settings, "tokens", None), "secret", None), lambda: controller.image)
+
+    def lookup(mechanism: str, user: str, token: bool = False):
+        if token:  # a delegation token's id: (credential, owner, expiry) or None
+            return tokens.lookup(mechanism, user)
         image = controller.image
         users = image.scram if image.has_metadata else seed
         return users.get(mechanism, user)

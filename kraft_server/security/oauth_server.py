@@ -8,7 +8,7 @@
   client then sends ^A (0x01) and the exchange fails with that JSON as the message
   (SASL_AUTHENTICATION_FAILED);
 - an authorization id must equal the token's principal; extensions are all accepted;
-- ``lifetime_ms``: the token's ``exp``, which bounds the session (KIP-368).
+- ``credential_expiry_ms``: the token's ``exp``, which bounds the session (KIP-368).
 """
 from __future__ import annotations
 
@@ -44,8 +44,10 @@ class OAuthBearerServer:
         self.extensions: dict[str, str] = {}
         self._error: str | None = None
 
+    token_authenticated = False  # a delegation token's login (SCRAM only)
+
     @property
-    def lifetime_ms(self) -> int | None:
+    def credential_expiry_ms(self) -> int | None:
         return self.token.lifetime_ms if self.token is not None else None
 
     def evaluate(self, data: bytes) -> bytes:

@@ -19,6 +19,8 @@ class PlainError(SaslFailure):
 
 class PlainServer:
     mechanism = "PLAIN"
+    token_authenticated = False  # a delegation token's login (SCRAM only)
+    credential_expiry_ms = None  # no credential expires
 
     def __init__(self, users: dict[str, str]):
         self._users = users

@@ -1,7 +1,9 @@
 """SCRAM-SHA-256 and SCRAM-SHA-512 (RFC 5802, RFC 7677) as Kafka runs them
 (``ScramSaslServer``, ``ScramSaslClient``, ``ScramFormatter``): no channel binding
 (gs2 header ``n,,``), an optional authorization id that must equal the user name,
-extensions ignored, at least 4096 iterations.
+at least 4096 iterations; of the extensions only ``tokenauth=true`` counts: the user
+name is then a delegation token's id, looked up with ``credentials(mechanism, id,
+token=True)``, and the principal is the token's owner (``delegation_token.py``).
 
 Credentials are Kafka's ``ScramCredential``: salt, stored key, server key and
 iterations (UserScramCredentialRecord in the metadata log); the password itself is
@@ -81,7 +83,13 @@ def encode_name(username: str) -> str:
     return username.replace("=", "=3D").replace(",", "=2C")
 
 
-_CLIENT_FIRST = re.compile(r"n,(?:a=(?P<authzid>[^,]*))?,(?P<bare>n=(?P<name>[^,]*),r=(?P<nonce>[^,]+)(?:,.*)?)$")
+_CLIENT_FIRST = re.compile(
+    r"n,(?:a=(?P<authzid>[^,]*))?,(?P<bare>n=(?P<name>[^,]*),r=(?P<nonce>[^,]+)(?:,(?P<extensions>.*))?)$")
+
+
+def _token_login(extensions: str | None) -> bool:
+    """Kafka's ``ScramExtensions``: ``tokenauth=true`` logs in with a delegation token."""
+    return any(part == "tokenauth=true" for part in (extensions or "").split(","))
 
 
 class ScramServer:
@@ -93,7 +101,9 @@ class ScramServer:
         self._credentials = credentials  # (mechanism, user) -> ScramCredential | None
         self._state = "first"
         self.complete = False
-        self.authorization_id: str | None = None
+        self.authorization_id: str | None = None  # a token login's: the token's owner
+        self.token_authenticated = False
+        self.credential_expiry_ms: int | None = None  # a token's expiry timestamp: caps the session
 
     def evaluate(self, token: bytes) -> bytes:
         text = token.decode("utf-8", "replace")
@@ -108,7 +118,15 @@ class ScramServer:
         if m is None:
             raise ScramError("Invalid SCRAM client first message")
         user = decode_name(m.group("name"))
-        credential = self._credentials(self.mechanism, user) if self._credentials else None
+        owner = user
+        if _token_login(m.group("extensions")):  # the user is a token id (delegation_token.py)
+            token = self._credentials(self.mechanism, user, token=True) if self._credentials else None
+            if token is None:
+                raise ScramError(f"Token Authentication failed: Invalid tokenId : {user}")
+            credential, owner, self.credential_expiry_ms = token
+            self.token_authenticated = True
+        else:
+            credential = self._credentials(self.mechanism, user) if self._credentials else None
         if credential is None:
             raise ScramError("Authentication failed: Invalid user credentials")
         authzid = m.group("authzid")
@@ -118,7 +136,7 @@ class ScramServer:
         if credential.iterations < MIN_ITERATIONS:
             raise ScramError(f"Iterations {credential.iterations} is less than the minimum "
                              f"{MIN_ITERATIONS} for {self.mechanism}")
-        self._user, self._credential = user, credential
+        self._user, self._credential = owner, credential
         self._nonce = m.group("nonce") + secrets.token_urlsafe(24)
         self._server_first = f"r={self._nonce},s={_b64(credential.salt)},i={credential.iterations}"
         self._client_first_bare = m.group("bare")

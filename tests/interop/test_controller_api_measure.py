@@ -30,17 +30,14 @@ from wire.messages import ApiVersionsRequest
 pytestmark = pytest.mark.java
 CLUSTER = "TWVhc3VyZU9mVGhlQXBpcw"
 
-# Owned by the security issue's later parts: SCRAM credential APIs, delegation tokens
-# (SaslHandshake 17 and SaslAuthenticate 36 are served: kraft_server/net/sasl_gate.py;
-# AlterUserScramCredentials 51: kraft_server/controller/scram/control.py; Describe/Create/
-# DeleteAcls 29-31: kraft_server/controller/acls/control.py). Kafka's
-# controller lists DescribeUserScramCredentials (50) but ControllerApis does not handle it.
+# Kafka's controller lists these but ControllerApis does not handle them (SaslHandshake 17
+# and SaslAuthenticate 36 are served: kraft_server/net/sasl_gate.py; AlterUserScramCredentials
+# 51: kraft_server/controller/scram/control.py; Describe/Create/DeleteAcls 29-31:
+# kraft_server/controller/acls/control.py; Create/Renew/ExpireDelegationToken 38-40:
+# kraft_server/controller/tokens/).
 SECURITY_OWNED = {
-    50: "DescribeUserScramCredentials: SCRAM credentials belong to the security issue",
-    38: "CreateDelegationToken: delegation tokens belong to the security issue",
-    39: "RenewDelegationToken: same",
-    40: "ExpireDelegationToken: same",
-    41: "DescribeDelegationToken: same",
+    50: "DescribeUserScramCredentials: Kafka's controller lists it, ControllerApis does not handle it",
+    41: "DescribeDelegationToken: Kafka's controller lists it, ControllerApis does not handle it",
 }
 LEFT_OUT = set(SECURITY_OWNED)
 

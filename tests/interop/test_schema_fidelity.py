@@ -63,6 +63,11 @@ REQUIRED_CLIENT = [
       for api in ("ApiVersions", "Metadata", "Fetch", "ListOffsets", "OffsetForLeaderEpoch",
                   "FindCoordinator", "DescribeCluster", "DescribeTopicPartitions")
       for kind in ("Request", "Response")),
+    # delegation tokens: the forwarded APIs, Describe and their records
+    *(f"messages/{verb}DelegationToken{kind}.json"
+      for verb in ("Create", "Renew", "Expire", "Describe") for kind in ("Request", "Response")),
+    "records/DelegationTokenRecord.json",
+    "records/RemoveDelegationTokenRecord.json",
 ]
 
 # (schema base name, location) -> (upstream value, our value). A whole field present only in

@@ -40,6 +40,8 @@ from .controller_registration_request import ControllerRegistrationRequest
 from .controller_registration_response import ControllerRegistrationResponse
 from .create_acls_request import CreateAclsRequest
 from .create_acls_response import CreateAclsResponse
+from .create_delegation_token_request import CreateDelegationTokenRequest
+from .create_delegation_token_response import CreateDelegationTokenResponse
 from .create_partitions_request import CreatePartitionsRequest
 from .create_partitions_response import CreatePartitionsResponse
 from .create_topics_request import CreateTopicsRequest
@@ -58,6 +60,8 @@ from .describe_cluster_request import DescribeClusterRequest
 from .describe_cluster_response import DescribeClusterResponse
 from .describe_configs_request import DescribeConfigsRequest
 from .describe_configs_response import DescribeConfigsResponse
+from .describe_delegation_token_request import DescribeDelegationTokenRequest
+from .describe_delegation_token_response import DescribeDelegationTokenResponse
 from .describe_groups_request import DescribeGroupsRequest
 from .describe_groups_response import DescribeGroupsResponse
 from .describe_quorum_request import DescribeQuorumRequest
@@ -71,6 +75,8 @@ from .end_quorum_epoch_response import EndQuorumEpochResponse
 from .end_transaction_record import EndTransactionRecord
 from .envelope_request import EnvelopeRequest
 from .envelope_response import EnvelopeResponse
+from .expire_delegation_token_request import ExpireDelegationTokenRequest
+from .expire_delegation_token_response import ExpireDelegationTokenResponse
 from .feature_level_record import FeatureLevelRecord
 from .fence_broker_record import FenceBrokerRecord
 from .fetch_request import FetchRequest
@@ -120,6 +126,8 @@ from .remove_raft_voter_request import RemoveRaftVoterRequest
 from .remove_raft_voter_response import RemoveRaftVoterResponse
 from .remove_topic_record import RemoveTopicRecord
 from .remove_user_scram_credential_record import RemoveUserScramCredentialRecord
+from .renew_delegation_token_request import RenewDelegationTokenRequest
+from .renew_delegation_token_response import RenewDelegationTokenResponse
 from .request_header import RequestHeader
 from .response_header import ResponseHeader
 from .sasl_authenticate_request import SaslAuthenticateRequest
@@ -174,6 +182,10 @@ REQUESTS = {
     33: AlterConfigsRequest,
     36: SaslAuthenticateRequest,
     37: CreatePartitionsRequest,
+    38: CreateDelegationTokenRequest,
+    39: RenewDelegationTokenRequest,
+    40: ExpireDelegationTokenRequest,
+    41: DescribeDelegationTokenRequest,
     42: DeleteGroupsRequest,
     43: ElectLeadersRequest,
     44: IncrementalAlterConfigsRequest,
@@ -229,6 +241,10 @@ RESPONSES = {
     33: AlterConfigsResponse,
     36: SaslAuthenticateResponse,
     37: CreatePartitionsResponse,
+    38: CreateDelegationTokenResponse,
+    39: RenewDelegationTokenResponse,
+    40: ExpireDelegationTokenResponse,
+    41: DescribeDelegationTokenResponse,
     42: DeleteGroupsResponse,
     43: ElectLeadersResponse,
     44: IncrementalAlterConfigsResponse,
@@ -324,6 +340,8 @@ BY_NAME = {
     'ControllerRegistrationResponse': ControllerRegistrationResponse,
     'CreateAclsRequest': CreateAclsRequest,
     'CreateAclsResponse': CreateAclsResponse,
+    'CreateDelegationTokenRequest': CreateDelegationTokenRequest,
+    'CreateDelegationTokenResponse': CreateDelegationTokenResponse,
     'CreatePartitionsRequest': CreatePartitionsRequest,
     'CreatePartitionsResponse': CreatePartitionsResponse,
     'CreateTopicsRequest': CreateTopicsRequest,
@@ -342,6 +360,8 @@ BY_NAME = {
     'DescribeClusterResponse': DescribeClusterResponse,
     'DescribeConfigsRequest': DescribeConfigsRequest,
     'DescribeConfigsResponse': DescribeConfigsResponse,
+    'DescribeDelegationTokenRequest': DescribeDelegationTokenRequest,
+    'DescribeDelegationTokenResponse': DescribeDelegationTokenResponse,
     'DescribeGroupsRequest': DescribeGroupsRequest,
     'DescribeGroupsResponse': DescribeGroupsResponse,
     'DescribeQuorumRequest': DescribeQuorumRequest,
@@ -355,6 +375,8 @@ BY_NAME = {
     'EndTransactionRecord': EndTransactionRecord,
     'EnvelopeRequest': EnvelopeRequest,
     'EnvelopeResponse': EnvelopeResponse,
+    'ExpireDelegationTokenRequest': ExpireDelegationTokenRequest,
+    'ExpireDelegationTokenResponse': ExpireDelegationTokenResponse,
     'FeatureLevelRecord': FeatureLevelRecord,
     'FenceBrokerRecord': FenceBrokerRecord,
     'FetchRequest': FetchRequest,
@@ -404,6 +426,8 @@ BY_NAME = {
     'RemoveRaftVoterResponse': RemoveRaftVoterResponse,
     'RemoveTopicRecord': RemoveTopicRecord,
     'RemoveUserScramCredentialRecord': RemoveUserScramCredentialRecord,
+    'RenewDelegationTokenRequest': RenewDelegationTokenRequest,
+    'RenewDelegationTokenResponse': RenewDelegationTokenResponse,
     'RequestHeader': RequestHeader,
     'ResponseHeader': ResponseHeader,
     'SaslAuthenticateRequest': SaslAuthenticateRequest,

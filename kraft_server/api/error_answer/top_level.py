@@ -21,6 +21,10 @@ TOP_LEVEL: dict[int, object] = {
     16: None,              # ListGroups
     11: None,              # JoinGroup, see _join_group
     17: None,              # SaslHandshake
+    38: None,              # CreateDelegationToken, see _create_delegation_token
+    39: None,              # RenewDelegationToken
+    40: None,              # ExpireDelegationToken
+    41: None,              # DescribeDelegationToken (no tokens)
     18: None,              # ApiVersions, see _api_versions
     47: None,              # OffsetDelete
     52: None,              # Vote
@@ -60,7 +64,16 @@ def _api_versions(version: int, code: int) -> dict:
     return {"api_keys": [ApiVersion(api_key=18, min_version=cls.MIN_VERSION, max_version=cls.MAX_VERSION)]}
 
 
-_EXTRA = {11: _join_group, 18: _api_versions}
+def _create_delegation_token(version: int, code: int) -> dict:
+    # prepareResponse with User:ANONYMOUS as owner and requester, no token
+    fields = {"principal_type": "User", "principal_name": "ANONYMOUS", "issue_timestamp_ms": -1,
+              "expiry_timestamp_ms": -1, "max_timestamp_ms": -1, "token_id": "", "hmac": b""}
+    if version >= 3:
+        fields.update(token_requester_principal_type="User", token_requester_principal_name="ANONYMOUS")
+    return fields
+
+
+_EXTRA = {11: _join_group, 18: _api_versions, 38: _create_delegation_token}
 
 
 def top_level_answer(api_key: int, version: int, code: int, message: str | None):

@@ -12,7 +12,8 @@ then the cluster (brokers, then controller registrations, ``ClusterImage``), top
 (``TopicsImage``), configs (``ConfigurationsImage``), client quotas
 (``ClientQuotasImage``, ``client_quotas.py``) and producer ids
 (``ProducerIdsImage``: NextProducerId with BrokerId/BrokerEpoch -1), ACLs
-(``AclsImage``, ``acls.py``) and SCRAM credentials. NoOp and
+(``AclsImage``, ``acls.py``), SCRAM credentials and delegation tokens
+(``DelegationTokenImage``, ``delegation_tokens.py``). NoOp and
 transaction markers are not state.
 """
 from __future__ import annotations
@@ -29,6 +30,7 @@ from .brokers import BrokersImage
 from .topics import TopicsImage, encode_item, partition_record_version
 from .scram import ScramImage
 from .acls import AclsImage
+from .delegation_tokens import DelegationTokensImage
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +51,7 @@ class MetadataImage:
         self.quotas = ClientQuotasImage()  # client_quotas.py
         self.scram = ScramImage()  # scram.py: SASL/SCRAM users
         self.acls = AclsImage()  # acls.py: what the authorizer checks
+        self.tokens = DelegationTokensImage()  # delegation_tokens.py
         self.next_producer_id = -1  # ProducerIdsImage: -1 until a block was handed out
         self.offset = -1  # last replayed record
         self.epoch = -1  # epoch of the batch holding it
@@ -144,6 +147,10 @@ class MetadataImage:
             self.scram.replay(r)
         elif api_key == rec.REMOVE_USER_SCRAM_CREDENTIAL_RECORD:
             self.scram.remove(r)
+        elif api_key == rec.DELEGATION_TOKEN_RECORD:
+            self.tokens.replay(r)
+        elif api_key == rec.REMOVE_DELEGATION_TOKEN_RECORD:
+            self.tokens.remove(r)
         elif api_key == rec.ACCESS_CONTROL_ENTRY_RECORD:
             self.acls.replay(r)
         elif api_key == rec.REMOVE_ACCESS_CONTROL_ENTRY_RECORD:
@@ -178,6 +185,7 @@ class MetadataImage:
                 broker_id=-1, broker_epoch=-1, next_producer_id=self.next_producer_id), 0))
         out += [encode_metadata_record(r, v) for r, v in self.acls.snapshot_records()]
         out += [encode_metadata_record(r, v) for r, v in self.scram.snapshot_records()]
+        out += [encode_metadata_record(r, v) for r, v in self.tokens.snapshot_records()]
         return out
 
     def content(self) -> tuple:
@@ -191,4 +199,5 @@ class MetadataImage:
                 self.next_producer_id,
                 self.quotas.content(),
                 self.scram.content(),
-                self.acls.content())
+                self.acls.content(),
+                self.tokens.content())

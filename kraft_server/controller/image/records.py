@@ -57,6 +57,8 @@ USER_SCRAM_CREDENTIAL_RECORD = 11  # UserScramCredentialRecord (controller/image
 REMOVE_USER_SCRAM_CREDENTIAL_RECORD = 22  # RemoveUserScramCredentialRecord
 ACCESS_CONTROL_ENTRY_RECORD = 18  # AccessControlEntryRecord (controller/image/acls.py)
 REMOVE_ACCESS_CONTROL_ENTRY_RECORD = 19  # RemoveAccessControlEntryRecord
+DELEGATION_TOKEN_RECORD = 10  # DelegationTokenRecord (controller/image/delegation_tokens.py)
+REMOVE_DELEGATION_TOKEN_RECORD = 26  # RemoveDelegationTokenRecord
 
 # The record types the image replays (anything else is counted as unknown).
 MODELLED_RECORDS = frozenset({
@@ -67,6 +69,7 @@ MODELLED_RECORDS = frozenset({
     PRODUCER_IDS_RECORD, BROKER_REGISTRATION_CHANGE_RECORD, CLEAR_ELR_RECORD,
     CLIENT_QUOTA_RECORD, USER_SCRAM_CREDENTIAL_RECORD, REMOVE_USER_SCRAM_CREDENTIAL_RECORD,
     ACCESS_CONTROL_ENTRY_RECORD, REMOVE_ACCESS_CONTROL_ENTRY_RECORD, UNREGISTER_CONTROLLER_RECORD,
+    DELEGATION_TOKEN_RECORD, REMOVE_DELEGATION_TOKEN_RECORD,
 })
 
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC

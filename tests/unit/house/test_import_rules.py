@@ -6,7 +6,7 @@
 - ``kraft_server/controller`` imports nothing from ``log`` or ``net``, and its image
   (``image/``) nothing from the decision rooms (every other room of the controller:
   ``cluster/``, ``replication/``, ``configs/`` but its definitions, ``quotas/``,
-  ``features/``, ``acls/``, ``scram/``) nor the machinery that runs them;
+  ``features/``, ``acls/``, ``scram/``, ``tokens/``) nor the machinery that runs them;
 - ``kraft_server/log`` (storage) imports nothing from ``raft``;
 - ``kraft_server/groups`` (the group coordinator's state) imports nothing from ``api``,
   ``net``, ``raft``, ``controller`` or ``shell``;
@@ -96,7 +96,7 @@ def test_the_controllers_image_imports_none_of_its_decision_rooms():
     machinery that runs them): ``image/`` imports none of them."""
     rooms = sorted(p.name for p in (ROOT / "kraft_server" / "controller").iterdir()
                    if p.is_dir() and (p / "__init__.py").exists() and p.name != "image")
-    assert {"cluster", "replication", "configs", "quotas", "features", "acls", "scram"} <= set(rooms)
+    assert {"cluster", "replication", "configs", "quotas", "features", "acls", "scram", "tokens"} <= set(rooms)
 
     def decision(name: str) -> bool:
         return _under(name, "kraft_server.controller") and not _under(name, *IMAGE_MAY_IMPORT)

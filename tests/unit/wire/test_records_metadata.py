@@ -213,12 +213,12 @@ def test_image_replays_through_the_registry():
     """The controller's image reads its record types as Kafka does (a later version of
     FeatureLevelRecord with the newest layout, leftover bytes refused) and counts the types
     it does not model."""
-    from wire.messages import DelegationTokenRecord, FeatureLevelRecord
+    from wire.messages import FeatureLevelRecord, ZkMigrationStateRecord
     from kraft_server.controller.image import records as rec
     from kraft_server.controller.image.metadata_image import MetadataImage
 
     img = MetadataImage()
-    img.replay(encode_metadata_record(DelegationTokenRecord(), 0))  # not modelled (issue 28 left tokens out)
+    img.replay(encode_metadata_record(ZkMigrationStateRecord(), 0))  # not modelled (no ZooKeeper migration)
     assert (img.unknown_records, img.bad_records) == (1, 0)
     body = FeatureLevelRecord(name="metadata.version", feature_level=27).encode(0)
     img.replay(frame_metadata_record(12, 1, body))  # a version Kafka 4.3.1 does not know yet

@@ -1,0 +1,75 @@
+"""Create/Renew/ExpireDelegationToken (38-40) on the controller listener, directly or
+forwarded by a broker in an Envelope, as Kafka's ``ControllerApis`` takes them before
+the controller decides (``kraft_server/controller/tokens``):
+
+- ``allowTokenRequests``: a token-authenticated caller (a login with a token), or a
+  direct request on a PLAINTEXT listener, or one on an SSL listener without a client
+  certificate (User:ANONYMOUS), is answered DELEGATION_TOKEN_REQUEST_NOT_ALLOWED. A
+  forwarded request is allowed whatever the broker's connection to us is;
+- Create for an owner other than the requester needs CREATE_TOKENS on that owner's
+  USER resource (with an authorizer), else DELEGATION_TOKEN_AUTHORIZATION_FAILED.
+
+The caller is the connection's principal, or for an enveloped request the client's
+(``RequestPrincipal``, with its TokenAuthenticated flag).
+"""
+from __future__ import annotations
+
+import logging
+
+from kraft_server.controller.tokens import ops
+from kraft_server.security import acls as A
+from kraft_server.security.principal import ANONYMOUS
+from wire.errors import ErrorCode
+
+log = logging.getLogger(__name__)
+
+
+def _protocol(settings, listener: str | None) -> str:
+    for name, _host, _port, protocol in settings.endpoints:
+        if name == listener:
+            return protocol
+    return "PLAINTEXT"
+
+
+def token_authenticated(call) -> bool:
+    """An enveloped call carries the client's flag; a direct one its connection's."""
+    flag = getattr(call, "token_authenticated", None)
+    if flag is not None:
+        return flag
+    pipeline = getattr(call, "pipeline", None)
+    return bool(getattr(pipeline, "token_authenticated", False))
+
+
+def allow_token_requests(call, protocol: str) -> bool:
+    """Kafka's ``ControllerApis.allowTokenRequests``."""
+    forwarded = hasattr(call, "outer")  # envelope_inner.InnerCall
+    if token_authenticated(call):
+        return False
+    if not forwarded and protocol == "PLAINTEXT":
+        return False
+    return not (not forwarded and protocol == "SSL" and call.principal == ANONYMOUS)
+
+
+def handle_delegation_token_request(call, view, guard=None) -> None:
+    api_key, version, body, principal = call.api_key, call.api_version, call.body, call.principal
+    controller = view.controller
+    if controller is None:
+        call.respond(ops.error_response(api_key, version, body, ErrorCode.NOT_CONTROLLER))
+        return
+    if not allow_token_requests(call, _protocol(controller.settings, call.listener)):
+        call.respond(ops.refusal_response(api_key, version, body, ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED,
+                                          principal))
+        return
+    if api_key == ops.CREATE and guard is not None:
+        owner = ops.control.owner_of(body, principal)
+        if owner != principal and not guard.allowed(principal, call.host, A.CREATE_TOKENS, A.USER, owner):
+            call.respond(ops.refusal_response(api_key, version, body,
+                                              ErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED, principal))
+            return
+    run, fail = ops.token_op(api_key, version, body, controller.settings.tokens, principal)
+
+    def respond(answer) -> None:
+        if not call.done:
+            call.respond(answer)
+    name = type(body).__name__.removesuffix("Request")
+    controller.submit_write(name, run, fail, respond)
