@@ -11,8 +11,11 @@ of the next fault of its cycle (faults in turn) or to its cycle's end (the last 
 or faults together, which share one window): the elections and ISR changes written
 there are the ones it caused, its recovery included. Leaderless stretches and gaps
 between acks count for the fault in whose time window (the same bounds, on the clock)
-they began, the longest of each; a fault class takes the longest over its faults, and
-the messages their cycles' checks found lost for the first time.
+they began, the longest of each; a fault class takes the longest over its faults, the
+messages their cycles' checks found lost for the first time with no unclean election to
+explain them, and the losses an unclean election explains, given to the fault whose log
+window holds that election (a loss on the unclean topic is seen only when a later ack
+lands on the same offset, often cycles after the election).
 """
 from __future__ import annotations
 
@@ -136,20 +139,30 @@ def longest_ack_gap_ms(ack_times: list[int], lo_ms: int, hi_ms: int) -> int:
     return max(gaps, default=0)
 
 
-def per_kind(cycles: list[CycleSpan], decisions, stretches, ack_times: list[list[int]]) -> dict[str, KindFigures]:
+def per_kind(cycles: list[CycleSpan], decisions, stretches, ack_times: list[list[int]],
+             explained: list[int] = ()) -> dict[str, KindFigures]:
     """kind -> its figures over the run's cycles. ``decisions``: the controller's history
     (None: unread, no elections counted); ``stretches``: ``Stretches.all``;
-    ``ack_times``: each producer's ack times (ms)."""
+    ``ack_times``: each producer's ack times (ms); ``explained``: for each loss an unclean
+    election explains, that election's offset in the controller's log."""
     out: dict[str, KindFigures] = {}
+    explained = list(explained)
     for cycle in cycles:
         if not cycle.faults:
             continue
         kinds_seen = set()
-        for (fault, lo, hi), (t0, t1, w0, w1) in zip(windows(cycle), time_windows(cycle)):
+        pairs = list(zip(windows(cycle), time_windows(cycle)))
+        if cycle.together:  # one window: an explained loss goes to a forced unclean election first
+            pairs.sort(key=lambda pair: pair[0][0].kind != "unclean_election")
+        for (fault, lo, hi), (t0, t1, w0, w1) in pairs:
             leaderless = longest_stretch_ms(stretches, t0, t1)
             gap = max((longest_ack_gap_ms(t, w0, w1) for t in ack_times), default=0)
             k = out.setdefault(fault.kind, KindFigures())
             k.count += 1
+            if lo is not None:
+                held = [o for o in explained if o >= lo and (hi is None or o < hi)]
+                k.lost += len(held)
+                explained = [o for o in explained if o not in held]  # given once
             if decisions is not None and lo is not None:
                 d = decided_between(decisions, lo, hi)
                 k.elections += d["elections"]

@@ -79,6 +79,11 @@ class Report:
         out["UncleanExplained"] += len(self.unexplained)
         return out
 
+    def unexplained_lost(self) -> int:
+        """Acknowledged messages lost with no unclean election to explain them: on the
+        clean topic any, on the unclean one those on a partition never elected uncleanly."""
+        return len(self.lost.get(CLEAN, ())) + len(self.unexplained)
+
     def totals(self) -> tuple[int, int, int]:
         return (sum(self.acked.values()), sum(len(v) for v in self.lost.values()),
                 sum(len(v) for v in self.duplicated.values()))
@@ -346,6 +351,19 @@ class Harness:
         self.cluster.close()
 
 
+def explained_offsets(lost, unexplained, decisions) -> list[int]:
+    """For each loss on the unclean topic that an unclean election explains, the offset in
+    the controller's log of the first unclean election of its partition (the per-fault
+    figures give the loss to the fault whose window holds it, not to the cycle whose
+    check first saw the acknowledged offset written over)."""
+    if decisions is None:
+        return []
+    first = {p: min(s.offset for s in states) for (t, p), states in decisions.unclean_elections().items()
+             if t == UNCLEAN}
+    skip = set(unexplained)
+    return [first[k[0]] for k in lost if k not in skip and k[0] in first]
+
+
 def end_span(h: Harness, report: Report, lost_before: int) -> None:
     """The cycle's end for the per-fault figures: now, and what its check read and found."""
     if h.spans and h.spans[-1].ended == 0.0:
@@ -353,7 +371,7 @@ def end_span(h: Harness, report: Report, lost_before: int) -> None:
         span.faults = [f for f in span.faults if f is not None]  # a fault that never began (the run stopped)
         span.ended, span.ended_wall_ms = time.monotonic(), int(time.time() * 1000)
         span.end_offset = h.latest.end if h.latest is not None else None
-        span.lost = max(0, report.totals()[1] - lost_before)
+        span.lost = max(0, report.unexplained_lost() - lost_before)
 
 
 def run(workdir: Path, seed: int, cycles: int = 3, elr: bool = True, fast_fencing: bool | None = True,
@@ -379,7 +397,7 @@ def run(workdir: Path, seed: int, cycles: int = 3, elr: bool = True, fast_fencin
             h.cluster.heal()
             unhealed, wanted = h.recover(recovery_s(cycle))
             problems += unhealed
-            lost_before = report.totals()[1]
+            lost_before = report.unexplained_lost()
             if wanted is not None:
                 problems += h.check(report, wanted)
             end_span(h, report, lost_before)
@@ -402,10 +420,12 @@ def run(workdir: Path, seed: int, cycles: int = 3, elr: bool = True, fast_fencin
     finally:
         report.leaderless_ms, report.leaderless_what = h.watch.longest_ms()
         report.ack_gap_ms = max((longest_gap_ms(c.producer.ack_times) for c in h.clients.values()), default=0)
-        end_span(h, report, report.totals()[1])
+        end_span(h, report, report.unexplained_lost())
         with h.watch.lock:
             stretches = h.watch.stretches.all(time.monotonic())
-        report.per_kind = per_kind(h.spans, h.latest, stretches, [c.producer.ack_times for c in h.clients.values()])
+        explained = explained_offsets(report.lost.get(UNCLEAN, ()), report.unexplained, h.latest)
+        report.per_kind = per_kind(h.spans, h.latest, stretches, [c.producer.ack_times for c in h.clients.values()],
+                                   explained)
         h.close()
         report.seconds = time.monotonic() - started
     return report

@@ -6,6 +6,10 @@ slower, their longest leaderless stretch or longest time without an ack more tha
 ``SLACK_MS`` or ``SLACK_SHARE`` (whichever is larger) over Kafka's: the leaderless watch
 polls every 0.2 s and a producer's acks come in bursts, so smaller differences are noise.
 
+Only runs compared like for like count: a seed (and ELR setting) run by both sides through
+the same number of cycles. A run whose other side stopped earlier (or is missing) is named
+with the reason and left out of the comparison, since its cycles' faults differ.
+
 ``python -m tests.chaos_brokers.side_by_side FILE...`` prints the table of saved runs.
 """
 from __future__ import annotations
@@ -70,21 +74,48 @@ def differences(ours: dict, kafka: dict) -> list[str]:
     return out
 
 
+def matched(ours_runs: list[dict], kafka_runs: list[dict]) -> tuple[list[dict], list[dict], list[str]]:
+    """(ours, Kafka's) runs paired like for like (same seed, ELR and cycles run), and a
+    line for each run left out."""
+    kafka_left = list(kafka_runs)
+    ours, kafka, out = [], [], []
+    for o in ours_runs:
+        same = [k for k in kafka_left if (k["seed"], k["elr"]) == (o["seed"], o["elr"])]
+        if not same:
+            out.append(f"seed {o['seed']}: no run with Kafka's controllers")
+            continue
+        k = next((k for k in same if k["cycles"] == o["cycles"]), same[0])
+        kafka_left.remove(k)
+        if k["cycles"] != o["cycles"]:
+            out.append(f"seed {o['seed']}: ours ran {o['cycles']} cycles ({o.get('problems', 0)} problems), "
+                       f"Kafka's {k['cycles']} ({k.get('problems', 0)} problems)")
+            continue
+        ours.append(o)
+        kafka.append(k)
+    out += [f"seed {k['seed']}: no run with ours" for k in kafka_left]
+    return ours, kafka, out
+
+
 def _row(name: str, *cells, width: int = 14) -> str:
     return f"{name:<28}" + "".join(f"{str(c):>{width}}" for c in cells)
 
 
 def table(ours_runs: list[dict], kafka_runs: list[dict]) -> str:
+    every_ours, every_kafka = fold(ours_runs), fold(kafka_runs)
+    ours_runs, kafka_runs, left_out = matched(ours_runs, kafka_runs)
     ours, kafka = fold(ours_runs), fold(kafka_runs)
     seeds = sorted({s["seed"] for s in ours_runs + kafka_runs})
     cycles = sorted({s["cycles"] for s in ours_runs + kafka_runs})
     elr = sorted({"on" if s["elr"] else "off" for s in ours_runs + kafka_runs})
     fencing = sorted({"on" if s["fast_fencing"] else "off" for s in ours_runs if s["fast_fencing"] is not None})
-    lines = [f"side by side: seeds {', '.join(map(str, seeds))}; cycles {'/'.join(map(str, cycles))}; "
+    lines = [f"side by side: seeds {', '.join(map(str, seeds)) or 'none'}; cycles {'/'.join(map(str, cycles))}; "
              f"ELR {'/'.join(elr)}; fast fencing: ours {'/'.join(fencing) or '-'}, Kafka's not applicable "
              f"(Kafka's controllers have none)",
+             *[f"left out: {why}" for why in left_out],
              _row("", "ours", "kafka"),
-             _row("runs ok", f"{ours['ok']}/{ours['runs']}", f"{kafka['ok']}/{kafka['runs']}"),
+             _row("runs ok, all", f"{every_ours['ok']}/{every_ours['runs']}",
+                  f"{every_kafka['ok']}/{every_kafka['runs']}"),
+             _row("runs ok, compared", f"{ours['ok']}/{ours['runs']}", f"{kafka['ok']}/{kafka['runs']}"),
              _row("acknowledged", ours["acked"], kafka["acked"]),
              _row(f"lost on {CLEAN}", ours["lost"][CLEAN], kafka["lost"][CLEAN]),
              _row(f"lost on {UNCLEAN}", ours["lost"][UNCLEAN], kafka["lost"][UNCLEAN]),
