@@ -117,14 +117,22 @@ def _with_expiry(token: DelegationTokenRecord, expiry: int) -> DelegationTokenRe
                                  expiration_timestamp=expiry, token_id=token.token_id)
 
 
-def renew(image, settings: TokenSettings, principal: str, request, now: int):
-    """(error code, expiry timestamp, records)."""
+def _lookup(image, settings: TokenSettings, hmac: bytes):
+    """(error code, token): tokens refused altogether, or no token with this HMAC."""
     refused = _refused(settings, image)
     if refused is not None:
-        return refused, 0, []
-    token = _find(image, settings, request.hmac)
+        return refused, None
+    token = _find(image, settings, hmac)
     if token is None:
-        return ErrorCode.DELEGATION_TOKEN_NOT_FOUND, 0, []
+        return ErrorCode.DELEGATION_TOKEN_NOT_FOUND, None
+    return 0, token
+
+
+def renew(image, settings: TokenSettings, principal: str, request, now: int):
+    """(error code, expiry timestamp, records)."""
+    error, token = _lookup(image, settings, request.hmac)
+    if error:
+        return error, 0, []
     if _expired(token, now):
         return ErrorCode.DELEGATION_TOKEN_EXPIRED, 0, []
     if not _may_renew(token, principal):
@@ -138,12 +146,9 @@ def renew(image, settings: TokenSettings, principal: str, request, now: int):
 
 def expire(image, settings: TokenSettings, principal: str, request, now: int):
     """(error code, expiry timestamp, records)."""
-    refused = _refused(settings, image)
-    if refused is not None:
-        return refused, 0, []
-    token = _find(image, settings, request.hmac)
-    if token is None:
-        return ErrorCode.DELEGATION_TOKEN_NOT_FOUND, 0, []
+    error, token = _lookup(image, settings, request.hmac)
+    if error:
+        return error, 0, []
     if not _may_renew(token, principal):
         return ErrorCode.DELEGATION_TOKEN_OWNER_MISMATCH, 0, []
     if request.expiry_time_period_ms < 0:  # expire at once
