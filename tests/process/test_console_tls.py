@@ -1,6 +1,7 @@
 """The console over HTTPS with a login (``kraft.console.listener=SASL_SSL://``) and
 under mutual TLS (``SSL://`` with ``ssl.client.auth=required``), on our node with the
-StandardAuthorizer: an HTTPS client trusting the test CA and Debian's Chromium see
+StandardAuthorizer (PLAIN users, and a SCRAM-SHA-512 user formatted with
+``--add-scram``): an HTTPS client trusting the test CA and Debian's Chromium see
 the page after a login, 401 without one or with a wrong password, 403 for a user
 without DESCRIBE on CLUSTER; the node's log (DEBUG) never holds a password."""
 from __future__ import annotations
@@ -9,6 +10,8 @@ import base64
 import hashlib
 import http.client
 import ssl
+import subprocess
+import sys
 import uuid
 
 import pytest
@@ -17,14 +20,15 @@ from cryptography.hazmat.primitives import serialization
 
 from tests.support.browser import headless_chromium, statuses, texts, wait_page
 from tests.support.certs import Pki
-from tests.support.kraft_nodes import OurNode, free_port, wait_for
+from tests.support.kraft_nodes import REPO, OurNode, free_port, kafka_release, wait_for
 from tests.support.secure_client import SecureSession, client_context, describe_quorum_body, sasl_ssl_controller
 from wire.messages import CreateAclsRequest
 from wire.messages.create_acls_request import AclCreation
 
-SECRETS = {"admin": "admin-Secret-1", "alice": "alice-Secret-2", "bob": "bob-Secret-3"}
+PLAIN_USERS = {"admin": "admin-Secret-1", "alice": "alice-Secret-2", "bob": "bob-Secret-3"}
+SECRETS = {**PLAIN_USERS, "carol": "carol-Scram-4"}  # carol: a SCRAM-SHA-512 credential
 JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
-        f'password="{SECRETS["admin"]}" ' + " ".join(f'user_{u}="{p}"' for u, p in SECRETS.items()) + ";")
+        f'password="{SECRETS["admin"]}" ' + " ".join(f'user_{u}="{p}"' for u, p in PLAIN_USERS.items()) + ";")
 AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
 
@@ -53,7 +57,10 @@ def _start(root, pki, console: str, *extra) -> tuple[OurNode, int]:
     node = OurNode(root, extra=(*sasl_ssl_controller(pki, "PLAIN", JAAS), f"authorizer.class.name={AUTHORIZER}",
                                 "super.users=User:admin", f"kraft.console.listener={console}://127.0.0.1:{port}",
                                 *extra))
-    node.format_with_ours(uuid.uuid4().hex[:22])
+    subprocess.run([sys.executable, "-m", "tools.storage", "format", "--cluster-id", uuid.uuid4().hex[:22],
+                    "--standalone", "--release-version", kafka_release(), "--config", str(node.config),
+                    "--add-scram", f"SCRAM-SHA-512=[name=carol,password={SECRETS['carol']}]"],
+                   check=True, cwd=REPO, timeout=60)
     node.start()
     try:
         wait_for(lambda: _leader(node, pki) == 1, 60, "a leader over SASL_SSL")
@@ -80,9 +87,11 @@ def get(port: int, context, path: str = "/", user: str | None = None, password: 
 def login_node(tmp_path_factory):
     root = tmp_path_factory.mktemp("console-login")
     pki = Pki(root / "pki")
-    node, port = _start(root, pki, "SASL_SSL", f"listener.name.console.plain.sasl.jaas.config={JAAS}")
+    node, port = _start(root, pki, "SASL_SSL", f"listener.name.console.plain.sasl.jaas.config={JAAS}",
+                        "listener.name.console.sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512")
     try:
         _allow_describe_cluster(node, pki, "User:alice")
+        _allow_describe_cluster(node, pki, "User:carol")
         yield node, port, pki
     finally:
         node.kill()
@@ -101,6 +110,8 @@ def test_https_client_logs_in(login_node):
     status, _, body = get(port, context, "/api/state", "bob", SECRETS["bob"])
     assert status == 403 and b"DESCRIBE" in body
     assert get(port, context, "/api/state", "admin", SECRETS["admin"])[0] == 200  # super.users
+    wait_for(lambda: get(port, context, "/api/state", "carol", SECRETS["carol"])[0] == 200, 20, "carol (SCRAM)")
+    assert get(port, context, "/api/state", "carol", "not-carols")[0] == 401
     with pytest.raises(ssl.SSLCertVerificationError):  # the node's certificate, from the test CA
         get(port, ssl.create_default_context())
     log = node.log_path.read_text(errors="replace")
