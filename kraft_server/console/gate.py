@@ -6,7 +6,7 @@
 - with an authorizer (``authorizer.class.name``), DESCRIBE on the CLUSTER resource
   ``kafka-cluster`` from the client's address, as the node's ACLs decide (403 without).
 
-A plain HTTP console without an authorizer lets everyone in, as before.
+A plain HTTP console lets everyone in, as before (``secure.py`` gives it an open gate).
 """
 from __future__ import annotations
 

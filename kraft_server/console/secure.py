@@ -23,6 +23,8 @@ def _console_raw(raw: dict, mechanisms_prop: str) -> tuple[dict, list[str]]:
 
 def console_security(config, listener: ConsoleListener, controller=None, credentials=None, offload=None):
     """``(ssl_context or None, Gate)``; raises ConfigError for a bad setting."""
+    if not listener.tls:  # plain HTTP as before: no login, no ACL check
+        return None, Gate()
     from kraft_server.security.authorizer import authorizer_from_config
 
     authorizer = authorizer_from_config(config.raw)
@@ -31,8 +33,6 @@ def console_security(config, listener: ConsoleListener, controller=None, credent
         def allowed(principal, host, operation, resource_type, name):
             return authorizer.authorize(controller.image.acls.index(), principal, host, operation,
                                         resource_type, name)
-    if not listener.tls:
-        return None, Gate(allowed=allowed)
 
     from kraft_server.security.listeners import ListenerSecurity, getter, prefix_of
     from kraft_server.security.principal import PrincipalMapper

@@ -251,9 +251,11 @@ JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
 
 
 def test_security_from_the_node_configuration(pki):
-    config = _config(**{"kraft.console.listener": "127.0.0.1:8080"})
-    context, gate = console_security(config, parse_console_listener(config["kraft.console.listener"]))
-    assert context is None and gate.open
+    config = _config(**{"kraft.console.listener": "127.0.0.1:8080",
+                        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer"})
+    context, gate = console_security(config, parse_console_listener(config["kraft.console.listener"]),
+                                     SimpleNamespace(image=None))
+    assert context is None and gate.open  # plain HTTP unchanged: no login, no ACL check
 
     config = _config(**_tls(pki, **{"kraft.console.listener": "SSL://127.0.0.1:8443",
                                    "listener.name.console.ssl.client.auth": "required"}))
