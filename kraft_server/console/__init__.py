@@ -91,7 +91,11 @@ def attach(config, view, core, raft_log, controller, clock, after_cycle, extra_s
     metrics, servers = None, []
     for server in extra_servers:
         name, host, port, factory = server[:4]
-        if name == "PROMETHEUS" and (host, port) == (ep.host, ep.port) and not ep.tls:
+        if name == "PROMETHEUS" and (host, port) == (ep.host, ep.port):
+            if ep.tls:
+                from kraft_server.config import ConfigError
+                raise ConfigError("kraft.console.listener: a TLS console cannot share its address with "
+                                  "kraft.metrics.prometheus.listener (plain HTTP)", "kraft.console.listener")
             from kraft_server.metrics.prometheus import expose  # loaded only when configured
             registry = factory().registry  # one server answers both
             metrics = lambda accept, query: expose(registry, accept, query)  # noqa: E731

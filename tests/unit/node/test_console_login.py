@@ -288,3 +288,11 @@ def test_configuration_refusals(pki):
                                     "listener.name.console.sasl.enabled.mechanisms": "PLAIN"}))
     with pytest.raises(ConfigError, match="sasl.jaas.config"):
         console_security(config, parse_console_listener(config["kraft.console.listener"]))
+
+
+def test_a_tls_console_does_not_share_the_prometheus_address(pki):
+    from kraft_server.console import attach
+    config = _config(**_tls(pki, **{"kraft.console.listener": "SSL://127.0.0.1:8443",
+                                   "kraft.metrics.prometheus.listener": "127.0.0.1:8443"}))
+    with pytest.raises(ConfigError, match="cannot share its address"):
+        attach(config, None, None, None, None, None, None, [("PROMETHEUS", "127.0.0.1", 8443, None)])
