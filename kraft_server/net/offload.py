@@ -15,6 +15,8 @@ def offload(fn, done) -> None:
     future = loop.run_in_executor(None, fn)
 
     def finished(f) -> None:
+        if f.cancelled():  # the loop is closing: nobody waits for the answer
+            return
         exc = f.exception()
         if exc is not None:
             log.warning("offloaded work failed: %s", type(exc).__name__)
