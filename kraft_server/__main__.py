@@ -80,6 +80,7 @@ def bind_failure(exc: OSError, config_path: str) -> tuple[str, str]:
     host, port = found.group(1), int(found.group(2))
     what = f"Socket server failed to bind to {host}:{port}"
     from kraft_server.config import KafkaConfig, parse_host_port
+    from kraft_server.console.listener import parse_console_listener
 
     config = KafkaConfig.from_file(config_path)  # it loaded once already
     for ep in config.listeners:
@@ -89,7 +90,7 @@ def bind_failure(exc: OSError, config_path: str) -> tuple[str, str]:
     if metrics and parse_host_port(metrics, "kraft.metrics.prometheus.listener").port == port:
         return f"{what} (Prometheus metrics): {os.strerror(exc.errno)}", "kraft.metrics.prometheus.listener"
     console = config["kraft.console.listener"]
-    if console and parse_host_port(console, "kraft.console.listener").port == port:
+    if console and parse_console_listener(console).port == port:
         return f"{what} (quorum console): {os.strerror(exc.errno)}", "kraft.console.listener"
     return f"{what}: {os.strerror(exc.errno)}", "listeners"
 

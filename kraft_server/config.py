@@ -118,6 +118,13 @@ def parse_bootstrap_servers(value: list[str] | str, prop: str = "controller.quor
     return [parse_host_port(item, prop) for item in _as_list(value)]
 
 
+def _console_listener(name: str, value):
+    if not value:
+        return None
+    from kraft_server.console.listener import parse_console_listener  # the console's own parser
+    return parse_console_listener(value, name)
+
+
 def parse_voters(value: list[str] | str, prop: str = "controller.quorum.voters") -> list[Voter]:
     """``id@host:port,...`` → voters (Kafka's ``QuorumConfig.parseVoterConnections``)."""
     out: list[Voter] = []
@@ -340,9 +347,11 @@ DEFINITIONS: tuple[_Def, ...] = (
          doc="Ours: `HOST:PORT` of a Prometheus endpoint (`GET /metrics`); unset: none."),
     # Ours: HOST:PORT of the read-only quorum console (kraft_server/console); unset: none.
     # It shares one HTTP server with the Prometheus endpoint when both name the same address.
-    _Def("kraft.console.listener", _t_string, None,
-         lambda name, value: parse_host_port(value, name) if value else None,
-         doc="Ours: `HOST:PORT` of the read-only quorum console; unset: none. No TLS, no authentication."),
+    _Def("kraft.console.listener", _t_string, None, _console_listener,
+         doc="Ours: `[PROTOCOL://]HOST:PORT` of the read-only quorum console; unset: none. `PLAINTEXT` "
+             "(the default: HTTP, no login), `SSL` (HTTPS, mutual TLS with `ssl.client.auth`) or `SASL_SSL` "
+             "(HTTPS and a Basic login of the node's PLAIN/SCRAM users); `ssl.*`/`sasl.*` as for a "
+             "listener named `CONSOLE`."),
     # Ours: ``id@host:port`` of other nodes' consoles, so a page can link to the leader's.
     _Def("kraft.console.peers", _t_list, [], lambda name, value: parse_voters(value, name),
          doc="Ours: `id@host:port` of the other nodes' consoles, so a page links to the leader's."),

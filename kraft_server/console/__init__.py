@@ -2,6 +2,9 @@
 HOST:PORT``, off by default) that shows the quorum, its history and the metadata log
 live, from the views the API handlers already read.
 
+- ``listener.py`` ``kraft.console.listener`` (``SSL://`` or ``SASL_SSL://`` for HTTPS),
+  ``secure.py`` its TLS context and ``gate.py`` who may see it (``login.py``: Basic);
+
 - ``http.py`` the HTTP/1.1 server and its routes;
 - ``state.py`` the snapshot (quorum, voter sets, image) as JSON-able data;
 - ``timeline.py`` what is remembered over time, fed after every Ready cycle
@@ -21,7 +24,9 @@ from __future__ import annotations
 import logging
 
 from .events import EventHub
+from .gate import Gate
 from .http import ConsoleProtocol, load_static
+from .listener import parse_console_listener
 from .state import StateBuilder
 from .timeline import Timeline
 
@@ -29,8 +34,10 @@ log = logging.getLogger(__name__)
 
 
 class Console:
-    def __init__(self, view, core, raft_log, controller, clock, peers: dict[int, str], metrics=None):
+    def __init__(self, view, core, raft_log, controller, clock, peers: dict[int, str], metrics=None,
+                 gate=None):
         self.clock = clock
+        self.gate = gate if gate is not None else Gate()  # who may see it (gate.py)
         self.core = core
         self.controller = controller
         self.static = load_static()
@@ -59,33 +66,42 @@ class Console:
 
 
 def console_peers(config) -> dict[int, str]:
-    """``kraft.console.peers`` (``id@host:port``) as links, with our own address."""
-    from kraft_server.config import parse_host_port, parse_voters
+    """``kraft.console.peers`` (``id@host:port``) as links, with our own address; the
+    scheme (http or https) is our console's: a quorum's consoles are set up alike."""
+    from kraft_server.config import parse_voters
 
-    peers = {v.node_id: f"http://{v.host}:{v.port}/"
+    own = parse_console_listener(config["kraft.console.listener"])
+    peers = {v.node_id: f"{own.scheme}://{v.host}:{v.port}/"
              for v in parse_voters(config["kraft.console.peers"], "kraft.console.peers")}
-    own = parse_host_port(config["kraft.console.listener"], "kraft.console.listener")
     if own.host not in ("", "0.0.0.0", "::"):
-        peers.setdefault(config.node_id, f"http://{own.host}:{own.port}/")
+        peers.setdefault(config.node_id, f"{own.scheme}://{own.host}:{own.port}/")
     return peers
 
 
-def attach(config, view, core, raft_log, controller, clock, after_cycle, extra_servers):
+def attach(config, view, core, raft_log, controller, clock, after_cycle, extra_servers, credentials=None):
     """The console's observer chained after ``after_cycle`` and its server added to
-    ``extra_servers`` (or sharing the Prometheus server at the same address)."""
-    from kraft_server.config import parse_host_port
+    ``extra_servers`` (or sharing the Prometheus server at the same address when the
+    console is plain HTTP); ``credentials(mechanism, user)``: the node's SCRAM users."""
+    from kraft_server.net.offload import offload
 
-    ep = parse_host_port(config["kraft.console.listener"], "kraft.console.listener")
+    from .secure import console_security
+
+    ep = parse_console_listener(config["kraft.console.listener"])
+    context, gate = console_security(config, ep, controller, credentials, offload)
     metrics, servers = None, []
     for server in extra_servers:
-        name, host, port, factory = server
+        name, host, port, factory = server[:4]
         if name == "PROMETHEUS" and (host, port) == (ep.host, ep.port):
+            if ep.tls:
+                from kraft_server.config import ConfigError
+                raise ConfigError("kraft.console.listener: a TLS console cannot share its address with "
+                                  "kraft.metrics.prometheus.listener (plain HTTP)", "kraft.console.listener")
             from kraft_server.metrics.prometheus import expose  # loaded only when configured
             registry = factory().registry  # one server answers both
             metrics = lambda accept, query: expose(registry, accept, query)  # noqa: E731
         else:
             servers.append(server)
-    console = Console(view, core, raft_log, controller, clock, console_peers(config), metrics)
+    console = Console(view, core, raft_log, controller, clock, console_peers(config), metrics, gate)
 
     failures = [0]
 
@@ -98,6 +114,6 @@ def attach(config, view, core, raft_log, controller, clock, after_cycle, extra_s
             if failures[0] % 1000 == 1:  # the first, then every thousandth
                 log.exception("console: observing the node failed (%d times)", failures[0])
 
-    log.info("quorum console on http://%s:%d/%s", ep.host or "0.0.0.0", ep.port,
-             " (with /metrics)" if metrics else "")
-    return both, servers + [("CONSOLE", ep.host, ep.port, console.protocol)]
+    log.info("quorum console on %s://%s:%d/%s%s", ep.scheme, ep.host or "0.0.0.0", ep.port,
+             " (with /metrics)" if metrics else "", " (login)" if gate.login is not None else "")
+    return both, servers + [("CONSOLE", ep.host, ep.port, console.protocol, context)]

@@ -11,7 +11,8 @@ Routes (read-only; anything but GET and HEAD is 405):
 
 Every other answer is one response per connection (``Connection: close``). A
 request head over 8 KiB or not HTTP/1.x is refused with 431 or 400, one not complete
-within 10 s with 408.
+within 10 s with 408. Before any route, the console's gate (``gate.py``) may answer
+401 (no or wrong login) or 403 (no DESCRIBE on the cluster).
 """
 from __future__ import annotations
 
@@ -22,9 +23,12 @@ from pathlib import Path
 from kraft_server.net.http_reply import OneResponseProtocol
 from kraft_server.net.timers import call_later
 
+from .gate import FORBIDDEN, UNAUTHORIZED
+
 log = logging.getLogger(__name__)
 
 MAX_REQUEST_HEAD = 8192
+REALM = "kraft console"
 HEAD_TIMEOUT_S = 10.0  # to send a whole request head
 STATIC = Path(__file__).with_name("static")
 TYPES = {".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8",
@@ -69,6 +73,7 @@ class ConsoleProtocol(OneResponseProtocol):
         super().__init__()
         self.console = console  # console.Console: static files, snapshots, the event hub
         self.streaming = False
+        self.deciding = False  # the gate's answer is awaited (a SCRAM login)
         self._timer = None
 
     def connection_made(self, transport) -> None:
@@ -84,7 +89,7 @@ class ConsoleProtocol(OneResponseProtocol):
             self._reply(408, "Request Timeout", b"request timeout\n")
 
     def data_received(self, data: bytes) -> None:
-        if self.transport is None or self.transport.is_closing() or self.streaming:
+        if self.transport is None or self.transport.is_closing() or self.streaming or self.deciding:
             return  # a page says nothing more on an event stream
         self.buffer += data
         head = parse_head(self.buffer)
@@ -100,6 +105,32 @@ class ConsoleProtocol(OneResponseProtocol):
         if method not in ("GET", "HEAD"):
             self._reply(405, "Method Not Allowed", b"read-only: GET\n", extra="Allow: GET, HEAD\r\n")
             return
+        gate = getattr(self.console, "gate", None)
+        if gate is None or gate.open:
+            self._serve(method, path, query, headers)
+            return
+        self.deciding = True
+
+        def decided(status: int, principal) -> None:
+            self.deciding = False
+            if self.transport is None or self.transport.is_closing():
+                return  # the client left during a login check
+            if status == UNAUTHORIZED:
+                self._reply(401, "Unauthorized", b"log in with a user of the node\n",
+                            extra=f'WWW-Authenticate: Basic realm="{REALM}", charset="UTF-8"\r\n')
+            elif status == FORBIDDEN:
+                self._reply(403, "Forbidden", b"DESCRIBE on the cluster is needed to see the console\n")
+            else:
+                self._serve(method, path, query, headers)
+        try:
+            gate.decide(self.transport, headers, decided)
+        except Exception:
+            log.exception("console: deciding access failed")
+            self.deciding = False
+            if self.transport is not None:
+                self._reply(500, "Internal Server Error", b"console failed\n")
+
+    def _serve(self, method: str, path: str, query: str, headers: dict) -> None:
         try:
             self.route(method, path, query, headers)
         except Exception:  # a page must never take the node down

@@ -130,8 +130,8 @@ class Driver:
         for spec in self.listener_specs:
             self.bound[spec.name] = await self.listeners.start(spec)
         loop = asyncio.get_running_loop()
-        for name, host, port, factory in self.extra_servers:
-            server = await loop.create_server(factory, host or None, port)
+        for name, host, port, factory, *tls in self.extra_servers:  # (..., ssl context): HTTPS
+            server = await loop.create_server(factory, host or None, port, ssl=tls[0] if tls else None)
             self._extra.append(server)
             self.bound[name] = server.sockets[0].getsockname()[:2]
         self.listeners.start_idle_sweep()  # everything is bound: nothing left pending on a failure

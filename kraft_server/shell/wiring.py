@@ -116,7 +116,7 @@ def build_node(config: KafkaConfig, config_path: str | None = None, *, clock=Non
     if config["kraft.console.listener"]:  # off by default; see kraft_server/console
         from kraft_server.console import attach
         after_cycle, extra_servers = attach(config, view, core, raft_log, controller, clock, after_cycle,
-                                            extra_servers)
+                                            extra_servers, scram_lookup(controller, controller.duties.bootstrap_extra))
     driver = Driver(core, raft_log, make_dispatcher=make_dispatcher, deliver=deliver, store=store,
                     listeners=specs, request_timeout_ms=config.quorum_request_timeout_ms,
                     retry_backoff_ms=config.quorum_retry_backoff_ms,

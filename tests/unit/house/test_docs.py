@@ -175,7 +175,7 @@ def test_named_make_targets_exist():
 def _known_property(name: str, declared: set[str], kafka: set[str]) -> bool:
     if name.endswith(">"):  # a pattern such as listener.name.<listener>.<property>
         return True
-    name = re.sub(r"^listener\.name\.<[^>]+>\.", "", name)
+    name = re.sub(r"^listener\.name\.(?:<[^>]+>|[a-z0-9_-]+)\.", "", name)  # <listener>, or one: console
     # ``kafka.<key>``: a client property as Spark's Kafka source option names it.
     candidates = {name, re.sub(r"^(?:<[^>]+>|plain|scram-sha-256|scram-sha-512|kafka)\.", "", name)}
     return any(n in declared or n in kafka or n in KAFKA_CLIENT_PROPERTIES or n in NOT_PROPERTIES
