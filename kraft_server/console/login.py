@@ -6,7 +6,9 @@ console (``listener.name.console.``, else the node's).
 A SCRAM check derives the salted password (PBKDF2, thousands of rounds): it runs off
 the event loop (``net/offload.py``). A login that passed is remembered for
 ``REMEMBER_S`` by a keyed digest of the header, so a page's every request does not
-derive it again. Passwords are never logged nor kept.
+derive it again, but only while the credential it passed against is still the user's
+(a SCRAM credential changed or deleted in the metadata ends it at once). Passwords are
+never logged nor kept.
 """
 from __future__ import annotations
 
@@ -56,7 +58,7 @@ class BasicLogin:
         self.offload = offload  # offload(fn, done): fn() off the loop, done(result) on it
         self.clock = clock
         self._key = os.urandom(32)
-        self._remembered: dict[bytes, tuple[str, float]] = {}
+        self._remembered: dict[bytes, tuple[str, str, bytes, float]] = {}  # user, mechanism, stored key, until
 
     def _digest(self, header: str) -> bytes:
         return hmac.new(self._key, header.encode("utf-8", "replace"), "sha256").digest()
@@ -68,14 +70,14 @@ class BasicLogin:
             return
         key = self._digest(header)
         known = self._remembered.get(key)
-        if known is not None and known[1] > self.clock():
+        if known is not None and known[3] > self.clock() and self._still(*known[:3]):
             done(known[0])
             return
         user, password = pair
         if "PLAIN" in self.mechanisms:
             expected = self.plain_users.get(user)
             if expected is not None and hmac.compare_digest(expected.encode(), password.encode()):
-                self._remember(key, user)
+                self._remember(key, user, "PLAIN", b"")
                 done(user)
                 return
         stored = [(m, c) for m in self.mechanisms if m.startswith("SCRAM-")
@@ -84,19 +86,26 @@ class BasicLogin:
             done(None)
             return
 
-        def derive() -> bool:
-            return any(scram_matches(m, c, password) for m, c in stored)
+        def derive():
+            return next(((m, c) for m, c in stored if scram_matches(m, c, password)), None)
 
-        def derived(ok) -> None:
-            if ok is True:
-                self._remember(key, user)
-            done(user if ok is True else None)
+        def derived(match) -> None:
+            if isinstance(match, tuple):
+                self._remember(key, user, match[0], match[1].stored_key)
+            done(user if isinstance(match, tuple) else None)
         self.offload(derive, derived)
 
-    def _remember(self, key: bytes, user: str) -> None:
+    def _still(self, user: str, mechanism: str, stored_key: bytes) -> bool:
+        """The credential a remembered login passed against is still the user's."""
+        if mechanism == "PLAIN":
+            return True  # PLAIN users are the node's configuration
+        current = self.credentials(mechanism, user) if self.credentials else None
+        return current is not None and hmac.compare_digest(current.stored_key, stored_key)
+
+    def _remember(self, key: bytes, user: str, mechanism: str, stored_key: bytes) -> None:
         if len(self._remembered) >= MAX_REMEMBERED:
             now = self.clock()
-            self._remembered = {k: v for k, v in self._remembered.items() if v[1] > now}
+            self._remembered = {k: v for k, v in self._remembered.items() if v[3] > now}
             if len(self._remembered) >= MAX_REMEMBERED:
                 self._remembered.clear()
-        self._remembered[key] = (user, self.clock() + REMEMBER_S)
+        self._remembered[key] = (user, mechanism, stored_key, self.clock() + REMEMBER_S)

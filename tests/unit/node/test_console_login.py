@@ -111,6 +111,21 @@ def test_login_with_plain_users_and_scram_credentials():
     assert _check(login, None) is None
 
 
+def test_a_remembered_login_ends_when_its_credential_changes_or_goes():
+    """The memory of a SCRAM login holds only while the user's credential is the one it
+    passed against: a new password (or a deleted user) in the metadata ends it at once."""
+    scram = {("SCRAM-SHA-512", "carol"): make_credential("SCRAM-SHA-512", SECRET, iterations=4096)}
+    offload = SyncOffload()
+    login = BasicLogin(["SCRAM-SHA-512"], {}, lambda m, u: scram.get((m, u)), offload)
+    assert _check(login, basic("carol", SECRET)) == "carol"
+    assert _check(login, basic("carol", SECRET)) == "carol" and offload.calls == 1  # remembered
+    scram[("SCRAM-SHA-512", "carol")] = make_credential("SCRAM-SHA-512", "new-secret", iterations=4096)
+    assert _check(login, basic("carol", SECRET)) is None and offload.calls == 2  # checked again: refused
+    assert _check(login, basic("carol", "new-secret")) == "carol"
+    del scram[("SCRAM-SHA-512", "carol")]
+    assert _check(login, basic("carol", "new-secret")) is None
+
+
 def test_login_only_with_the_mechanisms_enabled():
     assert _check(_login(("SCRAM-SHA-512",)), basic("alice", SECRET)) is None
     assert _check(_login(("PLAIN",)), basic("carol", SECRET)) is None
