@@ -14,6 +14,7 @@ import logging
 import uuid
 
 from wire.messages import PartitionRecord
+from .broker_index import BrokerIndex, mask_ids
 from wire.records import decode_metadata_record, encode_metadata_record
 
 log = logging.getLogger(__name__)
@@ -78,6 +79,8 @@ class Topic:
             owner.made += 1
             if r.directories:
                 r.directories = owner.shared_dirs(r.directories)
+            if owner._index is not None:
+                owner._index.replace(self._partitions.get(r.partition_id), r)
         self._partitions[r.partition_id] = r
         self.values.pop(r.partition_id, None)
 
@@ -108,6 +111,8 @@ class TopicsImage:
         self._dirs: dict[uuid.UUID, uuid.UUID] = {}  # one object per directory id
         self.bad_records = 0  # pending partition values that did not decode
         self.made = 0  # partition records decoded or replaced so far (collector.Freezer)
+        self._index: BrokerIndex | None = None  # built on the first question (``index``)
+        self._undecoded: set = set()  # topic ids with values replayed since it was built
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -120,6 +125,36 @@ class TopicsImage:
         for t in self:
             for pid in sorted(t.partitions):
                 yield t, t.partitions[pid]
+
+    # -- partitions by broker ----------------------------------------------------------------
+    def index(self) -> BrokerIndex:
+        """The index by broker, every partition in it (the first call decodes them all)."""
+        if self._index is None:
+            index = BrokerIndex()
+            for t in self.by_id.values():
+                for p in t.partitions.values():
+                    index.add(p)
+            self._index = index
+        elif self._undecoded:
+            for tid in self._undecoded:
+                t = self.by_id.get(tid)
+                if t is not None:
+                    t.partitions  # decoding indexes them (``Topic._keep``)
+        self._undecoded.clear()
+        return self._index
+
+    def partitions_of(self, key: int):
+        """``(topic, partition)`` of every partition whose ISR or ELR holds broker ``key``
+        (or, for NO_LEADER, every leaderless one), in the order of ``partitions()``."""
+        by_topic = self.index().topics_of(key)
+        topics = sorted((self.by_id[tid] for tid in by_topic), key=lambda t: t.name)
+        for t in topics:
+            parts = t.partitions
+            for pid in mask_ids(by_topic[t.topic_id]):
+                yield t, parts[pid]
+
+    def leads_any(self, broker_id: int) -> bool:
+        return self.index().leads_any(broker_id)
 
     # -- replay --------------------------------------------------------------------------
     def add_topic(self, name: str, topic_id: uuid.UUID) -> None:
@@ -135,6 +170,10 @@ class TopicsImage:
             return None
         self.by_name.pop(t.name, None)
         self.by_raw_id.pop(topic_id.bytes, None)
+        if self._index is not None:
+            for p in t._partitions.values():
+                self._index.remove(p)
+            self._undecoded.discard(topic_id)
         return t
 
     def add_partition(self, r: PartitionRecord) -> None:
@@ -158,6 +197,8 @@ class TopicsImage:
         if t.pending is None:
             t.pending = []
         t.pending.append(value)
+        if self._index is not None:
+            self._undecoded.add(t.topic_id)
 
     def shared_dirs(self, dirs) -> tuple:
         shared = self._dirs
@@ -169,8 +210,10 @@ class TopicsImage:
         if p is None:
             log.warning("PartitionChangeRecord for unknown partition %s-%d", r.topic_id, r.partition_id)
             return
-        t.partitions[r.partition_id] = merge(p, r)
+        q = t.partitions[r.partition_id] = merge(p, r)
         t.values.pop(r.partition_id, None)
+        if self._index is not None:
+            self._index.replace(p, q)
         self.made += 1
 
     def clear_elr(self, topic_name: str) -> None:
@@ -187,6 +230,8 @@ class TopicsImage:
                     t.partitions[pid] = q
                     t.values.pop(pid, None)
                     self.made += 1
+                    if self._index is not None:
+                        self._index.replace(p, q)
 
     def snapshot_records(self, metadata_version: int) -> list:
         """Per topic (by name), its TopicRecord as ``(record, 0)``, then its partitions
