@@ -13,11 +13,12 @@ import pytest
 from kraft_server.controller.cluster import broker_lifecycle as lifecycle
 from kraft_server.controller.image.broker_index import NO_LEADER, mask_ids
 from kraft_server.controller.image.metadata_image import MetadataImage
+from kraft_server.controller.replication import elections
 from kraft_server.controller.replication.partition_change import (
-    broker_removed, broker_returned, broker_unclean_shutdown,
+    broker_removed, broker_returned, broker_unclean_shutdown, unclean_enabled,
 )
 from wire.messages import (
-    BrokerRegistrationChangeRecord, ClearElrRecord, FeatureLevelRecord, PartitionChangeRecord,
+    BrokerRegistrationChangeRecord, ClearElrRecord, ConfigRecord, FeatureLevelRecord, PartitionChangeRecord,
     PartitionRecord, RegisterBrokerRecord, RemoveTopicRecord, TopicRecord,
 )
 from wire.messages.register_broker_record import BrokerEndpoint
@@ -69,6 +70,9 @@ class Cluster:
         name, tid = f"t{self.rnd.randrange(1000)}-{self.serial}", uuid.uuid4()
         self.topics[name] = tid
         records = [(TopicRecord(name=name, topic_id=tid), 0)]
+        if self.rnd.random() < 0.3:
+            records.append((ConfigRecord(resource_type=2, resource_name=name,
+                                         name="unclean.leader.election.enable", value="true"), 0))
         for pid in range(self.rnd.randint(1, 70)):
             replicas = self.some(3)
             isr, leader, elr = self.state(replicas)
@@ -171,6 +175,10 @@ def check_index(img: MetadataImage) -> None:
     assert {k: v for k, v in got.items() if v} == want
     assert all(mask for by_topic in index.masks.values() for mask in by_topic.values())
     assert index.leads == leads
+    scan = elections._elect_up_to(img, (p for t, p in img.topics.partitions()
+                                        if p.leader < 0 and unclean_enabled(img, t.name)), elections.UNCLEAN, 10)
+    assert [encode_metadata_record(r, v) for r, v in elections.leaderless_unclean(img, 10)] == \
+        [encode_metadata_record(r, v) for r, v in scan]
     for k in [*BROKERS, NO_LEADER]:
         order = [(t.name, p.partition_id) for t, p in img.topics.partitions()
                  if (t.topic_id, p.partition_id) in want.get(k, ())]
