@@ -32,6 +32,7 @@ MiB = 1024 * 1024
 # Log bytes replayed per Ready cycle: a long catch-up (start-up, a burst of commits)
 # yields to socket I/O between slices, so fetches keep being answered.
 REPLAY_BUDGET_BYTES = 128 * 1024  # ~2k NoOp batches or ~450 records of 256 bytes: a few ms
+WARM_BUDGET = 500  # partitions decoded a turn while idle (some 10 ms)
 
 SECURITY_PROTOCOLS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
 
@@ -217,6 +218,9 @@ class Controller:
             self.writes.submit("FenceDeadBroker", dead, lambda code: None, lambda body: None)
         self._periodic_elections(active, now_ms)
         proposed = self.writes.poll(self.core, self.image, active, now_ms) or proposed
+        # while idle, the active controller decodes and indexes partitions by broker a
+        # few topics a turn (image/broker_index.py)
+        warming = active and not self.writes.queue and self.image.topics.warm(WARM_BUDGET)
         deadline = self.next_clean_ms
         expiry = self.brokers.deadline()
         if expiry is not None:
@@ -237,7 +241,8 @@ class Controller:
             deadline = min(deadline, retry)
         self.loader.freezer.poll(self.image, now_ms)  # records made since the last freeze (collector.py)
         # More to replay: ask for another cycle at once (after the sockets had a turn).
-        return proposed or self.building is not None or self.loader.behind(self.core.high_watermark), deadline
+        return (proposed or warming or self.building is not None
+                or self.loader.behind(self.core.high_watermark)), deadline
 
     def _periodic_elections(self, active: bool, now_ms: int) -> None:
         """While active: every ``leader.imbalance.check.interval.seconds`` move up to 1000

@@ -111,8 +111,8 @@ class TopicsImage:
         self._dirs: dict[uuid.UUID, uuid.UUID] = {}  # one object per directory id
         self.bad_records = 0  # pending partition values that did not decode
         self.made = 0  # partition records decoded or replaced so far (collector.Freezer)
-        self._index: BrokerIndex | None = None  # built on the first question (``index``)
-        self._undecoded: set = set()  # topic ids with values replayed since it was built
+        self._index: BrokerIndex | None = None  # started by the first question or ``warm``
+        self._undecoded: set = set()  # topic ids with values not yet decoded (once started)
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -128,20 +128,40 @@ class TopicsImage:
 
     # -- partitions by broker ----------------------------------------------------------------
     def index(self) -> BrokerIndex:
-        """The index by broker, every partition in it (the first call decodes them all)."""
-        if self._index is None:
-            index = BrokerIndex()
-            for t in self.by_id.values():
-                for p in t.partitions.values():
-                    index.add(p)
-            self._index = index
-        elif self._undecoded:
-            for tid in self._undecoded:
-                t = self.by_id.get(tid)
-                if t is not None:
-                    t.partitions  # decoding indexes them (``Topic._keep``)
+        """The index by broker, every partition in it (decoding what is not yet)."""
+        self._start_index()
+        for tid in self._undecoded:
+            t = self.by_id.get(tid)
+            if t is not None:
+                t.partitions  # decoding indexes them (``Topic._keep``)
         self._undecoded.clear()
         return self._index
+
+    def warm(self, budget: int) -> bool:
+        """Decode (and index) the not yet decoded partitions of a few topics, about
+        ``budget`` of them, so that the first fence or shutdown does not decode them
+        all on one turn; True while some are left."""
+        self._start_index()
+        done = 0
+        while self._undecoded and done < budget:
+            t = self.by_id.get(self._undecoded.pop())
+            if t is not None and t.pending is not None:
+                done += len(t.pending)
+                t._decode_pending()
+        return bool(self._undecoded)
+
+    def _start_index(self) -> None:
+        """The index of what is decoded; the topics with values still to decode are
+        ``_undecoded`` (``Topic._keep`` indexes each when it is decoded)."""
+        if self._index is not None:
+            return
+        index = BrokerIndex()
+        for t in self.by_id.values():
+            for p in t._partitions.values():
+                index.add(p)
+            if t.pending is not None:
+                self._undecoded.add(t.topic_id)
+        self._index = index
 
     def partitions_of(self, key: int):
         """``(topic, partition)`` of every partition whose ISR or ELR holds broker ``key``

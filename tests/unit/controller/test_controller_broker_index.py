@@ -145,6 +145,11 @@ class Cluster:
             self.replay([(c, 2) for c in got])
             self.register(b)
 
+    def warm(self) -> None:
+        """Some idle turns of the active controller (``TopicsImage.warm``)."""
+        for _ in range(self.rnd.randint(1, 3)):
+            self.image.topics.warm(self.rnd.choice((1, 50, 200)))
+
     def snapshot_load(self) -> None:
         """A new image from this one's snapshot (as a restarted controller loads it)."""
         values = self.image.snapshot_records()
@@ -189,7 +194,7 @@ def run(seed: int, steps: int = 400) -> None:
     print(f"broker index seed {seed}")
     rnd = random.Random(seed)
     c = Cluster(rnd)
-    ops = [c.create] * 3 + [c.change] * 6 + [c.delete, c.clear_elr] + [c.lifecycle] * 4 + [c.snapshot_load]
+    ops = [c.create] * 3 + [c.change] * 6 + [c.delete, c.clear_elr] + [c.lifecycle] * 4 + [c.snapshot_load, c.warm, c.warm]
     if rnd.random() < 0.5:
         check_index(c.image)  # built before anything (kept up to date from the first record)
     for step in range(steps):
@@ -208,6 +213,21 @@ def test_mask_ids():
     assert mask_ids(0) == []
     assert mask_ids(0b1011) == [0, 1, 3]
     assert mask_ids(1 << 5000 | 1) == [0, 5000]
+
+
+def test_warm_decodes_a_budget_a_turn():
+    c = Cluster(random.Random(8))
+    for _ in range(20):
+        c.create()
+    c.snapshot_load()
+    topics = c.image.topics
+    assert all(t.pending for t in topics.by_id.values())
+    turns = 0
+    while topics.warm(100):
+        turns += 1
+        assert topics._index is not None
+    assert turns >= 3 and not any(t.pending for t in topics.by_id.values())
+    check_index(c.image)
 
 
 def test_index_built_on_first_question_then_kept():
