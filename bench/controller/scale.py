@@ -71,6 +71,7 @@ from bench.controller.controller_standin_ops import (  # noqa: E402
 from tests.support.kraft_nodes import wait_for  # noqa: E402
 from tools.kafka_dist.broker import BROKER_ID_BASE  # noqa: E402
 from tools.kafka_dist.controller import random_cluster_id  # noqa: E402
+from tools.kafka_dist.probe import describe_quorum  # noqa: E402
 from wire.messages import CreateTopicsRequest  # noqa: E402
 from wire.messages.create_topics_request import CreatableReplicaAssignment, CreatableTopic  # noqa: E402
 
@@ -217,14 +218,44 @@ def register_standins(port: int, cluster_id: str) -> ScaleStandIns:
     return standins
 
 
-def kill_row(tail: LogTail, standins: ScaleStandIns, victim: int) -> float:
-    standins.dead.add(victim)
-    wait_for(lambda: victim in standins.died, 30, f"stand-in {victim} dead", interval=0.01)
-    killed = standins.died[victim]
-    _wait_tail(tail, lambda img: all(p.leader != victim for _, p in img.topics.partitions()),
-               f"every partition of {victim} re-led", timeout=600)
-    # batch timestamps are whole ms
-    return (max(t for t in tail.change_times if t >= killed - 0.001) - killed) * 1000
+class HighWatermarks(threading.Thread):
+    """The controller's high watermark (DescribeQuorum) every 10 ms: ``seen`` holds
+    (wall time, high watermark) pairs."""
+
+    def __init__(self, port: int) -> None:
+        super().__init__(daemon=True)
+        self.port, self.seen, self.stop = port, [], threading.Event()
+        self.start()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                hw = describe_quorum("127.0.0.1", self.port, timeout=30).high_watermark
+                self.seen.append((time.time(), hw))
+            except OSError:
+                pass
+            self.stop.wait(0.01)
+
+    def committed(self, offset: int) -> float:
+        """The first wall time the high watermark was past ``offset``."""
+        return next(t for t, hw in self.seen if hw > offset)
+
+
+def kill_row(tail: LogTail, standins: ScaleStandIns, victim: int, port: int) -> float:
+    """From the kill until the last batch re-leading its partitions committed (the
+    high watermark past it; batch timestamps are the time a write started)."""
+    watch = HighWatermarks(port)
+    try:
+        standins.dead.add(victim)
+        wait_for(lambda: victim in standins.died, 30, f"stand-in {victim} dead", interval=0.01)
+        killed = standins.died[victim]
+        _wait_tail(tail, lambda img: all(p.leader != victim for _, p in img.topics.partitions()),
+                   f"every partition of {victim} re-led", timeout=600)
+        last = max(end for t, end in zip(tail.change_times, tail.change_ends) if t >= killed - 0.001)
+        wait_for(lambda: watch.seen and watch.seen[-1][1] > last, 60, "the last change committed")
+        return (watch.committed(last) - killed) * 1000
+    finally:
+        watch.stop.set()
 
 
 def come_back(conn, tail: LogTail, standins: ScaleStandIns, victims) -> None:
@@ -296,7 +327,7 @@ def one_size(kind: str, workdir: Path, partitions: int, profile=None) -> dict:
             tail.poll()
             timed("shutdown", controlled_shutdown, conn, standins, SHUTDOWN)
             tail.poll()
-            timed("kill", kill_row, tail, standins, KILLED)
+            timed("kill", kill_row, tail, standins, KILLED, node.port)
             come_back(conn, tail, standins, [SHUTDOWN, KILLED])
 
             def preferred():
