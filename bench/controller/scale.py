@@ -17,6 +17,7 @@ over stand-ins 2-29. In order:
 
 * ``create all partitions (s)``: CreateTopics v7 straight to the controller, 50
   topics a request, the clock from the first request to the last answer.
+* (untimed) both sides rest ``settle`` seconds (5 s, or one a 10,000 partitions).
 * ``controlled shutdown of a third (ms)``: stand-in 0 heartbeats WantShutDown every
   20 ms until an answer says ShouldShutDown (``controller_standin_ops``).
 * ``stand-in kill -9 -> a third re-led (ms)``: stand-in 1 closes its connection
@@ -91,6 +92,12 @@ ROWS = {"create": "create all partitions (s)",
         "hb_max": "heartbeat max in the timed rows (ms)",
         "fenced": "stand-ins fenced while heartbeating (count)"}
 TIME_ROWS = ("create", "shutdown", "kill", "preferred", "restart")
+
+
+def settle(partitions: int) -> float:
+    """Seconds both controllers get after the creation before the next row: 5 s, or
+    one a 10,000 partitions (ours decodes and indexes them while idle)."""
+    return max(5.0, partitions / 10_000)
 
 
 def kafka_heap(partitions: int) -> str:
@@ -325,6 +332,7 @@ def one_size(kind: str, workdir: Path, partitions: int, profile=None) -> dict:
             rows["rss_created"] = rss_mib(node.proc.pid)
             tail = LogTail(data_dir)
             tail.poll()
+            time.sleep(settle(partitions))  # at rest before the next rows
             timed("shutdown", controlled_shutdown, conn, standins, SHUTDOWN)
             tail.poll()
             timed("kill", kill_row, tail, standins, KILLED, node.port)
@@ -393,7 +401,7 @@ def py_spy(out_dir: Path):
 
     class Recording:
         def __init__(self, kind, key, node):
-            self.on = kind == "ours" and key in ("shutdown", "kill", "preferred")
+            self.on = kind == "ours" and key in ("create", "shutdown", "kill", "preferred")
             self.path = out_dir / f"{os.environ.get('SCALE_SIZE', 'n')}-{key}.txt"
             self.pid = node.proc.pid
 

@@ -218,9 +218,9 @@ class Controller:
             self.writes.submit("FenceDeadBroker", dead, lambda code: None, lambda body: None)
         self._periodic_elections(active, now_ms)
         proposed = self.writes.poll(self.core, self.image, active, now_ms) or proposed
-        # while idle, the active controller decodes and indexes partitions by broker a
-        # few topics a turn (image/broker_index.py)
-        warming = active and not self.writes.queue and self.image.topics.warm(WARM_BUDGET)
+        # while idle (nothing queued, nothing replayed this turn), the active controller
+        # decodes and indexes partitions by broker, WARM_BUDGET a turn (image/broker_index.py)
+        warming = active and not replayed and not self.writes.queue and self.image.topics.warm(WARM_BUDGET)
         deadline = self.next_clean_ms
         expiry = self.brokers.deadline()
         if expiry is not None:

@@ -54,8 +54,14 @@ class Topic:
             self._decode_pending()
         return self._partitions
 
-    def _decode_pending(self) -> None:
-        values, self.pending = self.pending, None
+    def _decode_pending(self, count: int | None = None) -> None:
+        """Decode the pending values, or the first ``count`` of them (in replay order:
+        the rest stay pending)."""
+        values = self.pending
+        if count is not None and count < len(values):
+            values, self.pending = values[:count], values[count:]
+        else:
+            self.pending = None
         for value in values:
             try:
                 r = decode_metadata_record(value).message
@@ -138,16 +144,17 @@ class TopicsImage:
         return self._index
 
     def warm(self, budget: int) -> bool:
-        """Decode (and index) the not yet decoded partitions of a few topics, about
-        ``budget`` of them, so that the first fence or shutdown does not decode them
+        """Decode (and index) ``budget`` of the not yet decoded partitions, so that the first fence or shutdown does not decode them
         all on one turn; True while some are left."""
         self._start_index()
-        done = 0
-        while self._undecoded and done < budget:
-            t = self.by_id.get(self._undecoded.pop())
+        while self._undecoded and budget > 0:
+            tid = self._undecoded.pop()
+            t = self.by_id.get(tid)
             if t is not None and t.pending is not None:
-                done += len(t.pending)
-                t._decode_pending()
+                budget -= len(t.pending)
+                t._decode_pending(len(t.pending) + budget if budget < 0 else None)
+                if t.pending is not None:
+                    self._undecoded.add(tid)  # the rest on a later turn
         return bool(self._undecoded)
 
     def _start_index(self) -> None:
