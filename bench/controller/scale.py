@@ -4,7 +4,7 @@ size, fresh directories each time.
 
     python bench/controller/scale.py --sizes 100000,500000 [--sides ours,kafka] [--json]
 
-Kafka's controller (the distribution ``tools.kafka_dist`` pins, production JVM flags)
+Kafka's controller (the default release of ``tools.kafka_dist``, production JVM flags)
 gets ``-Xmx`` sized for the partitions (``kafka_heap``, printed with the table); ours
 runs without a limit and its RSS is a row. Both sides:
 ``metadata.log.max.snapshot.interval.ms=5000``, Kafka's other defaults.
@@ -70,6 +70,7 @@ from bench.controller.controller_standin_ops import (  # noqa: E402
     OpsStandIns, _all_partitions, _registered, _requests_of, _send_isr, _wait_tail, controlled_shutdown,
 )
 from tests.support.kraft_nodes import wait_for  # noqa: E402
+from tools.kafka_dist import DEFAULT_RELEASE  # noqa: E402
 from tools.kafka_dist.broker import BROKER_ID_BASE  # noqa: E402
 from tools.kafka_dist.controller import random_cluster_id  # noqa: E402
 from tools.kafka_dist.probe import describe_quorum  # noqa: E402
@@ -444,7 +445,7 @@ def per_partition(results: dict, sides) -> list[str]:
 
 def table(n: str, result: dict, sides) -> list[str]:
     ratio = sides == ["ours", "kafka"]
-    lines = [f"{int(n):,} partitions (Kafka -Xmx{kafka_heap(int(n))}); load: {result.get('load')}",
+    lines = [f"{int(n):,} partitions (Kafka {DEFAULT_RELEASE}, -Xmx{kafka_heap(int(n))}); load: {result.get('load')}",
              f"{'row':<44}" + "".join(f"{k:>10}" for k in sides) + (f"{'ours/kafka':>11}" if ratio else "")]
     for name in ROWS.values():
         vals = [result.get(k, {}).get(name, "") for k in sides]
@@ -463,11 +464,15 @@ def main(argv=None) -> int:
     parser.add_argument("--sizes", default="100000,500000")
     parser.add_argument("--sides", default="ours,kafka")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--table", help="print the tables of a --json report (a file) and exit")
     parser.add_argument("--profile", help="py-spy our controller during the shutdown, kill and preferred rows "
                         "into this directory")
     parser.add_argument("--workdir", help="keep the run's directories here (default: a temporary one)")
     args = parser.parse_args(argv)
     sides = args.sides.split(",")
+    if args.table:
+        results = json.loads(Path(args.table).read_text())
+        return print_tables(results, sides)
     profile = py_spy(Path(args.profile)) if args.profile else None
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
@@ -490,6 +495,10 @@ def main(argv=None) -> int:
         print(json.dumps({n: {k: r[k] for k in sides} | {"load": r["load"]} for n, r in results.items()},
                          indent=2))
         return 0
+    return print_tables(results, sides)
+
+
+def print_tables(results: dict, sides) -> int:
     for n, r in results.items():
         print("\n".join(table(n, r, sides)) + "\n")
     print("\n".join(per_partition(results, sides)))
