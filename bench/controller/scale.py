@@ -37,7 +37,9 @@ over stand-ins 2-29. In order:
   heartbeating again; ``controller RSS after create (MiB)`` is read after the first row.
 * ``heartbeat p99 / max (ms)``: every heartbeat answer's latency during the timed
   rows above; ``stand-ins fenced while heartbeating (count)``: stand-ins answered
-  fenced although they were heartbeating (a controller too busy to answer in time).
+  fenced although they were heartbeating (a controller too busy to answer in time);
+  ``heartbeats answered with an error (count)``: REQUEST_TIMED_OUT, say (a heartbeat
+  that waited in the controller's queue past its deadline).
 
 The curve prints each time row divided by the partitions (µs a partition) per size.
 The machine is shared: the load average is printed with each table.
@@ -91,7 +93,8 @@ ROWS = {"create": "create all partitions (s)",
         "rss": "controller RSS at rest (MiB)",
         "hb_p99": "heartbeat p99 in the timed rows (ms)",
         "hb_max": "heartbeat max in the timed rows (ms)",
-        "fenced": "stand-ins fenced while heartbeating (count)"}
+        "fenced": "stand-ins fenced while heartbeating (count)",
+        "hb_errors": "heartbeats answered with an error (count)"}
 TIME_ROWS = ("create", "shutdown", "kill", "preferred", "restart")
 
 
@@ -166,6 +169,7 @@ class ScaleStandIns(OpsStandIns):
         self.dead: set[int] = set()
         self.died: dict[int, float] = {}
         self.fenced_while_beating: set[int] = set()
+        self.errors: dict[int, int] = {}  # error code -> heartbeat answers carrying it
         self.listeners: dict[int, Listener] = dict(listeners or {})
 
     def register(self, conn) -> None:
@@ -194,6 +198,8 @@ class ScaleStandIns(OpsStandIns):
                     self.samples.append((t0, time.monotonic() - t0))
                     if r.error_code == 0 and not r.is_fenced:
                         self.unfenced.add(broker)
+                    elif r.error_code:
+                        self.errors[r.error_code] = self.errors.get(r.error_code, 0) + 1
                     elif broker in self.unfenced and broker not in self.held:
                         self.fenced_while_beating.add(broker)
                 if broker in self.dead:
@@ -294,7 +300,7 @@ def heartbeat_rows(standins: ScaleStandIns, windows) -> dict:
     if not took:
         return {}
     return {"hb_p99": took[min(len(took) - 1, int(len(took) * 0.99))] * 1000, "hb_max": took[-1] * 1000,
-            "fenced": len(standins.fenced_while_beating)}
+            "fenced": len(standins.fenced_while_beating), "hb_errors": sum(standins.errors.values())}
 
 
 def one_size(kind: str, workdir: Path, partitions: int, profile=None) -> dict:
