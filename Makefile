@@ -14,7 +14,7 @@ endif
 export KRAFT_CACHE ?= $(CURDIR)/.cache
 
 # `make docs`: the site (mkdocs.yml, docs/) built in strict mode into site/.
-.PHONY: docs stream venv test test-slow fuzz simulate simulate-long bench bench-raft bench-startup bench-controller bench-membership bench-move codegen check-codegen kafka-dist run run-cluster clean
+.PHONY: docs stream venv test test-slow fuzz simulate simulate-long bench bench-raft bench-startup bench-controller bench-scale bench-membership bench-move codegen check-codegen kafka-dist run run-cluster clean
 
 $(STAMP): setup.cfg pyproject.toml setup.py
 	@command -v java >/dev/null || (apt-get update && apt-get install -y openjdk-17-jdk-headless)
@@ -119,6 +119,11 @@ bench-startup: $(BYTECODE)
 # Our controller vs Kafka 4.3.1's with three Kafka brokers (bench/controller/controller.py).
 bench-controller: $(BYTECODE) kafka-dist
 	$(PY) bench/controller/controller.py
+
+# Our controller vs Kafka's at 100,000+ partitions on 30 broker stand-ins (issue 41,
+# bench/controller/scale.py; SIZES=100000,500000,... SIDES=ours,kafka).
+bench-scale: $(BYTECODE) kafka-dist
+	$(PY) bench/controller/scale.py $(if $(SIZES),--sizes $(SIZES)) $(if $(SIDES),--sides $(SIDES))
 
 bench-membership: $(BYTECODE) kafka-dist
 	$(PY) bench/membership/membership.py $(if $(FULL),--full)

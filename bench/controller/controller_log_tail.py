@@ -22,6 +22,7 @@ class LogTail:
         self.read_to: dict[Path, int] = {}
         self.next_offset = 0
         self.change_times: list[float] = []  # wall s of each batch holding a PartitionChangeRecord
+        self.change_ends: list[int] = []  # and its last offset
 
     def poll(self) -> MetadataImage:
         for seg in sorted(self.dir.glob("*.log")):
@@ -50,6 +51,7 @@ class LogTail:
             self.next_offset = info.last_offset + 1
             if changed:
                 self.change_times.append(read_header(buf, info.start).max_timestamp / 1000)
+                self.change_ends.append(info.last_offset)
 
     def partitions(self):
         """``(Topic, PartitionRecord)`` of every partition in the image."""

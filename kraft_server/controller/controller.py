@@ -35,6 +35,8 @@ MiB = 1024 * 1024
 # Log bytes replayed per Ready cycle: a long catch-up (start-up, a burst of commits)
 # yields to socket I/O between slices, so fetches keep being answered.
 REPLAY_BUDGET_BYTES = 128 * 1024  # ~2k NoOp batches or ~450 records of 256 bytes: a few ms
+BUSY_CREDIT_MS = 1000  # a poll this long (real time) is credited to the broker sessions
+WARM_BUDGET = 500  # partitions decoded a turn while idle (some 10 ms)
 
 SECURITY_PROTOCOLS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
 
@@ -131,6 +133,8 @@ class Controller:
         self.next_task_ms: dict[str, int] = {}
         self.outbound = None  # the shell's send(OutboundRequest); None: never send
         self.wake = None  # the shell's "run a cycle soon", for arrivals outside the loop
+        # the shell's real clock (s) to time its own polls; None (simulations): no credit
+        self.busy_clock = None
         # the shell's probe(Probe, done(outcomes)) of a broker's listener
         # (cluster/broker_liveness.py); None: no probes, brokers fenced on expiry only
         self.prober = None
@@ -205,6 +209,7 @@ class Controller:
 
     def poll(self, now_ms: int) -> tuple[bool, int | None]:
         self._now_ms = now_ms
+        started = self.busy_clock() if self.busy_clock is not None else None
         replayed, loaded = self.loader.catch_up(self.core.high_watermark, REPLAY_BUDGET_BYTES)
         if loaded:
             self.snapshots.reset(now_ms)
@@ -217,6 +222,7 @@ class Controller:
             self.clean(now_ms)
         proposed = self.duties.poll(self.core, self.image, self.loader.next_offset, now_ms)
         active = self.is_active()
+        started = self._credit_busy(started)
         fence = self.brokers.expiry(self.image, active and self.image.has_metadata, self.core.epoch, now_ms)
         if fence is not None:
             self.writes.submit("FenceStaleBroker", fence, lambda code: None, lambda body: None)
@@ -226,6 +232,9 @@ class Controller:
             self.writes.submit("FenceDeadBroker", dead, lambda code: None, lambda body: None)
         self._periodic_elections(active, now_ms)
         proposed = self.writes.poll(self.core, self.image, active, now_ms) or proposed
+        # while idle (nothing queued, nothing replayed this turn), the active controller
+        # decodes and indexes partitions by broker, WARM_BUDGET a turn (image/broker_index.py)
+        warming = active and not replayed and not self.writes.queue and self.image.topics.warm(WARM_BUDGET)
         deadline = self.next_clean_ms
         expiry = self.brokers.deadline()
         if expiry is not None:
@@ -245,8 +254,22 @@ class Controller:
         if retry is not None:
             deadline = min(deadline, retry)
         self.loader.freezer.poll(self.image, now_ms)  # records made since the last freeze (collector.py)
+        self._credit_busy(started)
         # More to replay: ask for another cycle at once (after the sockets had a turn).
-        return proposed or self.building is not None or self.loader.behind(self.core.high_watermark), deadline
+        return (proposed or warming or self.building is not None
+                or self.loader.behind(self.core.high_watermark)), deadline
+
+    def _credit_busy(self, started: float | None) -> float | None:
+        """Credit the broker sessions with the time since ``started`` when it is
+        BUSY_CREDIT_MS or more (``BrokerSessions.credit``); returns the time now."""
+        if started is None:
+            return None
+        now = self.busy_clock()
+        busy_ms = int((now - started) * 1000)
+        if busy_ms >= BUSY_CREDIT_MS:
+            self.brokers.sessions.credit(busy_ms)
+            log.info("[Controller] a poll held the loop %d ms: broker sessions credited with it", busy_ms)
+        return now
 
     def _periodic_elections(self, active: bool, now_ms: int) -> None:
         """While active: every ``leader.imbalance.check.interval.seconds`` move up to 1000

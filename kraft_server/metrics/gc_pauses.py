@@ -61,9 +61,11 @@ class GcPauses:
         kept, self.kept = self.kept, []
         for generation, ms, collected in kept:
             level = logging.INFO if ms >= self.slow_ms else logging.DEBUG
-            if log.isEnabledFor(level):  # counting the frozen objects walks them
-                log.log(level, "garbage collection of generation %d took %.0f ms (%d freed; %d objects frozen)",
-                        generation, ms, collected, gc.get_freeze_count())
+            if level == logging.DEBUG and log.isEnabledFor(level):  # counting the frozen objects walks them
+                log.debug("garbage collection of generation %d took %.0f ms (%d freed; %d objects frozen)",
+                          generation, ms, collected, gc.get_freeze_count())
+            elif level == logging.INFO:  # not walking millions of frozen objects on a busy turn
+                log.info("garbage collection of generation %d took %.0f ms (%d freed)", generation, ms, collected)
 
     def summary(self) -> dict:
         return {f"gen{g}": {"count": self.count[g], "total_ms": round(self.total_ms[g], 1),

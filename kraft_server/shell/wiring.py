@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import os
 import random
+import time
 from dataclasses import dataclass
 
 from kraft_server.api import registry
@@ -166,6 +167,7 @@ def _wire_controller_channel(config: KafkaConfig, controller, driver) -> None:
     channel.security = driver.peers.security
     controller.outbound = channel.send
     controller.wake = driver.wake
+    controller.busy_clock = time.monotonic  # long polls are credited to broker sessions
     driver.extra_channels.append(channel)  # closed with the core's when the loop ends
     if config["kraft.broker.fast.fencing.enable"]:
         from kraft_server.net.listener_probe import ListenerProber

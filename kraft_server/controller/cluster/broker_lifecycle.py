@@ -31,6 +31,7 @@ from wire.messages import BrokerRegistrationChangeRecord, RegisterBrokerRecord, 
 from wire.messages.register_broker_record import BrokerEndpoint, BrokerFeature
 
 from ..image.brokers import FENCE, IN_CONTROLLED_SHUTDOWN, UNFENCE, register_broker_record_version
+from ..image.broker_index import NO_LEADER
 from ..image.topics import partition_record_version
 from ..replication.offline_dirs import offline_dirs_records
 from ..replication.partition_change import broker_removed, broker_returned, broker_unclean_shutdown, elr_enabled
@@ -155,7 +156,7 @@ def register(image, req, version: int, next_offset: int) -> Outcome:
         changes = removal_changes(image, req.broker_id)
     else:
         changes = [c for c in (broker_unclean_shutdown(image, t.name, p, req.broker_id)
-                               for t, p in image.topics.partitions()) if c is not None]
+                               for t, p in image.topics.partitions_of(req.broker_id)) if c is not None]
     records = [(change, partition_record_version(mv)) for change in changes]
     return Outcome(records=records + [(register_record(req, version, next_offset), rv)],
                    epoch=next_offset)
@@ -166,7 +167,7 @@ def register(image, req, version: int, next_offset: int) -> Outcome:
 def removal_changes(image, broker_id: int) -> list:
     """PartitionChangeRecords taking ``broker_id`` out of every ISR (and leadership)."""
     out = []
-    for topic, p in image.topics.partitions():
+    for topic, p in image.topics.partitions_of(broker_id):
         change = broker_removed(image, topic.name, p, broker_id)
         if change is not None:
             out.append(change)
@@ -185,7 +186,7 @@ def unfence_records(image, broker_id: int) -> list:
     b = image.brokers.get(broker_id)
     mv = image.metadata_version() or 0
     out = [(BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=b.epoch, fenced=UNFENCE), 0)]
-    for _, p in image.topics.partitions():
+    for _, p in image.topics.partitions_of(NO_LEADER):  # only a leaderless one changes
         change = broker_returned(image, p, broker_id)
         if change is not None:
             out.append((change, partition_record_version(mv)))
@@ -212,14 +213,14 @@ def unregister_records(image, broker_id: int) -> list:
         return []
     mv = image.metadata_version() or 0
     out = [(c, partition_record_version(mv)) for c in (
-        broker_unclean_shutdown(image, t.name, p, broker_id) for t, p in image.topics.partitions())
+        broker_unclean_shutdown(image, t.name, p, broker_id) for t, p in image.topics.partitions_of(broker_id))
         if c is not None]
     out.append((UnregisterBrokerRecord(broker_id=broker_id, broker_epoch=b.epoch), 0))
     return out
 
 
 def leads_any(image, broker_id: int) -> bool:
-    return any(p.leader == broker_id for _, p in image.topics.partitions())
+    return image.topics.leads_any(broker_id)
 
 
 # -- heartbeat ---------------------------------------------------------------------------

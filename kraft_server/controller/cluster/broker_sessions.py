@@ -9,6 +9,12 @@ found an expired session, again 10 ms later; each run removes one expired entry.
 Unlike Kafka's fixed period, a run is also due the moment the oldest session
 expires, so a dead broker is fenced at the timeout, not up to ``timeout / 8`` after.
 On becoming active every unfenced broker gets contact = now.
+
+Time the controller spent on one long turn (a controlled shutdown of 100,000
+leaderships, say) does not count against the sessions (``credit``): no heartbeat was
+read meanwhile, and a broker waits for its answer before it sends the next, so its
+session would expire because the controller was busy. Kafka's network threads touch
+the sessions while its controller thread works (``BrokerHeartbeatTracker``).
 """
 from __future__ import annotations
 
@@ -22,6 +28,12 @@ class BrokerSessions:
 
     def touch(self, broker_id: int, epoch: int, now_ms: int) -> None:
         self.contact[(broker_id, epoch)] = now_ms
+
+    def credit(self, busy_ms: int) -> None:
+        """The loop was held ``busy_ms`` by one turn: every session's last contact
+        moves that much later."""
+        for key in self.contact:
+            self.contact[key] += busy_ms
 
     def valid(self, broker_id: int, epoch: int, now_ms: int) -> bool:
         last = self.contact.get((broker_id, epoch))

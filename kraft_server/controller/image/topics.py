@@ -14,6 +14,7 @@ import logging
 import uuid
 
 from wire.messages import PartitionRecord
+from .broker_index import BrokerIndex, mask_ids
 from wire.records import decode_metadata_record, encode_metadata_record
 
 log = logging.getLogger(__name__)
@@ -53,8 +54,14 @@ class Topic:
             self._decode_pending()
         return self._partitions
 
-    def _decode_pending(self) -> None:
-        values, self.pending = self.pending, None
+    def _decode_pending(self, count: int | None = None) -> None:
+        """Decode the pending values, or the first ``count`` of them (in replay order:
+        the rest stay pending)."""
+        values = self.pending
+        if count is not None and count < len(values):
+            values, self.pending = values[:count], values[count:]
+        else:
+            self.pending = None
         for value in values:
             try:
                 r = decode_metadata_record(value).message
@@ -78,6 +85,8 @@ class Topic:
             owner.made += 1
             if r.directories:
                 r.directories = owner.shared_dirs(r.directories)
+            if owner._index is not None:
+                owner._index.replace(self._partitions.get(r.partition_id), r)
         self._partitions[r.partition_id] = r
         self.values.pop(r.partition_id, None)
 
@@ -108,6 +117,8 @@ class TopicsImage:
         self._dirs: dict[uuid.UUID, uuid.UUID] = {}  # one object per directory id
         self.bad_records = 0  # pending partition values that did not decode
         self.made = 0  # partition records decoded or replaced so far (collector.Freezer)
+        self._index: BrokerIndex | None = None  # started by the first question or ``warm``
+        self._undecoded: set = set()  # topic ids with values not yet decoded (once started)
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -120,6 +131,57 @@ class TopicsImage:
         for t in self:
             for pid in sorted(t.partitions):
                 yield t, t.partitions[pid]
+
+    # -- partitions by broker ----------------------------------------------------------------
+    def index(self) -> BrokerIndex:
+        """The index by broker, every partition in it (decoding what is not yet)."""
+        self._start_index()
+        for tid in self._undecoded:
+            t = self.by_id.get(tid)
+            if t is not None:
+                t.partitions  # decoding indexes them (``Topic._keep``)
+        self._undecoded.clear()
+        return self._index
+
+    def warm(self, budget: int) -> bool:
+        """Decode (and index) ``budget`` of the not yet decoded partitions, so that the first fence or shutdown does not decode them
+        all on one turn; True while some are left."""
+        self._start_index()
+        while self._undecoded and budget > 0:
+            tid = self._undecoded.pop()
+            t = self.by_id.get(tid)
+            if t is not None and t.pending is not None:
+                budget -= len(t.pending)
+                t._decode_pending(len(t.pending) + budget if budget < 0 else None)
+                if t.pending is not None:
+                    self._undecoded.add(tid)  # the rest on a later turn
+        return bool(self._undecoded)
+
+    def _start_index(self) -> None:
+        """The index of what is decoded; the topics with values still to decode are
+        ``_undecoded`` (``Topic._keep`` indexes each when it is decoded)."""
+        if self._index is not None:
+            return
+        index = BrokerIndex()
+        for t in self.by_id.values():
+            for p in t._partitions.values():
+                index.add(p)
+            if t.pending is not None:
+                self._undecoded.add(t.topic_id)
+        self._index = index
+
+    def partitions_of(self, key: int):
+        """``(topic, partition)`` of every partition whose ISR or ELR holds broker ``key``
+        (or, for NO_LEADER, every leaderless one), in the order of ``partitions()``."""
+        by_topic = self.index().topics_of(key)
+        topics = sorted((self.by_id[tid] for tid in by_topic), key=lambda t: t.name)
+        for t in topics:
+            parts = t.partitions
+            for pid in mask_ids(by_topic[t.topic_id]):
+                yield t, parts[pid]
+
+    def leads_any(self, broker_id: int) -> bool:
+        return self.index().leads_any(broker_id)
 
     # -- replay --------------------------------------------------------------------------
     def add_topic(self, name: str, topic_id: uuid.UUID) -> None:
@@ -135,6 +197,10 @@ class TopicsImage:
             return None
         self.by_name.pop(t.name, None)
         self.by_raw_id.pop(topic_id.bytes, None)
+        if self._index is not None:
+            for p in t._partitions.values():
+                self._index.remove(p)
+            self._undecoded.discard(topic_id)
         return t
 
     def add_partition(self, r: PartitionRecord) -> None:
@@ -158,6 +224,8 @@ class TopicsImage:
         if t.pending is None:
             t.pending = []
         t.pending.append(value)
+        if self._index is not None:
+            self._undecoded.add(t.topic_id)
 
     def shared_dirs(self, dirs) -> tuple:
         shared = self._dirs
@@ -169,8 +237,10 @@ class TopicsImage:
         if p is None:
             log.warning("PartitionChangeRecord for unknown partition %s-%d", r.topic_id, r.partition_id)
             return
-        t.partitions[r.partition_id] = merge(p, r)
+        q = t.partitions[r.partition_id] = merge(p, r)
         t.values.pop(r.partition_id, None)
+        if self._index is not None:
+            self._index.replace(p, q)
         self.made += 1
 
     def clear_elr(self, topic_name: str) -> None:
@@ -187,6 +257,8 @@ class TopicsImage:
                     t.partitions[pid] = q
                     t.values.pop(pid, None)
                     self.made += 1
+                    if self._index is not None:
+                        self._index.replace(p, q)
 
     def snapshot_records(self, metadata_version: int) -> list:
         """Per topic (by name), its TopicRecord as ``(record, 0)``, then its partitions

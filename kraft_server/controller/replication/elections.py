@@ -19,6 +19,7 @@ from __future__ import annotations
 from wire.errors import ErrorCode
 from wire.messages import PartitionChangeRecord
 
+from ..image.broker_index import NO_LEADER
 from ..image.topics import partition_record_version
 from .leader_acceptor import leader_acceptor
 from .partition_change import unclean_enabled, unclean_leader
@@ -88,8 +89,8 @@ def leaderless_unclean(image, limit: int = MAX_ELECTIONS_PER_IMBALANCE) -> list:
     """PartitionChangeRecords electing leaders, uncleanly if need be, for up to ``limit``
     leaderless partitions of topics with unclean election enabled (the periodic task
     run every ``unclean.leader.election.interval.ms``)."""
-    return _elect_up_to(image, (p for t, p in image.topics.partitions()
-                                if p.leader < 0 and unclean_enabled(image, t.name)), UNCLEAN, limit)
+    return _elect_up_to(image, (p for t, p in image.topics.partitions_of(NO_LEADER)
+                                if unclean_enabled(image, t.name)), UNCLEAN, limit)
 
 
 def _elect_up_to(image, partitions, election, limit: int) -> list:

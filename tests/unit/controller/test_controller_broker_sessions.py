@@ -15,3 +15,26 @@ def test_the_next_run_is_due_when_the_oldest_session_expires():
     assert s.next_check(12900) == 13001  # broker 101's
     s.pop_expired(13001)
     assert s.next_check(20000) == 21125  # nobody left: the period
+
+
+def test_a_long_poll_is_credited_to_every_session():
+    """Time the loop spent on one long poll does not count against the sessions (a
+    broker waits for its heartbeat's answer before it sends the next)."""
+    from types import SimpleNamespace
+    from kraft_server.controller.controller import BUSY_CREDIT_MS, Controller
+
+    s = BrokerSessions(session_timeout_ms=9000)
+    s.touch(100, 5, 0)
+    s.touch(101, 6, 4000)
+    s.credit(6000)
+    assert s.pop_expired(9001) is None and s.valid(100, 5, 14999) and not s.valid(100, 5, 15000)
+    assert s.next_check(14000) == 15001
+
+    clock = iter([10.0, 10.0 + BUSY_CREDIT_MS / 1000 - 0.01, 20.0])
+    fake = SimpleNamespace(busy_clock=lambda: next(clock), brokers=SimpleNamespace(sessions=s))
+    assert Controller._credit_busy(fake, 10.0) == 10.0  # nothing spent
+    Controller._credit_busy(fake, 10.0)  # just under the threshold: no credit
+    assert s.contact[(100, 5)] == 6000
+    assert Controller._credit_busy(fake, 12.0) == 20.0  # 8 s
+    assert s.contact == {(100, 5): 14000, (101, 6): 18000}
+    assert Controller._credit_busy(SimpleNamespace(busy_clock=None), None) is None  # simulations
