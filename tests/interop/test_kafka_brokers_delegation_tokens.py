@@ -31,6 +31,7 @@ import pytest
 from tests.support import metadata_dump as md
 from tests.support.controller_scenario import dump_segments
 from tests.support.jdk import need_jdk
+from tests.support.kafka_then_ours import kafka_then_ours
 from tests.support.kafka_brokers import BROKER_ID_BASE, KafkaBroker
 from tests.support.kraft_nodes import OurNode, wait_for
 from tools.kafka_dist.controller import KafkaController, free_port, run_tool
@@ -348,22 +349,7 @@ def test_a_direct_plaintext_request_is_refused_as_by_kafkas_controller(tmp_path)
     """ControllerApis' allowTokenRequests: on a PLAINTEXT controller listener, not
     forwarded, DELEGATION_TOKEN_REQUEST_NOT_ALLOWED with -1 timestamps (the owner and
     requester as asked)."""
-    need_jdk()
     settings = {"delegation.token.secret.key": SECRET}
-    ctl = KafkaController(tmp_path / "kafka", overrides=settings)
-    try:
-        ctl.start_ready(timeout=120)
-        theirs = _direct_requests(ctl.port)
-    finally:
-        ctl.close()
-    (tmp_path / "ours").mkdir()
-    node = OurNode(tmp_path / "ours", extra=tuple(f"{k}={v}" for k, v in settings.items()))
-    node.format_with_ours(uuid.uuid4().hex[:22])
-    node.start()
-    try:
-        node.wait_leader(60)
-        ours = _direct_requests(node.port)
-    finally:
-        node.stop()
+    theirs, ours = kafka_then_ours(tmp_path, settings, lambda node: _direct_requests(node.port), kafka_timeout=120)
     assert ours == theirs
     assert {a.error_code for a in ours} == {64} and ours[2].principal_name == "carol"

@@ -20,10 +20,11 @@ import pytest
 
 from tests.support.certs import Pki
 from tests.support.jdk import need_jdk
+from tests.support.kafka_then_ours import kafka_then_ours
 from tests.support.kafka_brokers import start_brokers
 from tests.support.kraft_nodes import OurNode, REPO, kafka_release, wait_for
 from tests.support.secure_client import sasl_command_config, sasl_ssl_controller
-from tools.kafka_dist.controller import KafkaController, run_tool
+from tools.kafka_dist.controller import run_tool
 
 pytestmark = [pytest.mark.java, pytest.mark.slow]
 JAAS = ('org.apache.kafka.common.security.scram.ScramLoginModule required '
@@ -98,20 +99,6 @@ def _session(bootstrap: str) -> list[list[str]]:
 def test_kafka_acls_prints_the_same_against_ours_and_kafkas_controller(tmp_path):
     need_jdk()
     settings = {"authorizer.class.name": AUTHORIZER, "super.users": "User:ANONYMOUS"}
-    ctl = KafkaController(tmp_path / "kafka", overrides=settings)
-    try:
-        ctl.start_ready()
-        theirs = _session(ctl.bootstrap)
-    finally:
-        ctl.close()
-    (tmp_path / "ours").mkdir()
-    node = OurNode(tmp_path / "ours", extra=tuple(f"{k}={v}" for k, v in settings.items()))
-    node.format_with_ours(uuid.uuid4().hex[:22])
-    node.start()
-    try:
-        node.wait_leader(60)
-        ours = _session(node.bootstrap)
-    finally:
-        node.stop()
+    theirs, ours = kafka_then_ours(tmp_path, settings, lambda node: _session(node.bootstrap))
     assert ours == theirs
     assert any("host=10.0.0.1, operation=READ" in line for line in ours[-1])
