@@ -5,7 +5,7 @@ For every message class of the target package (``wire.messages``) and every vers
 supports, except our documented extension DescribeQuorum v3, three kinds of objects:
 the all-defaults object, the every-field-non-default object (``strategies.filled_message``)
 and hypothesis examples (``strategies.messages``): ``QUICK_EXAMPLES`` (10, or
-``JAVA_DIFF_EXAMPLES``) per (message, version) in ``make test``, ``DEEP_EXAMPLES`` (60) in
+``JAVA_DIFF_EXAMPLES``) per (message, version) in ``make test``, ``DEEP_EXAMPLES`` (40) in
 ``make test-slow``.
 Each goes to one long-lived JVM (``tests/java/CodecTester.java``), which builds Kafka's
 object from the JSON form (``tests/support/kafka_json.py``) and checks both directions: Kafka's

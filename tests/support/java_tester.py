@@ -304,7 +304,7 @@ class JavaCodecTester:
 # `make test` (fresh examples every run) and a deep one in `make test-slow`;
 # JAVA_DIFF_EXAMPLES overrides the quick count.
 QUICK_EXAMPLES = int(os.environ.get("JAVA_DIFF_EXAMPLES", "10"))
-DEEP_EXAMPLES = 60
+DEEP_EXAMPLES = 40
 
 
 def sweep_depths():
