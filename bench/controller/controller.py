@@ -312,13 +312,15 @@ def snapshot_ids(data_dir: Path) -> list[int]:
     return [int(p.name.split("-")[0]) for p in part.glob("*.checkpoint")]
 
 
-def _exists_answer(port: int) -> bool:
+def topic_exists(port: int, topic: str = "bench-00000") -> bool:
+    """The controller at ``port`` is active and knows ``topic`` (a validate-only
+    CreateTopics answered TOPIC_ALREADY_EXISTS)."""
     try:
         conn = Connection("127.0.0.1", port, timeout=30)
     except OSError:
         return False
     try:
-        r = create_topics(conn, ["bench-00000"], 1, 1, validate_only=True)
+        r = create_topics(conn, [topic], 1, 1, validate_only=True)
         return r.topics[0].error_code == TOPIC_ALREADY_EXISTS
     except (OSError, ValueError):
         return False
@@ -357,7 +359,7 @@ def snapshot_part(kind: str, workdir: Path, args) -> dict:
         standins.join(30)
         side.stop(node)
         t0 = side.start(node)
-        wait_for(lambda: _exists_answer(node.port), 300, "the restarted controller active", interval=0.02)
+        wait_for(lambda: topic_exists(node.port), 300, "the restarted controller active", interval=0.02)
         rows["snapshot load (ms)"] = round((time.monotonic() - t0) * 1000)
         rows["controller RSS, snapshot loaded (MiB)"] = rss_mib(node.proc.pid)
         resumed = resume_standins(node.port, cluster, standins)  # before their sessions end

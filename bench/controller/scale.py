@@ -61,8 +61,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from bench.controller.controller import load, rss_mib, snapshot_ids  # noqa: E402
-from bench.controller.controller_client import CAUGHT_UP, Connection, create_topics, registration  # noqa: E402
+from bench.controller.controller import load, rss_mib, snapshot_ids, topic_exists  # noqa: E402
+from bench.controller.controller_client import CAUGHT_UP, Connection, registration  # noqa: E402
 from bench.controller.controller_log_tail import LogTail  # noqa: E402
 from bench.controller.controller_ops_client import (  # noqa: E402
     elect_preferred, heartbeat, measured,
@@ -365,7 +365,8 @@ def one_size(kind: str, workdir: Path, partitions: int, profile=None) -> dict:
             standins.join(30)
             side.stop(node)
             t0 = side.start(node)
-            wait_for(lambda: _exists_scale(node.port), 900, "the restarted controller active", interval=0.02)
+            wait_for(lambda: topic_exists(node.port, "scale-000000"), 900, "the restarted controller active",
+                     interval=0.02)
             rows["restart"] = (time.monotonic() - t0) * 1000
             again = ScaleStandIns(node.port, cluster, standins.epochs, standins.listeners)
             again.start()
@@ -379,20 +380,6 @@ def one_size(kind: str, workdir: Path, partitions: int, profile=None) -> dict:
             standins.stop.set()
             standins.close_listeners()
         side.close()
-
-
-def _exists_scale(port: int) -> bool:
-    try:
-        conn = Connection("127.0.0.1", port, timeout=30)
-    except OSError:
-        return False
-    try:
-        r = create_topics(conn, ["scale-000000"], 1, 1, validate_only=True)
-        return r.topics[0].error_code == 36  # TOPIC_ALREADY_EXISTS
-    except (OSError, ValueError):
-        return False
-    finally:
-        conn.close()
 
 
 class _nothing:
