@@ -337,10 +337,21 @@ class MoveRun:
         with AdminClient(old.bootstrap, controllers=True) as admin:
             wait_for(lambda: set(self.new_ids) | set(BROKERS) <= fetching_observers(admin.describe_quorum()), 180,
                      "the new controllers and the brokers fetching from the old leader", interval=0.5)
-        out = run_documented(documented("kraft-metadata-quorum --bootstrap-controller <kafka controllers> describe",
-                                        self.values("<kafka controllers>")))
-        lags = observers_in_describe(out.stdout)
-        assert out.returncode == 0 and all(lags.get(i, 1 << 30) < 100 for i in self.new_ids), out.stdout + out.stderr
+        command = documented("kraft-metadata-quorum --bootstrap-controller <kafka controllers> describe",
+                             self.values("<kafka controllers>"))
+        last = []  # an observer that fetches may not have appended yet: ask again until each is caught up
+
+        def caught_up() -> bool:
+            out = run_documented(command)
+            assert out.returncode == 0, out.stdout + out.stderr
+            last[:] = [out.stdout]
+            lags = observers_in_describe(out.stdout)
+            return all(lags.get(i, 1 << 30) < 100 for i in self.new_ids)
+
+        try:
+            wait_for(caught_up, 120, "the new controllers within 100 records of the leader", interval=1)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{''.join(last)}") from None
         self.reader = reader = self.new.reader  # a new controller's log: everything from the start
         wait_for(lambda: healthy(reader, BROKERS, TOPIC), 60, "the new controllers' log: every ISR full", interval=0.5)
 
