@@ -95,7 +95,13 @@ def maven_offline_then_online(base: list[str], log: TextIO, banner: str) -> int:
     if subprocess.run(base + ["-o", "-q"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT).returncode == 0:
         return 0
     print(banner, file=log, flush=True)
-    online = subprocess.run(base, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # Maven 3.8 downloads into ~/.m2 without locks: two runs fetching one jar collide on
+    # its ``.part`` file, so online runs (threads or processes) go one at a time
+    m2 = Path.home() / ".m2"
+    m2.mkdir(exist_ok=True)
+    with open(m2 / ".kraft-online.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        online = subprocess.run(base, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if online.returncode != 0:
         log.write(online.stdout[-8000:])
     return online.returncode
