@@ -17,6 +17,9 @@ class Call(Protocol):
     listener: str | None
     principal: str | None  # the KafkaPrincipal ("User:alice"); an enveloped call's is the client's
     host: str  # the client's address, "" when unknown
+    forwarded: bool  # came inside an Envelope from a broker
+    token_authenticated: bool  # the client logged in with a delegation token
+
 
     @property
     def done(self) -> bool:
@@ -36,6 +39,7 @@ class CallWrapper:
         self.call = call
         self.api_key, self.api_version, self.body = call.api_key, call.api_version, call.body
         self.listener, self.principal, self.host = call.listener, call.principal, call.host
+        self.forwarded, self.token_authenticated = call.forwarded, call.token_authenticated
 
     @property
     def done(self) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 
+from kraft_server.api.call import Call
 from kraft_server.controller.tokens import ops
 from kraft_server.security import acls as A
 from kraft_server.security.principal import ANONYMOUS
@@ -31,19 +32,11 @@ def _protocol(settings, listener: str | None) -> str:
     return "PLAINTEXT"
 
 
-def token_authenticated(call) -> bool:
-    """An enveloped call carries the client's flag; a direct one its connection's."""
-    flag = getattr(call, "token_authenticated", None)
-    if flag is not None:
-        return flag
-    pipeline = getattr(call, "pipeline", None)
-    return bool(getattr(pipeline, "token_authenticated", False))
-
-
-def allow_token_requests(call, protocol: str) -> bool:
-    """Kafka's ``ControllerApis.allowTokenRequests``."""
-    forwarded = hasattr(call, "outer")  # envelope_inner.InnerCall
-    if token_authenticated(call):
+def allow_token_requests(call: Call, protocol: str) -> bool:
+    """Kafka's ``ControllerApis.allowTokenRequests`` (an enveloped call carries the
+    client's token flag, a direct one its connection's)."""
+    forwarded = call.forwarded
+    if call.token_authenticated:
         return False
     if not forwarded and protocol == "PLAINTEXT":
         return False

@@ -63,6 +63,7 @@ class InnerCall:
         self.principal = outer.principal  # the client's, once the guard read it
         self.host = ""
         self.token_authenticated = False  # the client's login was a delegation token's
+        self.forwarded = True
         self._done = False
 
     @property

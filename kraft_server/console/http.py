@@ -105,8 +105,8 @@ class ConsoleProtocol(OneResponseProtocol):
         if method not in ("GET", "HEAD"):
             self._reply(405, "Method Not Allowed", b"read-only: GET\n", extra="Allow: GET, HEAD\r\n")
             return
-        gate = getattr(self.console, "gate", None)
-        if gate is None or gate.open:
+        gate = self.console.gate
+        if gate.open:
             self._serve(method, path, query, headers)
             return
         self.deciding = True

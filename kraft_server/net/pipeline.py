@@ -97,6 +97,12 @@ class InboundCall:
         """The connection's KafkaPrincipal (``User:ANONYMOUS`` until authenticated)."""
         return self.pipeline.principal
 
+    forwarded = False
+
+    @property
+    def token_authenticated(self) -> bool:
+        return self.pipeline.token_authenticated
+
     @property
     def host(self) -> str:
         """The client's address, "" when the adapter did not say."""

@@ -43,8 +43,7 @@ def scram_lookup(controller, bootstrap_records=()):
         log.info("SCRAM credentials from bootstrap.checkpoint serve until the log commits them: %s",
                  ", ".join(f"{user} ({mechanism})" for user, mechanism in seed.users()))
 
-    settings = getattr(controller, "settings", None)
-    tokens = TokenCredentials(getattr(getattr(settings, "tokens", None), "secret", None), lambda: controller.image)
+    tokens = TokenCredentials(controller.settings.tokens.secret, lambda: controller.image)
 
     def lookup(mechanism: str, user: str, token: bool = False):
         if token:  # a delegation token's id: (credential, owner, expiry) or None

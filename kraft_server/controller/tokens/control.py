@@ -78,7 +78,7 @@ def _may_renew(token: DelegationTokenRecord, principal: str) -> bool:
 
 def owner_of(request, requester: str) -> str:
     """The token's owner: the request's (v3+) when named, else the requester."""
-    name = getattr(request, "owner_principal_name", None)
+    name = request.owner_principal_name
     if name:
         return f"{request.owner_principal_type}:{name}"
     return requester

@@ -39,7 +39,7 @@ def call(key, body, principal="User:alice", version=0):
     answers = []
     return SimpleNamespace(api_key=key, api_version=version, body=body, principal=principal, host="127.0.0.1",
                            listener="CONTROLLER", respond=lambda b, v=None, shared=False: answers.append(b),
-                           answers=answers, done=False)
+                           answers=answers, done=False, forwarded=False, token_authenticated=False)
 
 
 def test_every_controller_api_has_its_check():

@@ -35,7 +35,7 @@ def call(key, body, listener="SECURE", principal="User:alice", version=3, **extr
     answers = []
     c = SimpleNamespace(api_key=key, api_version=version, body=body, principal=principal, host="127.0.0.1",
                         listener=listener, respond=lambda b, v=None, shared=False: answers.append(b),
-                        answers=answers, done=False, **extra)
+                        answers=answers, done=False, **{"forwarded": False, "token_authenticated": False, **extra})
     return c
 
 
@@ -48,9 +48,9 @@ def create(**kw):
     ("CONTROLLER", "User:alice", {}, False),  # direct PLAINTEXT
     ("TLS", "User:ANONYMOUS", {}, False),  # 1-way SSL
     ("TLS", "User:CN=client", {}, True),
-    ("SECURE", "User:alice", {"pipeline": SimpleNamespace(token_authenticated=True)}, False),
-    ("CONTROLLER", "User:alice", {"outer": None, "token_authenticated": False}, True),  # forwarded
-    ("CONTROLLER", "User:alice", {"outer": None, "token_authenticated": True}, False),
+    ("SECURE", "User:alice", {"token_authenticated": True}, False),
+    ("CONTROLLER", "User:alice", {"forwarded": True, "token_authenticated": False}, True),  # forwarded
+    ("CONTROLLER", "User:alice", {"forwarded": True, "token_authenticated": True}, False),
 ])
 def test_who_may_ask(listener, principal, extra, allowed):
     view = SimpleNamespace(controller=FakeController())

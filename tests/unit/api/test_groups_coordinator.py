@@ -41,6 +41,8 @@ class Pipe:
 class FakeCall:
     """An InboundCall whose body and answer both cross the codec at ``version``."""
 
+    forwarded = token_authenticated = False
+
     def __init__(self, body, version, client_id="client"):
         self.api_key, self.api_version = body.API_KEY, version
         self.body = type(body).decode(body.encode(version), version)

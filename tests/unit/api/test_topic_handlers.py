@@ -40,6 +40,8 @@ class Core:
 
 
 class Call:
+    forwarded = token_authenticated = False
+
     def __init__(self, key, version, body, listener="CLIENT"):
         self.api_key, self.api_version, self.body, self.listener = key, version, body, listener
         self.response, self.closed, self.done = None, None, False

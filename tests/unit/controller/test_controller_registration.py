@@ -173,6 +173,8 @@ def test_the_leader_itself_sends_nothing():
 # -- DescribeCluster from registrations ------------------------------------------------------
 
 class Call:
+    forwarded = token_authenticated = False
+
     def __init__(self, version=2, listener="CONTROLLER"):
         self.api_version, self.listener = version, listener
         self.body = DescribeClusterRequest(endpoint_type=2, include_cluster_authorized_operations=False)

@@ -76,7 +76,8 @@ def test_bootstrap_credentials_serve_until_the_log_commits_metadata():
                  encode_metadata_record(UserScramCredentialRecord(
                      name="admin", mechanism=2, salt=c.salt, stored_key=c.stored_key, server_key=c.server_key,
                      iterations=c.iterations), 0)]
-    controller = SimpleNamespace(image=MetadataImage())
+    from kraft_server.controller.tokens.control import TokenSettings
+    controller = SimpleNamespace(image=MetadataImage(), settings=SimpleNamespace(tokens=TokenSettings()))
     lookup = scram_lookup(controller, formatted)
     assert lookup("SCRAM-SHA-512", "admin") == c and lookup("SCRAM-SHA-256", "admin") is None
     controller.image.replay(formatted[0])  # committed metadata, without the credential

@@ -11,6 +11,7 @@ import uuid
 import pytest
 
 from kraft_server.console.events import MAX_BUFFERED, EventHub
+from kraft_server.console.gate import Gate
 from kraft_server.console.fields import camel, decode_value, plain
 from kraft_server.console.http import ConsoleProtocol, load_static, parse_head
 from wire.messages import NoOpRecord, RegisterBrokerRecord
@@ -49,6 +50,7 @@ class FakeConsole:
         self.metrics = None
         self.changes = 0
         self.builds = 0
+        self.gate = Gate()  # open: no login asked
         self.events = EventHub(self.build, lambda: self.changes, lambda: 0, max_pages=max_pages)
 
     def build(self, seq: int, sample_ms: int) -> dict:
