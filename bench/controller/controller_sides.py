@@ -40,6 +40,7 @@ class Side:
     def __init__(self, kind: str, workdir: Path, cluster_id: str, n: int, props: dict[str, str],
                  production_jvm: bool = True) -> None:
         self.kind, self.workdir, self.cluster_id = kind, workdir, cluster_id
+        self.props, self.production_jvm = props, production_jvm
         workdir.mkdir(parents=True, exist_ok=True)
         if kind == "ours":
             self.nodes = [BenchNode(_mkdir(workdir / f"c{i}"), node_id=i,
@@ -63,6 +64,21 @@ class Side:
                           for i, p in ports.items()]
             for node in self.nodes:
                 node.format()
+
+    def observer(self, node_id: int):
+        """A node of this kind with the same properties, formatted with
+        ``--no-initial-controllers`` and the quorum's bootstrap servers (not started)."""
+        workdir = _mkdir(self.workdir / f"observer{node_id}")
+        if self.kind == "ours":
+            node = BenchNode(workdir, node_id=node_id, extra=tuple(f"{k}={v}" for k, v in self.props.items()))
+            set_property(node.config, "controller.quorum.bootstrap.servers", self.quorum)
+            storage_format(node.config, self.cluster_id, "--no-initial-controllers")
+            return node
+        node = KafkaController(workdir, node_id=node_id, port=free_port(), cluster_id=self.cluster_id,
+                               format_mode="no-initial-controllers", bootstrap_servers=self.quorum,
+                               overrides=self.props, fast_jvm=not self.production_jvm)
+        node.format()
+        return node
 
     def start(self, node=None) -> float:
         """Start every node (or one); returns the monotonic time just before."""
@@ -122,6 +138,12 @@ def start_brokers(workdir: Path, n: int, cluster_id: str, quorum: str) -> list[K
     return brokers
 
 
+def log_time(line: str) -> float | None:
+    """The wall time (s) a Kafka log line starts with, or None."""
+    m = _STAMP.match(line)
+    return datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp() if m else None
+
+
 def heartbeat_answers(broker, since_wall: float, from_byte: int = 0) -> list[float]:
     """Wall-clock times (s) of the heartbeat answers ``broker`` logged after ``since_wall``."""
     try:
@@ -132,8 +154,6 @@ def heartbeat_answers(broker, since_wall: float, from_byte: int = 0) -> list[flo
         return []
     out = []
     for line in text.splitlines():
-        if HEARTBEAT_OK in line and (m := _STAMP.match(line)):
-            t = datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
-            if t >= since_wall:
-                out.append(t)
+        if HEARTBEAT_OK in line and (t := log_time(line)) is not None and t >= since_wall:
+            out.append(t)
     return out

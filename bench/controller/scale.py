@@ -18,6 +18,20 @@ over stand-ins 2-29. In order:
 * ``create all partitions (s)``: CreateTopics v7 straight to the controller, 50
   topics a request, the clock from the first request to the last answer.
 * (untimed) both sides rest ``settle`` seconds (5 s, or one a 5,000 partitions).
+* ``snapshot write, time on the loop (ms)`` and ``snapshot write, bytes``: once a
+  snapshot covers the creation, the newest ``.checkpoint`` file's size, and the time
+  writing it took. Ours: the time on the event loop, from its ``Created snapshot``
+  log line (the rendering slices plus the write and fsync, both on the loop). Kafka
+  writes snapshots on its own thread, not the controller's, so its figure is the
+  nearest honest proxy: the time between SnapshotGenerator's ``Creating new KRaft
+  snapshot file`` and SnapshotEmitter's ``Successfully wrote`` lines (ms stamps).
+* ``a new observer catching up (ms)``: a second node of the same kind (node 2, the
+  same properties, the quorum's bootstrap servers, formatted with
+  ``--no-initial-controllers``: Kafka's with its production JVM flags) from its spawn
+  until the leader's DescribeQuorum shows its log end at the high watermark read
+  just before the spawn; then it is killed. It fetches from the leader's log start:
+  the snapshot only once the leader deleted segments (at these sizes the log is under
+  ``metadata.max.retention.bytes``, so both replay the log).
 * ``controlled shutdown of a third (ms)``: stand-in 0 heartbeats WantShutDown every
   20 ms until an answer says ShouldShutDown (``controller_standin_ops``).
 * ``stand-in kill -9 -> a third re-led (ms)``: stand-in 1 closes its connection
@@ -35,6 +49,11 @@ over stand-ins 2-29. In order:
   existing topic is answered TOPIC_ALREADY_EXISTS.
 * ``controller RSS at rest (MiB)``: 10 s after the restart, the stand-ins
   heartbeating again; ``controller RSS after create (MiB)`` is read after the first row.
+* ``small write p99 / max in the big rows (ms)``: during the controlled shutdown and
+  the preferred election, a thread on its own connection sends CreateTopics v7 of one
+  partition (a fresh name each, validate_only false, replicas on stand-ins 2-4) one
+  at a time, from the row's start until it ends; each answer (after the commit) is
+  timed.
 * ``heartbeat p99 / max (ms)``: every heartbeat answer's latency during the timed
   rows above; ``stand-ins fenced while heartbeating (count)``: stand-ins answered
   fenced although they were heartbeating (a controller too busy to answer in time);
@@ -68,6 +87,7 @@ from bench.controller.controller_ops_client import (  # noqa: E402
     elect_preferred, heartbeat, measured,
 )
 from bench.controller.controller_sides import Side  # noqa: E402
+from bench.controller.scale_rows import SmallWrites, observer_row, p99_max, snapshot_rows  # noqa: E402
 from bench.controller.controller_standin_ops import (  # noqa: E402
     OpsStandIns, _all_partitions, _registered, _requests_of, _send_isr, _wait_tail, controlled_shutdown,
 )
@@ -86,6 +106,9 @@ SHUTDOWN, KILLED = BROKER_ID_BASE, BROKER_ID_BASE + 1  # each leads a third
 
 ROWS = {"create": "create all partitions (s)",
         "rss_created": "controller RSS after create (MiB)",
+        "snapshot": "snapshot write, time on the loop (ms)",
+        "snapshot_bytes": "snapshot write, bytes",
+        "observer": "a new observer catching up (ms)",
         "shutdown": "controlled shutdown of a third (ms)",
         "kill": "stand-in kill -9 -> a third re-led (ms)",
         "preferred": "preferred election of all (ms)",
@@ -93,9 +116,12 @@ ROWS = {"create": "create all partitions (s)",
         "rss": "controller RSS at rest (MiB)",
         "hb_p99": "heartbeat p99 in the timed rows (ms)",
         "hb_max": "heartbeat max in the timed rows (ms)",
+        "write_p99": "small write p99 in the big rows (ms)",
+        "write_max": "small write max in the big rows (ms)",
         "fenced": "stand-ins fenced while heartbeating (count)",
         "hb_errors": "heartbeats answered with an error (count)"}
-TIME_ROWS = ("create", "shutdown", "kill", "preferred", "restart")
+TIME_ROWS = ("create", "snapshot", "observer", "shutdown", "kill", "preferred", "restart", "write_p99")
+LIVE = [BROKER_ID_BASE + 2, BROKER_ID_BASE + 3, BROKER_ID_BASE + 4]  # never shut down nor killed
 
 
 def settle(partitions: int) -> float:
@@ -296,10 +322,10 @@ def come_back(conn, tail: LogTail, standins: ScaleStandIns, victims) -> None:
 
 
 def heartbeat_rows(standins: ScaleStandIns, windows) -> dict:
-    took = sorted(s for t, s in list(standins.samples) if any(a <= t <= b for a, b in windows))
-    if not took:
+    took = p99_max(s for t, s in list(standins.samples) if any(a <= t <= b for a, b in windows))
+    if took is None:
         return {}
-    return {"hb_p99": took[min(len(took) - 1, int(len(took) * 0.99))] * 1000, "hb_max": took[-1] * 1000,
+    return {"hb_p99": took[0] * 1000, "hb_max": took[1] * 1000,
             "fenced": len(standins.fenced_while_beating), "hb_errors": sum(standins.errors.values())}
 
 
@@ -343,8 +369,13 @@ def one_size(kind: str, workdir: Path, partitions: int, profile=None) -> dict:
             rows["rss_created"] = rss_mib(node.proc.pid)
             tail = LogTail(data_dir)
             tail.poll()
+            created = tail.next_offset
             time.sleep(settle(partitions))  # at rest before the next rows
-            timed("shutdown", controlled_shutdown, conn, standins, SHUTDOWN)
+            rows.update(snapshot_rows(kind, node, data_dir, created))
+            rows["observer"] = observer_row(side, node.port)
+            writes: list[float] = []
+            with SmallWrites(node.port, LIVE, "small-shutdown", writes):
+                timed("shutdown", controlled_shutdown, conn, standins, SHUTDOWN)
             tail.poll()
             timed("kill", kill_row, tail, standins, KILLED, node.port)
             come_back(conn, tail, standins, [SHUTDOWN, KILLED])
@@ -355,8 +386,11 @@ def one_size(kind: str, workdir: Path, partitions: int, profile=None) -> dict:
                     elected += elect_preferred(conn, group)
                 assert elected > 0, "the preferred election moved nothing"
                 return (time.monotonic() - t0) * 1000
-            timed("preferred", preferred)
+            with SmallWrites(node.port, LIVE, "small-preferred", writes):
+                timed("preferred", preferred)
             rows.update(heartbeat_rows(standins, windows))
+            if (took := p99_max(writes)) is not None:
+                rows["write_p99"], rows["write_max"] = took[0] * 1000, took[1] * 1000
             conn.close()
             hw = tail.next_offset
             wait_for(lambda: max(snapshot_ids(data_dir), default=-1) >= hw - 1, 300,

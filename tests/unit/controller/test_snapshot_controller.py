@@ -144,3 +144,16 @@ def test_follower_style_load_when_below_log_start(tmp_path):
     assert loaded and replayed == 0 and loader.next_offset == sid.offset
     assert loader.image.features["metadata.version"] == DEFAULT_FEATURES["metadata.version"]
     assert loader.image.offset == sid.offset - 1
+
+
+def test_created_snapshot_line_names_each_file_for_the_scale_bench(tmp_path, caplog):
+    from bench.controller.scale_rows import ours_snapshot_ms
+    log = _file_log(tmp_path)
+    s = Single(log=log, idle_ms=50, snapshot_max_bytes=400, retention_bytes=-1, retention_ms=-1)
+    with caplog.at_level("INFO", logger="kraft_server.controller.image.snapshot_generator"):
+        s.run_for(1000)
+    names = [p.name.removesuffix(".checkpoint") for p in log.directory.iterdir() if p.suffix == ".checkpoint"]
+    assert len(names) >= 2
+    took = [ours_snapshot_ms(caplog.text, n) for n in names]
+    assert all(t is not None and t >= 0 for t in took), took
+    assert ours_snapshot_ms(caplog.text, "00000000000000999999-0000000007") is None
