@@ -29,9 +29,9 @@ over stand-ins 2-29. In order:
   same properties, the quorum's bootstrap servers, formatted with
   ``--no-initial-controllers``: Kafka's with its production JVM flags) from its spawn
   until the leader's DescribeQuorum shows its log end at the high watermark read
-  just before the spawn; then it is killed. It fetches from the leader's log start:
-  the snapshot only once the leader deleted segments (at these sizes the log is under
-  ``metadata.max.retention.bytes``, so both replay the log).
+  just before the spawn; then it is killed. Both leaders answer its first fetch with
+  their newest snapshot (seen in the observers' directories at 10,000 and 50,000
+  partitions): it fetches that, then the log after it.
 * ``controlled shutdown of a third (ms)``: stand-in 0 heartbeats WantShutDown every
   20 ms until an answer says ShouldShutDown (``controller_standin_ops``).
 * ``stand-in kill -9 -> a third re-led (ms)``: stand-in 1 closes its connection
