@@ -8,6 +8,7 @@ stop (flushing what they hold) and the last check runs on everything they were t
 from __future__ import annotations
 
 import logging
+import random
 import threading
 import time
 from collections import Counter
@@ -18,7 +19,7 @@ from tests.chaos.client import call
 from tests.chaos.monitor import Monitor
 from tests.chaos.run import _leader_hwm, _wait
 from wire.messages import CreateTopicsRequest
-from wire.messages.create_topics_request import CreatableTopic, CreatableTopicConfig
+from wire.messages.create_topics_request import CreatableReplicaAssignment, CreatableTopic, CreatableTopicConfig
 
 from . import check as chk
 from .availability import Watch
@@ -135,12 +136,34 @@ class Report:
                 "problems": len(self.problems), "seconds": round(self.seconds, 1)}
 
 
-def create_topics(cluster: BrokerCluster, halt) -> None:
+def placement(seed: int, brokers) -> dict[str, list[list[int]]]:
+    """Each topic's replicas, partition by partition (the first leads), drawn from the
+    seed: both sides of a comparison start with the same leaders, so a fault on "the
+    broker that leads X" hits the same partitions (the controllers' own placement is
+    random). Leaders go round a shuffled order of the brokers."""
+    rng = random.Random(f"placement {seed}")
+    order = rng.sample(list(brokers), len(brokers))
+    out, i = {}, 0
+    for name in TOPICS:
+        out[name] = []
+        for _ in range(PARTITIONS):
+            leader = order[i % len(order)]
+            i += 1
+            out[name].append([leader, *rng.sample([b for b in brokers if b != leader], 2)])
+    return out
+
+
+def create_topics(cluster: BrokerCluster, seed: int, halt) -> None:
+    replicas = placement(seed, cluster.broker_ids)
+
     def created(name: str, unclean: bool) -> bool:
         configs = [CreatableTopicConfig(name="min.insync.replicas", value="2"),
                    CreatableTopicConfig(name="unclean.leader.election.enable", value=str(unclean).lower())]
-        body = CreateTopicsRequest(topics=[CreatableTopic(name=name, num_partitions=PARTITIONS, replication_factor=3,
-                                                          configs=configs)], timeout_ms=20000)
+        assignments = [CreatableReplicaAssignment(partition_index=i, broker_ids=ids)
+                       for i, ids in enumerate(replicas[name])]
+        body = CreateTopicsRequest(topics=[CreatableTopic(name=name, num_partitions=-1, replication_factor=-1,
+                                                          assignments=assignments, configs=configs)],
+                                   timeout_ms=20000)
         try:
             code = call(cluster.brokers[cluster.broker_ids[0]].port, body, 7, 30.0).topics[0].error_code
         except (OSError, ValueError):
@@ -204,7 +227,7 @@ class Harness:
         _wait(self.monitor.leader, START_S, "first active controller", h)
         _wait(lambda: (d := self.decisions()) is not None and len(d.fenced) == 4 and not any(d.fenced.values()),
               START_S, "four unfenced brokers", h)
-        create_topics(self.cluster, h)
+        create_topics(self.cluster, self.schedule.seed, h)
         _wait(lambda: self.settled(full_isr=True), START_S, "cluster with every partition led by a full ISR", h)
         self.watch.start()
         for topic in TOPICS:

@@ -7,6 +7,7 @@ broker-to-broker door naming the dialler on a real socket pair, the seeded sched
 the report's last line."""
 from __future__ import annotations
 
+import random
 import socket
 import struct
 import uuid
@@ -19,7 +20,7 @@ from tests.chaos_brokers import check as chk
 from tests.chaos_brokers.availability import Leaderless
 from tests.chaos_brokers.metadata import Decisions, State, decisions
 from tests.chaos.doors import NODE_DIALLER, Doors, dialler
-from tests.chaos_brokers.run import CLEAN, UNCLEAN, Report
+from tests.chaos_brokers.run import CLEAN, UNCLEAN, TOPICS, Report, placement
 from tests.chaos_brokers.schedule import KINDS, Schedule
 from wire.messages import FenceBrokerRecord, PartitionChangeRecord, PartitionRecord, RegisterBrokerRecord, TopicRecord
 
@@ -224,6 +225,18 @@ def test_schedule_is_replayable_and_covers_every_kind_early():
     first = drawn(7)
     assert first == drawn(7) and first != drawn(8)
     assert {d.split("(")[0] for d in first} == set(KINDS)
+
+
+def test_placement_is_the_seeds_and_spreads_the_leaders():
+    seed = random.randrange(2**31)
+    print(f"placement seed {seed}")
+    brokers = [100, 101, 102, 103]
+    one = placement(seed, brokers)
+    assert one == placement(seed, brokers) and set(one) == set(TOPICS)
+    leaders = [ids[0] for t in TOPICS for ids in one[t]]
+    assert all(len(set(ids)) == 3 and set(ids) <= set(brokers) for t in TOPICS for ids in one[t])
+    assert set(leaders) == set(brokers) and max(leaders.count(b) for b in brokers) == 2  # 6 over 4
+    assert any(placement(s, brokers) != one for s in (seed + 1, seed + 2, seed + 3))
 
 
 def test_the_report_ends_with_the_summary_line_and_fails_on_a_clean_loss():
