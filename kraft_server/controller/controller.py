@@ -230,6 +230,9 @@ class Controller:
         dead = self.brokers.dead_broker()
         if dead is not None:
             self.writes.submit("FenceDeadBroker", dead, lambda code: None, lambda body: None)
+        moves = self.brokers.shutdown_moves()
+        if moves is not None:
+            self.writes.submit("ControlledShutdownMoves", moves, lambda code: None, lambda body: None)
         self._periodic_elections(active, now_ms)
         proposed = self.writes.poll(self.core, self.image, active, now_ms) or proposed
         # while idle (nothing queued, nothing replayed this turn), the active controller

@@ -40,6 +40,9 @@ from wire.uuids import MIGRATING_DIR, UNASSIGNED_DIR, LOST_DIR
 METADATA_VERSION = "metadata.version"
 CORDONED_DIRS_MIN_MV = 30  # 4.3-IV0
 DIRECTORY_ASSIGNMENT_MIN_MV = 17  # 3.7-IV2
+# A controlled shutdown moves at most this many ISRs and leaderships in one write
+# (a few tens of ms of the loop); Kafka writes them all in one event.
+MOVES_PER_WRITE = 4000
 # DirectoryId.MIGRATING, UNASSIGNED, LOST
 RESERVED_DIRS = frozenset({MIGRATING_DIR, UNASSIGNED_DIR, LOST_DIR})
 
@@ -66,6 +69,7 @@ class Outcome:
     should_shut_down: bool = False
     next_state: State | None = None
     controlled_shutdown: bool = False  # entered CONTROLLED_SHUTDOWN: remember the batch end
+    more_moves: bool = False  # the controlled shutdown has more partitions to move
     transition: bool = False  # the heartbeat changed the broker's state
 
 
@@ -164,13 +168,16 @@ def register(image, req, version: int, next_offset: int) -> Outcome:
 
 # -- fencing ---------------------------------------------------------------------------
 
-def removal_changes(image, broker_id: int) -> list:
-    """PartitionChangeRecords taking ``broker_id`` out of every ISR (and leadership)."""
+def removal_changes(image, broker_id: int, limit: int | None = None) -> list:
+    """PartitionChangeRecords taking ``broker_id`` out of every ISR (and leadership),
+    the first ``limit`` of them when one is given."""
     out = []
     for topic, p in image.topics.partitions_of(broker_id):
         change = broker_removed(image, topic.name, p, broker_id)
         if change is not None:
             out.append(change)
+            if len(out) == limit:
+                break
     return out
 
 
@@ -193,16 +200,22 @@ def unfence_records(image, broker_id: int) -> list:
     return out
 
 
-def controlled_shutdown_records(image, broker_id: int) -> list:
+def controlled_shutdown_records(image, broker_id: int) -> tuple[list, bool]:
+    """The records of one step of a controlled shutdown and whether more steps follow:
+    InControlledShutdown (the first time), then the broker out of at most
+    ``MOVES_PER_WRITE`` ISRs and leaderships. The rest go in later writes
+    (``BrokerRequests.shutdown_moves``), each at the queue's tail, so that other
+    writes are not held behind 300,000 leaderships moving at once."""
     b = image.brokers.get(broker_id)
     mv = image.metadata_version() or 0
     out = []
     if not b.in_controlled_shutdown:
         out.append((BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=b.epoch,
                                                    in_controlled_shutdown=IN_CONTROLLED_SHUTDOWN), 1))
-    # the image still counts the broker active: removal_changes excludes it explicitly
-    out += [(c, partition_record_version(mv)) for c in removal_changes(image, broker_id)]
-    return out
+    # the image may still count the broker active: removal_changes excludes it explicitly
+    changes = removal_changes(image, broker_id, MOVES_PER_WRITE)
+    out += [(c, partition_record_version(mv)) for c in changes]
+    return out, len(changes) == MOVES_PER_WRITE
 
 
 def unregister_records(image, broker_id: int) -> list:
@@ -266,14 +279,14 @@ def heartbeat(image, req, version: int, *, shutdown_offset: int | None,
         if not leads_any(image, b.broker_id) and (shutdown_offset is None
                                                    or shutdown_offset <= lowest_active_offset):
             nxt = State.SHUTDOWN_NOW
-    records = []
+    records, more = [], False
     if nxt is not current:
         if nxt in (State.FENCED, State.SHUTDOWN_NOW):
             records = fence_records(image, b.broker_id)
         elif nxt is State.UNFENCED:
             records = unfence_records(image, b.broker_id)
         elif nxt is State.CONTROLLED_SHUTDOWN:
-            records = controlled_shutdown_records(image, b.broker_id)
+            records, more = controlled_shutdown_records(image, b.broker_id)
     mv = image.metadata_version() or 0
     if mv >= DIRECTORY_ASSIGNMENT_MIN_MV and version >= 1 and req.offline_log_dirs:
         records = records + offline_dirs_records(image, b.broker_id, set(req.offline_log_dirs))
@@ -285,4 +298,4 @@ def heartbeat(image, req, version: int, *, shutdown_offset: int | None,
     return Outcome(records=records, caught_up=caught_up, fenced=nxt.fenced,
                    should_shut_down=nxt is State.SHUTDOWN_NOW, next_state=nxt,
                    controlled_shutdown=nxt is State.CONTROLLED_SHUTDOWN and nxt is not current,
-                   transition=nxt is not current)
+                   transition=nxt is not current, more_moves=more)

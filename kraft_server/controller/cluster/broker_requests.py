@@ -39,6 +39,7 @@ class BrokerRequests:
         self.evidence = DeathEvidence(fast_fencing)  # kraft.broker.fast.fencing.enable
         self.kraft_version = kraft_version  # () -> int, from the Raft core
         self.shutdown_offsets: dict[tuple[int, int], int] = {}
+        self.moving: set[tuple[int, int]] = set()  # controlled shutdowns with partitions left to move
         self.active_epoch = -1
 
     # -- requests ---------------------------------------------------------------------
@@ -86,6 +87,8 @@ class BrokerRequests:
             def written(first, last):
                 if outcome.controlled_shutdown:
                     self.shutdown_offsets[key] = last
+                if outcome.more_moves:
+                    self.moving.add(key)
                 if outcome.transition:
                     log.info("[Controller] broker %d heartbeat: %s", body.broker_id, outcome.next_state.value)
             return Write(outcome.records,
@@ -116,6 +119,7 @@ class BrokerRequests:
             self.active_epoch = epoch
             self.sessions.activate(image, now_ms)
             self.shutdown_offsets.clear()
+            self.moving.clear()
             self.evidence.reset()  # a new active controller probes only from what it sees
             return None
         if now_ms < self.sessions.next_check_ms:
@@ -136,6 +140,29 @@ class BrokerRequests:
         self.sessions.contact.pop(key, None)
         return fence_operation(*key, "its connections closed and its listener refused a connection",
                                only_active=True)
+
+    def shutdown_moves(self):
+        """The next step of a controlled shutdown that has partitions left to move (one
+        write of at most ``MOVES_PER_WRITE``), or None. The broker is told to shut down
+        once it leads nothing and the others have read the last step."""
+        if not self.moving or self.active_epoch < 0:
+            return None
+        key = self.moving.pop()
+        broker_id, epoch = key
+
+        def run(image, next_offset, now):
+            b = image.brokers.get(broker_id)
+            if b is None or b.epoch != epoch or b.fenced or not b.in_controlled_shutdown \
+                    or key not in self.shutdown_offsets:
+                return Write([], lambda: None)
+            records, more = lifecycle.controlled_shutdown_records(image, broker_id)
+
+            def written(first, last):
+                self.shutdown_offsets[key] = last
+                if more:
+                    self.moving.add(key)
+            return Write(records, lambda: None, written)
+        return run
 
     def deadline(self) -> int | None:
         return self.sessions.next_check_ms if self.active_epoch >= 0 else None

@@ -130,7 +130,10 @@ class Cluster:
             self.replay([(r, 2) for r in got])
         elif kind == "shutdown" and reg.active:
             assert lifecycle.leads_any(img, b) == any(p.leader == b for _, p in img.topics.partitions())
-            self.replay(lifecycle.controlled_shutdown_records(img, b))
+            more = True
+            while more:  # step by step, as the controller writes them
+                records, more = lifecycle.controlled_shutdown_records(img, b)
+                self.replay(records)
         elif kind == "unregister":
             scan = [broker_unclean_shutdown(img, t.name, p, b) for t, p in img.topics.partitions()]
             got = lifecycle.unregister_records(img, b)

@@ -167,6 +167,29 @@ def test_controlled_shutdown_moves_leaders_then_lets_the_broker_go():
     assert c.controller.image.brokers.get(1).fenced
 
 
+def test_controlled_shutdown_moves_leaders_a_bounded_step_a_write(monkeypatch):
+    monkeypatch.setattr(lifecycle, "MOVES_PER_WRITE", 2)
+    c = Cluster()
+    e1, e2 = c.up(1), c.up(2)
+    tid = uuid.UUID(int=79)
+    c.core.propose([encode_metadata_record(TopicRecord(name="t", topic_id=tid), 0)] + [
+        encode_metadata_record(PartitionRecord(partition_id=i, topic_id=tid, replicas=[1, 2], isr=[1, 2], leader=1,
+                                               leader_epoch=0, partition_epoch=0), 2) for i in range(5)], c.now)
+    c.run_for(100)
+    written = c.controller.writes.stats["written"]
+    h = c.beat(1, e1, want_shut_down=True)
+    assert (h.is_fenced, h.should_shut_down) == (False, False)
+    c.run_for(200)  # the rest, a write each step
+    parts = c.controller.image.topics.by_name["t"].partitions.values()
+    assert all(p.leader == 2 and p.isr == (2,) for p in parts)
+    assert c.controller.writes.stats["written"] - written == 3  # 2 + 2 + 1 moves
+    h = c.beat(1, e1, want_shut_down=True)  # broker 2 has not read the last step yet
+    assert h.should_shut_down is False
+    c.beat(2, e2)
+    h = c.beat(1, e1, want_shut_down=True)
+    assert (h.is_fenced, h.should_shut_down) == (True, True)
+
+
 def test_not_controller_from_a_follower():
     from types import SimpleNamespace
     from kraft_server.controller.write_queue import WriteQueue
