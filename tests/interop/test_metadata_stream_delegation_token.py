@@ -14,18 +14,16 @@ formatted into the log) and which has ``delegation.token.secret.key``:
 """
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
 pytest.importorskip("pyspark", reason="pyspark (the `spark` extra) is not installed")
 pytest.importorskip("pyarrow", reason="pyarrow (the `spark` extra) is not installed")
 
 from tests.support.certs import Pki  # noqa: E402
-from tests.support.kraft_nodes import OurNode, storage_format, wait_for  # noqa: E402
+from tests.support.kraft_nodes import wait_for  # noqa: E402
 from tests.support.metadata_rows import source_rows  # noqa: E402
-from tests.support.secure_client import sasl_command_config  # noqa: E402
-from tests.support.spark_env import require_java_and_connector_jars  # noqa: E402
+from tests.support.secure_client import sasl_command_config, scram_reader_node  # noqa: E402
+from tests.support.spark_env import local_spark  # noqa: E402
 
 USER, PASSWORD = "reader", "reader-secret"
 MECHANISM = "SCRAM-SHA-512"
@@ -36,12 +34,7 @@ REFUSED = f"Authentication failed during authentication due to invalid credentia
 def token_node(tmp_path_factory):
     root = tmp_path_factory.mktemp("token-node")
     pki = Pki(root / "pki")
-    node = OurNode(root, extra=("listener.security.protocol.map=CONTROLLER:PLAINTEXT,CLIENT:SASL_SSL",
-                                *pki.server_keystore(), f"sasl.enabled.mechanisms={MECHANISM}",
-                                "delegation.token.secret.key=issue-42-secret",
-                                "metadata.max.idle.interval.ms=200"))
-    storage_format(node.config, uuid.uuid4().hex[:22], "--standalone",
-                   "--add-scram", f"{MECHANISM}=[name={USER},password={PASSWORD}]")
+    node = scram_reader_node(root, pki, USER, PASSWORD, "delegation.token.secret.key=issue-42-secret")
     node.start()
     try:
         node.wait_leader(60)
@@ -52,11 +45,7 @@ def token_node(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def spark():
-    require_java_and_connector_jars()
-    from tools.metadata_stream.session import spark_session
-    session = spark_session("local[2]", conf=[("spark.sql.streaming.stopTimeout", "30s")])
-    yield session
-    session.stop()
+    yield from local_spark()
 
 
 def _args(node, config, *more):
