@@ -1,6 +1,8 @@
 """Create/Renew/ExpireDelegationToken (38-40) on the controller listener, directly or
 forwarded by a broker in an Envelope, as Kafka's ``ControllerApis`` takes them before
-the controller decides (``kraft_server/controller/tokens``):
+the controller decides (``kraft_server/controller/tokens``); on a client listener too,
+where Kafka's AdminClient sends them (to a broker, which forwards them; here the active
+controller decides itself, another node answers NOT_CONTROLLER):
 
 - ``allowTokenRequests``: a token-authenticated caller (a login with a token), or a
   direct request on a PLAINTEXT listener, or one on an SSL listener without a client
@@ -26,10 +28,7 @@ log = logging.getLogger(__name__)
 
 
 def _protocol(settings, listener: str | None) -> str:
-    for name, _host, _port, protocol in settings.endpoints:
-        if name == listener:
-            return protocol
-    return "PLAINTEXT"
+    return settings.listener_protocols.get(listener, "PLAINTEXT")
 
 
 def allow_token_requests(call: Call, protocol: str) -> bool:

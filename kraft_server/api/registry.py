@@ -264,6 +264,7 @@ def _configs_error(key: int) -> Callable:
 _CA, _AL, _DE = A.CLUSTER_ACTION, A.ALTER, A.DESCRIBE
 _GROUP = "classic consumer groups (`api/groups`)"
 _TOPIC = "`__cluster_metadata` and its companions as topics (`api/topic`)"
+_TOKENS = "on a client listener decided by the active controller (a Kafka broker forwards them)"
 APIS: tuple[Api, ...] = (
     # Raft RPCs (the core's, raft_rpcs.py), and what brokers and controllers send about themselves
     Api(FETCH, _fetch, controller=(4, 18), client=(4, 18), cluster_check=_CA, client_topic_check=A.READ, core=True,
@@ -339,10 +340,14 @@ APIS: tuple[Api, ...] = (
         write=lambda v, b, s: scram_control.alter_user_scram_credentials_op(b),
         error_response=lambda v, b, code: scram_control.alter_user_scram_credentials_error_response(b, code)),
     # delegation tokens (delegation_tokens.py, controller/tokens/): decided on the image,
-    # written through the write queue; Describe (41) is the brokers', as in Kafka
-    Api(CREATE_DELEGATION_TOKEN, _delegation_token, controller=(1, 3), envelope=True),
-    Api(RENEW_DELEGATION_TOKEN, _delegation_token, controller=(1, 2), envelope=True),
-    Api(EXPIRE_DELEGATION_TOKEN, _delegation_token, controller=(1, 2), envelope=True),
+    # written through the write queue; Describe (41) is the brokers', as in Kafka. Also on
+    # the client listener, where Kafka's AdminClient sends them (a broker's, not a controller's)
+    Api(CREATE_DELEGATION_TOKEN, _delegation_token, controller=(1, 3), client=(1, 3), envelope=True,
+        note=_TOKENS),
+    Api(RENEW_DELEGATION_TOKEN, _delegation_token, controller=(1, 2), client=(1, 2), envelope=True,
+        note=_TOKENS),
+    Api(EXPIRE_DELEGATION_TOKEN, _delegation_token, controller=(1, 2), client=(1, 2), envelope=True,
+        note=_TOKENS),
     # configs (config_requests.py)
     Api(DESCRIBE_CONFIGS, _describe_configs, controller=(1, 4), config_check=A.DESCRIBE_CONFIGS),
     Api(ALTER_CONFIGS, _alter_configs, controller=(0, 2), envelope=True, config_check=A.ALTER_CONFIGS,

@@ -51,6 +51,7 @@ class ControllerSettings:
     node_id: int
     bootstrap_levels: dict = field(default_factory=dict)  # from bootstrap.checkpoint
     endpoints: tuple = ()  # (name, host, port, security protocol name) of controller listeners
+    listener_protocols: dict = field(default_factory=dict)  # every listener's security protocol (client ones too)
     incarnation_id: uuid.UUID | None = None  # a fresh one per process start
     max_idle_interval_ms: int = 500  # metadata.max.idle.interval.ms
     snapshot_max_bytes: int = 20 * MiB  # metadata.log.max.record.bytes.between.snapshots
@@ -75,6 +76,7 @@ class ControllerSettings:
             bootstrap_levels=dict(bootstrap_levels),
             endpoints=tuple((e.name, e.host, e.port, protocols.get(e.name, "PLAINTEXT"))
                             for e in config.controller_endpoints()),
+            listener_protocols=dict(protocols),
             incarnation_id=uuid.uuid4(),
             max_idle_interval_ms=config.metadata_max_idle_interval_ms,
             snapshot_max_bytes=config.metadata_log_max_record_bytes_between_snapshots,

@@ -13,14 +13,12 @@ whose user ``reader`` was formatted into the metadata log with ``kraft-storage f
 """
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
 from tests.support.certs import Pki
-from tests.support.kraft_nodes import OurNode, storage_format, wait_for
+from tests.support.kraft_nodes import wait_for
 from tests.support.metadata_rows import source_rows
-from tests.support.secure_client import sasl_command_config
+from tests.support.secure_client import sasl_command_config, scram_reader_node
 
 TOPIC = "__cluster_metadata"
 USER, SECRET = "reader", "reader-secret"
@@ -31,11 +29,7 @@ REFUSED = "Authentication failed during authentication due to invalid credential
 def scram_node(tmp_path_factory):
     root = tmp_path_factory.mktemp("sasl-ssl-readers")
     pki = Pki(root / "pki")
-    node = OurNode(root, extra=("listener.security.protocol.map=CONTROLLER:PLAINTEXT,CLIENT:SASL_SSL",
-                                *pki.server_keystore(), "sasl.enabled.mechanisms=SCRAM-SHA-512",
-                                "metadata.max.idle.interval.ms=200"))
-    storage_format(node.config, uuid.uuid4().hex[:22], "--standalone",
-                   "--add-scram", f"SCRAM-SHA-512=[name={USER},password={SECRET}]")
+    node = scram_reader_node(root, pki, USER, SECRET)
     node.start()
     try:
         node.wait_leader(60)
@@ -72,12 +66,8 @@ def test_kafka_python_reads_over_sasl_ssl_with_scram_sha_512(scram_node):
 def spark():
     pytest.importorskip("pyspark", reason="pyspark (the `spark` extra) is not installed")
     pytest.importorskip("pyarrow", reason="pyarrow (the `spark` extra) is not installed")
-    from tests.support.spark_env import require_java_and_connector_jars
-    require_java_and_connector_jars()
-    from tools.metadata_stream.session import spark_session
-    session = spark_session("local[2]", conf=[("spark.sql.streaming.stopTimeout", "30s")])
-    yield session
-    session.stop()
+    from tests.support.spark_env import local_spark
+    yield from local_spark()
 
 
 def _source_options(node, pki, tmp_path, password):

@@ -21,7 +21,7 @@ from tests.support.kafka_broker import kafka_broker  # noqa: E402
 from tests.support.kraft_nodes import OurNode, _roundtrip, wait_for  # noqa: E402
 from tests.support.metadata_rows import dump_log_rows, kafka_type_name, source_rows  # noqa: E402
 from tools.metadata_stream import pipeline, views  # noqa: E402
-from tests.support.spark_env import require_java_and_connector_jars  # noqa: E402
+from tests.support.spark_env import local_spark  # noqa: E402
 from wire.messages import (  # noqa: E402
     AbortTransactionRecord, BeginTransactionRecord, EndTransactionRecord, FeatureLevelRecord,
     MetadataRequest, NoOpRecord, PartitionChangeRecord, PartitionRecord, RegisterBrokerRecord, TopicRecord,
@@ -35,11 +35,7 @@ TOPIC = "__cluster_metadata"
 
 @pytest.fixture(scope="module")
 def spark():
-    require_java_and_connector_jars()
-    from tools.metadata_stream.session import spark_session
-    session = spark_session("local[2]", conf=[("spark.sql.streaming.stopTimeout", "30s")])
-    yield session
-    session.stop()
+    yield from local_spark()
 
 
 def _values():

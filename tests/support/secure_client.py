@@ -94,3 +94,18 @@ def sasl_command_config(path, pki, mechanism: str, user: str, password: str):
                     f'sasl.jaas.config={module} required username="{user}" password="{password}";\n'
                     + "".join(f"{k}={v}\n" for k, v in pki.pem_client_props().items()))
     return path
+
+
+def scram_reader_node(root, pki, user: str, password: str, *extra: str, mechanism: str = "SCRAM-SHA-512"):
+    """Our node (not started) whose client listener is SASL_SSL with ``mechanism``
+    (the test CA's server certificate), ``user`` formatted into its log with
+    ``kraft-storage format --add-scram``, a NoOp every 200 ms; ``extra`` properties."""
+    import uuid
+
+    from tests.support.kraft_nodes import OurNode, storage_format
+    node = OurNode(root, extra=("listener.security.protocol.map=CONTROLLER:PLAINTEXT,CLIENT:SASL_SSL",
+                                *pki.server_keystore(), f"sasl.enabled.mechanisms={mechanism}",
+                                "metadata.max.idle.interval.ms=200", *extra))
+    storage_format(node.config, uuid.uuid4().hex[:22], "--standalone",
+                   "--add-scram", f"{mechanism}=[name={user},password={password}]")
+    return node

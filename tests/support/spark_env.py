@@ -15,3 +15,13 @@ def require_java_and_connector_jars() -> None:
         ensure_jars()
     except JarsError as exc:
         pytest.skip(f"the Kafka connector jars cannot be resolved: {exc}")
+
+
+def local_spark():
+    """A module fixture's body: a ``local[2]`` session of the pipeline (its jars), stopped
+    after the module."""
+    require_java_and_connector_jars()
+    from tools.metadata_stream.session import spark_session
+    session = spark_session("local[2]", conf=[("spark.sql.streaming.stopTimeout", "30s")])
+    yield session
+    session.stop()

@@ -9,6 +9,7 @@
     kraft-metadata-stream --batch --from-snapshot --view topics   # full state after retention
     kraft-metadata-stream --prepare                        # resolve the connector jars only
     kraft-metadata-stream --command-config client-sasl.properties   # TLS/SASL client settings
+    kraft-metadata-stream --command-config client-sasl.properties --delegation-token   # executors: a token only
     spark-submit ... -m tools.metadata_stream --master spark://host:7077 ...
 """
 from __future__ import annotations
@@ -57,6 +58,15 @@ def parse_args(argv=None):
     p.add_argument("--command-config", metavar="FILE",
                    help="Kafka client properties (security.protocol, sasl.*, ssl.*), as Kafka's tools take "
                         "them; each becomes a kafka.<key> source option (--option wins)")
+    p.add_argument("--delegation-token", action="store_true",
+                   help="the driver logs in with --command-config's credentials, creates a delegation "
+                        "token, and the executors read with the token only (SCRAM, tokenauth=true)")
+    p.add_argument("--token-mechanism", choices=("SCRAM-SHA-256", "SCRAM-SHA-512"),
+                   help="the token login's mechanism (default: the driver's SCRAM one, else SCRAM-SHA-512)")
+    p.add_argument("--token-max-lifetime-ms", type=int, default=-1,
+                   help="the token's max lifetime (default -1: the node's delegation.token.max.lifetime.ms)")
+    p.add_argument("--keep-token", action="store_true",
+                   help="leave the token when the job ends (default: the driver expires it)")
     p.add_argument("--prepare", action="store_true", help="resolve the connector jars into the cache and exit")
     return p.parse_args(argv)
 
@@ -65,20 +75,56 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
+    from .tokens import TokenError, check_settings
     try:
-        jars = ensure_jars()
         extra = source_options(args)
-    except (JarsError, OSError, ValueError) as exc:
+        if args.delegation_token:
+            check_settings(extra)
+        jars = ensure_jars()
+    except (JarsError, OSError, ValueError, TokenError) as exc:
         print(f"kraft-metadata-stream: {exc}", file=sys.stderr)
         return 1
     if args.prepare:
         print("\n".join(str(p) for p in jars))
         return 0
-    from . import pipeline
-    from .rowtype import RowType
     from .session import spark_session
     conf = [tuple(c.split("=", 1)) for c in args.conf]
     spark = spark_session(args.master, conf=conf)
+    if not args.delegation_token:
+        return _run(spark, args, extra)
+    try:
+        extra, token = token_options(spark, args, extra)
+    except TokenError as exc:
+        print(f"kraft-metadata-stream: {exc}", file=sys.stderr)
+        return 1
+    try:
+        return _run(spark, args, extra)
+    finally:
+        _end_token(token, args.keep_token)
+
+
+def token_options(spark, args, extra: dict[str, str]):
+    """The source options with a token the driver just obtained instead of its own
+    login, and the admin holding the token (``tokens.py``)."""
+    from . import tokens
+    return tokens.obtain(spark, extra, bootstrap_server=args.bootstrap_server, mechanism=args.token_mechanism,
+                         max_lifetime_ms=args.token_max_lifetime_ms)
+
+
+def _end_token(token, keep: bool) -> None:
+    from .tokens import TokenError
+    try:
+        if not keep:
+            token.expire()
+    except TokenError as exc:
+        print(f"kraft-metadata-stream: the token was not expired: {exc}", file=sys.stderr)
+    finally:
+        token.close()
+
+
+def _run(spark, args, extra: dict[str, str]) -> int:
+    from . import pipeline
+    from .rowtype import RowType
     control = args.control or args.view in CONTROL_VIEWS
     topic = args.topic or (CONTROL_TOPIC if control else pipeline.TOPIC)
     options = pipeline.kafka_options(args.bootstrap_server, topic, args.starting_offsets, extra)

@@ -20,11 +20,13 @@ from wire.messages import CreateDelegationTokenRequest, DefaultPrincipalData, En
 from .test_authorize_checks import allow, guard_with
 
 ENDPOINTS = (("CONTROLLER", "h", 1, "PLAINTEXT"), ("SECURE", "h", 2, "SASL_SSL"), ("TLS", "h", 3, "SSL"))
+CLIENTS = {"CLIENT": "SASL_SSL", "OPEN": "PLAINTEXT"}  # client listeners: as a broker's (KafkaApis)
 
 
 class FakeController:
     def __init__(self):
-        self.settings = SimpleNamespace(endpoints=ENDPOINTS, tokens=TokenSettings(secret="s"))
+        self.settings = SimpleNamespace(listener_protocols={**{n: p for n, _, _, p in ENDPOINTS}, **CLIENTS},
+                                        tokens=TokenSettings(secret="s"))
         self.writes = []
 
     def submit_write(self, name, run, fail, respond, timeout_ms=None):
@@ -51,11 +53,14 @@ def create(**kw):
     ("SECURE", "User:alice", {"token_authenticated": True}, False),
     ("CONTROLLER", "User:alice", {"forwarded": True, "token_authenticated": False}, True),  # forwarded
     ("CONTROLLER", "User:alice", {"forwarded": True, "token_authenticated": True}, False),
+    ("CLIENT", "User:alice", {}, True),  # where Kafka's AdminClient sends them
+    ("OPEN", "User:ANONYMOUS", {}, False),
+    ("CLIENT", "User:alice", {"token_authenticated": True}, False),
 ])
 def test_who_may_ask(listener, principal, extra, allowed):
     view = SimpleNamespace(controller=FakeController())
     c = call(registry.CREATE_DELEGATION_TOKEN, create(), listener=listener, principal=principal, **extra)
-    protocol = dict((n, p) for n, _, _, p in ENDPOINTS)[listener]
+    protocol = {**{n: p for n, _, _, p in ENDPOINTS}, **CLIENTS}[listener]
     assert allow_token_requests(c, protocol) is allowed
     handle_delegation_token_request(c, view)
     if allowed:
