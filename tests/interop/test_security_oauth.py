@@ -7,7 +7,7 @@ against the JWKS as Kafka's ``OAuthBearerValidatorCallbackHandler`` does.
 - Kafka's ``kafka-metadata-quorum`` with a client-credentials ``--command-config``
   (Kafka's ``OAuthBearerLoginCallbackHandler``) authenticates to our node; a Kafka
   broker with ``sasl.mechanism.controller.protocol=OAUTHBEARER`` registers with our
-  node and serves a topic.
+  node and serves a topic, of the default release and of the matrix's oldest.
 - Our node, an observer of a Kafka controller with ``connections.max.reauth.ms`` set,
   logs in with OAUTHBEARER itself, renews its tokens and re-authenticates in band, on
   the same connections past their tokens' lifetimes (slow).
@@ -31,8 +31,10 @@ from tests.support.jdk import need_jdk
 from tests.support.kraft_nodes import OurNode, wait_for
 from tests.support.oidc_provider import OidcProvider
 from tests.support.secure_client import SecureSession, quorum_partition
+from tools.kafka_dist import MATRIX, RELEASES
 from tools.kafka_dist.broker import KafkaBroker
 from tools.kafka_dist.controller import KafkaController, random_cluster_id, run_tool
+from tools.kafka_dist.releases import DEFAULT_RELEASE
 from wire.messages import SaslAuthenticateRequest, SaslHandshakeRequest
 
 pytestmark = pytest.mark.java
@@ -44,6 +46,15 @@ PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required 
               'password="admin-secret" user_admin="admin-secret";')
 ADMIN = ("PLAIN", "admin", "admin-secret")
 CLIENTS = {"kafka-tool": "tool-secret", "kafka-broker": "broker-secret"}
+
+# Kafka 4.0.2 (the matrix's oldest), read from its kafka-clients jar: the same
+# OAuthBearerLoginModule, OAuthBearerLoginCallbackHandler and OAuthBearerValidatorCallbackHandler
+# classes and sasl.oauthbearer.token.endpoint.url as 4.4.0, and the client id, secret and
+# scope only as JAAS options (sasl.oauthbearer.client.credentials.*, sasl.oauthbearer.scope
+# and sasl.oauthbearer.jwt.retriever.class came later). Its ConfigurationUtils refuses every
+# URL not listed in the system property org.apache.kafka.sasl.oauthbearer.allowed.urls (empty
+# by default), which _java_env sets. The tool and broker cases run on both releases.
+BOTH = [DEFAULT_RELEASE, MATRIX[0]]
 
 
 def _settings(idp) -> dict[str, str]:
@@ -65,7 +76,7 @@ def _java_env(pki, idp) -> dict[str, str]:
                           f"-Djavax.net.ssl.trustStorePassword={PASSWORD} -Djavax.net.ssl.trustStoreType=PKCS12"}
 
 
-def _our_node(root, pki, idp, cluster_id: str | None = None) -> OurNode:
+def _our_node(root, pki, idp, cluster_id: str | None = None, release: str | None = None) -> OurNode:
     settings = _settings(idp)
     # Ours reads the JWKS trust from the JAAS options, as Kafka's JaasOptionsUtils does.
     settings["listener.name.controller.oauthbearer.sasl.jaas.config"] = (
@@ -73,7 +84,7 @@ def _our_node(root, pki, idp, cluster_id: str | None = None) -> OurNode:
     node = OurNode(root, extra=(
         "listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT,CLIENT:PLAINTEXT",
         *(f"{k}={v}" for k, v in settings.items())))
-    node.format_with_ours(cluster_id or random_cluster_id())
+    node.format_with_ours(cluster_id or random_cluster_id(), release)
     return node
 
 
@@ -95,7 +106,8 @@ def _command_config(path, idp, pki):
     return path
 
 
-def test_kafka_metadata_quorum_logs_in_with_client_credentials(oauth_env, tmp_path):
+@pytest.mark.parametrize("release", BOTH)
+def test_kafka_metadata_quorum_logs_in_with_client_credentials(oauth_env, tmp_path, release):
     root, pki, idp = oauth_env
     (tmp_path / "ours").mkdir()
     node = _our_node(tmp_path / "ours", pki, idp)
@@ -105,7 +117,7 @@ def test_kafka_metadata_quorum_logs_in_with_client_credentials(oauth_env, tmp_pa
         before = idp.token_requests
         proc = run_tool("kafka-metadata-quorum", "--bootstrap-controller", node.bootstrap, "--command-config",
                         str(_command_config(tmp_path / "oauth.properties", idp, pki)), "describe", "--status",
-                        env=_java_env(pki, idp), check=False)
+                        env=_java_env(pki, idp), check=False, version=release)
         assert "LeaderId:               1" in proc.stdout, proc.stdout + proc.stderr
         assert idp.token_requests > before  # the token came from the provider's token endpoint
         assert idp.jwks_requests > 0  # and its signature was checked against the provider's JWKS
@@ -248,15 +260,16 @@ def _our_node_as_observer(root, pki, idp) -> OurNode:
         *(f"{k}={v}" for k, v in settings.items())))
 
 
-def test_a_kafka_broker_logs_in_to_our_controller(oauth_env, tmp_path):
+@pytest.mark.parametrize("release", BOTH)  # 4.0.2: 28-49 s here, so not slow
+def test_a_kafka_broker_logs_in_to_our_controller(oauth_env, tmp_path, release):
     need_jdk()
     root, pki, idp = oauth_env
     (tmp_path / "ours").mkdir()
     cluster_id = random_cluster_id()
-    node = _our_node(tmp_path / "ours", pki, idp, cluster_id)
+    node = _our_node(tmp_path / "ours", pki, idp, cluster_id, RELEASES[release]["metadata"][0])
     jaas = (f'{MODULE} required clientId="kafka-broker" clientSecret="broker-secret" scope="kafka" '
             f'ssl.truststore.location="{pki.truststore_pem}" ssl.truststore.type="PEM";')
-    broker = KafkaBroker(tmp_path / "broker", 100, cluster_id, node.bootstrap, overrides={
+    broker = KafkaBroker(tmp_path / "broker", 100, cluster_id, node.bootstrap, version=release, overrides={
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
         "sasl.mechanism.controller.protocol": "OAUTHBEARER",
         "listener.name.controller.oauthbearer.sasl.jaas.config": jaas, "sasl.jaas.config": jaas,
@@ -271,10 +284,11 @@ def test_a_kafka_broker_logs_in_to_our_controller(oauth_env, tmp_path):
 
         def topic_created():
             proc = run_tool("kafka-topics", "--bootstrap-server", broker.bootstrap, "--create", "--topic", "t1",
-                            "--partitions", "2", "--replication-factor", "1", check=False, timeout=60)
+                            "--partitions", "2", "--replication-factor", "1", check=False, timeout=60,
+                            version=release)
             return proc.returncode == 0 or "already exists" in proc.stderr
 
-        wait_for(topic_created, 120, "the broker registered over OAUTHBEARER and creating a topic")
+        wait_for(topic_created, 120, f"Kafka {release}'s broker registered over OAUTHBEARER and creating a topic")
         assert idp.token_requests > before
     finally:
         broker.close()
