@@ -149,9 +149,8 @@ def oauth_validator(raw: dict[str, str], listener: str):
 LOGIN_HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
 
 
-def _ranged(get, name: str, default, low, high, parse):
+def _ranged(name: str, raw: str | None, default, low, high, parse):
     """A ``sasl.login.refresh.*`` value in Kafka's range (its ConfigDef's words)."""
-    raw = get(name)
     value = default if raw is None or raw == "" else parse(name, raw)
     if value < low:
         raise ConfigError(f"Invalid value {raw} for configuration {name}: Value must be at least {low}", name)
@@ -163,11 +162,13 @@ def _ranged(get, name: str, default, low, high, parse):
 def refresh_settings(get):
     """``sasl.login.refresh.*`` (Kafka's SaslConfigs ranges) for ``oauth_login.refresh_at``."""
     from .oauth_login import RefreshSettings
+    factor, jitter = "sasl.login.refresh.window.factor", "sasl.login.refresh.window.jitter"
+    least, buffer = "sasl.login.refresh.min.period.seconds", "sasl.login.refresh.buffer.seconds"
     return RefreshSettings(
-        window_factor=_ranged(get, "sasl.login.refresh.window.factor", 0.8, 0.5, 1.0, _t_double),
-        window_jitter=_ranged(get, "sasl.login.refresh.window.jitter", 0.05, 0.0, 0.25, _t_double),
-        min_period_s=_ranged(get, "sasl.login.refresh.min.period.seconds", 60, 0, 900, _t_short),
-        buffer_s=_ranged(get, "sasl.login.refresh.buffer.seconds", 300, 0, 3600, _t_short))
+        window_factor=_ranged(factor, get("sasl.login.refresh.window.factor"), 0.8, 0.5, 1.0, _t_double),
+        window_jitter=_ranged(jitter, get("sasl.login.refresh.window.jitter"), 0.05, 0.0, 0.25, _t_double),
+        min_period_s=_ranged(least, get("sasl.login.refresh.min.period.seconds"), 60, 0, 900, _t_short),
+        buffer_s=_ranged(buffer, get("sasl.login.refresh.buffer.seconds"), 300, 0, 3600, _t_short))
 
 
 def token_source(raw: dict[str, str], listener: str):

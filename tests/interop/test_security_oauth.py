@@ -26,10 +26,10 @@ import time
 import pytest
 
 from kraft_server.security.oauth_response import InitialResponse
-from tests.support.certs import PASSWORD, Pki
+from tests.support.certs import Pki
 from tests.support.jdk import need_jdk
 from tests.support.kraft_nodes import OurNode, wait_for
-from tests.support.oidc_provider import OidcProvider
+from tests.support.oidc_provider import ADMIN, MODULE, OidcProvider, controller_settings, java_env
 from tests.support.secure_client import SecureSession, quorum_partition
 from tools.kafka_dist import MATRIX, RELEASES
 from tools.kafka_dist.broker import KafkaBroker
@@ -39,12 +39,7 @@ from wire.messages import SaslAuthenticateRequest, SaslHandshakeRequest
 
 pytestmark = pytest.mark.java
 
-VALIDATOR = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
 LOGIN_HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
-MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
-PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
-              'password="admin-secret" user_admin="admin-secret";')
-ADMIN = ("PLAIN", "admin", "admin-secret")
 CLIENTS = {"kafka-tool": "tool-secret", "kafka-broker": "broker-secret"}
 
 # Kafka 4.0.2 (the matrix's oldest), read from its kafka-clients jar: the same
@@ -53,34 +48,12 @@ CLIENTS = {"kafka-tool": "tool-secret", "kafka-broker": "broker-secret"}
 # scope only as JAAS options (sasl.oauthbearer.client.credentials.*, sasl.oauthbearer.scope
 # and sasl.oauthbearer.jwt.retriever.class came later). Its ConfigurationUtils refuses every
 # URL not listed in the system property org.apache.kafka.sasl.oauthbearer.allowed.urls (empty
-# by default), which _java_env sets. The tool and broker cases run on both releases.
+# by default), which java_env sets. The tool and broker cases run on both releases.
 BOTH = [DEFAULT_RELEASE, MATRIX[0]]
 
 
-def _settings(idp) -> dict[str, str]:
-    """The controller listener's properties, the same for Kafka's controller and ours."""
-    prefix = "listener.name.controller.oauthbearer."
-    return {"sasl.enabled.mechanisms": "PLAIN,OAUTHBEARER", "sasl.mechanism.controller.protocol": "PLAIN",
-            "listener.name.controller.plain.sasl.jaas.config": PLAIN_JAAS,
-            f"{prefix}sasl.jaas.config": f"{MODULE} required ;",
-            f"{prefix}sasl.server.callback.handler.class": VALIDATOR,
-            f"{prefix}sasl.oauthbearer.jwks.endpoint.url": idp.jwks_url,
-            f"{prefix}sasl.oauthbearer.expected.audience": "kraft",
-            f"{prefix}sasl.oauthbearer.expected.issuer": idp.issuer}
-
-
-def _java_env(pki, idp) -> dict[str, str]:
-    """Kafka 4 fetches only allowed OAuth URLs; the JVM trusts the test CA."""
-    return {"KAFKA_OPTS": f"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls={idp.jwks_url},{idp.token_url} "
-                          f"-Djavax.net.ssl.trustStore={pki.truststore_p12} "
-                          f"-Djavax.net.ssl.trustStorePassword={PASSWORD} -Djavax.net.ssl.trustStoreType=PKCS12"}
-
-
 def _our_node(root, pki, idp, cluster_id: str | None = None, release: str | None = None) -> OurNode:
-    settings = _settings(idp)
-    # Ours reads the JWKS trust from the JAAS options, as Kafka's JaasOptionsUtils does.
-    settings["listener.name.controller.oauthbearer.sasl.jaas.config"] = (
-        f'{MODULE} required ssl.truststore.location="{pki.truststore_pem}" ssl.truststore.type="PEM";')
+    settings = controller_settings(idp, pki)
     node = OurNode(root, extra=(
         "listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT,CLIENT:PLAINTEXT",
         *(f"{k}={v}" for k, v in settings.items())))
@@ -117,7 +90,7 @@ def test_kafka_metadata_quorum_logs_in_with_client_credentials(oauth_env, tmp_pa
         before = idp.token_requests
         proc = run_tool("kafka-metadata-quorum", "--bootstrap-controller", node.bootstrap, "--command-config",
                         str(_command_config(tmp_path / "oauth.properties", idp, pki)), "describe", "--status",
-                        env=_java_env(pki, idp), check=False, version=release)
+                        env=java_env(pki, idp), check=False, version=release)
         assert "LeaderId:               1" in proc.stdout, proc.stdout + proc.stderr
         assert idp.token_requests > before  # the token came from the provider's token endpoint
         assert idp.jwks_requests > 0  # and its signature was checked against the provider's JWKS
@@ -169,7 +142,7 @@ def test_refusals_match_a_kafka_controller(oauth_env, tmp_path):
     root, pki, idp = oauth_env
     ctl = KafkaController(tmp_path / "kafka", node_id=1, cluster_id=random_cluster_id(),
                           overrides={"listener.security.protocol.map": "CONTROLLER:SASL_PLAINTEXT",
-                                     **_settings(idp)}, env=_java_env(pki, idp))
+                                     **controller_settings(idp)}, env=java_env(pki, idp))
     try:
         ctl.start()
         wait_for(lambda: quorum_partition(ctl.port, None, ADMIN).leader_id == 1, 90, "Kafka's controller")
@@ -206,7 +179,7 @@ def test_our_node_logs_in_to_a_kafka_controller_and_reauthenticates(oauth_env, t
     ctl = KafkaController(tmp_path / "kafka", node_id=1, cluster_id=cluster_id,
                           overrides={"listener.security.protocol.map": "CONTROLLER:SASL_PLAINTEXT",
                                      "listener.name.controller.oauthbearer.connections.max.reauth.ms": "5000",
-                                     **_settings(idp)}, env=_java_env(pki, idp))
+                                     **controller_settings(idp)}, env=java_env(pki, idp))
     (tmp_path / "ours").mkdir()
     node = _our_node_as_observer(tmp_path / "ours", pki, idp)
     try:
@@ -246,7 +219,7 @@ def _closed(log: str) -> int:
 
 def _our_node_as_observer(root, pki, idp) -> OurNode:
     """Our node 2, dialing controllers with OAUTHBEARER (and serving it too)."""
-    settings = _settings(idp)
+    settings = controller_settings(idp)
     trust = f'ssl.truststore.location="{pki.truststore_pem}" ssl.truststore.type="PEM"'
     prefix = "listener.name.controller.oauthbearer."
     settings.update({
@@ -275,7 +248,7 @@ def test_a_kafka_broker_logs_in_to_our_controller(oauth_env, tmp_path, release):
         "listener.name.controller.oauthbearer.sasl.jaas.config": jaas, "sasl.jaas.config": jaas,
         "listener.name.controller.oauthbearer.sasl.login.callback.handler.class": LOGIN_HANDLER,
         "sasl.login.callback.handler.class": LOGIN_HANDLER, "sasl.oauthbearer.token.endpoint.url": idp.token_url})
-    broker.env = _java_env(pki, idp)
+    broker.env = java_env(pki, idp)
     node.start()
     try:
         wait_for(lambda: quorum_partition(node.port, None, ADMIN).leader_id == 1, 60, "our node over SASL")
