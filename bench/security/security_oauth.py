@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from kraft_server.security.oauth_response import InitialResponse
-from tests.support.kraft_nodes import OurNode, wait_for
+from tests.support.kraft_nodes import OurNode, storage_format, wait_for
 from tests.support.oidc_provider import ADMIN, OidcProvider, controller_settings, java_env
 from tests.support.secure_client import SecureSession, describe_quorum_body, quorum_partition
 from tools.kafka_dist.controller import KafkaController, random_cluster_id
@@ -83,7 +83,7 @@ def run_oauth(base: Path, args, log) -> dict:
         node = OurNode(base / "oauth-ours", extra=(
             "listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT,CLIENT:PLAINTEXT",
             *(f"{k}={v}" for k, v in controller_settings(idp, args.pki).items())))
-        node.format_with_ours(random_cluster_id())
+        storage_format(node.config, random_cluster_id(), "--standalone")  # quiet: stdout is the report
         node.start(log_level="INFO")
         try:
             wait_for(lambda: quorum_partition(node.port, None, ADMIN).leader_id == 1, 60, "our node")

@@ -233,7 +233,7 @@ def _our_node_as_observer(root, pki, idp) -> OurNode:
         *(f"{k}={v}" for k, v in settings.items())))
 
 
-@pytest.mark.parametrize("release", BOTH)  # 4.0.2: 28-49 s here, so not slow
+@pytest.mark.parametrize("release", BOTH)  # 4.0.2: 7-49 s here, so not slow
 def test_a_kafka_broker_logs_in_to_our_controller(oauth_env, tmp_path, release):
     need_jdk()
     root, pki, idp = oauth_env
