@@ -178,6 +178,17 @@ def _t_long(name: str, raw: str) -> int:
     return _parse_number(name, raw, "LONG")
 
 
+def _t_short(name: str, raw: str) -> int:
+    return _parse_number(name, raw, "SHORT")
+
+
+def _t_double(name: str, raw: str) -> float:
+    try:
+        return float(raw.strip())
+    except ValueError:
+        raise ConfigError(f"Invalid value {raw} for configuration {name}: Not a number of type DOUBLE") from None
+
+
 def _t_bool(name: str, raw: str) -> bool:
     s = raw.strip().lower()
     if s not in ("true", "false"):
@@ -435,6 +446,15 @@ DEFINITIONS: tuple[_Def, ...] = (
          doc="First wait before a failed token request is retried; doubled each time."),
     _Def("sasl.login.retry.backoff.max.ms", _t_long, 10000, read_by=f"{_SECURITY}/oauth_config.py",
          per_listener=True, doc="Longest wait between token request retries."),
+    _Def("sasl.login.refresh.window.factor", _t_double, 0.8, read_by=f"{_SECURITY}/oauth_config.py",
+         per_listener=True, doc="OAUTHBEARER login: the share of a token's life (0.5 to 1.0) after which it is renewed."),
+    _Def("sasl.login.refresh.window.jitter", _t_double, 0.05, read_by=f"{_SECURITY}/oauth_config.py",
+         per_listener=True, doc="OAUTHBEARER login: up to this share (0 to 0.25) is added at random to the factor."),
+    _Def("sasl.login.refresh.min.period.seconds", _t_short, 60, read_by=f"{_SECURITY}/oauth_config.py",
+         per_listener=True, doc="OAUTHBEARER login: the least wait before a renewal (0 to 900)."),
+    _Def("sasl.login.refresh.buffer.seconds", _t_short, 300, read_by=f"{_SECURITY}/oauth_config.py",
+         per_listener=True, doc="OAUTHBEARER login: renew at least this long before `exp` (0 to 3600); both "
+                                "margins are ignored for a token that expires sooner than their sum."),
     _Def("authorizer.class.name", _t_string, "", read_by=f"{_SECURITY}/authorizer.py",
          doc="`org.apache.kafka.metadata.authorizer.StandardAuthorizer` turns ACL checks on; empty: none."),
     _Def("super.users", _t_string, "", read_by=f"{_SECURITY}/authorizer.py",

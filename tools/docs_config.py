@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "configuration.md"
 KAFKA_DEFS = ROOT / "kraft_server" / "controller" / "configs" / "kafka_config_defs.json"
 
-TYPES = {cfg._t_int: "INT", cfg._t_long: "LONG", cfg._t_bool: "BOOLEAN", cfg._t_string: "STRING",
-         cfg._t_list: "LIST", cfg._t_password: "PASSWORD", cfg._t_class: "CLASS"}
+TYPES = {cfg._t_int: "INT", cfg._t_long: "LONG", cfg._t_short: "SHORT", cfg._t_double: "DOUBLE",
+         cfg._t_bool: "BOOLEAN", cfg._t_string: "STRING", cfg._t_list: "LIST", cfg._t_password: "PASSWORD", cfg._t_class: "CLASS"}
 
 # Sections of the page: (title, the names or name prefixes it takes), first match wins.
 SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (

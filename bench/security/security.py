@@ -1,10 +1,14 @@
 """Security bench (issue 28): the Raft bench's quorum over PLAINTEXT, SSL and SASL_SSL,
 TLS handshakes a node accepts, and RSS with idle TLS connections; ours vs Apache Kafka
-4.3.1 on the same listeners, in one run.
+4.3.1 on the same listeners, in one run. Then the OAUTHBEARER rows (issue 42,
+``bench/security/security_oauth.py``): logins/s, requests/s on sessions and RSS per idle
+session, one controller of ours vs one Kafka 4.4.0 controller checking the tokens of
+the same OIDC provider.
 
-    python bench/security/security.py            # full run (about 11 minutes on a busy 2-CPU machine)
-    python bench/security/security.py --quick    # smoke run (a few seconds per row)
-    python bench/security/security.py --json     # the same figures as JSON
+    python bench/security/security.py              # full run (about 11 minutes on a busy 2-CPU machine)
+    python bench/security/security.py --quick      # smoke run (a few seconds per row)
+    python bench/security/security.py --only-oauth # the OAUTHBEARER rows alone
+    python bench/security/security.py --json       # the same figures as JSON
 
 The quorums are ``bench/raft/raft.py``'s (``bench/raft/raft_cluster.py``): three voters on
 loopback, ours ``tools/raft_load_server.py``, Kafka's ``kafka.tools.TestRaftServer``,
@@ -60,6 +64,7 @@ from bench.raft.raft import (  # noqa: E402
     _wait_until, emit, print_rows)
 from bench.raft.raft_cluster import now_ms, rss_kb  # noqa: E402
 from bench.security.security_clients import close_all, handshake_rate, open_idle  # noqa: E402
+from bench.security.security_oauth import KAFKA as OAUTH_KAFKA, oauth_rows, run_oauth  # noqa: E402
 from tests.support.certs import PASSWORD, Pki  # noqa: E402
 from tests.support.secure_client import client_context  # noqa: E402
 
@@ -204,12 +209,20 @@ def _ratio(o, k):
     return o / k if isinstance(o, (int, float)) and isinstance(k, (int, float)) and k else None
 
 
-def rows(ours: dict, kafka: dict) -> list[dict]:
+def rows(ours: dict | None, kafka: dict | None, oauth: dict | None = None) -> list[dict]:
     out = []
 
     def add(metric, o, k, target="", met=None):
         out.append({"metric": metric, "ours": o, "kafka": k, "ratio": _ratio(o, k), "target": target, "met": met})
 
+    if ours is not None:
+        quorum_rows(ours, kafka, out, add)
+    if oauth is not None:
+        oauth_rows(oauth, add)
+    return out
+
+
+def quorum_rows(ours: dict, kafka: dict, out: list, add) -> None:
     for protocol in PROTOCOLS:
         add(f"{protocol}: commit latency p99 (ms)", ours[protocol]["latency"]["p99"],
             kafka[protocol]["latency"]["p99"])  # the median repetition's (``median_run``)
@@ -237,7 +250,6 @@ def rows(ours: dict, kafka: dict) -> list[dict]:
     add(f"RSS of a voter with {n:,} idle TLS connections (MiB)", o["rss_idle_kb"] / 1024, k["rss_idle_kb"] / 1024)
     add("  RSS per idle TLS connection (KiB)", (o["rss_idle_kb"] - o["rss_before_kb"]) / n,
         (k["rss_idle_kb"] - k["rss_before_kb"]) / n)
-    return out
 
 
 def print_table(report: dict) -> None:
@@ -247,6 +259,8 @@ def print_table(report: dict) -> None:
           f"{meta['measure_s']:g} s a side); {'quick' if meta['quick'] else 'full'} run; load average "
           f"start/end {meta['loadavg_before']} / {meta['loadavg_after']} on {meta['cpus']} CPUs")
     print(f"SASL_SSL between voters: {meta['sasl']}; Kafka: {meta['kafka']}")
+    print(f"OAUTHBEARER rows: SASL_PLAINTEXT, {meta['handshake_threads']} clients, {meta['handshake_s']:g} s "
+          f"loops; Kafka: {meta['oauth_kafka']}")
     print_rows(report["rows"])
     for impl, res in report["results"].items():
         for protocol in PROTOCOLS:
@@ -278,6 +292,7 @@ def main(argv=None) -> int:
     ap.add_argument("--handshake-s", type=float, help="handshake loop, s (10; quick 2)")
     ap.add_argument("--handshake-threads", type=int, default=2)
     ap.add_argument("--idle", type=int, help="idle TLS connections (1000; quick 200)")
+    ap.add_argument("--only-oauth", action="store_true", help="the OAUTHBEARER rows alone (no quorums)")
     ap.add_argument("--sasl", default="PLAIN", choices=sorted(MODULES),
                     help="between the voters on SASL_SSL (SCRAM cannot bootstrap fresh voters)")
     args = ap.parse_args(argv)
@@ -306,18 +321,20 @@ def main(argv=None) -> int:
         "handshake_s": args.handshake_s, "handshake_threads": args.handshake_threads, "idle": args.idle,
         "sasl": args.sasl,
         "kafka": "kafka.tools.TestRaftServer, kafka_2.13-4.3.1.jar (bench/raft/raft_cluster.py)",
+        "oauth_kafka": OAUTH_KAFKA,
         "python": platform.python_version(), "cpus": os.cpu_count(),
         "loadavg_before": " ".join(f"{x:.2f}" for x in os.getloadavg()),
     }}
     try:
-        report["results"] = run_all(["ours", "kafka"], base, args, log)
+        report["results"] = {} if args.only_oauth else run_all(["ours", "kafka"], base, args, log)
+        report["oauth"] = run_oauth(base, args, log)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     report["meta"]["loadavg_after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     report["meta"]["elapsed_s"] = round(time.monotonic() - started, 1)
     for res in report["results"].values():
         res["SSL"]["tls"]["idle"] = args.idle
-    report["rows"] = rows(report["results"]["ours"], report["results"]["kafka"])
+    report["rows"] = rows(report["results"].get("ours"), report["results"].get("kafka"), report["oauth"])
     return emit(report, args.json, print_table)
 
 

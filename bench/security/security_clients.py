@@ -34,8 +34,16 @@ def handshake_rate(port: int, context, seconds: float, threads: int = 2, warmup_
     """Connections (handshake + ApiVersions + close) completed per second by
     ``threads`` clients in a loop for ``seconds``, after ``warmup_s`` of the same
     untimed (a JVM compiles its TLS code on the first few hundred)."""
+    out = loop_rate(seconds, threads, lambda i: open_session(port, context).close(), warmup_s)
+    return {"per_s": out["per_s"], "connections": out["count"], "threads": threads, "errors": out["errors"]}
+
+
+def loop_rate(seconds: float, threads: int, step, warmup_s: float = 0.0) -> dict:
+    """``step(i)`` by ``threads`` clients (i = 0..threads-1) in a loop for ``seconds``,
+    after ``warmup_s`` of the same untimed: completed per second. A client stops at its
+    first error."""
     if warmup_s > 0:
-        handshake_rate(port, context, warmup_s, threads)
+        loop_rate(warmup_s, threads, step)
     counts = [0] * threads
     errors: list[str] = []
     deadline = time.monotonic() + seconds
@@ -43,7 +51,7 @@ def handshake_rate(port: int, context, seconds: float, threads: int = 2, warmup_
     def loop(i: int) -> None:
         while time.monotonic() < deadline:
             try:
-                open_session(port, context).close()
+                step(i)
             except Exception as exc:  # a refused handshake is a result, not a crash
                 errors.append(repr(exc))
                 return
@@ -56,8 +64,7 @@ def handshake_rate(port: int, context, seconds: float, threads: int = 2, warmup_
     for w in workers:
         w.join(seconds + 30)
     elapsed = time.monotonic() - started
-    return {"per_s": sum(counts) / elapsed, "connections": sum(counts), "threads": threads,
-            "errors": errors[:3]}
+    return {"per_s": sum(counts) / elapsed, "count": sum(counts), "errors": errors[:3]}
 
 
 def open_idle(port: int, context, count: int) -> list[SecureSession]:

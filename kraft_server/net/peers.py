@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import ssl
 import struct
 import time
@@ -135,6 +136,7 @@ class PeerChannel(asyncio.Protocol):
         self._send_handshake()
 
     def connection_lost(self, exc) -> None:
+        log.debug("connection to %s:%d closed%s", self.host, self.port, f": {exc}" if exc else "")
         self.transport = None
         self._failed()
 
@@ -232,8 +234,10 @@ class PeerChannel(asyncio.Protocol):
         if following is not None:
             self._send_sasl(following)
             return
-        lifetime = self._sasl.session_lifetime_ms  # KIP-368: renew at 90% of it, when idle
-        self._reauth_at = time.monotonic() + lifetime * 0.0009 if lifetime > 0 else None
+        # KIP-368: renew at 85% to 95% of the session, when idle (Kafka's SaslClientAuthenticator)
+        lifetime = self._sasl.session_lifetime_ms
+        self._reauth_at = time.monotonic() + lifetime * (0.85 + 0.1 * random.random()) / 1000 \
+            if lifetime > 0 else None
         self._ready()
 
     def _maybe_reauthenticate(self) -> bool:

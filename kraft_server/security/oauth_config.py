@@ -15,13 +15,17 @@ as ``listener.name.<l>.oauthbearer.<name>``, then ``listener.name.<l>.<name>``, 
   ``OAuthBearerValidatorCallbackHandler``;
 - the HTTPS trust for the JWKS endpoint: the ``ssl.truststore.*`` options of the
   listener's OAUTHBEARER JAAS entry, as Kafka's ``JaasOptionsUtils`` reads them.
+
+This node's own login (``token_source``) also reads ``sasl.login.refresh.window.factor``
+(0.5 to 1.0), ``...window.jitter`` (0 to 0.25), ``...min.period.seconds`` (0 to 900)
+and ``...buffer.seconds`` (0 to 3600), Kafka's ranges.
 """
 from __future__ import annotations
 
 import logging
 import ssl
 
-from kraft_server.config import ConfigError
+from kraft_server.config import ConfigError, _t_double, _t_short
 
 from .jaas import JaasError, parse_jaas
 
@@ -145,6 +149,28 @@ def oauth_validator(raw: dict[str, str], listener: str):
 LOGIN_HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
 
 
+def _ranged(name: str, raw: str | None, default, low, high, parse):
+    """A ``sasl.login.refresh.*`` value in Kafka's range (its ConfigDef's words)."""
+    value = default if raw is None or raw == "" else parse(name, raw)
+    if value < low:
+        raise ConfigError(f"Invalid value {raw} for configuration {name}: Value must be at least {low}", name)
+    if value > high:
+        raise ConfigError(f"Invalid value {raw} for configuration {name}: Value must be no more than {high}", name)
+    return value
+
+
+def refresh_settings(get):
+    """``sasl.login.refresh.*`` (Kafka's SaslConfigs ranges) for ``oauth_login.refresh_at``."""
+    from .oauth_login import RefreshSettings
+    factor, jitter = "sasl.login.refresh.window.factor", "sasl.login.refresh.window.jitter"
+    least, buffer = "sasl.login.refresh.min.period.seconds", "sasl.login.refresh.buffer.seconds"
+    return RefreshSettings(
+        window_factor=_ranged(factor, get("sasl.login.refresh.window.factor"), 0.8, 0.5, 1.0, _t_double),
+        window_jitter=_ranged(jitter, get("sasl.login.refresh.window.jitter"), 0.05, 0.0, 0.25, _t_double),
+        min_period_s=_ranged(least, get("sasl.login.refresh.min.period.seconds"), 60, 0, 900, _t_short),
+        buffer_s=_ranged(buffer, get("sasl.login.refresh.buffer.seconds"), 300, 0, 3600, _t_short))
+
+
 def token_source(raw: dict[str, str], listener: str):
     """This node's OAUTHBEARER login for controller connections (``oauth_login.py``)."""
     from .oauth_login import ClientCredentials, TokenSource
@@ -166,7 +192,7 @@ def token_source(raw: dict[str, str], listener: str):
         raise ConfigError("OAUTHBEARER login needs sasl.oauthbearer.client.credentials.client.id and "
                           "...client.secret, or clientId and clientSecret in the JAAS entry", "sasl.jaas.config")
     backoff, backoff_max = "sasl.login.retry.backoff.ms", "sasl.login.retry.backoff.max.ms"
-    return TokenSource(ClientCredentials(
+    return TokenSource(refresh=refresh_settings(get), credentials=ClientCredentials(
         url, client_id, secret, scope=get("sasl.oauthbearer.scope") or options.get("scope"),
         context=https_context(options) if url.lower().startswith("https:") else None,
         backoff_ms=_number(backoff, get("sasl.login.retry.backoff.ms"), 100),

@@ -10,15 +10,20 @@ credentials grant (RFC 6749 4.4) at ``sasl.oauthbearer.token.endpoint.url``.
   ``exp`` (read, not verified: the server verifies it) gives its lifetime;
 - a failed request is retried with ``sasl.login.retry.backoff.ms`` doubling up to
   ``sasl.login.retry.backoff.max.ms``;
-- the token is replaced on a background thread once 80% of its lifetime has passed
-  (Kafka's default ``sasl.login.refresh.window.factor``), so a re-authentication
-  (KIP-368, ``net/peers.py``) presents a fresh one.
+- the token is replaced on a background thread when ``refresh_at`` says, as Kafka's
+  ``ExpiringCredentialRefreshingLogin``: at ``sasl.login.refresh.window.factor`` (0.8)
+  plus up to ``...window.jitter`` (0.05) of its life (from ``iat``), but no later
+  than ``sasl.login.refresh.buffer.seconds`` (300) before ``exp`` and no sooner than
+  ``sasl.login.refresh.min.period.seconds`` (60) from now; a token that expires
+  within the sum of the two is renewed at that fraction of what is left. So a
+  re-authentication (KIP-368, ``net/peers.py``) presents a fresh token.
 """
 from __future__ import annotations
 
 import base64
 import json
 import logging
+import random
 import ssl
 import threading
 import time
@@ -30,7 +35,6 @@ import jwt
 
 log = logging.getLogger(__name__)
 
-WINDOW_FACTOR = 0.8  # sasl.login.refresh.window.factor, Kafka's default
 
 
 class LoginFailed(Exception):
@@ -47,6 +51,25 @@ class ClientCredentials:
     backoff_ms: int = 100
     backoff_max_ms: int = 10000
     timeout_s: float = 10.0
+
+
+@dataclass(frozen=True)
+class RefreshSettings:
+    """``sasl.login.refresh.*``, Kafka's defaults."""
+    window_factor: float = 0.8
+    window_jitter: float = 0.05
+    min_period_s: int = 60
+    buffer_s: int = 300
+
+
+def refresh_at(now_ms: int, start_ms: int, expires_ms: int, r: RefreshSettings, chance: float) -> int:
+    """When to renew a token valid from ``start_ms`` to ``expires_ms`` (``chance`` in [0, 1)
+    picks the jitter)."""
+    fraction = r.window_factor + r.window_jitter * chance
+    if now_ms + 1000 * (r.min_period_s + r.buffer_s) > expires_ms:  # too short for both margins
+        return now_ms + int((expires_ms - now_ms) * fraction)
+    proposed = start_ms + int((expires_ms - start_ms) * fraction)
+    return max(min(proposed, expires_ms - 1000 * r.buffer_s), now_ms + 1000 * r.min_period_s)
 
 
 def request_token(c: ClientCredentials) -> str:
@@ -67,22 +90,30 @@ def request_token(c: ClientCredentials) -> str:
     return token
 
 
-def expiry_ms(token: str) -> int:
+def lifetime_ms(token: str) -> tuple[int | None, int]:
+    """(``iat``, ``exp``) of ``token`` in ms, read, not verified (the server verifies)."""
     try:
         claims = jwt.decode(token, options={"verify_signature": False})
     except jwt.PyJWTError as exc:
         raise LoginFailed(f"The access token is not a JWT: {exc}") from None
     if not isinstance(claims.get("exp"), (int, float)):
         raise LoginFailed("The access token has no exp claim")
-    return int(claims["exp"] * 1000)
+    issued = claims.get("iat")
+    return (int(issued * 1000) if isinstance(issued, (int, float)) else None), int(claims["exp"] * 1000)
+
+
+def expiry_ms(token: str) -> int:
+    return lifetime_ms(token)[1]
 
 
 class TokenSource:
     """The current token, renewed in the background."""
 
-    def __init__(self, credentials: ClientCredentials, fetch=request_token):
-        self.credentials, self._fetch = credentials, fetch
+    def __init__(self, credentials: ClientCredentials, fetch=request_token,
+                 refresh: RefreshSettings = RefreshSettings()):
+        self.credentials, self._fetch, self.refresh = credentials, fetch, refresh
         self._token: str | None = None
+        self._issued_ms: int | None = None
         self._expires_ms = 0
         self._lock = threading.Lock()
         self._ready = threading.Event()
@@ -115,7 +146,7 @@ class TokenSource:
         while True:
             try:
                 token = self._fetch(c)
-                expires = expiry_ms(token)
+                issued, expires = lifetime_ms(token)
                 break
             except Exception as exc:  # noqa: BLE001 - retried, then reported
                 if waited + wait > c.backoff_max_ms / 1000:
@@ -123,7 +154,7 @@ class TokenSource:
                 time.sleep(wait)
                 waited, wait = waited + wait, min(wait * 2, c.backoff_max_ms / 1000)
         self.fetches += 1
-        self._token, self._expires_ms = token, expires
+        self._token, self._issued_ms, self._expires_ms = token, issued, expires
         self._ready.set()
         log.info("OAUTHBEARER login: a token from %s, valid for %.0f s", c.url, expires / 1000 - time.time())
 
@@ -131,8 +162,10 @@ class TokenSource:
         while True:
             try:
                 self.login()
-                left = self._expires_ms / 1000 - time.time()
-                time.sleep(max(left * WINDOW_FACTOR, 1.0))
+                now = int(time.time() * 1000)
+                when = refresh_at(now, self._issued_ms or now, self._expires_ms, self.refresh, random.random())
+                log.debug("OAUTHBEARER login: the next token at %.1f s from now", (when - now) / 1000)
+                time.sleep(max(when - now, 1000) / 1000)
             except LoginFailed as exc:
                 log.warning("%s", exc)
                 self._ready.set()

@@ -7,9 +7,10 @@ against the JWKS as Kafka's ``OAuthBearerValidatorCallbackHandler`` does.
 - Kafka's ``kafka-metadata-quorum`` with a client-credentials ``--command-config``
   (Kafka's ``OAuthBearerLoginCallbackHandler``) authenticates to our node; a Kafka
   broker with ``sasl.mechanism.controller.protocol=OAUTHBEARER`` registers with our
-  node and serves a topic.
-- Our node, an observer of a Kafka controller, logs in with OAUTHBEARER itself and
-  re-authenticates in band as its tokens expire (slow).
+  node and serves a topic, of the default release and of the matrix's oldest.
+- Our node, an observer of a Kafka controller with ``connections.max.reauth.ms`` set,
+  logs in with OAUTHBEARER itself, renews its tokens and re-authenticates in band, on
+  the same connections past their tokens' lifetimes (slow).
 - The same exchanges go to a Kafka controller configured the same way and to ours
   (slow): a good token, then the refusals (expired, another audience, another issuer,
   an unknown key id), then a key rotated at the provider: the first token with the new
@@ -19,59 +20,44 @@ against the JWKS as Kafka's ``OAuthBearerValidatorCallbackHandler`` does.
 """
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
 
 from kraft_server.security.oauth_response import InitialResponse
-from tests.support.certs import PASSWORD, Pki
+from tests.support.certs import Pki
 from tests.support.jdk import need_jdk
 from tests.support.kraft_nodes import OurNode, wait_for
-from tests.support.oidc_provider import OidcProvider
+from tests.support.oidc_provider import ADMIN, MODULE, OidcProvider, controller_settings, java_env
 from tests.support.secure_client import SecureSession, quorum_partition
+from tools.kafka_dist import MATRIX, RELEASES
 from tools.kafka_dist.broker import KafkaBroker
 from tools.kafka_dist.controller import KafkaController, random_cluster_id, run_tool
+from tools.kafka_dist.releases import DEFAULT_RELEASE
 from wire.messages import SaslAuthenticateRequest, SaslHandshakeRequest
 
 pytestmark = pytest.mark.java
 
-VALIDATOR = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
 LOGIN_HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
-MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
-PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
-              'password="admin-secret" user_admin="admin-secret";')
-ADMIN = ("PLAIN", "admin", "admin-secret")
 CLIENTS = {"kafka-tool": "tool-secret", "kafka-broker": "broker-secret"}
 
-
-def _settings(idp) -> dict[str, str]:
-    """The controller listener's properties, the same for Kafka's controller and ours."""
-    prefix = "listener.name.controller.oauthbearer."
-    return {"sasl.enabled.mechanisms": "PLAIN,OAUTHBEARER", "sasl.mechanism.controller.protocol": "PLAIN",
-            "listener.name.controller.plain.sasl.jaas.config": PLAIN_JAAS,
-            f"{prefix}sasl.jaas.config": f"{MODULE} required ;",
-            f"{prefix}sasl.server.callback.handler.class": VALIDATOR,
-            f"{prefix}sasl.oauthbearer.jwks.endpoint.url": idp.jwks_url,
-            f"{prefix}sasl.oauthbearer.expected.audience": "kraft",
-            f"{prefix}sasl.oauthbearer.expected.issuer": idp.issuer}
+# Kafka 4.0.2 (the matrix's oldest), read from its kafka-clients jar: the same
+# OAuthBearerLoginModule, OAuthBearerLoginCallbackHandler and OAuthBearerValidatorCallbackHandler
+# classes and sasl.oauthbearer.token.endpoint.url as 4.4.0, and the client id, secret and
+# scope only as JAAS options (sasl.oauthbearer.client.credentials.*, sasl.oauthbearer.scope
+# and sasl.oauthbearer.jwt.retriever.class came later). Its ConfigurationUtils refuses every
+# URL not listed in the system property org.apache.kafka.sasl.oauthbearer.allowed.urls (empty
+# by default), which java_env sets. The tool and broker cases run on both releases.
+BOTH = [DEFAULT_RELEASE, MATRIX[0]]
 
 
-def _java_env(pki, idp) -> dict[str, str]:
-    """Kafka 4 fetches only allowed OAuth URLs; the JVM trusts the test CA."""
-    return {"KAFKA_OPTS": f"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls={idp.jwks_url},{idp.token_url} "
-                          f"-Djavax.net.ssl.trustStore={pki.truststore_p12} "
-                          f"-Djavax.net.ssl.trustStorePassword={PASSWORD} -Djavax.net.ssl.trustStoreType=PKCS12"}
-
-
-def _our_node(root, pki, idp, cluster_id: str | None = None) -> OurNode:
-    settings = _settings(idp)
-    # Ours reads the JWKS trust from the JAAS options, as Kafka's JaasOptionsUtils does.
-    settings["listener.name.controller.oauthbearer.sasl.jaas.config"] = (
-        f'{MODULE} required ssl.truststore.location="{pki.truststore_pem}" ssl.truststore.type="PEM";')
+def _our_node(root, pki, idp, cluster_id: str | None = None, release: str | None = None) -> OurNode:
+    settings = controller_settings(idp, pki)
     node = OurNode(root, extra=(
         "listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT,CLIENT:PLAINTEXT",
         *(f"{k}={v}" for k, v in settings.items())))
-    node.format_with_ours(cluster_id or random_cluster_id())
+    node.format_with_ours(cluster_id or random_cluster_id(), release)
     return node
 
 
@@ -93,7 +79,8 @@ def _command_config(path, idp, pki):
     return path
 
 
-def test_kafka_metadata_quorum_logs_in_with_client_credentials(oauth_env, tmp_path):
+@pytest.mark.parametrize("release", BOTH)
+def test_kafka_metadata_quorum_logs_in_with_client_credentials(oauth_env, tmp_path, release):
     root, pki, idp = oauth_env
     (tmp_path / "ours").mkdir()
     node = _our_node(tmp_path / "ours", pki, idp)
@@ -103,7 +90,7 @@ def test_kafka_metadata_quorum_logs_in_with_client_credentials(oauth_env, tmp_pa
         before = idp.token_requests
         proc = run_tool("kafka-metadata-quorum", "--bootstrap-controller", node.bootstrap, "--command-config",
                         str(_command_config(tmp_path / "oauth.properties", idp, pki)), "describe", "--status",
-                        env=_java_env(pki, idp), check=False)
+                        env=java_env(pki, idp), check=False, version=release)
         assert "LeaderId:               1" in proc.stdout, proc.stdout + proc.stderr
         assert idp.token_requests > before  # the token came from the provider's token endpoint
         assert idp.jwks_requests > 0  # and its signature was checked against the provider's JWKS
@@ -155,7 +142,7 @@ def test_refusals_match_a_kafka_controller(oauth_env, tmp_path):
     root, pki, idp = oauth_env
     ctl = KafkaController(tmp_path / "kafka", node_id=1, cluster_id=random_cluster_id(),
                           overrides={"listener.security.protocol.map": "CONTROLLER:SASL_PLAINTEXT",
-                                     **_settings(idp)}, env=_java_env(pki, idp))
+                                     **controller_settings(idp)}, env=java_env(pki, idp))
     try:
         ctl.start()
         wait_for(lambda: quorum_partition(ctl.port, None, ADMIN).leader_id == 1, 90, "Kafka's controller")
@@ -179,16 +166,20 @@ def test_refusals_match_a_kafka_controller(oauth_env, tmp_path):
 @pytest.mark.slow
 def test_our_node_logs_in_to_a_kafka_controller_and_reauthenticates(oauth_env, tmp_path):
     """The client side: our node, an observer of a Kafka controller, dials it with
-    OAUTHBEARER (a client-credentials token from the provider). Tokens live 12 s, so
-    Kafka gives each session at most that; our node renews its token and
-    re-authenticates in band, and keeps fetching across several lifetimes."""
+    OAUTHBEARER (a client-credentials token from the provider). Tokens live 12 s and the
+    controller sets ``connections.max.reauth.ms`` to 5 s, so Kafka gives each session at
+    most 5 s and closes one used after that without re-authenticating. Our node renews
+    its tokens (``sasl.login.refresh.*``: the 12 s token is renewed at 80-85% of its
+    life) and re-authenticates in band, and the same connection keeps fetching across
+    several token lifetimes."""
     need_jdk()
     root, pki, idp = oauth_env
     idp.lifetime_s = 12
     cluster_id = random_cluster_id()
     ctl = KafkaController(tmp_path / "kafka", node_id=1, cluster_id=cluster_id,
                           overrides={"listener.security.protocol.map": "CONTROLLER:SASL_PLAINTEXT",
-                                     **_settings(idp)}, env=_java_env(pki, idp))
+                                     "listener.name.controller.oauthbearer.connections.max.reauth.ms": "5000",
+                                     **controller_settings(idp)}, env=java_env(pki, idp))
     (tmp_path / "ours").mkdir()
     node = _our_node_as_observer(tmp_path / "ours", pki, idp)
     try:
@@ -197,29 +188,38 @@ def test_our_node_logs_in_to_a_kafka_controller_and_reauthenticates(oauth_env, t
         node.format_as_observer_of(f"127.0.0.1:{ctl.port}", cluster_id)
         node.start()
 
-        def caught_up():
+        def fetched() -> int:
+            """Our observer's log end offset once it has caught up with the leader, else 0."""
             assert ctl.running, ctl.log_tail()
             leader = quorum_partition(ctl.port, None, ADMIN)
             ours = [o for o in leader.observers if o.replica_id == 2]
-            return ours and ours[0].log_end_offset >= leader.high_watermark > 0 and leader
-        wait_for(caught_up, 60, "our observer fetching from Kafka over OAUTHBEARER")
-        first = idp.token_requests
-        time.sleep(30)  # more than two token lifetimes
-        leader = wait_for(caught_up, 30, "still fetching after the tokens expired")
-        assert idp.token_requests >= first + 2
+            return ours[0].log_end_offset if ours and ours[0].log_end_offset >= leader.high_watermark > 0 else 0
+        first_offset = wait_for(fetched, 60, "our observer fetching from Kafka over OAUTHBEARER")
+        first_tokens, started = idp.token_requests, time.monotonic()
+        closed = _closed(node.log_path.read_text())
+
+        def past_two_lifetimes():
+            log = node.log_path.read_text()
+            return (time.monotonic() - started > 2 * idp.lifetime_s and idp.token_requests >= first_tokens + 2
+                    and log.count("SASL re-authentication to") >= 5 and fetched() > first_offset)
+        wait_for(past_two_lifetimes, 90, "re-authenticated with renewed tokens across two token lifetimes")
         log = node.log_path.read_text()
-        assert log.count("SASL re-authentication to") >= 2, node.log_tail()  # in band, as Kafka's clients
         assert "SASL/OAUTHBEARER authentication to" not in log, node.log_tail()  # never refused
-        assert leader.high_watermark > 0
+        assert _closed(log) == closed, node.log_tail()  # the connections lived on
     finally:
         node.stop()
         ctl.close()
         idp.lifetime_s = 3600
 
 
+def _closed(log: str) -> int:
+    """Outbound connections our node saw closed (``net/peers.py`` logs each)."""
+    return len(re.findall(r"connection to \S+ closed", log))
+
+
 def _our_node_as_observer(root, pki, idp) -> OurNode:
     """Our node 2, dialing controllers with OAUTHBEARER (and serving it too)."""
-    settings = _settings(idp)
+    settings = controller_settings(idp)
     trust = f'ssl.truststore.location="{pki.truststore_pem}" ssl.truststore.type="PEM"'
     prefix = "listener.name.controller.oauthbearer."
     settings.update({
@@ -233,21 +233,22 @@ def _our_node_as_observer(root, pki, idp) -> OurNode:
         *(f"{k}={v}" for k, v in settings.items())))
 
 
-def test_a_kafka_broker_logs_in_to_our_controller(oauth_env, tmp_path):
+@pytest.mark.parametrize("release", BOTH)  # 4.0.2: 7-49 s here, so not slow
+def test_a_kafka_broker_logs_in_to_our_controller(oauth_env, tmp_path, release):
     need_jdk()
     root, pki, idp = oauth_env
     (tmp_path / "ours").mkdir()
     cluster_id = random_cluster_id()
-    node = _our_node(tmp_path / "ours", pki, idp, cluster_id)
+    node = _our_node(tmp_path / "ours", pki, idp, cluster_id, RELEASES[release]["metadata"][0])
     jaas = (f'{MODULE} required clientId="kafka-broker" clientSecret="broker-secret" scope="kafka" '
             f'ssl.truststore.location="{pki.truststore_pem}" ssl.truststore.type="PEM";')
-    broker = KafkaBroker(tmp_path / "broker", 100, cluster_id, node.bootstrap, overrides={
+    broker = KafkaBroker(tmp_path / "broker", 100, cluster_id, node.bootstrap, version=release, overrides={
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
         "sasl.mechanism.controller.protocol": "OAUTHBEARER",
         "listener.name.controller.oauthbearer.sasl.jaas.config": jaas, "sasl.jaas.config": jaas,
         "listener.name.controller.oauthbearer.sasl.login.callback.handler.class": LOGIN_HANDLER,
         "sasl.login.callback.handler.class": LOGIN_HANDLER, "sasl.oauthbearer.token.endpoint.url": idp.token_url})
-    broker.env = _java_env(pki, idp)
+    broker.env = java_env(pki, idp)
     node.start()
     try:
         wait_for(lambda: quorum_partition(node.port, None, ADMIN).leader_id == 1, 60, "our node over SASL")
@@ -256,10 +257,11 @@ def test_a_kafka_broker_logs_in_to_our_controller(oauth_env, tmp_path):
 
         def topic_created():
             proc = run_tool("kafka-topics", "--bootstrap-server", broker.bootstrap, "--create", "--topic", "t1",
-                            "--partitions", "2", "--replication-factor", "1", check=False, timeout=60)
+                            "--partitions", "2", "--replication-factor", "1", check=False, timeout=60,
+                            version=release)
             return proc.returncode == 0 or "already exists" in proc.stderr
 
-        wait_for(topic_created, 120, "the broker registered over OAUTHBEARER and creating a topic")
+        wait_for(topic_created, 120, f"Kafka {release}'s broker registered over OAUTHBEARER and creating a topic")
         assert idp.token_requests > before
     finally:
         broker.close()

@@ -75,9 +75,9 @@ class OurNode:
                         "--config", str(self.config)],
                        check=True, cwd=REPO, timeout=60)
 
-    def start(self) -> None:
+    def start(self, log_level: str = "DEBUG") -> None:
         log = open(self.log_path, "ab")
-        env = dict(os.environ, KRAFT_LOG_LEVEL="DEBUG")
+        env = dict(os.environ, KRAFT_LOG_LEVEL=log_level)
         self.proc = subprocess.Popen([sys.executable, "-m", "kraft_server", str(self.config)],
                                      cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL, start_new_session=True, env=env)

@@ -143,3 +143,36 @@ def validator_for(provider: OidcProvider, pki, **settings):
     jwks.keys(wait=FIRST_WAIT_S)  # the first fetch, as the node's listener set-up starts it
     return JwtValidator(jwks, ValidatorSettings(**{"audiences": [provider.audience], "issuer": provider.issuer,
                                                    **settings}))
+
+
+# -- a controller listener checking this provider's tokens, Kafka's and ours alike --------
+
+VALIDATOR = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
+MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
+              'password="admin-secret" user_admin="admin-secret";')
+ADMIN = ("PLAIN", "admin", "admin-secret")  # PLAIN between controllers and for polling
+
+
+def controller_settings(idp: OidcProvider, pki=None) -> dict[str, str]:
+    """A SASL controller listener with PLAIN between controllers and OAUTHBEARER for
+    clients checked against ``idp`` (audience ``kraft``, its issuer). With ``pki``, the
+    JAAS entry trusts the test CA for the JWKS, as ours reads it (Kafka's JaasOptionsUtils
+    options); Kafka's JVM trusts it through ``java_env``."""
+    prefix = "listener.name.controller.oauthbearer."
+    trust = f' ssl.truststore.location="{pki.truststore_pem}" ssl.truststore.type="PEM"' if pki else ""
+    return {"sasl.enabled.mechanisms": "PLAIN,OAUTHBEARER", "sasl.mechanism.controller.protocol": "PLAIN",
+            "listener.name.controller.plain.sasl.jaas.config": PLAIN_JAAS,
+            f"{prefix}sasl.jaas.config": f"{MODULE} required{trust};",
+            f"{prefix}sasl.server.callback.handler.class": VALIDATOR,
+            f"{prefix}sasl.oauthbearer.jwks.endpoint.url": idp.jwks_url,
+            f"{prefix}sasl.oauthbearer.expected.audience": "kraft",
+            f"{prefix}sasl.oauthbearer.expected.issuer": idp.issuer}
+
+
+def java_env(pki, idp: OidcProvider) -> dict[str, str]:
+    """Kafka 4 fetches only the OAuth URLs its system property allows; the JVM trusts the test CA."""
+    from tests.support.certs import PASSWORD
+    return {"KAFKA_OPTS": f"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls={idp.jwks_url},{idp.token_url} "
+                          f"-Djavax.net.ssl.trustStore={pki.truststore_p12} "
+                          f"-Djavax.net.ssl.trustStorePassword={PASSWORD} -Djavax.net.ssl.trustStoreType=PKCS12"}

@@ -3,12 +3,15 @@ endpoint over HTTPS, the settings' names (Kafka's configs, else the JAAS options
 our SASL client against our gate: accepted, and refused with Kafka's exchange."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from kraft_server.config import ConfigError
 from kraft_server.net.sasl_client import SaslClient, SaslFailed
-from kraft_server.security.oauth_config import https_context, token_source
-from kraft_server.security.oauth_login import ClientCredentials, LoginFailed, TokenSource, expiry_ms
+from kraft_server.security.oauth_config import https_context, oauth_getter, refresh_settings, token_source
+from kraft_server.security.oauth_login import (
+    ClientCredentials, LoginFailed, RefreshSettings, TokenSource, expiry_ms, refresh_at)
 from kraft_server.security.oauth_server import OAuthBearerServer
 from kraft_server.security.sasl_config import ClientSasl
 from tests.support.certs import Pki
@@ -111,3 +114,44 @@ def test_the_loop_never_waits_for_the_first_token(pki):
     with pytest.raises(LoginFailed, match="no valid access token"):
         source.token()
     assert time.monotonic() - started < 0.5
+
+
+def test_refresh_time_as_kafkas_login():
+    """Kafka's ExpiringCredentialRefreshingLogin: factor plus jitter of the life, kept
+    out of the buffer before exp and past the minimum period; a short-lived token at
+    that fraction of what is left."""
+    r = RefreshSettings()  # 0.8, 0.05, 60 s, 300 s
+    hour = 3600_000
+    assert refresh_at(0, 0, hour, r, 0.0) == 2880_000  # 80% of an hour
+    assert refresh_at(0, 0, hour, r, 1.0) == 3060_000  # 85%: the jitter's top
+    assert refresh_at(0, 0, hour, RefreshSettings(window_factor=1.0, window_jitter=0.0), 0.0) == hour - 300_000
+    assert refresh_at(1790_000, 0, hour, RefreshSettings(window_factor=0.5), 0.0) == 1790_000 + 60_000
+    assert refresh_at(0, 0, 12_000, r, 0.0) == 9600_000 // 1000  # 12 s < 60 + 300 s: 80% of it
+    assert refresh_at(4000, 0, 12_000, r, 0.0) == 4000 + 6400
+
+
+def test_refresh_settings_read_with_kafkas_ranges():
+    raw = {"listener.name.controller.sasl.login.refresh.window.factor": "0.9",
+           "sasl.login.refresh.window.jitter": "0", "sasl.login.refresh.min.period.seconds": "5",
+           "sasl.login.refresh.buffer.seconds": "10"}
+    assert refresh_settings(oauth_getter(raw, "CONTROLLER")) == RefreshSettings(0.9, 0.0, 5, 10)
+    assert refresh_settings(oauth_getter({}, "CONTROLLER")) == RefreshSettings(0.8, 0.05, 60, 300)
+    for name, value, words in (("sasl.login.refresh.window.factor", "0.4", "at least 0.5"),
+                               ("sasl.login.refresh.window.jitter", "0.3", "no more than 0.25"),
+                               ("sasl.login.refresh.min.period.seconds", "901", "no more than 900"),
+                               ("sasl.login.refresh.buffer.seconds", "x", "Not a number of type SHORT")):
+        with pytest.raises(ConfigError, match=words):
+            refresh_settings(oauth_getter({name: value}, "CONTROLLER"))
+
+
+def test_a_short_token_is_renewed_before_it_expires(idp, pki):
+    """A 3 s token with Kafka's default margins: renewed at 80-85% of its life, so the
+    source never hands out an expired one."""
+    idp.lifetime_s = 3
+    source = TokenSource(_credentials(idp, pki))
+    first = source.token(wait=FIRST_WAIT_S)
+    deadline = time.monotonic() + 10
+    while source.fetches < 3 and time.monotonic() < deadline:
+        assert expiry_ms(source.token()) > time.time() * 1000
+        time.sleep(0.05)
+    assert source.fetches >= 3 and source.token() != first
