@@ -18,8 +18,6 @@ from .doors import NODE_DIALLER, Doors
 from .members import KafkaMember, OurMember
 from .proxy import Proxies
 
-SIGTERM_EXITS = (0, -signal.SIGTERM, 128 + signal.SIGTERM, None)  # a JVM exits 143
-
 
 class ChaosCluster:
     def __init__(self, workdir: Path, cluster_id: str, n: int, kafka_ids=(), member=OurMember, peers=None):
@@ -93,7 +91,7 @@ class ChaosCluster:
             self.resume(i)
             self.doors.shut(i)
             rc = self.nodes[i].stop()
-            if rc not in SIGTERM_EXITS:
+            if not self.nodes[i].stopped_cleanly(rc):
                 raise AssertionError(f"node {i} exited with {rc} on SIGTERM\n{self.nodes[i].log_tail()}")
             self.doors.open(i)
             self.nodes[i].start()

@@ -134,3 +134,13 @@ def test_schedule_is_replayable_and_covers_every_kind_early():
     assert {d.split("(")[0] for d in first} == set(KINDS)
     other = Schedule(8, 3)
     assert first != [f.describe() for c in range(4) for f in other.cycle(c).faults]
+
+
+def test_a_kafka_controller_stopped_while_starting_is_excused_only_its_known_fault():
+    from tests.chaos.members import kafka_stopped_cleanly
+    fault = ("[2026-12-03 13:52:59,556] ERROR Encountered fatal fault: Attempted to remove publisher "
+             "KRaftMetadataCachePublisher, which is not installed.")
+    assert kafka_stopped_cleanly(143, "")
+    assert kafka_stopped_cleanly(1, fault)
+    assert not kafka_stopped_cleanly(1, "ERROR Encountered fatal fault: Unexpected error in raft IO thread")
+    assert not kafka_stopped_cleanly(2, fault)
