@@ -235,6 +235,9 @@ class Controller:
         moves = self.brokers.shutdown_moves()
         if moves is not None:
             self.writes.submit("ControlledShutdownMoves", moves, lambda code: None, lambda body: None)
+        moves = self.brokers.fence_moves(self.image)
+        if moves is not None:
+            self.writes.submit("FencedBrokerMoves", moves, lambda code: None, lambda body: None)
         self._periodic_elections(active, now_ms)
         proposed = self.writes.poll(self.core, self.image, active, now_ms) or proposed
         # while idle (nothing queued, nothing replayed this turn), the active controller

@@ -10,8 +10,9 @@ shutting down) and SHUTDOWN_NOW (fenced, may exit). Transitions write:
 
 * unfence: BrokerRegistrationChangeRecord v0 {Fenced=-1}, then a PartitionChangeRecord
   for every leaderless partition the broker can now lead;
-* fence (and SHUTDOWN_NOW): PartitionChangeRecords taking the broker out of every
-  ISR it is in, then BrokerRegistrationChangeRecord v0 {Fenced=1};
+* fence (and SHUTDOWN_NOW): PartitionChangeRecords taking the broker out of the ISRs
+  it is in, then BrokerRegistrationChangeRecord v0 {Fenced=1}; at most
+  ``MOVES_PER_WRITE`` changes a write, the rest in later writes;
 * controlled shutdown: BrokerRegistrationChangeRecord v1 {InControlledShutdown=1},
   then the same ISR/leader moves;
 * MV >= 3.7-IV2: OfflineLogDirs the registration still lists move the broker out of
@@ -40,8 +41,8 @@ from wire.uuids import MIGRATING_DIR, UNASSIGNED_DIR, LOST_DIR
 METADATA_VERSION = "metadata.version"
 CORDONED_DIRS_MIN_MV = 30  # 4.3-IV0
 DIRECTORY_ASSIGNMENT_MIN_MV = 17  # 3.7-IV2
-# A controlled shutdown moves at most this many ISRs and leaderships in one write
-# (a few tens of ms of the loop); Kafka writes them all in one event.
+# A controlled shutdown or a fencing moves at most this many ISRs and leaderships in
+# one write (a few tens of ms of the loop); Kafka writes them all in one event.
 MOVES_PER_WRITE = 4000
 # DirectoryId.MIGRATING, UNASSIGNED, LOST
 RESERVED_DIRS = frozenset({MIGRATING_DIR, UNASSIGNED_DIR, LOST_DIR})
@@ -69,7 +70,7 @@ class Outcome:
     should_shut_down: bool = False
     next_state: State | None = None
     controlled_shutdown: bool = False  # entered CONTROLLED_SHUTDOWN: remember the batch end
-    more_moves: bool = False  # the controlled shutdown has more partitions to move
+    more_moves: bool = False  # the controlled shutdown or fencing has more partitions to move
     transition: bool = False  # the heartbeat changed the broker's state
 
 
@@ -181,12 +182,27 @@ def removal_changes(image, broker_id: int, limit: int | None = None) -> list:
     return out
 
 
-def fence_records(image, broker_id: int) -> list:
-    b = image.brokers.get(broker_id)
+def removal_step(image, broker_id: int) -> tuple[list, bool]:
+    """One bounded step: ``broker_id`` out of at most ``MOVES_PER_WRITE`` ISRs and
+    leaderships, and whether more are left."""
     mv = image.metadata_version() or 0
-    out = [(c, partition_record_version(mv)) for c in removal_changes(image, broker_id)]
+    changes = removal_changes(image, broker_id, MOVES_PER_WRITE)
+    return [(c, partition_record_version(mv)) for c in changes], len(changes) == MOVES_PER_WRITE
+
+
+def fence_records(image, broker_id: int) -> tuple[list, bool]:
+    """The first write of a fencing and whether more steps follow: at most
+    ``MOVES_PER_WRITE`` partition changes, then BrokerRegistrationChangeRecord
+    {Fenced=1} (Kafka's ``handleBrokerFenced`` order, which writes every change in
+    that one batch). The rest go in later writes at the queue's tail
+    (``removal_step`` from ``BrokerRequests.fence_moves``). Safe to split: no leader
+    or ISR member is chosen among fenced brokers, so a fenced broker left in some
+    ISRs is only passed over until its step; a step that finds it unfenced again or
+    re-registered (another epoch) stops, as that state is then the broker's own."""
+    b = image.brokers.get(broker_id)
+    out, more = removal_step(image, broker_id)
     out.append((BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=b.epoch, fenced=FENCE), 0))
-    return out
+    return out, more
 
 
 def unfence_records(image, broker_id: int) -> list:
@@ -207,15 +223,13 @@ def controlled_shutdown_records(image, broker_id: int) -> tuple[list, bool]:
     (``BrokerRequests.shutdown_moves``), each at the queue's tail, so that other
     writes are not held behind 300,000 leaderships moving at once."""
     b = image.brokers.get(broker_id)
-    mv = image.metadata_version() or 0
     out = []
     if not b.in_controlled_shutdown:
         out.append((BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=b.epoch,
                                                    in_controlled_shutdown=IN_CONTROLLED_SHUTDOWN), 1))
     # the image may still count the broker active: removal_changes excludes it explicitly
-    changes = removal_changes(image, broker_id, MOVES_PER_WRITE)
-    out += [(c, partition_record_version(mv)) for c in changes]
-    return out, len(changes) == MOVES_PER_WRITE
+    moves, more = removal_step(image, broker_id)
+    return out + moves, more
 
 
 def unregister_records(image, broker_id: int) -> list:
@@ -282,7 +296,7 @@ def heartbeat(image, req, version: int, *, shutdown_offset: int | None,
     records, more = [], False
     if nxt is not current:
         if nxt in (State.FENCED, State.SHUTDOWN_NOW):
-            records = fence_records(image, b.broker_id)
+            records, more = fence_records(image, b.broker_id)
         elif nxt is State.UNFENCED:
             records = unfence_records(image, b.broker_id)
         elif nxt is State.CONTROLLED_SHUTDOWN:

@@ -3,6 +3,12 @@ write-queue operations built from a request (decisions in ``broker_lifecycle.py`
 the session-expiry fencing task (``broker_sessions.py``) and fencing on evidence of
 a crash (``broker_liveness.py``); both fence through ``fence_operation``.
 
+Controlled shutdowns and fencings move a broker's partitions a bounded step a write
+(``broker_lifecycle.MOVES_PER_WRITE``); each further step is an operation of its own
+at the queue's tail, so other writes go between them. The steps of a fencing are
+found again from the image by a newly active controller (a fenced broker still in
+ISRs); those of a controlled shutdown start again on the broker's next WantShutDown.
+
 A heartbeat touches its (id, epoch) session before it is queued, as Kafka's
 ``ControllerApis`` does; the answer reports the state after the batch commits.
 """
@@ -40,6 +46,7 @@ class BrokerRequests:
         self.kraft_version = kraft_version  # () -> int, from the Raft core
         self.shutdown_offsets: dict[tuple[int, int], int] = {}
         self.moving: set[tuple[int, int]] = set()  # controlled shutdowns with partitions left to move
+        self.fencing: set[tuple[int, int]] = set()  # fenced brokers with partitions maybe left to move
         self.active_epoch = -1
 
     # -- requests ---------------------------------------------------------------------
@@ -88,7 +95,7 @@ class BrokerRequests:
                 if outcome.controlled_shutdown:
                     self.shutdown_offsets[key] = last
                 if outcome.more_moves:
-                    self.moving.add(key)
+                    (self.fencing if outcome.fenced else self.moving).add(key)
                 if outcome.transition:
                     log.info("[Controller] broker %d heartbeat: %s", body.broker_id, outcome.next_state.value)
             return Write(outcome.records,
@@ -120,6 +127,9 @@ class BrokerRequests:
             self.sessions.activate(image, now_ms)
             self.shutdown_offsets.clear()
             self.moving.clear()
+            # a fencing the previous controller left half done (or any fenced broker:
+            # a step that finds nothing to move writes nothing)
+            self.fencing = {(b.broker_id, b.epoch) for b in image.brokers if b.fenced}
             self.evidence.reset()  # a new active controller probes only from what it sees
             return None
         if now_ms < self.sessions.next_check_ms:
@@ -128,7 +138,7 @@ class BrokerRequests:
         self.sessions.next_check_ms = now_ms + EXPIRED_RECHECK_MS if key else self.sessions.next_check(now_ms)
         if key is None:
             return None
-        return fence_operation(*key, "its session expired")
+        return self.fence_operation(*key, "its session expired")
 
     def dead_broker(self):
         """A fence operation for a broker the evidence says crashed, or None. Its
@@ -138,46 +148,78 @@ class BrokerRequests:
         if key is None:
             return None
         self.sessions.contact.pop(key, None)
-        return fence_operation(*key, "its connections closed and its listener refused a connection",
-                               only_active=True)
+        return self.fence_operation(*key, "its connections closed and its listener refused a connection",
+                                    only_active=True)
 
     def shutdown_moves(self):
         """The next step of a controlled shutdown that has partitions left to move (one
         write of at most ``MOVES_PER_WRITE``), or None. The broker is told to shut down
         once it leads nothing and the others have read the last step."""
-        if not self.moving or self.active_epoch < 0:
+        def step(image, key):
+            b = image.brokers.get(key[0])
+            if b is None or b.epoch != key[1] or b.fenced or not b.in_controlled_shutdown \
+                    or key not in self.shutdown_offsets:
+                return None
+            return lifecycle.controlled_shutdown_records(image, key[0])
+
+        def written(key, last):
+            self.shutdown_offsets[key] = last
+        return self._next_step(self.moving, step, written)
+
+    def fence_moves(self, image):
+        """The next step of a fencing that may have partitions left to move, or None.
+        Waits until the image has indexed every partition by broker (``TopicsImage
+        .warm``), so that a newly active controller does not decode them all at once."""
+        if not image.topics.indexed():
             return None
-        key = self.moving.pop()
-        broker_id, epoch = key
+
+        def step(image, key):
+            b = image.brokers.get(key[0])
+            if b is None or b.epoch != key[1] or not b.fenced:
+                return None  # unfenced again, re-registered or gone: nothing of ours left
+            return lifecycle.removal_step(image, key[0])
+        return self._next_step(self.fencing, step, lambda key, last: None)
+
+    def _next_step(self, pending: set, step, written):
+        """An operation writing ``step(image, key)`` (records and whether more follow,
+        or None to stop) for one key of ``pending``, put back while more follow."""
+        if not pending or self.active_epoch < 0:
+            return None
+        key = pending.pop()
 
         def run(image, next_offset, now):
-            b = image.brokers.get(broker_id)
-            if b is None or b.epoch != epoch or b.fenced or not b.in_controlled_shutdown \
-                    or key not in self.shutdown_offsets:
+            out = step(image, key)
+            if out is None:
                 return Write([], lambda: None)
-            records, more = lifecycle.controlled_shutdown_records(image, broker_id)
+            records, more = out
+
+            def done(first, last):
+                written(key, last)
+                if more:
+                    pending.add(key)
+            return Write(records, lambda: None, done)
+        return run
+
+    def fence_operation(self, broker_id: int, broker_epoch: int, why: str, only_active: bool = False):
+        """The first write fencing (id, epoch) if that epoch is still current (session
+        expiry and evidence of a crash alike: ``lifecycle.fence_records``); the rest
+        of its partitions follow in ``fence_moves`` steps."""
+        def run(img, next_offset, now):
+            b = img.brokers.get(broker_id)
+            if b is None or b.epoch != broker_epoch or (only_active and not b.active):
+                return Write([], lambda: None)
+            # An already fenced broker is fenced again on expiry (Kafka 4.3.1's
+            # maybeFenceOneStaleBroker does not look): e.g. a restarted broker that
+            # registered but did not heartbeat within the session timeout.
+            log.info("[Controller] fencing broker %d: %s", broker_id, why)
+            records, more = lifecycle.fence_records(img, broker_id)
 
             def written(first, last):
-                self.shutdown_offsets[key] = last
                 if more:
-                    self.moving.add(key)
+                    self.fencing.add((broker_id, broker_epoch))
             return Write(records, lambda: None, written)
         return run
 
     def deadline(self) -> int | None:
         return self.sessions.next_check_ms if self.active_epoch >= 0 else None
 
-
-def fence_operation(broker_id: int, broker_epoch: int, why: str, only_active: bool = False):
-    """The write that fences (id, epoch) if that epoch is still current (session expiry
-    and evidence of a crash alike: the same records, ``lifecycle.fence_records``)."""
-    def run(img, next_offset, now):
-        b = img.brokers.get(broker_id)
-        if b is None or b.epoch != broker_epoch or (only_active and not b.active):
-            return Write([], lambda: None)
-        # An already fenced broker is fenced again on expiry (Kafka 4.3.1's
-        # maybeFenceOneStaleBroker does not look): e.g. a restarted broker that
-        # registered but did not heartbeat within the session timeout.
-        log.info("[Controller] fencing broker %d: %s", broker_id, why)
-        return Write(lifecycle.fence_records(img, broker_id), lambda: None)
-    return run

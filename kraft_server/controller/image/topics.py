@@ -143,6 +143,10 @@ class TopicsImage:
         self._undecoded.clear()
         return self._index
 
+    def indexed(self) -> bool:
+        """Whether the index holds every partition (asking it then decodes nothing)."""
+        return self._index is not None and not self._undecoded
+
     def warm(self, budget: int) -> bool:
         """Decode (and index) ``budget`` of the not yet decoded partitions, so that the first fence or shutdown does not decode them
         all on one turn; True while some are left."""
