@@ -53,7 +53,8 @@ over stand-ins 2-29. In order:
   the preferred election, a thread on its own connection sends CreateTopics v7 of one
   partition (a fresh name each, validate_only false, replicas on stand-ins 2-4) one
   at a time, from the row's start until it ends; each answer (after the commit) is
-  timed.
+  timed. ``small write p99 / max during the kill (ms)``: the same during the kill
+  row (the fencing of a broker that leads a third).
 * ``heartbeat p99 / max (ms)``: every heartbeat answer's latency during the timed
   rows above; ``stand-ins fenced while heartbeating (count)``: stand-ins answered
   fenced although they were heartbeating (a controller too busy to answer in time);
@@ -118,9 +119,12 @@ ROWS = {"create": "create all partitions (s)",
         "hb_max": "heartbeat max in the timed rows (ms)",
         "write_p99": "small write p99 in the big rows (ms)",
         "write_max": "small write max in the big rows (ms)",
+        "kill_write_p99": "small write p99 during the kill (ms)",
+        "kill_write_max": "small write max during the kill (ms)",
         "fenced": "stand-ins fenced while heartbeating (count)",
         "hb_errors": "heartbeats answered with an error (count)"}
-TIME_ROWS = ("create", "snapshot", "observer", "shutdown", "kill", "preferred", "restart", "write_p99")
+TIME_ROWS = ("create", "snapshot", "observer", "shutdown", "kill", "preferred", "restart", "write_p99",
+             "kill_write_p99")
 LIVE = [BROKER_ID_BASE + 2, BROKER_ID_BASE + 3, BROKER_ID_BASE + 4]  # never shut down nor killed
 
 
@@ -377,7 +381,11 @@ def one_size(kind: str, workdir: Path, partitions: int, profile=None) -> dict:
             with SmallWrites(node.port, LIVE, "small-shutdown", writes):
                 timed("shutdown", controlled_shutdown, conn, standins, SHUTDOWN)
             tail.poll()
-            timed("kill", kill_row, tail, standins, KILLED, node.port)
+            killing: list[float] = []
+            with SmallWrites(node.port, LIVE, "small-kill", killing):
+                timed("kill", kill_row, tail, standins, KILLED, node.port)
+            if (took := p99_max(killing)) is not None:
+                rows["kill_write_p99"], rows["kill_write_max"] = took[0] * 1000, took[1] * 1000
             come_back(conn, tail, standins, [SHUTDOWN, KILLED])
 
             def preferred():

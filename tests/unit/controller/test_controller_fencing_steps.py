@@ -12,7 +12,7 @@ from kraft_server.controller.write_queue import Write
 from wire.messages import PartitionRecord, TopicRecord
 from wire.records import encode_metadata_record
 
-from tests.unit.controller.test_controller_brokers import Cluster, heartbeat
+from tests.unit.controller.test_controller_brokers import Cluster, heartbeat, registration
 
 PARTITION_CHANGE, BROKER_CHANGE, TOPIC = 5, 17, 2
 TOPIC_ID = uuid.UUID(int=141)
@@ -95,6 +95,25 @@ def test_a_broker_unfenced_midway_stops_the_steps(monkeypatch):
     assert PARTITION_CHANGE not in sum(new_batches(c, before)[2:], [])  # no more steps
     assert not c.controller.image.brokers.get(1).fenced
     assert sum(p.leader == 1 for p in partitions(c).values()) == 3  # what the steps had left
+    assert not c.controller.brokers.fencing
+
+
+def test_a_broker_registered_again_midway_stops_the_steps(monkeypatch):
+    monkeypatch.setattr(lifecycle, "MOVES_PER_WRITE", 2)
+    c, epochs = cluster_with_partitions()
+    before = len(c.data_batches())
+    c.controller.brokers.sessions.contact.pop((1, epochs[1]))  # a crash: its session is gone
+    submit_fence(c, epochs[1])
+    out = []
+    c.controller.submit_broker_registration(registration(1, incarnation=uuid.uuid4()), 4, out.append)
+    c.run_for(200)
+    assert out and out[0].error_code == 0 and out[0].broker_epoch != epochs[1]
+    batches = new_batches(c, before)
+    # the new registration (an unclean shutdown) takes the old incarnation out of the
+    # two ISRs left and of partition 3's ELR, itself
+    assert batches[:2] == [[PARTITION_CHANGE] * 2 + [BROKER_CHANGE], [PARTITION_CHANGE] * 3 + [0]]
+    assert PARTITION_CHANGE not in sum(batches[2:], [])  # no more steps
+    assert not lifecycle.removal_changes(c.controller.image, 1)
     assert not c.controller.brokers.fencing
 
 
