@@ -53,16 +53,22 @@ def partitions(c):
     return c.controller.image.topics.by_name["t"].partitions
 
 
-def test_fencing_takes_bounded_steps_with_other_writes_between(monkeypatch):
-    monkeypatch.setattr(lifecycle, "MOVES_PER_WRITE", 2)
+def fence_with_a_small_write(monkeypatch, moves):
+    """Broker 1 fenced with ``moves`` a write, a small write queued right behind; the
+    cluster and the batches written since."""
+    monkeypatch.setattr(lifecycle, "MOVES_PER_WRITE", moves)
     c, epochs = cluster_with_partitions()
     before = len(c.data_batches())
     submit_fence(c, epochs[1])
     submit_small_write(c)
     c.run_for(200)
+    return c, new_batches(c, before)
+
+
+def test_fencing_takes_bounded_steps_with_other_writes_between(monkeypatch):
+    c, batches = fence_with_a_small_write(monkeypatch, 2)
     # Kafka's order in the first write: the partition changes, then Fenced=1
-    assert new_batches(c, before) == [[PARTITION_CHANGE] * 2 + [BROKER_CHANGE], [TOPIC],
-                                      [PARTITION_CHANGE] * 2, [PARTITION_CHANGE]]
+    assert batches == [[PARTITION_CHANGE] * 2 + [BROKER_CHANGE], [TOPIC], [PARTITION_CHANGE] * 2, [PARTITION_CHANGE]]
     img = c.controller.image
     assert img.brokers.get(1).fenced and not lifecycle.removal_changes(img, 1)
     assert all(1 not in p.isr and p.leader != 1 for i, p in partitions(c).items() if i != 3)
@@ -71,13 +77,8 @@ def test_fencing_takes_bounded_steps_with_other_writes_between(monkeypatch):
     assert not c.controller.brokers.fencing
 
     # the same in one write: the same image
-    monkeypatch.setattr(lifecycle, "MOVES_PER_WRITE", 4000)
-    one, epochs = cluster_with_partitions()
-    before = len(one.data_batches())
-    submit_fence(one, epochs[1])
-    submit_small_write(one)
-    one.run_for(200)
-    assert new_batches(one, before) == [[PARTITION_CHANGE] * 5 + [BROKER_CHANGE], [TOPIC]]
+    one, batches = fence_with_a_small_write(monkeypatch, 4000)
+    assert batches == [[PARTITION_CHANGE] * 5 + [BROKER_CHANGE], [TOPIC]]
     assert one.controller.image.content() == c.controller.image.content()
 
 
