@@ -13,6 +13,10 @@ controller decides itself, another node answers NOT_CONTROLLER):
 
 The caller is the connection's principal, or for an enveloped request the client's
 (``RequestPrincipal``, with its TokenAuthenticated flag).
+
+DescribeDelegationToken (41) is answered by any node from its own image, as a Kafka
+broker answers it (``controller/tokens/describe.py``), after the same
+``allowTokenRequests``; a broker never forwards it.
 """
 from __future__ import annotations
 
@@ -20,9 +24,11 @@ import logging
 
 from kraft_server.api.call import Call
 from kraft_server.controller.tokens import ops
+from kraft_server.controller.tokens.describe import describe
 from kraft_server.security import acls as A
 from kraft_server.security.principal import ANONYMOUS
 from wire.errors import ErrorCode
+from wire.messages import DescribeDelegationTokenResponse
 
 log = logging.getLogger(__name__)
 
@@ -65,3 +71,20 @@ def handle_delegation_token_request(call, view, guard=None) -> None:
             call.respond(answer)
     name = type(body).__name__.removesuffix("Request")
     controller.submit_write(name, run, fail, respond)
+
+
+def handle_describe_delegation_token_request(call, view, guard=None) -> None:
+    """Kafka's ``KafkaApis.handleDescribeTokensRequest``, from this node's image."""
+    controller, principal = view.controller, call.principal
+    if controller is None:  # no image (unit tests): nothing is known about tokens
+        call.respond(DescribeDelegationTokenResponse(error_code=ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED))
+        return
+    if not allow_token_requests(call, _protocol(controller.settings, call.listener)):
+        call.respond(DescribeDelegationTokenResponse(error_code=ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED))
+        return
+
+    def may_describe(token) -> bool:  # AuthHelper.authorize: no authorizer, allowed
+        return guard is None or guard.allowed(principal, call.host, A.DESCRIBE, A.DELEGATION_TOKEN, token.token_id) \
+            or guard.allowed(principal, call.host, A.DESCRIBE_TOKENS, A.USER, token.owner)
+    call.respond(describe(controller.image, controller.settings.tokens, principal, call.body, call.api_version,
+                          may_describe))
