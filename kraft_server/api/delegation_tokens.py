@@ -2,7 +2,8 @@
 forwarded by a broker in an Envelope, as Kafka's ``ControllerApis`` takes them before
 the controller decides (``kraft_server/controller/tokens``); on a client listener too,
 where Kafka's AdminClient sends them (to a broker, which forwards them; here the active
-controller decides itself, another node answers NOT_CONTROLLER):
+controller decides itself, another node forwards them to it in an Envelope after the
+checks below, as a broker does: ``controller/forwarding.py``):
 
 - ``allowTokenRequests``: a token-authenticated caller (a login with a token), or a
   direct request on a PLAINTEXT listener, or one on an SSL listener without a client
@@ -23,6 +24,7 @@ from __future__ import annotations
 import logging
 
 from kraft_server.api.call import Call
+from kraft_server.api.envelope_inner import envelope_for, forwarded_answer
 from kraft_server.controller.tokens import ops
 from kraft_server.controller.tokens.describe import describe
 from kraft_server.security import acls as A
@@ -69,8 +71,22 @@ def handle_delegation_token_request(call, view, guard=None) -> None:
     def respond(answer) -> None:
         if not call.done:
             call.respond(answer)
+    if not call.forwarded and not controller.is_active():
+        _forward(call, controller, respond)
+        return
     name = type(body).__name__.removesuffix("Request")
     controller.submit_write(name, run, fail, respond)
+
+
+def _forward(call, controller, respond) -> None:
+    """To the active controller in an Envelope (``controller/forwarding.py``), as a
+    Kafka broker forwards; NOT_CONTROLLER when that fails."""
+    def answer(data: bytes | None) -> None:
+        if data is None:
+            respond(ops.error_response(call.api_key, call.api_version, call.body, ErrorCode.NOT_CONTROLLER))
+        else:
+            respond(forwarded_answer(call, data))
+    controller.forward(envelope_for(call), answer)
 
 
 def handle_describe_delegation_token_request(call, view, guard=None) -> None:

@@ -270,7 +270,7 @@ def _configs_error(key: int) -> Callable:
 _CA, _AL, _DE = A.CLUSTER_ACTION, A.ALTER, A.DESCRIBE
 _GROUP = "classic consumer groups (`api/groups`)"
 _TOPIC = "`__cluster_metadata` and its companions as topics (`api/topic`)"
-_TOKENS = "on a client listener decided by the active controller (a Kafka broker forwards them)"
+_TOKENS = "on a client listener too; another node forwards them to the active controller, as a broker"
 APIS: tuple[Api, ...] = (
     # Raft RPCs (the core's, raft_rpcs.py), and what brokers and controllers send about themselves
     Api(FETCH, _fetch, controller=(4, 18), client=(4, 18), cluster_check=_CA, client_topic_check=A.READ, core=True,

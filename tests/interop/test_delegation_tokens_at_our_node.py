@@ -10,13 +10,14 @@ with a Kafka broker's answers: ``test_kafka_brokers_delegation_tokens.py``.
 from __future__ import annotations
 
 import re
+import uuid
 
 import pytest
 
 from tests.interop.test_kafka_brokers_delegation_tokens import TOOL, _created
 from tests.support.certs import Pki
 from tests.support.jdk import need_jdk
-from tests.support.kraft_nodes import wait_for
+from tests.support.kraft_nodes import agreed_leader, make_quorum, wait_for
 from tests.support.secure_client import sasl_command_config, scram_reader_node
 from tools.kafka_dist.controller import run_tool
 
@@ -93,3 +94,43 @@ def test_the_token_tool_against_our_node(node):
     assert _rows(tool("alice", "--describe", "--owner-principal", "User:alice")) == []  # A removed
     assert _rows(tool("alice", "--describe", "--owner-principal", "User:bob")) == [b_row]  # B through the ACL
     assert _rows(tool("bob", "--describe", "--owner-principal", "User:bob")) == [b_row]
+
+
+def test_a_follower_forwards_create_to_the_active_controller(tmp_path):
+    """Three nodes of ours, SASL_SSL client listeners: CreateDelegationToken sent to a
+    follower is forwarded in an Envelope (the follower answers with the active
+    controller's answer); the token then logs in on every node."""
+    need_jdk()
+    pki = Pki(tmp_path / "pki")
+    alice, password = next(iter(USERS.items()))
+    nodes = make_quorum(tmp_path, "dynamic", uuid.uuid4().hex[:22], extra=(
+        "listener.security.protocol.map=CONTROLLER:PLAINTEXT,CLIENT:SASL_SSL", *pki.server_keystore(),
+        f"sasl.enabled.mechanisms={MECHANISM}", "delegation.token.secret.key=issue-42-forward"),
+        flags=("--add-scram", f"{MECHANISM}=[name={alice},password={password}]"))
+    config = sasl_command_config(tmp_path / "alice.properties", pki, MECHANISM, alice, password)
+    for n in nodes:
+        n.start()
+    try:
+        leader, _ = agreed_leader(nodes, 60)
+        follower = next(n for n in nodes if n.node_id != leader.node_id)
+
+        def tool(node, path, *args):
+            proc = run_tool(*TOOL, "--bootstrap-server", f"127.0.0.1:{node.client_port}", "--command-config",
+                            str(path), *args, check=False, timeout=90)
+            return proc.stdout + proc.stderr
+        out = wait_for(lambda: (lambda o: o if "Created delegation token" in o else None)(
+            tool(follower, config, "--create", "--max-life-time-period", "-1")), 90, "a token created at a follower")
+        token_id, mac = _created(out)
+        token = tmp_path / "token.properties"
+        token.write_text(config.read_text().replace(
+            f'username="{alice}" password="{password}"', f'username="{token_id}" password="{mac}" tokenauth="true"'))
+        # logged in, the token's own token requests are refused (REQUEST_NOT_ALLOWED);
+        # a login refused would be a SaslAuthenticationException
+        for n in nodes:
+            wait_for(lambda: "UnsupportedByAuthenticationException" in tool(n, token, "--describe"), 60,
+                     f"a token login on node {n.node_id}")
+        rows = _rows(tool(follower, config, "--describe", "--owner-principal", "User:alice"))
+        assert rows == [(token_id, mac, "User:alice", "User:alice", "[]")]
+    finally:
+        for n in nodes:
+            n.stop()
