@@ -2,8 +2,8 @@
 forwarded by a broker in an Envelope, as Kafka's ``ControllerApis`` takes them before
 the controller decides (``kraft_server/controller/tokens``); on a client listener too,
 where Kafka's AdminClient sends them (to a broker, which forwards them; here the active
-controller decides itself, another node forwards them to it in an Envelope after the
-checks below, as a broker does: ``controller/forwarding.py``):
+controller decides itself, another node's client listener forwards them to it in an
+Envelope after the checks below, as a broker does: ``controller/forwarding.py``):
 
 - ``allowTokenRequests``: a token-authenticated caller (a login with a token), or a
   direct request on a PLAINTEXT listener, or one on an SSL listener without a client
@@ -50,7 +50,9 @@ def allow_token_requests(call: Call, protocol: str) -> bool:
     return not (not forwarded and protocol == "SSL" and call.principal == ANONYMOUS)
 
 
-def handle_delegation_token_request(call, view, guard=None) -> None:
+def handle_delegation_token_request(call, view, guard=None, may_forward: bool = False) -> None:
+    """``may_forward``: a client listener's call, forwarded when another node is active
+    (a controller listener answers NOT_CONTROLLER then, as Kafka's controllers do)."""
     api_key, version, body, principal = call.api_key, call.api_version, call.body, call.principal
     controller = view.controller
     if controller is None:
@@ -71,7 +73,7 @@ def handle_delegation_token_request(call, view, guard=None) -> None:
     def respond(answer) -> None:
         if not call.done:
             call.respond(answer)
-    if not call.forwarded and not controller.is_active():
+    if may_forward and not call.forwarded and not controller.is_active():
         _forward(call, controller, respond)
         return
     name = type(body).__name__.removesuffix("Request")

@@ -213,7 +213,7 @@ def _envelope(d, call) -> None:
 
 
 def _delegation_token(d, call) -> None:
-    handle_delegation_token_request(call, d.view, d.guard)
+    handle_delegation_token_request(call, d.view, d.guard, may_forward=not d.on_controller_listener(call))
 
 
 def _describe_delegation_token(d, call) -> None:

@@ -129,7 +129,10 @@ def test_another_node_forwards_in_an_envelope():
     header = RequestHeader(request_api_key=38, request_api_version=3, correlation_id=7, client_id="adminclient-1")
     c = call(registry.CREATE_DELEGATION_TOKEN, create(owner_principal_type="User", owner_principal_name="alice"),
              listener="CLIENT", header=header)
-    handle_delegation_token_request(c, view)
+    handle_delegation_token_request(c, view, may_forward=False)  # a controller listener: NOT_CONTROLLER
+    assert controller.writes == ["CreateDelegationToken"] and controller.forwarded == []
+    controller.writes.clear()
+    handle_delegation_token_request(c, view, may_forward=True)
     assert controller.writes == [] and c.answers == []
     (envelope, answer), = controller.forwarded
     assert forwarded_caller(envelope) == ("User:alice", "127.0.0.1", False)
@@ -147,11 +150,11 @@ def test_another_node_forwards_in_an_envelope():
     assert c.answers == [reply]
     # refused before forwarding, as a broker refuses
     plain = call(registry.CREATE_DELEGATION_TOKEN, create(), listener="OPEN", principal="User:ANONYMOUS", header=header)
-    handle_delegation_token_request(plain, view)
+    handle_delegation_token_request(plain, view, may_forward=True)
     assert plain.answers[0].error_code == E.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED and len(controller.forwarded) == 1
     # no leader, or the send failed
     failed = call(registry.RENEW_DELEGATION_TOKEN, RenewDelegationTokenRequest(hmac=b"x", renew_period_ms=-1),
                   version=2, header=header)
-    handle_delegation_token_request(failed, view)
+    handle_delegation_token_request(failed, view, may_forward=True)
     controller.forwarded[-1][1](None)
     assert failed.answers[0].error_code == E.NOT_CONTROLLER
