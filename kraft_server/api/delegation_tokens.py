@@ -2,7 +2,8 @@
 forwarded by a broker in an Envelope, as Kafka's ``ControllerApis`` takes them before
 the controller decides (``kraft_server/controller/tokens``); on a client listener too,
 where Kafka's AdminClient sends them (to a broker, which forwards them; here the active
-controller decides itself, another node answers NOT_CONTROLLER):
+controller decides itself, another node's client listener forwards them to it in an
+Envelope after the checks below, as a broker does: ``controller/forwarding.py``):
 
 - ``allowTokenRequests``: a token-authenticated caller (a login with a token), or a
   direct request on a PLAINTEXT listener, or one on an SSL listener without a client
@@ -13,16 +14,23 @@ controller decides itself, another node answers NOT_CONTROLLER):
 
 The caller is the connection's principal, or for an enveloped request the client's
 (``RequestPrincipal``, with its TokenAuthenticated flag).
+
+DescribeDelegationToken (41) is answered by any node from its own image, as a Kafka
+broker answers it (``controller/tokens/describe.py``), after the same
+``allowTokenRequests``; a broker never forwards it.
 """
 from __future__ import annotations
 
 import logging
 
 from kraft_server.api.call import Call
+from kraft_server.api.envelope_inner import envelope_for, forwarded_answer
 from kraft_server.controller.tokens import ops
+from kraft_server.controller.tokens.describe import describe
 from kraft_server.security import acls as A
 from kraft_server.security.principal import ANONYMOUS
 from wire.errors import ErrorCode
+from wire.messages import DescribeDelegationTokenResponse
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +50,9 @@ def allow_token_requests(call: Call, protocol: str) -> bool:
     return not (not forwarded and protocol == "SSL" and call.principal == ANONYMOUS)
 
 
-def handle_delegation_token_request(call, view, guard=None) -> None:
+def handle_delegation_token_request(call, view, guard=None, may_forward: bool = False) -> None:
+    """``may_forward``: a client listener's call, forwarded when another node is active
+    (a controller listener answers NOT_CONTROLLER then, as Kafka's controllers do)."""
     api_key, version, body, principal = call.api_key, call.api_version, call.body, call.principal
     controller = view.controller
     if controller is None:
@@ -63,5 +73,36 @@ def handle_delegation_token_request(call, view, guard=None) -> None:
     def respond(answer) -> None:
         if not call.done:
             call.respond(answer)
+    if may_forward and not call.forwarded and not controller.is_active():
+        _forward(call, controller, respond)
+        return
     name = type(body).__name__.removesuffix("Request")
     controller.submit_write(name, run, fail, respond)
+
+
+def _forward(call, controller, respond) -> None:
+    """To the active controller in an Envelope (``controller/forwarding.py``), as a
+    Kafka broker forwards; NOT_CONTROLLER when that fails."""
+    def answer(data: bytes | None) -> None:
+        if data is None:
+            respond(ops.error_response(call.api_key, call.api_version, call.body, ErrorCode.NOT_CONTROLLER))
+        else:
+            respond(forwarded_answer(call, data))
+    controller.forward(envelope_for(call), answer)
+
+
+def handle_describe_delegation_token_request(call, view, guard=None) -> None:
+    """Kafka's ``KafkaApis.handleDescribeTokensRequest``, from this node's image."""
+    controller, principal = view.controller, call.principal
+    if controller is None:  # no image (unit tests): nothing is known about tokens
+        call.respond(DescribeDelegationTokenResponse(error_code=ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED))
+        return
+    if not allow_token_requests(call, _protocol(controller.settings, call.listener)):
+        call.respond(DescribeDelegationTokenResponse(error_code=ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED))
+        return
+
+    def may_describe(token) -> bool:  # AuthHelper.authorize: no authorizer, allowed
+        return guard is None or guard.allowed(principal, call.host, A.DESCRIBE, A.DELEGATION_TOKEN, token.token_id) \
+            or guard.allowed(principal, call.host, A.DESCRIBE_TOKENS, A.USER, token.owner)
+    call.respond(describe(controller.image, controller.settings.tokens, principal, call.body, call.api_version,
+                          may_describe))

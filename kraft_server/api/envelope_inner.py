@@ -16,8 +16,8 @@ from __future__ import annotations
 import ipaddress
 
 from wire.errors import ErrorCode
-from wire.headers import response_header_version
-from wire.messages import DefaultPrincipalData, EnvelopeResponse, ResponseHeader
+from wire.headers import decode_response, encode_request, response_header_version
+from wire.messages import DefaultPrincipalData, EnvelopeRequest, EnvelopeResponse, ResponseHeader
 
 
 def envelope_answer(api_key: int, version: int, correlation_id: int, body) -> EnvelopeResponse:
@@ -35,6 +35,24 @@ def forwarded_identity(envelope) -> tuple[str, str]:
     ``ClientHostAddress`` the address's 4 or 16 bytes. ValueError if unreadable."""
     principal, host, _ = forwarded_caller(envelope)
     return principal, host
+
+
+def envelope_for(call) -> EnvelopeRequest:
+    """What a Kafka broker sends for ``call`` (``ForwardingManager``): the request as it
+    came (header and body), the client's principal and address, read back by
+    ``forwarded_caller``."""
+    kind, _, name = call.principal.partition(":")
+    principal = bytearray(2)  # DefaultPrincipalData v0 after its version
+    DefaultPrincipalData(type=kind, name=name, token_authenticated=call.token_authenticated).write(principal, 0)
+    header = call.header
+    data = encode_request(call.api_key, call.api_version, header.correlation_id, call.body, header.client_id)
+    return EnvelopeRequest(request_data=data[4:], request_principal=bytes(principal),
+                           client_host_address=ipaddress.ip_address(call.host or "0.0.0.0").packed)
+
+
+def forwarded_answer(call, response_data: bytes):
+    """The inner answer of an EnvelopeResponse to ``envelope_for(call)``."""
+    return decode_response(response_data, call.api_key, call.api_version)[1]
 
 
 def forwarded_caller(envelope) -> tuple[str, str, bool]:

@@ -38,7 +38,8 @@ from wire.messages import (  # the active controller's APIs (kraft_server/contro
 from wire.messages import AlterPartitionReassignmentsRequest, ListPartitionReassignmentsRequest
 from wire.messages import AlterConfigsRequest, DescribeConfigsRequest, IncrementalAlterConfigsRequest  # configs
 from wire.messages import AlterClientQuotasRequest, AlterUserScramCredentialsRequest
-from wire.messages import CreateDelegationTokenRequest, ExpireDelegationTokenRequest, RenewDelegationTokenRequest
+from wire.messages import CreateDelegationTokenRequest, DescribeDelegationTokenRequest, ExpireDelegationTokenRequest
+from wire.messages import RenewDelegationTokenRequest
 from wire.messages import CreateAclsRequest, DeleteAclsRequest, DescribeAclsRequest, SaslAuthenticateRequest, SaslHandshakeRequest
 from wire.messages import (
     AddRaftVoterRequest, ApiVersionsRequest, BeginQuorumEpochRequest, ControllerRegistrationRequest,
@@ -56,7 +57,7 @@ from .api_versions import handle_api_versions_request
 from .broker_lifecycle import handle_broker_heartbeat_request, handle_broker_registration_request
 from .controller_registration import handle_controller_registration_request
 from .describe_cluster import handle_describe_cluster_request
-from .delegation_tokens import handle_delegation_token_request
+from .delegation_tokens import handle_delegation_token_request, handle_describe_delegation_token_request
 from .describe_quorum import handle_describe_quorum_request
 from .error_answer import error_answer
 from .groups import handle as handle_group_request
@@ -111,6 +112,7 @@ ALTER_USER_SCRAM_CREDENTIALS = AlterUserScramCredentialsRequest.API_KEY
 CREATE_DELEGATION_TOKEN = CreateDelegationTokenRequest.API_KEY
 RENEW_DELEGATION_TOKEN = RenewDelegationTokenRequest.API_KEY
 EXPIRE_DELEGATION_TOKEN = ExpireDelegationTokenRequest.API_KEY
+DESCRIBE_DELEGATION_TOKEN = DescribeDelegationTokenRequest.API_KEY
 CREATE_ACLS, DESCRIBE_ACLS, DELETE_ACLS = CreateAclsRequest.API_KEY, DescribeAclsRequest.API_KEY, DeleteAclsRequest.API_KEY
 SASL_HANDSHAKE, SASL_AUTHENTICATE = SaslHandshakeRequest.API_KEY, SaslAuthenticateRequest.API_KEY
 
@@ -211,7 +213,11 @@ def _envelope(d, call) -> None:
 
 
 def _delegation_token(d, call) -> None:
-    handle_delegation_token_request(call, d.view, d.guard)
+    handle_delegation_token_request(call, d.view, d.guard, may_forward=not d.on_controller_listener(call))
+
+
+def _describe_delegation_token(d, call) -> None:
+    handle_describe_delegation_token_request(call, d.view, d.guard)
 
 
 def _acls(d, call) -> None:
@@ -264,7 +270,7 @@ def _configs_error(key: int) -> Callable:
 _CA, _AL, _DE = A.CLUSTER_ACTION, A.ALTER, A.DESCRIBE
 _GROUP = "classic consumer groups (`api/groups`)"
 _TOPIC = "`__cluster_metadata` and its companions as topics (`api/topic`)"
-_TOKENS = "on a client listener decided by the active controller (a Kafka broker forwards them)"
+_TOKENS = "on a client listener too; another node forwards them to the active controller, as a broker"
 APIS: tuple[Api, ...] = (
     # Raft RPCs (the core's, raft_rpcs.py), and what brokers and controllers send about themselves
     Api(FETCH, _fetch, controller=(4, 18), client=(4, 18), cluster_check=_CA, client_topic_check=A.READ, core=True,
@@ -340,14 +346,16 @@ APIS: tuple[Api, ...] = (
         write=lambda v, b, s: scram_control.alter_user_scram_credentials_op(b),
         error_response=lambda v, b, code: scram_control.alter_user_scram_credentials_error_response(b, code)),
     # delegation tokens (delegation_tokens.py, controller/tokens/): decided on the image,
-    # written through the write queue; Describe (41) is the brokers', as in Kafka. Also on
-    # the client listener, where Kafka's AdminClient sends them (a broker's, not a controller's)
+    # written through the write queue. Also on the client listener, where Kafka's
+    # AdminClient sends them (a broker's, not a controller's)
     Api(CREATE_DELEGATION_TOKEN, _delegation_token, controller=(1, 3), client=(1, 3), envelope=True,
         note=_TOKENS),
     Api(RENEW_DELEGATION_TOKEN, _delegation_token, controller=(1, 2), client=(1, 2), envelope=True,
         note=_TOKENS),
     Api(EXPIRE_DELEGATION_TOKEN, _delegation_token, controller=(1, 2), client=(1, 2), envelope=True,
         note=_TOKENS),
+    Api(DESCRIBE_DELEGATION_TOKEN, _describe_delegation_token, controller=(1, 3), client=(1, 3),
+        note="answered by any node from its image, as a broker (Kafka's controller lists it, does not handle it)"),
     # configs (config_requests.py)
     Api(DESCRIBE_CONFIGS, _describe_configs, controller=(1, 4), config_check=A.DESCRIBE_CONFIGS),
     Api(ALTER_CONFIGS, _alter_configs, controller=(0, 2), envelope=True, config_check=A.ALTER_CONFIGS,

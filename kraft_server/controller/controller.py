@@ -27,6 +27,7 @@ from .image.snapshot_generator import SnapshotGenerator
 from .replication.elections import imbalanced, leaderless_unclean
 from .tokens.control import TokenSettings
 from .tokens.ops import sweep_op
+from .forwarding import Forwarder
 from .write_queue import Write, WriteQueue
 
 log = logging.getLogger(__name__)
@@ -124,6 +125,8 @@ class Controller:
         # another node leads (the requests we answer go through the write queue).
         self.sender = RegistrationSender(settings.node_id, self.duties.registration,
                                          settings.endpoints[0][0] if settings.endpoints else None)
+        # token requests a client sends to this node while another is active (forwarding.py)
+        self.forwarder = Forwarder(settings.node_id, settings.endpoints[0][0] if settings.endpoints else None)
         # Requests that write metadata (broker registration, heartbeats, ...): run one at
         # a time on the committed image, answered after commit (write_queue.py).
         self.writes = WriteQueue()
@@ -338,12 +341,24 @@ class Controller:
         if self.wake is not None:
             self.wake()
 
+    def forward(self, envelope, answer) -> None:
+        """An Envelope for the active controller (``forwarding.py``); ``answer(bytes | None)``."""
+        if self.outbound is None:
+            answer(None)
+            return
+        self.forwarder.forward(envelope, answer)
+        if self.wake is not None:
+            self.wake()
+
     def _poll_sender(self, now_ms: int) -> int | None:
         responses, self._responses = self._responses, []
         for response in responses:
-            self.sender.on_response(response, now_ms)
+            if not self.forwarder.on_response(response):
+                self.sender.on_response(response, now_ms)
         if self.outbound is None:
             return None
+        for forwarded in self.forwarder.poll(self.core):
+            self.outbound(forwarded)
         request = self.sender.poll(self.core, self.image, now_ms)
         if request is not None:
             self.outbound(request)

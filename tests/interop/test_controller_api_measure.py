@@ -33,11 +33,10 @@ CLUSTER = "TWVhc3VyZU9mVGhlQXBpcw"
 # Kafka's controller lists these but ControllerApis does not handle them (SaslHandshake 17
 # and SaslAuthenticate 36 are served: kraft_server/net/sasl_gate.py; AlterUserScramCredentials
 # 51: kraft_server/controller/scram/control.py; Describe/Create/DeleteAcls 29-31:
-# kraft_server/controller/acls/control.py; Create/Renew/ExpireDelegationToken 38-40:
+# kraft_server/controller/acls/control.py; Create/Renew/Expire/DescribeDelegationToken 38-41:
 # kraft_server/controller/tokens/).
 SECURITY_OWNED = {
     50: "DescribeUserScramCredentials: Kafka's controller lists it, ControllerApis does not handle it",
-    41: "DescribeDelegationToken: Kafka's controller lists it, ControllerApis does not handle it",
 }
 LEFT_OUT = set(SECURITY_OWNED)
 

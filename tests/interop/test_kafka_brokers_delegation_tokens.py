@@ -16,6 +16,8 @@ On ours, also:
   computes the same HMAC from our records;
 - a token login on our own SASL listener (``tokenauth=true``) is the token's owner:
   ``kafka-metadata-quorum`` is served, and a wrong HMAC is refused;
+- ``--describe`` at our node prints the broker's rows (our node answers
+  DescribeDelegationToken from the same records);
 - the tokens are in our log as Kafka's ``kafka-dump-log`` decodes them, and they are
   the records Kafka's controller wrote (token ids and times aside).
 """
@@ -250,8 +252,24 @@ def _our_checks(node, s: Session) -> dict:
     wrong = status(_client(s.work / "ours-wrong.properties", token_id, base64.b64encode(b"y" * 64).decode(),
                            token=True))
     segments = sorted((node.data / "__cluster_metadata-0").glob("*.log"))
-    return {"our status": good.stdout, "wrong hmac": wrong.stdout + wrong.stderr, "wrong rc": wrong.returncode,
+    return {"describes": _describes_here_and_there(s, ours), "our status": good.stdout, "wrong hmac": wrong.stdout + wrong.stderr, "wrong rc": wrong.returncode,
             "dump": dump_segments(segments), "token C": token_id, "node log": node.log_path.read_text()}
+
+
+def _describes_here_and_there(s: Session, ours: str) -> list:
+    """``--describe`` through the broker and straight at our SASL listener, as alice and
+    as carol (no authorizer: every token asked for), their token rows sorted (a broker
+    lists them in its hash map's order)."""
+    out = []
+    for who, owners in (("alice", ("User:alice",)), ("alice", ("User:bob",)), ("carol", ("User:alice",)),
+                        ("carol", ())):
+        args = [a for o in owners for a in ("--owner-principal", o)]
+        for bootstrap in (s.sasl, ours):
+            proc = run_tool(*TOOL, "--bootstrap-server", bootstrap, "--command-config", str(s.configs[who]),
+                            "--describe", *args, check=False, timeout=90)
+            head, _, table = proc.stdout.partition("TOKENID")
+            out.append((who, owners, bootstrap == ours, sorted(table.splitlines()), proc.returncode))
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -293,6 +311,20 @@ def test_a_token_logs_in_on_our_sasl_listener_as_its_owner(sides):
     ours = sides["ours"]
     assert "LeaderId:" in ours["our status"], ours["our status"]
     assert ours["wrong rc"] != 0 and "Authentication" in ours["wrong hmac"], ours["wrong hmac"][-2000:]
+
+
+@pytest.mark.slow
+def test_our_node_describes_tokens_as_the_broker(sides):
+    """DescribeDelegationToken at our node answers what the broker answers from the
+    same records: the same rows (ids, HMACs, owners, renewers, dates)."""
+    describes = sides["ours"]["describes"]
+    for broker, ours in zip(describes[::2], describes[1::2]):
+        assert (broker[2], ours[2]) == (False, True)
+        assert ours[3] == broker[3] and ours[4] == broker[4] == 0, (broker, ours)
+    counts = [len([row for row in d[3] if re.match(r"\S{22} ", row)]) for d in describes[::2]]
+    # alice's: A (expired, not swept) and C; bob's: A (he renews it; B is gone); carol
+    # (no authorizer) sees alice's; no owner named: none
+    assert counts == [2, 1, 2, 0], describes
 
 
 @pytest.mark.slow

@@ -96,16 +96,19 @@ def sasl_command_config(path, pki, mechanism: str, user: str, password: str):
     return path
 
 
-def scram_reader_node(root, pki, user: str, password: str, *extra: str, mechanism: str = "SCRAM-SHA-512"):
+def scram_reader_node(root, pki, user: str, password: str, *extra: str, mechanism: str = "SCRAM-SHA-512",
+                      others: dict[str, str] | None = None):
     """Our node (not started) whose client listener is SASL_SSL with ``mechanism``
-    (the test CA's server certificate), ``user`` formatted into its log with
-    ``kraft-storage format --add-scram``, a NoOp every 200 ms; ``extra`` properties."""
+    (the test CA's server certificate), ``user`` (and ``others``, name -> password)
+    formatted into its log with ``kraft-storage format --add-scram``, a NoOp every
+    200 ms; ``extra`` properties."""
     import uuid
 
     from tests.support.kraft_nodes import OurNode, storage_format
     node = OurNode(root, extra=("listener.security.protocol.map=CONTROLLER:PLAINTEXT,CLIENT:SASL_SSL",
                                 *pki.server_keystore(), f"sasl.enabled.mechanisms={mechanism}",
                                 "metadata.max.idle.interval.ms=200", *extra))
+    users = {user: password, **(others or {})}
     storage_format(node.config, uuid.uuid4().hex[:22], "--standalone",
-                   "--add-scram", f"{mechanism}=[name={user},password={password}]")
+                   *(a for u, p in users.items() for a in ("--add-scram", f"{mechanism}=[name={u},password={p}]")))
     return node

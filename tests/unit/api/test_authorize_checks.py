@@ -46,8 +46,10 @@ def test_every_controller_api_has_its_check():
     served = set(registry.listener_apis(True, reconfiguration=True))
     unchecked = served - set(CLUSTER_CHECKS) - set(TOPIC_CHECKS) - set(CONFIG_CHECKS)
     # the delegation-token APIs: ControllerApis asks only CREATE_TOKENS on another owner's
-    # USER resource (api/delegation_tokens.py); the controller checks owners and renewers
-    tokens = {registry.CREATE_DELEGATION_TOKEN, registry.RENEW_DELEGATION_TOKEN, registry.EXPIRE_DELEGATION_TOKEN}
+    # USER resource (api/delegation_tokens.py); the controller checks owners and renewers;
+    # Describe checks token by token (controller/tokens/describe.py)
+    tokens = {registry.CREATE_DELEGATION_TOKEN, registry.RENEW_DELEGATION_TOKEN, registry.EXPIRE_DELEGATION_TOKEN,
+              registry.DESCRIBE_DELEGATION_TOKEN}
     assert unchecked == {registry.API_VERSIONS, *registry.SASL_APIS, *tokens}
 
 

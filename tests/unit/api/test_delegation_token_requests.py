@@ -28,6 +28,14 @@ class FakeController:
         self.settings = SimpleNamespace(listener_protocols={**{n: p for n, _, _, p in ENDPOINTS}, **CLIENTS},
                                         tokens=TokenSettings(secret="s"))
         self.writes = []
+        self.active = True
+        self.forwarded = []  # (envelope, answer)
+
+    def is_active(self):
+        return self.active
+
+    def forward(self, envelope, answer):
+        self.forwarded.append((envelope, answer))
 
     def submit_write(self, name, run, fail, respond, timeout_ms=None):
         self.writes.append(name)
@@ -106,3 +114,47 @@ def test_the_forwarded_token_flag():
     envelope = EnvelopeRequest(request_data=b"", request_principal=bytes(w),
                                client_host_address=ipaddress.ip_address("10.1.2.3").packed)
     assert forwarded_caller(envelope) == ("User:carol", "10.1.2.3", True)
+
+
+def test_another_node_forwards_in_an_envelope():
+    """Not active: the checks, then an Envelope carrying the request as it came, the
+    client's principal and address; the client gets the active controller's answer, or
+    NOT_CONTROLLER when forwarding fails."""
+    from kraft_server.api.controller_writes import handle_envelope_request
+    from wire.headers import decode_request_header
+    from wire.messages import CreateDelegationTokenResponse, RequestHeader
+    controller = FakeController()
+    controller.active = False
+    view = SimpleNamespace(controller=controller)
+    header = RequestHeader(request_api_key=38, request_api_version=3, correlation_id=7, client_id="adminclient-1")
+    c = call(registry.CREATE_DELEGATION_TOKEN, create(owner_principal_type="User", owner_principal_name="alice"),
+             listener="CLIENT", header=header)
+    handle_delegation_token_request(c, view, may_forward=False)  # a controller listener: NOT_CONTROLLER
+    assert controller.writes == ["CreateDelegationToken"] and controller.forwarded == []
+    controller.writes.clear()
+    handle_delegation_token_request(c, view, may_forward=True)
+    assert controller.writes == [] and c.answers == []
+    (envelope, answer), = controller.forwarded
+    assert forwarded_caller(envelope) == ("User:alice", "127.0.0.1", False)
+    inner, pos = decode_request_header(bytes(envelope.request_data))
+    assert (inner.correlation_id, inner.client_id) == (7, "adminclient-1")
+    assert CreateDelegationTokenRequest.read(bytes(envelope.request_data), pos, 3)[0] == c.body
+    # the active controller's side takes it as a broker's Envelope
+    active = SimpleNamespace(controller=FakeController())
+    outer = call(registry.ENVELOPE, envelope, listener="CONTROLLER", version=0)
+    handle_envelope_request(outer, active, lambda inner: handle_delegation_token_request(inner, active))
+    assert active.controller.writes == ["CreateDelegationToken"]
+    from kraft_server.api.envelope_inner import envelope_answer
+    reply = CreateDelegationTokenResponse(error_code=0, token_id="t", principal_type="User", principal_name="alice")
+    answer(bytes(envelope_answer(38, 3, 7, reply).response_data))
+    assert c.answers == [reply]
+    # refused before forwarding, as a broker refuses
+    plain = call(registry.CREATE_DELEGATION_TOKEN, create(), listener="OPEN", principal="User:ANONYMOUS", header=header)
+    handle_delegation_token_request(plain, view, may_forward=True)
+    assert plain.answers[0].error_code == E.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED and len(controller.forwarded) == 1
+    # no leader, or the send failed
+    failed = call(registry.RENEW_DELEGATION_TOKEN, RenewDelegationTokenRequest(hmac=b"x", renew_period_ms=-1),
+                  version=2, header=header)
+    handle_delegation_token_request(failed, view, may_forward=True)
+    controller.forwarded[-1][1](None)
+    assert failed.answers[0].error_code == E.NOT_CONTROLLER
