@@ -99,4 +99,14 @@ def test_kafka_loads_our_snapshot_of_brokers_and_topics(tmp_path):
         ctl.stop()
     text = ctl.log_text()
     assert f"offset={snap.offset}, epoch={snap.epoch}" in text  # it loaded our snapshot
-    assert "CorruptRecordException" not in text and " ERROR " not in text
+    assert "CorruptRecordException" not in text
+    assert not errors_besides_self_registration(text), errors_besides_self_registration(text)
+
+
+def errors_besides_self_registration(log: str) -> list[str]:
+    """The ERROR lines of a Kafka controller's log, but for one transient of its own: on
+    a loaded machine its ControllerRegistration to itself can race its own election and
+    is logged as an ERROR with NotControllerException (it retries; nothing of ours is read)."""
+    lines = log.splitlines()
+    return [line for i, line in enumerate(lines) if " ERROR " in line
+            and not ("CONTROLLER_REGISTRATION" in line and i + 1 < len(lines) and "NotControllerException" in lines[i + 1])]
