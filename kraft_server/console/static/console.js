@@ -1,5 +1,6 @@
 // The quorum console page: one EventSource on /events ("full" on connect, then
-// "delta" updates at most 4 a second); everything is drawn from the last state.
+// "delta" updates at most 4 a second); everything is drawn from the last state, at most
+// once a frame.
 "use strict";
 
 const MAX_RECORDS = 500;
@@ -229,13 +230,25 @@ function apply(next, full) {
   samples = samples.filter((s) => s[0] >= next.now - CHART_MS);
   addRecords(next.records);
   state = next;
-  drawSummary();
-  drawQuorum();
-  drawTimeline();
-  drawVoterHistory();
-  drawChart();
-  drawRecords();
-  drawImage();
+  scheduleDraw();
+}
+
+// Draw once a frame at most: on a loaded machine deltas pile up faster than the page can
+// draw 200 rows, so they are folded into the next frame instead of each being drawn.
+let drawPending = false;
+function scheduleDraw() {
+  if (drawPending) return;
+  drawPending = true;
+  requestAnimationFrame(() => {
+    drawPending = false;
+    drawSummary();
+    drawQuorum();
+    drawTimeline();
+    drawVoterHistory();
+    drawChart();
+    drawRecords();
+    drawImage();
+  });
 }
 
 function connect() {
