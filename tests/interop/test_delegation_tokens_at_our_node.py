@@ -96,6 +96,7 @@ def test_the_token_tool_against_our_node(node):
     assert _rows(tool("bob", "--describe", "--owner-principal", "User:bob")) == [b_row]
 
 
+@pytest.mark.slow  # a three-node SASL_SSL quorum: make test-slow (the default suite's time, issue 37)
 def test_a_follower_forwards_create_to_the_active_controller(tmp_path):
     """Three nodes of ours, SASL_SSL client listeners: CreateDelegationToken sent to a
     follower is forwarded in an Envelope (the follower answers with the active
